@@ -1,0 +1,150 @@
+/**
+ * The Bundle: everything one question needs, gathered from a cluster (live) or read from disk (offline).
+ * It is the only seam between the cluster and the analyses: live collection produces one, `capture` writes one,
+ * `--from` reads one, and every analysis is a pure function of it. Format: docs/bundle.md.
+ *
+ * Node state is kept as the raw text each collection command printed (with its exit code and stderr), never as
+ * parsed structures, so that parsers can improve and old bundles still work.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type {
+  ConfigMap,
+  EndpointSlice,
+  KubeEvent,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  Service,
+  StorageClass,
+} from "../model/k8s.ts";
+
+/** The `format` marker every bundle file carries. */
+export const BUNDLE_FORMAT = "kubectl-netpath/bundle";
+/** The bundle format version this code writes; readers accept versions <= this. */
+export const BUNDLE_VERSION = 1;
+
+/**
+ * Names of the per-node collection sections and the command each holds.
+ * - `iptables-save`: `iptables-save` (all tables) from the backend kube-proxy uses (nft or legacy).
+ * - `ip6tables-save`: the same for IPv6.
+ * - `iptables-list`: `iptables -t nat -nL` / `-nvL` listing text (what many write-ups show instead of a save).
+ * - `ipvsadm`: `ipvsadm -Ln --exact` (with or without `--stats` / `--rate`).
+ * - `ipset`: `ipset list`.
+ * - `nft-json`: `nft -j list ruleset`; `nft-text`: `nft list ruleset`.
+ * - `proxy-mode`: body of `http://127.0.0.1:10249/proxyMode` (`iptables`, `ipvs`, `nftables`).
+ * - `iptables-backend`: the backend detected as iptables-wrappers does (`nft` or `legacy`).
+ */
+export const SECTION_NAMES = [
+  "iptables-save",
+  "ip6tables-save",
+  "iptables-list",
+  "ipvsadm",
+  "ipset",
+  "nft-json",
+  "nft-text",
+  "proxy-mode",
+  "iptables-backend",
+] as const;
+
+/** One of {@link SECTION_NAMES}. */
+export type SectionName = typeof SECTION_NAMES[number];
+
+/**
+ * What one collection command printed on a node.
+ * `exitCode` is `undefined` when unknown (a file read from disk), `null` when the stream ended before the command
+ * reported its status (a truncated exec); `truncated` says the section end marker never arrived.
+ */
+export interface CommandOutput {
+  command?: string;
+  stdout: string;
+  stderr?: string;
+  exitCode?: number | null;
+  truncated?: boolean;
+}
+
+/** How a node's state was obtained. */
+export interface NodeSource {
+  kind: "kube-proxy-pod" | "debug-pod" | "host-chroot" | "file" | "none";
+  pod?: string;
+  namespace?: string;
+  image?: string;
+  /** Free text: where a file came from (e.g. "seed 001: sudo iptables-save on k8s1"). */
+  detail?: string;
+}
+
+/** Everything collected on one node. */
+export interface NodeCapture {
+  /** The Node's metadata.name. */
+  name: string;
+  source?: NodeSource;
+  sections: Partial<Record<SectionName, CommandOutput>>;
+  /** Set when collection on this node failed as a whole (unreachable, timed out, 403): the reason, for the report. */
+  error?: string;
+}
+
+/** The Kubernetes objects of a bundle, as the API returned them. Every list may be empty. */
+export interface BundleObjects {
+  services: Service[];
+  endpointSlices: EndpointSlice[];
+  pods: Pod[];
+  nodes: Node[];
+  configMaps: ConfigMap[];
+  persistentVolumeClaims: PersistentVolumeClaim[];
+  persistentVolumes: PersistentVolume[];
+  storageClasses: StorageClass[];
+  events: KubeEvent[];
+}
+
+/** How and when a bundle was made. */
+export interface CaptureInfo {
+  /** ISO 8601 time of capture, when known. */
+  capturedAt?: string;
+  /** kubeconfig context name, for live captures. */
+  context?: string;
+  /** Tool name and version that wrote the bundle. */
+  tool?: string;
+  /** The command line that produced it, or a description for hand-built bundles. */
+  command?: string;
+  /** Cluster pod CIDR(s) when known from outside the rules (kube-proxy ConfigMap `clusterCIDR`, or documentation). */
+  clusterCIDRs?: string[];
+  /** Free-text provenance notes (e.g. which seed an example was built from). */
+  notes?: string[];
+}
+
+/** A complete bundle. */
+export interface Bundle {
+  format: typeof BUNDLE_FORMAT;
+  version: number;
+  capture: CaptureInfo;
+  objects: BundleObjects;
+  nodes: NodeCapture[];
+  /** Problems found while reading the bundle (unknown keys, unreadable files): reported, never fatal. */
+  warnings: string[];
+}
+
+/** A new, empty object set. */
+export function emptyObjects(): BundleObjects {
+  return {
+    services: [],
+    endpointSlices: [],
+    pods: [],
+    nodes: [],
+    configMaps: [],
+    persistentVolumeClaims: [],
+    persistentVolumes: [],
+    storageClasses: [],
+    events: [],
+  };
+}
+
+/**
+ * A new, empty bundle.
+ * @param capture how it was made.
+ * @returns a Bundle with no objects and no nodes.
+ */
+export function emptyBundle(capture: CaptureInfo = {}): Bundle {
+  return { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, capture, objects: emptyObjects(), nodes: [], warnings: [] };
+}

@@ -1,0 +1,225 @@
+/**
+ * Shapes of the Kubernetes API objects kubectl-netpath reads, as the API server returns them in JSON
+ * (core/v1, discovery.k8s.io/v1, storage.k8s.io/v1, events.k8s.io/v1 and core/v1 Event).
+ *
+ * Only the fields the analyses use are declared; every object keeps whatever else the API sent, because a
+ * Bundle stores objects verbatim. Field names and optionality follow the OpenAPI schema of Kubernetes v1.33:
+ * a field the server may omit is optional here, and the analyses treat "absent" as the API's documented default.
+ *
+ * Runtime-neutral: no I/O, no imports.
+ * @module
+ */
+
+/** metadata common to every object (subset of ObjectMeta). */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  resourceVersion?: string;
+  ownerReferences?: { kind: string; name: string; uid?: string; controller?: boolean }[];
+}
+
+/** Any API object: `kind`, `apiVersion`, `metadata`, and the rest kept as-is. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [extra: string]: unknown;
+}
+
+/** core/v1 ServicePort. `targetPort` is a number or a named container port. */
+export interface ServicePort {
+  name?: string;
+  protocol?: "TCP" | "UDP" | "SCTP";
+  port: number;
+  targetPort?: number | string;
+  nodePort?: number;
+  appProtocol?: string;
+}
+
+/** core/v1 Service (the fields the service-path analysis reads). */
+export interface Service extends KubeObject {
+  spec: {
+    type?: "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName";
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ports?: ServicePort[];
+    selector?: Record<string, string>;
+    externalIPs?: string[];
+    externalName?: string;
+    externalTrafficPolicy?: "Cluster" | "Local";
+    internalTrafficPolicy?: "Cluster" | "Local";
+    healthCheckNodePort?: number;
+    sessionAffinity?: "None" | "ClientIP";
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+    loadBalancerIP?: string;
+    loadBalancerSourceRanges?: string[];
+    ipFamilies?: ("IPv4" | "IPv6")[];
+    ipFamilyPolicy?: string;
+    publishNotReadyAddresses?: boolean;
+    trafficDistribution?: string;
+  };
+  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ipMode?: string }[] } };
+}
+
+/** discovery.k8s.io/v1 Endpoint inside an EndpointSlice. Absent conditions mean ready/serving, not terminating. */
+export interface Endpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+  targetRef?: { kind?: string; name?: string; namespace?: string; uid?: string };
+  hints?: { forZones?: { name: string }[]; forNodes?: { name: string }[] };
+}
+
+/** discovery.k8s.io/v1 EndpointPort. `port` absent means "all ports" (rare, headless). */
+export interface EndpointPort {
+  name?: string;
+  protocol?: "TCP" | "UDP" | "SCTP";
+  port?: number;
+  appProtocol?: string;
+}
+
+/** discovery.k8s.io/v1 EndpointSlice; its owning Service is the label `kubernetes.io/service-name`. */
+export interface EndpointSlice extends KubeObject {
+  addressType: "IPv4" | "IPv6" | "FQDN";
+  endpoints?: Endpoint[];
+  ports?: EndpointPort[];
+}
+
+/** Toleration of core/v1 PodSpec. */
+export interface Toleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
+}
+
+/** core/v1 NodeSelectorRequirement (used by PV node affinity and pod node affinity). */
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
+  values?: string[];
+}
+
+/** core/v1 NodeSelectorTerm: its matchExpressions and matchFields are ANDed. */
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+/** core/v1 NodeSelector: its nodeSelectorTerms are ORed. */
+export interface NodeSelector {
+  nodeSelectorTerms: NodeSelectorTerm[];
+}
+
+/** core/v1 Pod (fields used by the service and pending analyses). */
+export interface Pod extends KubeObject {
+  spec?: {
+    nodeName?: string;
+    hostNetwork?: boolean;
+    nodeSelector?: Record<string, string>;
+    affinity?: {
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector;
+        preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
+      };
+      [k: string]: unknown;
+    };
+    tolerations?: Toleration[];
+    volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean }; [k: string]: unknown }[];
+    containers?: { name: string; ports?: { name?: string; containerPort: number; protocol?: string }[]; [k: string]: unknown }[];
+    schedulerName?: string;
+    [k: string]: unknown;
+  };
+  status?: {
+    phase?: string;
+    podIP?: string;
+    podIPs?: { ip: string }[];
+    hostIP?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    [k: string]: unknown;
+  };
+}
+
+/** core/v1 Taint. */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+}
+
+/** core/v1 Node. */
+export interface Node extends KubeObject {
+  spec?: { podCIDR?: string; podCIDRs?: string[]; taints?: Taint[]; unschedulable?: boolean; providerID?: string };
+  status?: {
+    addresses?: { type: string; address: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    nodeInfo?: { kubeProxyVersion?: string; kubeletVersion?: string; [k: string]: unknown };
+    [k: string]: unknown;
+  };
+}
+
+/** core/v1 ConfigMap (kube-system/kube-proxy holds `config.conf`, a KubeProxyConfiguration in YAML). */
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+/** core/v1 PersistentVolumeClaim. */
+export interface PersistentVolumeClaim extends KubeObject {
+  spec?: {
+    storageClassName?: string | null;
+    volumeName?: string;
+    accessModes?: string[];
+    volumeMode?: string;
+    resources?: { requests?: { storage?: string } };
+    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    [k: string]: unknown;
+  };
+  status?: { phase?: string; capacity?: { storage?: string }; accessModes?: string[]; [k: string]: unknown };
+}
+
+/** core/v1 PersistentVolume. */
+export interface PersistentVolume extends KubeObject {
+  spec?: {
+    capacity?: { storage?: string };
+    accessModes?: string[];
+    volumeMode?: string;
+    storageClassName?: string;
+    claimRef?: { name?: string; namespace?: string; uid?: string };
+    nodeAffinity?: { required?: NodeSelector };
+    persistentVolumeReclaimPolicy?: string;
+    [k: string]: unknown;
+  };
+  status?: { phase?: string; [k: string]: unknown };
+}
+
+/** storage.k8s.io/v1 StorageClass. */
+export interface StorageClass extends KubeObject {
+  provisioner: string;
+  parameters?: Record<string, string>;
+  volumeBindingMode?: "Immediate" | "WaitForFirstConsumer";
+  allowedTopologies?: { matchLabelExpressions?: { key: string; values: string[] }[] }[];
+  reclaimPolicy?: string;
+}
+
+/** core/v1 Event (also accepts events.k8s.io/v1 field names `note`/`regarding`). */
+export interface KubeEvent extends KubeObject {
+  type?: string;
+  reason?: string;
+  message?: string;
+  note?: string;
+  involvedObject?: { kind?: string; name?: string; namespace?: string; uid?: string };
+  regarding?: { kind?: string; name?: string; namespace?: string; uid?: string };
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+  source?: { component?: string; host?: string };
+}
