@@ -1,0 +1,80 @@
+/**
+ * Address helpers for the analyses: CIDR containment through `ip-cidr` (cached per CIDR string), with a fast path for
+ * host addresses (`10.0.0.1`, `10.0.0.1/32`, `fd00::1/128`) that are compared as canonical strings.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import IPCIDR from "ip-cidr";
+
+const cidrCache = new Map<string, IPCIDR | null>();
+
+/** true when `s` is an IPv6 address or prefix. */
+export function isIPv6(s: string): boolean {
+  return s.includes(":");
+}
+
+/**
+ * Strips a host-length prefix (`/32` for IPv4, `/128` for IPv6) and returns the address part.
+ * @param s an address, with or without prefix.
+ * @returns the address when `s` denotes one host, else undefined.
+ */
+export function hostAddress(s: string): string | undefined {
+  const slash = s.indexOf("/");
+  if (slash === -1) return s;
+  const len = s.slice(slash + 1);
+  if ((len === "32" && !isIPv6(s)) || len === "128") return s.slice(0, slash);
+  return undefined;
+}
+
+/**
+ * Whether `address` lies in `cidr` (`cidr` may be a plain address, meaning one host).
+ * Addresses of different families never match.
+ * @param cidr e.g. `10.244.0.0/16`, `10.96.0.10/32`, `10.96.0.10`, `fd00::/64`.
+ * @param address e.g. `10.244.3.38`.
+ * @returns true when contained; false when not, or when either is not a valid address (iptables would have
+ *   rejected such a rule, so it cannot match).
+ */
+export function cidrContains(cidr: string, address: string): boolean {
+  if (isIPv6(cidr) !== isIPv6(address)) return false;
+  const host = hostAddress(cidr);
+  if (host !== undefined && !isIPv6(host)) return host === address;
+  let c = cidrCache.get(cidr);
+  if (c === undefined) {
+    const withLen = cidr.includes("/") ? cidr : `${cidr}/${isIPv6(cidr) ? 128 : 32}`;
+    c = IPCIDR.isValidCIDR(withLen) ? new IPCIDR(withLen) : null;
+    cidrCache.set(cidr, c);
+  }
+  if (c === null) return false;
+  try {
+    return c.contains(address);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Splits `IP:PORT` (IPv4) or `[IP]:PORT` (IPv6) as used in DNAT targets and ipvsadm output.
+ * @returns `{ ip, port }`, port undefined when absent.
+ */
+export function splitHostPort(s: string): { ip: string; port?: number } {
+  if (s.startsWith("[")) {
+    const close = s.indexOf("]");
+    const ip = s.slice(1, close);
+    const rest = s.slice(close + 1);
+    return rest.startsWith(":") ? { ip, port: Number(rest.slice(1)) } : { ip };
+  }
+  const colons = s.split(":").length - 1;
+  if (colons === 1) {
+    const [ip, port] = s.split(":");
+    return { ip: ip!, port: Number(port) };
+  }
+  return { ip: s };
+}
+
+/**
+ * Formats an endpoint address the way kube-proxy writes it (`10.0.0.1:80`, `[fd00::1]:80`).
+ */
+export function joinHostPort(ip: string, port: number): string {
+  return isIPv6(ip) ? `[${ip}]:${port}` : `${ip}:${port}`;
+}

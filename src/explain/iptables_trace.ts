@@ -1,0 +1,396 @@
+/**
+ * The packet tracer: follows one new connection through a node's iptables dump the way the kernel does, as
+ * kube-proxy's own tests do (pkg/proxy/iptables/proxier_test.go, tracePacket), but exact about probabilities.
+ *
+ * Path modelled, for the first packet of a connection:
+ * 1. nat PREROUTING (client from the network / a pod) or nat OUTPUT (host-network process), starting at the builtin
+ *    chain when it jumps to KUBE-SERVICES, else at KUBE-SERVICES (kube-proxy's restore buffers omit builtin jumps).
+ *    KUBE-MARK-MASQ / MARK set the mark and continue; a `--probability` jump branches (taken with the kernel's
+ *    probability, else the chain continues); DNAT, ACCEPT, DROP and REJECT end the table; RETURN and the end of a user
+ *    chain go back to the caller.
+ * 2. filter: only kube-proxy's and kubelet's chains (KUBE-PROXY-FIREWALL, KUBE-EXTERNAL-SERVICES, KUBE-SERVICES,
+ *    KUBE-NODEPORTS, KUBE-FORWARD, KUBE-FIREWALL), hooked as kube-proxy hooks them, evaluated on the packet after DNAT:
+ *    they decide "has no endpoints" REJECT, "has no local endpoints" DROP and loadBalancerSourceRanges DROP.
+ *    Other components' filter rules are not evaluated (said in the notes).
+ * 3. nat POSTROUTING (from the builtin chain when it jumps to KUBE-POSTROUTING, else KUBE-POSTROUTING): MASQUERADE or
+ *    SNAT on the way out decides whether the endpoint sees the client's address.
+ *
+ * What a dump cannot show is reported, not guessed: conntrack state (existing connections keep their endpoint),
+ * `-m recent` session-affinity entries (a returning client is not modelled), interface-dependent rules.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { IptablesChain, IptablesDump, IptablesRule } from "../datapath/iptables_save.ts";
+import { findTargetOption } from "../datapath/iptables_save.ts";
+import { kernelProbability } from "./probability.ts";
+import { type IpsetMembership, matchRule, type TracePacket } from "./rule_match.ts";
+
+/** A reference to one rule in a dump: the evidence behind a verdict. */
+export interface RuleRef {
+  table: string;
+  chain: string;
+  /** 1-based line in the dump. */
+  line: number;
+  raw: string;
+}
+
+/** A rule that was evaluated for a decision (e.g. a KUBE-MARK-MASQ jump), whether it fired, and why not. */
+export interface RuleCheck {
+  rule: RuleRef;
+  matched: boolean | "unknown";
+  why?: string;
+}
+
+/** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */
+export interface TraceOutcome {
+  /** Probability of this outcome in [0, 1], from the `--probability` cascade as the kernel applies it. */
+  probability: number;
+  /**
+   * - `dnat`: translated to `dnatTo` by an iptables DNAT rule;
+   * - `accept`: accepted in nat without DNAT (IPVS mode: IPVS translates next; or not a service address);
+   * - `no-match`: no kube-proxy rule took the packet (it leaves untranslated);
+   * - `drop` / `reject`: dropped (e.g. no local endpoints, loadBalancerSourceRanges) or rejected (no endpoints).
+   */
+  verdict: "dnat" | "accept" | "no-match" | "drop" | "reject";
+  /** `IP:PORT` the connection is DNATed to. */
+  dnatTo?: string;
+  /** Whether the packet leaves with its source rewritten (MASQUERADE/SNAT in POSTROUTING). Undefined if dropped. */
+  masqueraded?: boolean;
+  /** The packet mark after nat PREROUTING/OUTPUT (0x4000 set by KUBE-MARK-MASQ). */
+  mark: number;
+  /** Rules whose target was taken, in order (jumps, MARK, DNAT, the filter verdict, the POSTROUTING verdict). */
+  path: RuleRef[];
+  /** Rules that mark for masquerade (targets KUBE-MARK-MASQ or MARK) met on the way, fired or not, with why. */
+  masqueradeChecks: RuleCheck[];
+  /** The rule that dropped/rejected the packet, or that masqueraded/SNATed it. */
+  decidedBy?: RuleRef;
+  /** Things this outcome depends on that the dump cannot show. */
+  caveats: string[];
+}
+
+/** Options of {@link traceIptables}. */
+export interface TraceOptions {
+  /** ipset membership for `-m set` (IPVS mode). */
+  ipsets?: IpsetMembership;
+  /** The mark bit KUBE-MARK-MASQ sets. @default 0x4000 */
+  masqueradeMark?: number;
+  /** Maximum outcomes before the tracer gives up (protects against pathological dumps). @default 10000 */
+  maxOutcomes?: number;
+}
+
+/** The result of a trace. */
+export interface TraceResult {
+  outcomes: TraceOutcome[];
+  /** Notes that apply to every outcome (e.g. "started at KUBE-SERVICES: no PREROUTING jump in the dump"). */
+  notes: string[];
+}
+
+/** Thrown when a dump makes the tracer loop (a chain that jumps to itself) or explode. */
+export class TraceError extends Error {
+  override name = "TraceError";
+}
+
+interface State {
+  probability: number;
+  packet: TracePacket;
+  path: RuleRef[];
+  checks: RuleCheck[];
+  caveats: string[];
+}
+
+interface Ended extends State {
+  how: "return" | "dnat" | "accept" | "drop" | "reject" | "masquerade" | "snat" | "policy-end";
+  dnatTo?: string;
+  decidedBy?: RuleRef;
+}
+
+const TERMINAL_NAT = new Set(["DNAT", "ACCEPT", "DROP", "REJECT", "MASQUERADE", "SNAT", "REDIRECT"]);
+const FILTER_CHAINS_BY_HOOK: Record<"INPUT" | "FORWARD" | "OUTPUT", string[]> = {
+  // Order as kube-proxy (pkg/proxy/iptables/proxier.go, iptablesJumpChains) and kubelet insert their jumps.
+  INPUT: ["KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"],
+  FORWARD: ["KUBE-PROXY-FIREWALL", "KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"],
+  OUTPUT: ["KUBE-PROXY-FIREWALL", "KUBE-SERVICES", "KUBE-FIREWALL"],
+};
+
+/**
+ * Converts a parsed rule to its evidence reference.
+ */
+export function ruleRef(r: IptablesRule): RuleRef {
+  return { table: r.table, chain: r.chain, line: r.line, raw: r.raw };
+}
+
+function clonePacket(p: TracePacket): TracePacket {
+  return { ...p, ctstate: new Set(p.ctstate) };
+}
+
+function applyMark(rule: IptablesRule, mark: number): number {
+  for (const o of rule.targetOptions) {
+    const v = o.values[0] ?? "0";
+    const [a, b] = v.split("/");
+    const value = Number(a);
+    switch (o.name) {
+      case "set-xmark": {
+        const mask = b === undefined ? 0xffffffff : Number(b);
+        return ((mark & ~mask) ^ value) >>> 0;
+      }
+      case "set-mark": {
+        const mask = b === undefined ? 0xffffffff : Number(b);
+        return ((mark & ~mask) | value) >>> 0;
+      }
+      case "or-mark":
+        return (mark | value) >>> 0;
+      case "xor-mark":
+        return (mark ^ value) >>> 0;
+      case "and-mark":
+        return (mark & value) >>> 0;
+    }
+  }
+  return mark;
+}
+
+class Tracer {
+  private steps = 0;
+  constructor(
+    private readonly dump: IptablesDump,
+    private readonly opts: Required<Pick<TraceOptions, "masqueradeMark" | "maxOutcomes">> & TraceOptions,
+  ) {}
+
+  chain(table: string, name: string): IptablesChain | undefined {
+    return this.dump.tables.get(table)?.chains.get(name);
+  }
+
+  /** Runs `states` through chain `name`; returns ended states (returned ones have how = "return"/"policy-end"). */
+  run(table: string, name: string, states: State[], depth: number): Ended[] {
+    if (depth > 64) throw new TraceError(`iptables chain nesting deeper than 64 at ${table}/${name} (a loop?)`);
+    const chain = this.chain(table, name);
+    const ended: Ended[] = [];
+    if (!chain) return states.map((s) => ({ ...s, how: "return" }));
+    let live = states;
+    for (const rule of chain.rules) {
+      if (live.length === 0) break;
+      const next: State[] = [];
+      for (const s of live) {
+        if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
+        const r = matchRule(rule, s.packet, this.opts.ipsets);
+        const marks = this.isMasqueradeMarking(table, rule);
+        if (r.kind === "no" || r.kind === "unknown") {
+          if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why }];
+          if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
+            s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
+          } else if (r.kind === "unknown" && marks) {
+            s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain}) ${r.why}; assumed not to match`];
+          }
+          next.push(s);
+          continue;
+        }
+        let taken = s;
+        if (r.kind === "random") {
+          const p = kernelProbability(r.probability);
+          if (p < 1) {
+            next.push({ ...s, probability: s.probability * (1 - p) });
+          }
+          if (p === 0) continue;
+          taken = { ...s, probability: s.probability * p };
+        }
+        if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true }] };
+        const res = this.take(table, rule, taken, depth);
+        for (const e of res.cont) next.push(e);
+        for (const e of res.ended) ended.push(e);
+      }
+      live = next;
+      if (ended.length + live.length > this.opts.maxOutcomes) throw new TraceError("trace has too many outcomes");
+    }
+    for (const s of live) ended.push({ ...s, how: chain.policy !== undefined ? "policy-end" : "return" });
+    return ended;
+  }
+
+  private isMasqueradeMarking(table: string, rule: IptablesRule): boolean {
+    if (table !== "nat" || rule.target === undefined) return false;
+    if (rule.target === "KUBE-MARK-MASQ") return true;
+    if (rule.target === "MARK" && rule.chain !== "KUBE-MARK-MASQ" && rule.chain !== "KUBE-POSTROUTING") {
+      if (rule.targetOptions.some((o) => o.name === "xor-mark" || o.name === "and-mark")) return false;
+      const m = applyMark(rule, 0);
+      return (m & this.opts.masqueradeMark) !== 0;
+    }
+    return false;
+  }
+
+  /** Applies a matched rule's target. */
+  private take(table: string, rule: IptablesRule, s: State, depth: number): { cont: State[]; ended: Ended[] } {
+    const ref = ruleRef(rule);
+    const target = rule.target;
+    if (target === undefined) return { cont: [s], ended: [] };
+    if (target === "MARK") {
+      const p = clonePacket(s.packet);
+      p.mark = applyMark(rule, p.mark);
+      return { cont: [{ ...s, packet: p, path: [...s.path, ref] }], ended: [] };
+    }
+    if (target === "RETURN") return { cont: [], ended: [{ ...s, path: [...s.path, ref], how: "return" }] };
+    if (TERMINAL_NAT.has(target)) {
+      const path = [...s.path, ref];
+      switch (target) {
+        case "DNAT": {
+          const to = findTargetOption(rule, "to-destination")?.values[0];
+          return { cont: [], ended: [{ ...s, path, how: "dnat", dnatTo: to, decidedBy: ref }] };
+        }
+        case "ACCEPT":
+          return { cont: [], ended: [{ ...s, path, how: "accept", decidedBy: ref }] };
+        case "DROP":
+          return { cont: [], ended: [{ ...s, path, how: "drop", decidedBy: ref }] };
+        case "REJECT":
+          return { cont: [], ended: [{ ...s, path, how: "reject", decidedBy: ref }] };
+        case "MASQUERADE":
+          return { cont: [], ended: [{ ...s, path, how: "masquerade", decidedBy: ref }] };
+        case "SNAT":
+          return { cont: [], ended: [{ ...s, path, how: "snat", decidedBy: ref }] };
+        default:
+          return { cont: [], ended: [{ ...s, path, how: "accept", decidedBy: ref }] };
+      }
+    }
+    const sub = this.chain(table, target);
+    if (!sub) {
+      // An extension target that does not end the chain (LOG, CHECKSUM, CONNMARK, NOTRACK, …).
+      return { cont: [{ ...s, path: [...s.path, ref] }], ended: [] };
+    }
+    const results = this.run(table, target, [{ ...s, path: [...s.path, ref] }], depth + 1);
+    const cont: State[] = [];
+    const ended: Ended[] = [];
+    for (const e of results) {
+      if (e.how === "return" || e.how === "policy-end") {
+        const { how: _how, ...st } = e;
+        if (rule.goto) ended.push({ ...st, how: "return" });
+        else cont.push(st);
+      } else {
+        ended.push(e);
+      }
+    }
+    return { cont, ended };
+  }
+
+  /** The chain to start a hook at: the builtin chain if it leads to `kubeChain`, else `kubeChain`. */
+  entry(table: string, builtin: string, kubeChain: string, notes: string[]): string {
+    const b = this.chain(table, builtin);
+    if (b && b.rawRules.some((r) => r.includes(`-j ${kubeChain}`))) return builtin;
+    if (this.chain(table, kubeChain)) {
+      notes.push(`${table} ${builtin} has no jump to ${kubeChain} in this dump; traced from ${kubeChain} as kube-proxy installs it`);
+    }
+    return kubeChain;
+  }
+}
+
+/**
+ * Traces the first packet of a new connection through a node's iptables dump.
+ *
+ * @param dump the node's iptables-save (IPv4 or IPv6, matching `packet.family`).
+ * @param packet the packet as it arrives: `hook` PREROUTING for a client from the network or a pod, OUTPUT for a
+ *   host-network process. `mark` should be 0 and `ctstate` `{NEW}`.
+ * @param hook "PREROUTING" or "OUTPUT".
+ * @param options {@link TraceOptions}.
+ * @returns every possible outcome with its probability (summing to 1), and notes.
+ * @throws {TraceError} when the dump loops or branches beyond `maxOutcomes`.
+ * @throws {DumpParseError} when a rule on the path cannot be tokenised.
+ */
+export function traceIptables(
+  dump: IptablesDump,
+  packet: TracePacket,
+  hook: "PREROUTING" | "OUTPUT",
+  options: TraceOptions = {},
+): TraceResult {
+  const t = new Tracer(dump, { masqueradeMark: 0x4000, maxOutcomes: 10000, ...options });
+  const notes: string[] = [];
+  const start: State = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
+  const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
+  const afterNat = t.run("nat", natEntry, [start], 0);
+  const outcomes: TraceOutcome[] = [];
+  let otherFilterRules = false;
+  for (const e of afterNat) {
+    const p = clonePacket(e.packet);
+    let verdict: TraceOutcome["verdict"] = "no-match";
+    let dnatTo: string | undefined;
+    let decidedBy: RuleRef | undefined;
+    if (e.how === "dnat" && e.dnatTo) {
+      verdict = "dnat";
+      dnatTo = e.dnatTo;
+      const [ip, port] = splitDnat(e.dnatTo);
+      p.dst = ip;
+      if (port !== undefined) p.dport = port;
+      p.dstLocal = false;
+      p.ctstate.add("DNAT");
+    } else if (e.how === "accept") {
+      verdict = "accept";
+      decidedBy = e.decidedBy;
+    } else if (e.how === "drop" || e.how === "reject") {
+      outcomes.push(finish(e, e.how, undefined, undefined, e.decidedBy));
+      continue;
+    }
+    // filter
+    const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal ? "INPUT" : "FORWARD";
+    let filtered: Ended | undefined;
+    let filterState: State = { ...e, packet: p };
+    for (const name of FILTER_CHAINS_BY_HOOK[filterHook]) {
+      const ch = t.chain("filter", name);
+      if (!ch) continue;
+      const res = t.run("filter", name, [filterState], 0);
+      const stop = res.find((r) => r.how === "drop" || r.how === "reject");
+      if (stop) {
+        filtered = stop;
+        break;
+      }
+      const cont = res.find((r) => r.how === "return" || r.how === "policy-end");
+      if (cont) filterState = { ...filterState, caveats: cont.caveats };
+      if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part too
+    }
+    const filterBuiltin = t.chain("filter", filterHook);
+    if (filterBuiltin && filterBuiltin.rawRules.some((r) => !/-j KUBE-/.test(r))) otherFilterRules = true;
+    if (filtered) {
+      outcomes.push(finish({ ...filtered, probability: e.probability }, filtered.how as "drop" | "reject", dnatTo, undefined, filtered.decidedBy));
+      continue;
+    }
+    // KUBE-FIREWALL (kubelet) drops packets marked 0x8000 by KUBE-MARK-DROP (pre-1.25 layouts).
+    // POSTROUTING
+    const postEntry = t.entry("nat", "POSTROUTING", "KUBE-POSTROUTING", []);
+    const post = t.run("nat", postEntry, [filterState], 0);
+    for (const q of post) {
+      const masq = q.how === "masquerade" || q.how === "snat";
+      const out = finish(q, verdict, dnatTo, masq, masq ? q.decidedBy : decidedBy);
+      out.mark = e.packet.mark;
+      out.path = [...filterState.path, ...q.path.slice(filterState.path.length)];
+      outcomes.push(out);
+    }
+  }
+  if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
+  return { outcomes, notes };
+}
+
+function splitDnat(to: string): [string, number | undefined] {
+  if (to.startsWith("[")) {
+    const close = to.indexOf("]");
+    const port = to.slice(close + 2);
+    return [to.slice(1, close), port ? Number(port) : undefined];
+  }
+  const i = to.lastIndexOf(":");
+  if (i === -1 || to.indexOf(":") !== i) return [to, undefined];
+  return [to.slice(0, i), Number(to.slice(i + 1))];
+}
+
+function finish(
+  s: State,
+  verdict: TraceOutcome["verdict"],
+  dnatTo: string | undefined,
+  masqueraded: boolean | undefined,
+  decidedBy: RuleRef | undefined,
+): TraceOutcome {
+  const o: TraceOutcome = {
+    probability: s.probability,
+    verdict,
+    mark: s.packet.mark,
+    path: s.path,
+    masqueradeChecks: s.checks,
+    caveats: [...new Set(s.caveats)],
+  };
+  if (dnatTo !== undefined) o.dnatTo = dnatTo;
+  if (masqueraded !== undefined) o.masqueraded = masqueraded;
+  if (decidedBy) o.decidedBy = decidedBy;
+  return o;
+}
