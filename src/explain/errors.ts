@@ -1,0 +1,39 @@
+/**
+ * Errors raised by the analyses. Runtime-neutral: no I/O.
+ * @module
+ */
+
+/**
+ * The object a question names is not in the bundle (or the cluster). The message is the one kubectl users know
+ * (`services "web" not found in namespace "shop"`), plus a hint when an object of that name exists elsewhere
+ * (`it exists in namespace "default"; use -n default`).
+ */
+export class NotFoundError extends Error {
+  override name = "NotFoundError";
+  /** Resource, e.g. "service", "persistentvolumeclaim". */
+  readonly resource: string;
+  readonly objectName: string;
+  readonly namespace?: string;
+  /** Namespaces where an object of that name exists. */
+  readonly elsewhere: string[];
+
+  /**
+   * @param resource resource kind in lower case (singular), e.g. "service".
+   * @param name the object name.
+   * @param namespace the namespace searched, when namespaced.
+   * @param elsewhere namespaces where an object of that name exists.
+   */
+  constructor(resource: string, name: string, namespace?: string, elsewhere: string[] = []) {
+    let msg = namespace !== undefined
+      ? `${resource} "${name}" not found in namespace "${namespace}"`
+      : `${resource} "${name}" not found`;
+    if (elsewhere.length > 0) {
+      msg += `; it exists in namespace${elsewhere.length > 1 ? "s" : ""} ${elsewhere.map((n) => `"${n}"`).join(", ")}: use -n ${elsewhere[0]}`;
+    }
+    super(msg);
+    this.resource = resource;
+    this.objectName = name;
+    if (namespace !== undefined) this.namespace = namespace;
+    this.elsewhere = elsewhere;
+  }
+}
