@@ -5,7 +5,7 @@ import { chmodSync } from "node:fs";
 
 const outfile = "dist/kubectl-netpath.js";
 await build({
-  entryPoints: ["src/cli/main.ts"],
+  entryPoints: ["src/cli/bin.ts"],
   outfile,
   bundle: true,
   platform: "node",
@@ -13,6 +13,8 @@ await build({
   target: "node20",
   packages: "external",
   banner: { js: "#!/usr/bin/env node" },
+  // bin.ts calls main(); keep main.ts from running it again on runtimes that set import.meta.main (Node >= 24).
+  define: { "import.meta.main": "false" },
   logLevel: "warning",
 });
 chmodSync(outfile, 0o755);

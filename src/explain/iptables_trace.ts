@@ -77,6 +77,11 @@ export interface TraceOptions {
   masqueradeMark?: number;
   /** Maximum outcomes before the tracer gives up (protects against pathological dumps). @default 10000 */
   maxOutcomes?: number;
+  /**
+   * IPVS: the real servers a packet to `dst:dport/proto` is sent to, with probabilities, when `dst:dport` is an IPVS
+   * virtual server (IPVS translates after nat PREROUTING/OUTPUT, at LOCAL_IN). Undefined when it is not one.
+   */
+  ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number }[] | undefined;
 }
 
 /** The result of a trace. */
@@ -301,7 +306,16 @@ export function traceIptables(
   const notes: string[] = [];
   const start: State = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
   const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
-  const afterNat = t.run("nat", natEntry, [start], 0);
+  const afterNatRaw = t.run("nat", natEntry, [start], 0);
+  const afterNat: Ended[] = [];
+  for (const e of afterNatRaw) {
+    const rs = e.how === "dnat" || e.how === "drop" || e.how === "reject" ? undefined : options.ipvsDispatch?.(e.packet);
+    if (!rs || rs.length === 0) {
+      afterNat.push(e);
+      continue;
+    }
+    for (const r of rs) afterNat.push({ ...e, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined });
+  }
   const outcomes: TraceOutcome[] = [];
   let otherFilterRules = false;
   for (const e of afterNat) {

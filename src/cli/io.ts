@@ -1,0 +1,40 @@
+/**
+ * The I/O streams and environment a command runs with, passed in (never global) so tests can capture them.
+ * `nodeIo()` builds the real one from `node:process`, which Node and Deno 2 both provide.
+ * @module
+ */
+import process from "node:process";
+
+/** Streams and environment of one CLI run. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string | undefined>;
+  /** Whether stdout / stderr are terminals (colour, progress). */
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  /** Current directory, for relative paths. */
+  cwd: string;
+}
+
+/** The process's real streams. */
+export function nodeIo(): CliIo {
+  return {
+    stdout: (t) => void process.stdout.write(t),
+    stderr: (t) => void process.stderr.write(t),
+    env: process.env,
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+    cwd: process.cwd(),
+  };
+}
+
+/**
+ * Whether to colour output on stdout: a terminal, and neither `NO_COLOR` (https://no-color.org) nor `TERM=dumb`.
+ */
+export function useColor(io: CliIo, flag: boolean | undefined): boolean {
+  if (flag === false) return false;
+  if (io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== "") return false;
+  if (io.env.TERM === "dumb") return false;
+  return io.stdoutIsTTY;
+}

@@ -1,0 +1,144 @@
+/**
+ * The command line, with commander: one options object per command, wired in three phases as kubectl does —
+ * complete (namespace, bundle or cluster), validate (pure: which flags go together), run. This file only declares
+ * flags and help; the phases live in run_*.ts. Errors become exit codes in one place: {@link runCli}.
+ * @module
+ */
+import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { BundleError } from "../bundle/decode.ts";
+import { DumpParseError } from "../datapath/errors.ts";
+import { NotFoundError } from "../explain/errors.ts";
+import type { CliIo } from "./io.ts";
+import { runTarget } from "./run_target.ts";
+import { UsageError } from "./target.ts";
+import { VERSION } from "./version.ts";
+
+/** Flags of the main command, after parsing. */
+export interface MainOptions {
+  namespace?: string;
+  context?: string;
+  kubeconfig?: string;
+  requestTimeout?: string;
+  from?: string;
+  output: string;
+  node?: string[];
+  allNodes?: boolean;
+  fromPod?: string;
+  source?: string;
+  dest?: string;
+  whyPending?: boolean;
+  color?: boolean;
+  exec?: boolean;
+  image?: string;
+  profile?: string;
+  parallel?: string;
+  timeout?: string;
+  dryRun?: boolean;
+}
+
+const EXAMPLES = `
+Examples:
+  # Explain how kube-proxy balances and masquerades Service web, on the nodes hosting its endpoints
+  kubectl netpath svc/web -n shop
+
+  # The same, offline, from a saved bundle (the README demo)
+  kubectl netpath svc/kube-dns -n kube-system --from examples/iptables-lab
+
+  # One packet: where does 10.244.1.7 → 10.96.0.10:53/udp go on each node, and is it masqueraded?
+  kubectl netpath svc/kube-dns -n kube-system --source 10.244.1.7 --dest 10.96.0.10:53/udp --from examples/iptables-lab
+
+  # Rule text behind every verdict, or machine-readable output
+  kubectl netpath svc/web -o wide
+  kubectl netpath svc/web -o json
+
+  # Why is this claim (or pod) Pending?
+  kubectl netpath pvc/data --why-pending
+  kubectl netpath pod/busybox --why-pending --from examples/azure-zones
+`;
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/**
+ * Builds the program. Actions write to `io` and resolve to an exit code stored in `result.code`.
+ */
+export function buildProgram(io: CliIo, result: { code: number }): Command {
+  const program = new Command()
+    .name("kubectl-netpath")
+    .usage("[TYPE/NAME] [flags]")
+    .description(
+      "Explain how kube-proxy really load-balances and masquerades a Service on each node (iptables, IPVS, nftables),\n" +
+        "and why a PersistentVolumeClaim or Pod is Pending.",
+    )
+    .version(VERSION, "--version", "print the version")
+    .argument("[target...]", "svc/NAME, pvc/NAME or pod/NAME")
+    .option("-n, --namespace <namespace>", "namespace of the target (default: the context's namespace, or \"default\")")
+    .option("--context <name>", "kubeconfig context to use")
+    .option("--kubeconfig <path>", "path to the kubeconfig file")
+    .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
+    .option("--from <path>", "analyse a saved bundle (file or directory) instead of a live cluster")
+    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml"]).default("text"))
+    .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collect)
+    .option("--all-nodes", "analyse every node (drift check across the cluster)")
+    .option("--from-pod <pod>", "answer for traffic from this pod: its node and its address")
+    .option("--source <ip>", "one packet: the client address (with --dest)")
+    .option("--dest <ip:port[/proto]>", "one packet: the destination, e.g. 10.96.0.10:53/udp (with --source)")
+    .option("--why-pending", "pvc/NAME or pod/NAME: explain why it cannot be placed")
+    .option("--no-color", "never colour the output (NO_COLOR is honoured too)")
+    .option("--no-exec", "live: use the API only, collect nothing from nodes")
+    .option("--image <image>", "live: debug pod image", "nicolaka/netshoot")
+    .addOption(new Option("--profile <profile>", "live: debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
+    .option("--parallel <n>", "live: nodes collected at once", "8")
+    .option("--timeout <duration>", "live: time allowed per node", "60s")
+    .option("--dry-run", "live: print the debug pod that would be created, create nothing")
+    .addHelpText("after", EXAMPLES)
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .action(async (target, opts) => {
+      result.code = await runTarget(target, opts as MainOptions, io);
+    });
+  return program;
+}
+
+/**
+ * Runs the CLI and returns the exit code: 0 success, 1 error (printed as one line, `error: …`), 2 usage error.
+ * Never throws and never prints a stack trace, except with `KUBECTL_NETPATH_DEBUG=1`.
+ * @param argv arguments after the program name.
+ * @param io streams and environment.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const result = { code: 0 };
+  const program = buildProgram(io, result);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return result.code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      return 2; // commander already printed "error: …" and the hint
+    }
+    if (e instanceof UsageError) {
+      io.stderr(`error: ${e.message}\n(run with --help for usage)\n`);
+      return 2;
+    }
+    if (io.env.KUBECTL_NETPATH_DEBUG === "1" && e instanceof Error) io.stderr(`${e.stack}\n`);
+    io.stderr(`error: ${describeError(e)}\n`);
+    return 1;
+  }
+}
+
+/**
+ * One line for any error, with the next step where there is one.
+ */
+export function describeError(e: unknown): string {
+  if (e instanceof NotFoundError || e instanceof BundleError) return e.message;
+  if (e instanceof DumpParseError) return `${e.message}\n  the dump is malformed or truncated: capture it again (kubectl netpath capture …)`;
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EPIPE") return "output closed early";
+    return e.message || e.name;
+  }
+  return String(e);
+}

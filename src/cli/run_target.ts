@@ -1,0 +1,83 @@
+/**
+ * The main command's phases: complete (read the bundle, or gather one from the cluster), validate (flags that go
+ * together), run (analyse and render). Offline (`--from`) needs no Kubernetes client; the live path loads it lazily.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import { readBundle } from "../io/read_bundle.ts";
+import { explainServiceFull } from "../explain/explain_service_full.ts";
+import type { PacketQuestion } from "../explain/service_path.ts";
+import { renderServiceText } from "../report/service_text.ts";
+import { serializeReport } from "../report/serialize.ts";
+import { type CliIo, useColor } from "./io.ts";
+import type { MainOptions } from "./program.ts";
+import { parseDest, parseSource, parseTarget, type Target, UsageError } from "./target.ts";
+
+/** Validated options of one run (pure result of {@link validate}). */
+export interface RunPlan {
+  target: Target;
+  namespace?: string;
+  output: "text" | "wide" | "json" | "yaml";
+  packet?: PacketQuestion;
+  nodes?: string[];
+}
+
+/**
+ * Validates flags against the target (pure). Messages name the flags the user typed.
+ * @throws {UsageError} for combinations that make no sense.
+ */
+export function validate(words: string[], o: MainOptions): RunPlan {
+  const target = parseTarget(words);
+  if (target.kind === "service" && o.whyPending) throw new UsageError("--why-pending may only be used with a pvc/NAME or pod/NAME target");
+  if (target.kind !== "service") {
+    if (!o.whyPending) throw new UsageError(`${target.kind}/${target.name}: add --why-pending (the only question asked of a ${target.kind} so far)`);
+    for (const [flag, set] of [["--source", o.source], ["--dest", o.dest], ["--node", o.node], ["--from-pod", o.fromPod], ["--all-nodes", o.allNodes]] as const) {
+      if (set !== undefined && set !== false) throw new UsageError(`${flag} may only be used with a Service target`);
+    }
+  }
+  if ((o.source === undefined) !== (o.dest === undefined)) throw new UsageError("--source and --dest go together");
+  if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
+  const plan: RunPlan = { target, output: o.output as RunPlan["output"] };
+  if (o.namespace !== undefined) plan.namespace = o.namespace;
+  if (o.node) plan.nodes = o.node;
+  if (o.source !== undefined && o.dest !== undefined) {
+    const d = parseDest(o.dest);
+    plan.packet = { source: parseSource(o.source), destination: d.ip, port: d.port, protocol: d.protocol };
+  }
+  return plan;
+}
+
+async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle> {
+  if (o.from !== undefined) return readBundle(o.from);
+  const live = await import("../kube/live.ts").catch((e: Error) => {
+    throw new Error(`live cluster access is not available in this build (${e.message}); analyse a saved bundle with --from`);
+  });
+  return live.gatherBundle(plan, o, io);
+}
+
+/**
+ * Runs the main command for the positional words.
+ * @returns the exit code (0, or 1 when the analysis could not be done).
+ * @throws {UsageError} for usage errors; other errors are described by the caller.
+ */
+export async function runTarget(words: string[], o: MainOptions, io: CliIo): Promise<number> {
+  const plan = validate(words, o);
+  const bundle = await gather(plan, o, io);
+  for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
+  const namespace = plan.namespace ?? "default";
+  if (plan.target.kind === "service") {
+    const opts: Parameters<typeof explainServiceFull>[3] = {};
+    if (plan.nodes) opts.nodes = plan.nodes;
+    if (plan.packet) opts.packet = plan.packet;
+    if (plan.nodes) {
+      const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
+      if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
+    }
+    const report = explainServiceFull(bundle, namespace, plan.target.name, opts);
+    if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
+    else io.stdout(renderServiceText(report, { color: useColor(io, o.color), wide: plan.output === "wide" }));
+    return 0;
+  }
+  const pending = await import("./run_pending.ts");
+  return pending.runPending(bundle, plan, namespace, o, io);
+}

@@ -1,0 +1,166 @@
+/**
+ * Turns the outcomes of one trace into a verdict for one kind of client: where new connections go (with shares),
+ * whether they are masqueraded, and the rules that decide it, in words an operator can check against the dump.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { RuleCheck, TraceOutcome, TraceResult } from "./iptables_trace.ts";
+import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./service_report.ts";
+
+const EPS = 1e-9;
+
+/** Shares closer than this to 0 or 1 are snapped (kernel fixed-point remainders of ~1e-10). */
+function snap(x: number): number {
+  if (Math.abs(x) < EPS) return 0;
+  if (Math.abs(1 - x) < EPS) return 1;
+  return x;
+}
+
+/**
+ * Builds a {@link ClientVerdict} from a trace.
+ * @param client the kind of client.
+ * @param description human description ("pod on k8s1 (10.244.0.10)").
+ * @param source the source address traced.
+ * @param trace the tracer's result.
+ * @returns the verdict; `endpoints` sorted by address.
+ */
+export function verdictFromTrace(client: ClientKind, description: string, source: string, trace: TraceResult): ClientVerdict {
+  const byEndpoint = new Map<string, EndpointShare>();
+  let dropped = 0;
+  let rejected = 0;
+  let notHandled = 0;
+  const forwarded: TraceOutcome[] = [];
+  for (const o of trace.outcomes) {
+    if (o.verdict === "dnat" && o.dnatTo) {
+      forwarded.push(o);
+      const cur = byEndpoint.get(o.dnatTo);
+      const via = o.path.find((r) => r.chain.startsWith("KUBE-SEP-"))?.chain;
+      if (cur) {
+        cur.share = (cur.share ?? 0) + o.probability;
+        cur.masqueraded = cur.masqueraded || o.masqueraded === true;
+      } else {
+        const e: EndpointShare = { endpoint: o.dnatTo, share: o.probability, masqueraded: o.masqueraded === true };
+        if (via) e.via = via;
+        byEndpoint.set(o.dnatTo, e);
+      }
+    } else if (o.verdict === "drop") dropped += o.probability;
+    else if (o.verdict === "reject") rejected += o.probability;
+    else notHandled += o.probability;
+  }
+  const endpoints = [...byEndpoint.values()].map((e) => ({ ...e, share: snap(e.share ?? 0) }));
+  endpoints.sort((a, b) => a.endpoint.localeCompare(b.endpoint, "en", { numeric: true }));
+  dropped = snap(dropped);
+  rejected = snap(rejected);
+  notHandled = snap(notHandled);
+  const fwd = snap(endpoints.reduce((s, e) => s + (e.share ?? 0), 0));
+  let outcome: ClientVerdict["outcome"] = "mixed";
+  if (fwd === 1) outcome = "forwarded";
+  else if (dropped === 1) outcome = "dropped";
+  else if (rejected === 1) outcome = "rejected";
+  else if (notHandled === 1) outcome = "not-handled";
+  const masqFlags = forwarded.map((o) => o.masqueraded === true);
+  const masquerade: ClientVerdict["masquerade"] = masqFlags.length === 0
+    ? "n/a"
+    : masqFlags.every((x) => x)
+    ? "always"
+    : masqFlags.some((x) => x)
+    ? "some"
+    : "never";
+  const evidence = collectEvidence(trace.outcomes);
+  const caveats = [...new Set([...trace.notes, ...trace.outcomes.flatMap((o) => o.caveats)])];
+  const v: ClientVerdict = {
+    client,
+    description,
+    source,
+    outcome,
+    endpoints,
+    masquerade,
+    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints),
+    evidence,
+    caveats,
+  };
+  if (dropped > 0) v.dropped = dropped;
+  if (rejected > 0) v.rejected = rejected;
+  if (notHandled > 0) v.notHandled = notHandled;
+  return v;
+}
+
+function checkKey(c: RuleCheck): string {
+  return `${c.rule.table}/${c.rule.line}/${c.matched}`;
+}
+
+function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
+  const seen = new Set<string>();
+  const out: Evidence[] = [];
+  const add = (e: Evidence, key: string) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(e);
+  };
+  for (const o of outcomes) {
+    for (const c of o.masqueradeChecks) {
+      const role = c.matched === true
+        ? "marks for masquerade (KUBE-MARK-MASQ)"
+        : c.matched === "unknown"
+        ? `may mark for masquerade: ${c.why}`
+        : `does not mark: ${c.why}`;
+      add({ rule: c.rule, role }, checkKey(c));
+    }
+    if (o.decidedBy) {
+      const role = o.verdict === "drop"
+        ? "drops"
+        : o.verdict === "reject"
+        ? "rejects"
+        : o.masqueraded
+        ? "masquerades (SNAT to the node's address)"
+        : o.verdict === "accept"
+        ? "accepts without DNAT"
+        : "decides";
+      add({ rule: o.decidedBy, role }, `d/${o.decidedBy.table}/${o.decidedBy.line}`);
+    }
+  }
+  out.sort((a, b) => a.rule.table.localeCompare(b.rule.table) || a.rule.line - b.rule.line);
+  return out;
+}
+
+function lineOf(o: TraceOutcome | undefined): string {
+  return o?.decidedBy ? `line ${o.decidedBy.line}` : "";
+}
+
+function explain(
+  outcome: ClientVerdict["outcome"],
+  masquerade: ClientVerdict["masquerade"],
+  forwarded: TraceOutcome[],
+  all: TraceOutcome[],
+  endpoints: EndpointShare[],
+): string {
+  if (outcome === "rejected") {
+    const o = all.find((x) => x.verdict === "reject");
+    return `rejected by ${lineOf(o)} (${o?.decidedBy?.chain}): no usable endpoints`;
+  }
+  if (outcome === "dropped") {
+    const o = all.find((x) => x.verdict === "drop");
+    return `dropped by ${lineOf(o)} (${o?.decidedBy?.chain})`;
+  }
+  if (outcome === "not-handled") {
+    return "no kube-proxy rule matches this destination on this node: the packet leaves untranslated";
+  }
+  if (masquerade === "n/a") return "";
+  const fired = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true));
+  const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false));
+  if (masquerade === "always") {
+    const lines = [...new Set(fired.map((c) => c.rule.line))];
+    return `masqueraded: marked by line ${lines.join(", ")} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), SNATed by ${lineOf(forwarded[0])}`;
+  }
+  if (masquerade === "never") {
+    const first = missed[0];
+    return first
+      ? `not masqueraded: line ${first.rule.line} (${first.rule.chain}) does not apply: ${first.why}`
+      : "not masqueraded: no rule on the path marks the packet for masquerade";
+  }
+  const masqEps = endpoints.filter((e) => e.masqueraded).map((e) => e.endpoint);
+  const share = endpoints.filter((e) => e.masqueraded).reduce((s, e) => s + (e.share ?? 0), 0);
+  const lines = [...new Set(fired.map((c) => c.rule.line))];
+  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): marked by line ${lines.join(", ")}`;
+}

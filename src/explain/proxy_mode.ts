@@ -1,0 +1,115 @@
+/**
+ * Which proxy mode a node's kube-proxy runs, from three sources, and where they disagree:
+ * - the `/proxyMode` endpoint of kube-proxy's metrics server (127.0.0.1:10249), the running process's own word;
+ * - the kube-system/kube-proxy ConfigMap (`config.conf`, a KubeProxyConfiguration; `mode: ""` means iptables on
+ *   Linux, pkg/proxy/apis/config);
+ * - the rules on the node: KUBE-SVC-/KUBE-SEP- chains (iptables), ipvsadm virtual servers and KUBE-CLUSTER-IP match-sets
+ *   (ipvs), the `kube-proxy` nftables table (nftables).
+ * Leftovers of another mode (e.g. KUBE-SVC chains left on a node switched to IPVS) are reported as conflicts.
+ *
+ * Runtime-neutral: no I/O (YAML is parsed with `yaml`).
+ * @module
+ */
+import { parse as parseYaml } from "yaml";
+import type { BundleObjects, NodeCapture } from "../bundle/bundle.ts";
+import type { ProxyModeInfo } from "./service_report.ts";
+
+type Mode = ProxyModeInfo["mode"];
+
+/** What the rules show, as far as mode goes. */
+export interface RuleModeSignals {
+  /** Number of KUBE-SVC-/KUBE-SVL-/KUBE-SEP- chains in iptables nat. */
+  iptablesServiceChains: number;
+  /** KUBE-SERVICES uses `--match-set KUBE-CLUSTER-IP` (the IPVS layout). */
+  ipvsMatchSets: boolean;
+  /** Virtual servers in ipvsadm output. */
+  ipvsVirtualServers: number;
+  /** A `kube-proxy` nftables table is present. */
+  nftablesTable: boolean;
+}
+
+/**
+ * Reads the mode from the kube-proxy ConfigMap of the bundle, if present.
+ * @returns "iptables" | "ipvs" | "nftables" | other text, or undefined when there is no readable ConfigMap.
+ */
+export function configMapMode(objects: BundleObjects): { mode: string; clusterCIDR?: string } | undefined {
+  const cm = objects.configMaps.find((c) => c.metadata.name === "kube-proxy" && (c.metadata.namespace ?? "kube-system") === "kube-system");
+  const conf = cm?.data?.["config.conf"];
+  if (conf === undefined) return undefined;
+  try {
+    const cfg = parseYaml(conf) as { mode?: string; clusterCIDR?: string } | null;
+    const mode = cfg?.mode && cfg.mode !== "" ? cfg.mode : "iptables";
+    const out: { mode: string; clusterCIDR?: string } = { mode };
+    if (cfg?.clusterCIDR) out.clusterCIDR = cfg.clusterCIDR;
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decides a node's proxy mode.
+ * @param node the node's capture (its `proxy-mode` section).
+ * @param objects the bundle's objects (for the ConfigMap).
+ * @param signals what the parsed rules show.
+ * @returns the mode, the evidence for it, and conflicts.
+ */
+export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signals: RuleModeSignals): ProxyModeInfo {
+  const info: ProxyModeInfo = { mode: "unknown", evidence: [], conflicts: [] };
+  const endpoint = node.sections["proxy-mode"];
+  let fromEndpoint: Mode | undefined;
+  if (endpoint && (endpoint.exitCode ?? 0) === 0 && endpoint.stdout.trim() !== "") {
+    const v = endpoint.stdout.trim();
+    info.evidence.push({ source: "proxyMode endpoint", value: v, detail: "http://127.0.0.1:10249/proxyMode" });
+    if (v === "iptables" || v === "ipvs" || v === "nftables") fromEndpoint = v;
+  }
+  const cm = configMapMode(objects);
+  let fromConfig: Mode | undefined;
+  if (cm) {
+    info.evidence.push({ source: "kube-proxy ConfigMap", value: cm.mode, detail: "kube-system/kube-proxy config.conf mode" });
+    if (cm.mode === "iptables" || cm.mode === "ipvs" || cm.mode === "nftables") fromConfig = cm.mode;
+  }
+  const ruleModes: Mode[] = [];
+  if (signals.ipvsVirtualServers > 0 || signals.ipvsMatchSets) {
+    ruleModes.push("ipvs");
+    info.evidence.push({
+      source: "rules",
+      value: "ipvs",
+      detail: `${signals.ipvsVirtualServers} IPVS virtual server(s)${signals.ipvsMatchSets ? ", KUBE-CLUSTER-IP match-set in KUBE-SERVICES" : ""}`,
+    });
+  }
+  if (signals.iptablesServiceChains > 0) {
+    ruleModes.push("iptables");
+    info.evidence.push({ source: "rules", value: "iptables", detail: `${signals.iptablesServiceChains} KUBE-SVC/KUBE-SEP chain(s) in nat` });
+  }
+  if (signals.nftablesTable) {
+    ruleModes.push("nftables");
+    info.evidence.push({ source: "rules", value: "nftables", detail: "nftables table kube-proxy" });
+  }
+  const declared = fromEndpoint ?? fromConfig;
+  if (declared) info.mode = declared;
+  else if (ruleModes.length === 1) info.mode = ruleModes[0]!;
+  else if (ruleModes.includes("ipvs")) info.mode = "ipvs"; // IPVS mode also leaves iptables chains for helpers
+  else if (ruleModes.length > 0) info.mode = ruleModes[0]!;
+  if (fromEndpoint && fromConfig && fromEndpoint !== fromConfig) {
+    info.conflicts.push(
+      `the ConfigMap says mode "${fromConfig}" but kube-proxy on this node runs "${fromEndpoint}" (not restarted since the change, or a per-node flag)`,
+    );
+  }
+  for (const m of ruleModes) {
+    if (m === info.mode) continue;
+    if (m === "iptables" && info.mode === "ipvs") {
+      info.conflicts.push(
+        `${signals.iptablesServiceChains} KUBE-SVC/KUBE-SEP chain(s) remain in iptables nat although the node runs IPVS: stale rules from iptables mode (run kube-proxy --cleanup or reboot the node)`,
+      );
+    } else if (m === "ipvs" && info.mode !== "ipvs") {
+      info.conflicts.push(`IPVS virtual servers exist although the node runs ${info.mode}: leftovers from IPVS mode`);
+    } else {
+      info.conflicts.push(`rules of ${m} mode exist although the node runs ${info.mode}: leftovers of a mode switch`);
+    }
+  }
+  if (declared && ruleModes.length > 0 && !ruleModes.includes(declared)) {
+    info.conflicts.push(`the node is declared to run ${declared} but no ${declared} rules were captured`);
+  }
+  return info;
+}

@@ -1,0 +1,205 @@
+/**
+ * The ServiceReport: what `kubectl netpath svc/NAME` answers, as a plain JSON-serialisable object. It is the stable
+ * schema of `-o json` / `-o yaml` (apiVersion netpath.kubectl.io/v1alpha1, kind ServiceReport; docs/report.md).
+ * Every verdict carries its evidence: the rules (table, chain, line, text) or API objects that decided it.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { RuleRef } from "./iptables_trace.ts";
+
+/** API version of every report this tool prints. */
+export const REPORT_API_VERSION = "netpath.kubectl.io/v1alpha1";
+
+/** A ServicePort as the report shows it. */
+export interface ServicePortSummary {
+  name?: string;
+  port: number;
+  protocol: "TCP" | "UDP" | "SCTP";
+  targetPort?: number | string;
+  nodePort?: number;
+  /** kube-proxy's name for the port in rule comments: `ns/svc:port` (or `ns/svc` when the port has no name). */
+  portKey: string;
+}
+
+/** The Service, resolved from the API object. */
+export interface ServiceSummary {
+  namespace: string;
+  name: string;
+  type: string;
+  clusterIPs: string[];
+  ports: ServicePortSummary[];
+  selector?: Record<string, string>;
+  externalTrafficPolicy: "Cluster" | "Local";
+  internalTrafficPolicy: "Cluster" | "Local";
+  sessionAffinity: "None" | "ClientIP";
+  /** ClientIP affinity timeout in seconds (default 10800). */
+  affinityTimeoutSeconds?: number;
+  externalIPs: string[];
+  loadBalancerIngress: string[];
+  loadBalancerSourceRanges: string[];
+  healthCheckNodePort?: number;
+  trafficDistribution?: string;
+}
+
+/** One endpoint address of the Service (from its EndpointSlices), with its pod, node and zone. */
+export interface EndpointInfo {
+  address: string;
+  /** Ports of this endpoint by ServicePort: `{ portKey, port, protocol }`. */
+  ports: { portKey: string; port: number; protocol: string }[];
+  ready: boolean;
+  serving: boolean;
+  terminating: boolean;
+  pod?: string;
+  node?: string;
+  zone?: string;
+  /** Where the zone came from: EndpointSlice `endpoint.zone`, node label topology.kubernetes.io/zone, or the beta label. */
+  zoneSource?: "endpoint" | "node-label" | "node-beta-label";
+  /** Topology hints (`hints.forZones`). */
+  hintsForZones?: string[];
+  slice: string;
+}
+
+/** Endpoints per zone. */
+export interface ZoneCount {
+  zone: string;
+  ready: number;
+  notReady: number;
+}
+
+/** How the proxy mode of a node was established. */
+export interface ProxyModeInfo {
+  mode: "iptables" | "ipvs" | "nftables" | "unknown";
+  evidence: { source: "proxyMode endpoint" | "kube-proxy ConfigMap" | "rules"; value: string; detail?: string }[];
+  /** Disagreements between the sources (e.g. ConfigMap says ipvs, the node serves the Service from KUBE-SVC chains). */
+  conflicts: string[];
+}
+
+/** Kinds of client a verdict is given for. */
+export type ClientKind = "pod-same-node" | "pod-other-node" | "host-network" | "external" | "external-denied" | "hairpin" | "custom";
+
+/** One endpoint a client can reach, with its share and the masquerade decision on that branch. */
+export interface EndpointShare {
+  /** `IP:PORT`. */
+  endpoint: string;
+  /** Share of new connections in [0, 1]; null when it depends on live state (IPVS lc/wlc/…). */
+  share: number | null;
+  masqueraded?: boolean;
+  /** IPVS weight, when IPVS. */
+  weight?: number;
+  activeConn?: number;
+  inactiveConn?: number;
+  /** Chain that DNATs to it (KUBE-SEP-…) or the IPVS real server line. */
+  via?: string;
+}
+
+/** A piece of evidence: a rule and the role it played. */
+export interface Evidence {
+  rule: RuleRef;
+  role: string;
+}
+
+/** The verdict for one kind of client at one entry point. */
+export interface ClientVerdict {
+  client: ClientKind;
+  /** Human description, e.g. "pod on k8s1 (10.244.0.10)". */
+  description: string;
+  source: string;
+  /** What happens to a new connection. `not-handled`: no kube-proxy rule took it. */
+  outcome: "forwarded" | "dropped" | "rejected" | "not-handled" | "mixed";
+  endpoints: EndpointShare[];
+  /** Probability the connection is dropped / rejected / not handled, when not 0. */
+  dropped?: number;
+  rejected?: number;
+  notHandled?: number;
+  /** SNAT decision: always, never, only on some branches (e.g. hairpin: only when the endpoint picks itself). */
+  masquerade: "always" | "never" | "some" | "n/a";
+  /** One sentence: why. */
+  reason: string;
+  evidence: Evidence[];
+  caveats: string[];
+}
+
+/** How one entry point of a ServicePort is balanced and masqueraded on a node. */
+export interface EntryPointReport {
+  kind: "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalIP";
+  /** `IP:PORT/proto`, e.g. `10.96.0.10:53/udp`. */
+  destination: string;
+  balancing: {
+    method: "iptables-probability-cascade" | "ipvs" | "nftables-numgen" | "none";
+    /** IPVS scheduler, when IPVS. */
+    scheduler?: { name: string; description: string; deterministicShares: boolean; persistentSeconds?: number };
+    /** Shares seen by a pod on this node (the common case); per-client sets are in `clients`. */
+    shares: EndpointShare[];
+    sessionAffinity?: string;
+  };
+  clients: ClientVerdict[];
+}
+
+/** One ServicePort on one node. */
+export interface PortReport {
+  servicePort: ServicePortSummary;
+  entryPoints: EntryPointReport[];
+}
+
+/** A difference between the API and a node's datapath. */
+export interface DriftItem {
+  portKey: string;
+  kind: "missing-on-node" | "stale-on-node" | "quiesced" | "service-missing" | "unexpected-reject";
+  endpoint?: string;
+  message: string;
+  evidence?: RuleRef[];
+}
+
+/** Everything about one node. */
+export interface NodeServiceReport {
+  node: string;
+  zone?: string;
+  proxyMode: ProxyModeInfo;
+  /** Where the node's state came from (kube-proxy pod, debug pod, file). */
+  source?: string;
+  /** Collection failed as a whole: why. */
+  error?: string;
+  ports: PortReport[];
+  drift: DriftItem[];
+  notes: string[];
+}
+
+/** A finding worth the operator's attention. */
+export interface Finding {
+  severity: "error" | "warning" | "info";
+  code: string;
+  message: string;
+  node?: string;
+  evidence?: RuleRef[];
+}
+
+/** The answer to one packet question (`--source IP --dest IP:PORT[/proto]`). */
+export interface PacketAnswer {
+  node: string;
+  source: string;
+  destination: string;
+  outcome: ClientVerdict["outcome"];
+  endpoints: EndpointShare[];
+  dropped?: number;
+  rejected?: number;
+  notHandled?: number;
+  masquerade: ClientVerdict["masquerade"];
+  reason: string;
+  evidence: Evidence[];
+  caveats: string[];
+}
+
+/** The whole answer to `svc/NAME`. */
+export interface ServiceReport {
+  apiVersion: typeof REPORT_API_VERSION;
+  kind: "ServiceReport";
+  service: ServiceSummary;
+  endpoints: EndpointInfo[];
+  zones: ZoneCount[];
+  nodes: NodeServiceReport[];
+  packet?: PacketAnswer[];
+  findings: Finding[];
+  /** What the bundle cannot show (conntrack state, recent tables, sysctls). */
+  limits: string[];
+}

@@ -1,0 +1,192 @@
+/**
+ * Resolves a Service from the API objects of a bundle: its ports and policies, its endpoints from EndpointSlices
+ * (ready / serving / terminating as discovery.k8s.io/v1 defines them), the pod and node behind each, and its zone.
+ *
+ * Zone of an endpoint, in order: EndpointSlice `endpoint.zone`; the node label `topology.kubernetes.io/zone`; the
+ * deprecated `failure-domain.beta.kubernetes.io/zone` (what the EndpointSlice controller itself falls back to).
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { BundleObjects } from "../bundle/bundle.ts";
+import type { EndpointSlice, Node, Pod, Service } from "../model/k8s.ts";
+import { NotFoundError } from "./errors.ts";
+import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./service_report.ts";
+
+/** Label linking an EndpointSlice to its Service. */
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+/** GA zone label. */
+export const ZONE_LABEL = "topology.kubernetes.io/zone";
+/** Deprecated zone label still set by many clusters. */
+export const BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone";
+
+/** The resolved Service with its endpoints. */
+export interface ResolvedService {
+  service: Service;
+  summary: ServiceSummary;
+  endpoints: EndpointInfo[];
+  zones: ZoneCount[];
+  slices: EndpointSlice[];
+}
+
+/**
+ * The name kube-proxy puts in rule comments for a ServicePort: `ns/name:port`, or `ns/name` when the port has no
+ * name (pkg/proxy ServicePortName.String()).
+ */
+export function portKey(namespace: string, name: string, portName: string | undefined): string {
+  return portName ? `${namespace}/${name}:${portName}` : `${namespace}/${name}`;
+}
+
+/**
+ * Finds a Service in the bundle.
+ * @throws {NotFoundError} naming the namespaces where a Service of that name exists, if any.
+ */
+export function findService(objects: BundleObjects, namespace: string, name: string): Service {
+  const svc = objects.services.find((s) => s.metadata.name === name && (s.metadata.namespace ?? "default") === namespace);
+  if (svc) return svc;
+  const elsewhere = objects.services.filter((s) => s.metadata.name === name).map((s) => s.metadata.namespace ?? "default");
+  throw new NotFoundError("service", name, namespace, [...new Set(elsewhere)]);
+}
+
+/** Zone of a node from its labels, with the label it came from. */
+export function nodeZone(node: Node | undefined): { zone: string; source: "node-label" | "node-beta-label" } | undefined {
+  const labels = node?.metadata.labels ?? {};
+  if (labels[ZONE_LABEL] !== undefined) return { zone: labels[ZONE_LABEL]!, source: "node-label" };
+  if (labels[BETA_ZONE_LABEL] !== undefined) return { zone: labels[BETA_ZONE_LABEL]!, source: "node-beta-label" };
+  return undefined;
+}
+
+/**
+ * Summarises a Service object: ports with kube-proxy port keys, policies with their API defaults.
+ */
+export function summarizeService(svc: Service): ServiceSummary {
+  const ns = svc.metadata.namespace ?? "default";
+  const spec = svc.spec ?? {};
+  const ports: ServicePortSummary[] = (spec.ports ?? []).map((p) => {
+    const s: ServicePortSummary = {
+      port: p.port,
+      protocol: p.protocol ?? "TCP",
+      portKey: portKey(ns, svc.metadata.name, p.name),
+    };
+    if (p.name) s.name = p.name;
+    if (p.targetPort !== undefined) s.targetPort = p.targetPort;
+    if (p.nodePort !== undefined) s.nodePort = p.nodePort;
+    return s;
+  });
+  const clusterIPs = spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : []);
+  const summary: ServiceSummary = {
+    namespace: ns,
+    name: svc.metadata.name,
+    type: spec.type ?? "ClusterIP",
+    clusterIPs: clusterIPs.filter((ip) => ip !== "None" && ip !== ""),
+    ports,
+    externalTrafficPolicy: spec.externalTrafficPolicy ?? "Cluster",
+    internalTrafficPolicy: spec.internalTrafficPolicy ?? "Cluster",
+    sessionAffinity: spec.sessionAffinity ?? "None",
+    externalIPs: spec.externalIPs ?? [],
+    loadBalancerIngress: (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((x): x is string => !!x),
+    loadBalancerSourceRanges: spec.loadBalancerSourceRanges ?? [],
+  };
+  if (spec.selector) summary.selector = spec.selector;
+  if (summary.sessionAffinity === "ClientIP") {
+    summary.affinityTimeoutSeconds = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800;
+  }
+  if (spec.healthCheckNodePort !== undefined) summary.healthCheckNodePort = spec.healthCheckNodePort;
+  if (spec.trafficDistribution) summary.trafficDistribution = spec.trafficDistribution;
+  return summary;
+}
+
+/**
+ * Resolves a Service: summary, endpoints (deduplicated by address across slices), zones.
+ *
+ * @param objects the bundle's API objects.
+ * @param namespace the Service's namespace.
+ * @param name the Service's name.
+ * @returns the resolved Service.
+ * @throws {NotFoundError} when the Service is not in the bundle.
+ */
+export function resolveService(objects: BundleObjects, namespace: string, name: string): ResolvedService {
+  const service = findService(objects, namespace, name);
+  const summary = summarizeService(service);
+  const slices = objects.endpointSlices.filter((s) =>
+    (s.metadata.namespace ?? "default") === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name
+  );
+  const nodes = new Map(objects.nodes.map((n) => [n.metadata.name, n]));
+  const pods = new Map<string, Pod>();
+  for (const p of objects.pods) pods.set(`${p.metadata.namespace ?? "default"}/${p.metadata.name}`, p);
+  const byAddress = new Map<string, EndpointInfo>();
+  for (const slice of slices) {
+    if (slice.addressType === "FQDN") continue;
+    for (const ep of slice.endpoints ?? []) {
+      const cond = ep.conditions ?? {};
+      // discovery.k8s.io/v1: nil ready means ready; serving defaults to ready; terminating defaults to false.
+      const ready = cond.ready ?? true;
+      const serving = cond.serving ?? ready;
+      const terminating = cond.terminating ?? false;
+      for (const address of ep.addresses) {
+        let info = byAddress.get(address);
+        if (!info) {
+          info = { address, ports: [], ready, serving, terminating, slice: slice.metadata.name };
+          const podName = ep.targetRef?.kind === "Pod" ? ep.targetRef.name : undefined;
+          if (podName) info.pod = podName;
+          const pod = podName ? pods.get(`${ep.targetRef?.namespace ?? namespace}/${podName}`) : undefined;
+          const nodeName = ep.nodeName ?? pod?.spec?.nodeName;
+          if (nodeName) info.node = nodeName;
+          if (ep.zone) {
+            info.zone = ep.zone;
+            info.zoneSource = "endpoint";
+          } else {
+            const z = nodeZone(nodeName ? nodes.get(nodeName) : undefined);
+            if (z) {
+              info.zone = z.zone;
+              info.zoneSource = z.source;
+            }
+          }
+          if (ep.hints?.forZones) info.hintsForZones = ep.hints.forZones.map((z) => z.name);
+          byAddress.set(address, info);
+        }
+        for (const sp of summary.ports) {
+          const match = (slice.ports ?? []).find((p) => (p.name ?? "") === (sp.name ?? "") && (p.protocol ?? "TCP") === sp.protocol);
+          if (match?.port !== undefined && !info.ports.some((x) => x.portKey === sp.portKey)) {
+            info.ports.push({ portKey: sp.portKey, port: match.port, protocol: sp.protocol });
+          }
+        }
+      }
+    }
+  }
+  const endpoints = [...byAddress.values()];
+  const zoneMap = new Map<string, ZoneCount>();
+  for (const e of endpoints) {
+    const z = e.zone ?? "(no zone)";
+    const c = zoneMap.get(z) ?? { zone: z, ready: 0, notReady: 0 };
+    if (e.ready) c.ready++;
+    else c.notReady++;
+    zoneMap.set(z, c);
+  }
+  return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => a.zone.localeCompare(b.zone)), slices };
+}
+
+/**
+ * The endpoints kube-proxy uses for a port under a traffic policy, as pkg/proxy/topology.go CategorizeEndpoints:
+ * ready endpoints; if none, serving-and-terminating ones. For `Local`, only endpoints on `node`.
+ *
+ * @returns endpoint `IP:PORT` strings.
+ */
+export function usableEndpoints(
+  endpoints: EndpointInfo[],
+  key: string,
+  policy: "Cluster" | "Local",
+  node: string,
+): string[] {
+  const withPort = endpoints
+    .filter((e) => policy === "Cluster" || e.node === node)
+    .map((e) => ({ e, p: e.ports.find((p) => p.portKey === key) }))
+    .filter((x) => x.p !== undefined);
+  const ready = withPort.filter((x) => x.e.ready);
+  const chosen = ready.length > 0 ? ready : withPort.filter((x) => x.e.serving && x.e.terminating);
+  return chosen.map((x) => fmt(x.e.address, x.p!.port));
+}
+
+function fmt(ip: string, port: number): string {
+  return ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+}

@@ -1,0 +1,193 @@
+/**
+ * Text rendering of a {@link ServiceReport}: verdicts first (where new connections go, with shares; who is
+ * masqueraded and by which rule line), then drift and findings, then what a dump cannot show. `wide` adds the rule
+ * text of every piece of evidence.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, ServiceReport } from "../explain/service_report.ts";
+import { formatShare } from "../explain/probability.ts";
+import { makeStyle, type Style, table } from "./style.ts";
+
+/** Options of {@link renderServiceText}. */
+export interface ServiceTextOptions {
+  /** ANSI colour. @default false */
+  color?: boolean;
+  /** `-o wide`: print the rule text of every piece of evidence. @default false */
+  wide?: boolean;
+}
+
+function shareText(e: EndpointShare): string {
+  return e.share === null ? "depends on live connections" : formatShare(e.share);
+}
+
+function masqText(v: ClientVerdict, st: Style): string {
+  switch (v.masquerade) {
+    case "always":
+      return st.yellow("masqueraded (SNAT)");
+    case "never":
+      return st.green("not masqueraded");
+    case "some":
+      return st.yellow("masqueraded on some paths");
+    default:
+      return "";
+  }
+}
+
+function outcomeText(v: ClientVerdict, st: Style): string {
+  switch (v.outcome) {
+    case "forwarded":
+      return v.endpoints.length === 1 ? `→ ${v.endpoints[0]!.endpoint}` : `→ ${v.endpoints.length} endpoints`;
+    case "dropped":
+      return st.red("DROPPED");
+    case "rejected":
+      return st.red("REJECTED");
+    case "not-handled":
+      return st.red("not handled by kube-proxy");
+    default: {
+      const parts = [];
+      if (v.endpoints.length) parts.push(`→ ${v.endpoints.length} endpoints`);
+      if (v.dropped) parts.push(st.red(`dropped ${formatShare(v.dropped)}`));
+      if (v.rejected) parts.push(st.red(`rejected ${formatShare(v.rejected)}`));
+      if (v.notHandled) parts.push(st.red(`not handled ${formatShare(v.notHandled)}`));
+      return parts.join(", ");
+    }
+  }
+}
+
+function sameEndpoints(a: EndpointShare[], b: EndpointShare[]): boolean {
+  return a.length === b.length && a.every((e, i) => e.endpoint === b[i]!.endpoint && Math.abs((e.share ?? -1) - (b[i]!.share ?? -1)) < 1e-9);
+}
+
+function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: string[]): void {
+  lines.push(`    ${st.bold(e.kind)} ${e.destination}`);
+  const b = e.balancing;
+  if (b.method === "ipvs" && b.scheduler) {
+    lines.push(`      balancing: IPVS scheduler ${st.bold(b.scheduler.name)} — ${b.scheduler.description}` +
+      (b.scheduler.persistentSeconds ? `; persistent ${b.scheduler.persistentSeconds} s` : ""));
+  } else if (b.method === "iptables-probability-cascade") {
+    lines.push(`      balancing: iptables random probability cascade (shares as the kernel applies them)`);
+  } else if (b.method === "nftables-numgen") {
+    lines.push(`      balancing: nftables numgen random mod N`);
+  }
+  if (b.sessionAffinity) lines.push(`      session affinity: ${b.sessionAffinity} (shares are for new clients)`);
+  if (b.shares.length > 0) {
+    lines.push(...table(
+      b.shares.map((s) => [s.endpoint, shareText(s), s.weight !== undefined ? `weight ${s.weight}` : "", s.via ?? ""]),
+      "        ",
+    ));
+  }
+  const ref = b.shares;
+  const rows: string[][] = [];
+  const extra: string[][] = [];
+  for (const c of e.clients) {
+    const endpointsDiffer = c.outcome === "forwarded" && !sameEndpoints(c.endpoints, ref.map(({ endpoint, share }) => ({ endpoint, share })));
+    rows.push([c.description, outcomeText(c, st), masqText(c, st)]);
+    const more: string[] = [];
+    if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x)}`).join(", ")));
+    if (c.reason) more.push(st.dim(c.reason));
+    extra.push(more);
+  }
+  lines.push("      clients:");
+  table(rows, "        ").forEach((l, i) => {
+    lines.push(l);
+    for (const m of extra[i] ?? []) lines.push("          " + m);
+  });
+  if (wide) {
+    const seen = new Set<string>();
+    const ev = e.clients.flatMap((c) => c.evidence).filter((x) => {
+      const k = `${x.rule.table}/${x.rule.line}/${x.role}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+    if (ev.length > 0) {
+      lines.push("      evidence:");
+      for (const x of ev) lines.push(`        ${x.rule.table} line ${x.rule.line} ${st.dim(`(${x.role})`)}: ${x.rule.raw}`);
+    }
+    const cav = [...new Set(e.clients.flatMap((c) => c.caveats))];
+    if (cav.length > 0) {
+      lines.push("      caveats:");
+      for (const c of cav) lines.push(`        - ${c}`);
+    }
+  }
+}
+
+function renderNode(n: NodeServiceReport, st: Style, wide: boolean, lines: string[]): void {
+  const mode = n.proxyMode.mode;
+  const from = n.proxyMode.evidence.map((e) => `${e.source}: ${e.value}`).join("; ");
+  lines.push("");
+  lines.push(st.bold(`Node ${n.node}`) + (n.zone ? ` (zone ${n.zone})` : "") + ` — kube-proxy mode ${st.bold(mode)}` + (from ? st.dim(` [${from}]`) : ""));
+  if (n.source) lines.push(st.dim(`  state from ${n.source}`));
+  if (n.error) {
+    lines.push(st.red(`  not analysed: ${n.error}`));
+    return;
+  }
+  for (const note of n.notes) lines.push(st.dim(`  note: ${note}`));
+  for (const p of n.ports) {
+    const sp = p.servicePort;
+    lines.push(`  port ${sp.name ? `${sp.name} ` : ""}${sp.port}/${sp.protocol}` + (sp.targetPort !== undefined ? ` → targetPort ${sp.targetPort}` : "") + st.dim(`  (${sp.portKey})`));
+    for (const e of p.entryPoints) renderEntry(e, st, wide, lines);
+  }
+  if (n.drift.length === 0 && n.ports.length > 0) lines.push(st.green("  drift: none — the node's rules match the API's usable endpoints"));
+  for (const d of n.drift) lines.push(st.yellow(`  drift: ${d.message}`));
+}
+
+/**
+ * Renders a ServiceReport as text.
+ * @param r the report.
+ * @param options {@link ServiceTextOptions}.
+ * @returns the text, ending with a newline.
+ */
+export function renderServiceText(r: ServiceReport, options: ServiceTextOptions = {}): string {
+  const st = makeStyle(options.color ?? false);
+  const wide = options.wide ?? false;
+  const s = r.service;
+  const lines: string[] = [];
+  lines.push(st.bold(`Service ${s.namespace}/${s.name}`) + `  type ${s.type}` + (s.clusterIPs.length ? `  ClusterIP ${s.clusterIPs.join(", ")}` : ""));
+  const pol = [`externalTrafficPolicy ${s.externalTrafficPolicy}`, `internalTrafficPolicy ${s.internalTrafficPolicy}`, `sessionAffinity ${s.sessionAffinity}`];
+  if (s.trafficDistribution) pol.push(`trafficDistribution ${s.trafficDistribution}`);
+  lines.push(st.dim("  " + pol.join(", ")));
+  if (s.loadBalancerIngress.length) lines.push(`  LoadBalancer ingress ${s.loadBalancerIngress.join(", ")}` + (s.loadBalancerSourceRanges.length ? `  sourceRanges ${s.loadBalancerSourceRanges.join(", ")}` : ""));
+  if (s.externalIPs.length) lines.push(`  externalIPs ${s.externalIPs.join(", ")}`);
+  const ready = r.endpoints.filter((e) => e.ready).length;
+  lines.push("");
+  lines.push(st.bold(`Endpoints: ${ready} ready of ${r.endpoints.length}`) + (r.zones.length ? `, zones: ${r.zones.map((z) => `${z.zone} ${z.ready}${z.notReady ? `(+${z.notReady} not ready)` : ""}`).join(", ")}` : ""));
+  if (r.endpoints.length > 0) {
+    lines.push(...table(
+      [["ADDRESS", "PORTS", "POD", "NODE", "ZONE", "STATE"]].concat(r.endpoints.map((e) => [
+        e.address,
+        e.ports.map((p) => p.port).join(",") || "-",
+        e.pod ?? "-",
+        e.node ?? "-",
+        e.zone ? e.zone + (e.zoneSource === "node-beta-label" ? " (beta label)" : "") : "-",
+        e.ready ? st.green("ready") : e.serving ? st.yellow("serving, terminating") : st.red(e.terminating ? "terminating" : "not ready"),
+      ])),
+      "  ",
+    ));
+  }
+  for (const n of r.nodes) renderNode(n, st, wide, lines);
+  if (r.packet) {
+    lines.push("");
+    lines.push(st.bold("Packet"));
+    for (const a of r.packet) {
+      lines.push(`  on ${a.node}: ${a.source} → ${a.destination}: ${a.outcome}` + (a.endpoints.length ? ` → ${a.endpoints.map((e) => `${e.endpoint} ${shareText(e)}${e.masqueraded ? " (masqueraded)" : ""}`).join(", ")}` : ""));
+      if (a.reason) lines.push(`    ${a.reason}`);
+      for (const x of a.evidence) lines.push(st.dim(`    ${x.rule.table} line ${x.rule.line} (${x.role}): ${x.rule.raw}`));
+      for (const c of a.caveats) lines.push(st.dim(`    caveat: ${c}`));
+    }
+  }
+  if (r.findings.length > 0) {
+    lines.push("");
+    lines.push(st.bold("Findings"));
+    for (const f of r.findings) {
+      const tag = f.severity === "error" ? st.red("ERROR") : f.severity === "warning" ? st.yellow("WARN") : st.cyan("INFO");
+      lines.push(`  ${tag} ${f.node ? `[${f.node}] ` : ""}${f.message}`);
+    }
+  }
+  lines.push("");
+  lines.push(st.dim("Not visible in a dump: " + r.limits.join("; ") + "."));
+  if (!wide) lines.push(st.dim("Use -o wide for the rule text behind each verdict."));
+  return lines.join("\n") + "\n";
+}
