@@ -63,7 +63,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 /**
  * Builds the program. Actions write to `io` and resolve to an exit code stored in `result.code`.
  */
-export function buildProgram(io: CliIo, result: { code: number }): Command {
+export function buildProgram(io: CliIo, result: { code: number }) {
   const program = new Command()
     .name("kubectl-netpath")
     .usage("[TYPE/NAME] [flags]")
