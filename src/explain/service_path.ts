@@ -217,7 +217,7 @@ function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, fami
       if (found.size === 0) {
         let looked = 0;
         for (const [name, ch] of nat.chains) {
-          if (!(name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-EXT-"))) continue;
+          if (!(name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-SVL-") || name.startsWith("KUBE-EXT-"))) continue;
           scan(ch.rawRules);
           if (found.size > 0 || ++looked > 50) break;
         }
