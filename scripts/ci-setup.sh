@@ -11,6 +11,7 @@
 #   nft         nftables         nftables-mode fixtures
 #   ipset       ipset            IPVS-mode ipset fixtures
 #   conntrack   conntrack        tests/helpers/kernel_oracle.ts (reads the NAT verdicts)
+#   nfacct      nfacct           creates the nfacct counters kube-proxy master dumps reference (-m nfacct)
 #   ipvsadm     ipvsadm          IPVS-mode collection (the kernel may lack IP_VS; then only the binary is used)
 #   nc          netcat-openbsd   sends one TCP SYN / UDP datagram from a namespace
 #   bash zsh fish                completion tests
@@ -27,6 +28,7 @@ TOOLS=(
   "nft:nftables"
   "ipset:ipset"
   "conntrack:conntrack"
+  "nfacct:nfacct"
   "ipvsadm:ipvsadm"
   "nc:netcat-openbsd"
   "bash:bash"
@@ -48,7 +50,7 @@ for entry in "${TOOLS[@]}"; do
 done
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then
-  log "all tools present (ip iptables nft ipset conntrack ipvsadm nc bash zsh fish)"
+  log "all tools present (ip iptables nft ipset conntrack nfacct ipvsadm nc bash zsh fish)"
   exit 0
 fi
 
