@@ -376,6 +376,8 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
   let lineNo = 0;
   const len = text.length;
   let sawContent = false;
+  let lastLine = "";
+  let lastLineNo = 0;
   while (pos < len) {
     let end = text.indexOf("\n", pos);
     if (end === -1) end = len;
@@ -383,6 +385,10 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     pos = end + 1;
     lineNo++;
     if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (line.trim() !== "") {
+      lastLine = line;
+      lastLineNo = lineNo;
+    }
     const c = line.charCodeAt(0);
     if (c === 45 /* - */ || c === 91 /* [ */) {
       // -A CHAIN … / [p:b] -A CHAIN … / -X CHAIN / -F CHAIN / -N CHAIN
@@ -456,7 +462,12 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     throw new DumpParseError(FORMAT, lineNo, "unexpected line (want *table, :CHAIN, -A rule, COMMIT or # comment)", line);
   }
   if (table) {
-    throw new DumpParseError(FORMAT, table.line, `table "${table.name}" is not closed by COMMIT (dump truncated?)`, `*${table.name}`);
+    throw new DumpParseError(
+      FORMAT,
+      lastLineNo,
+      `the dump ends inside table "${table.name}" (opened at line ${table.line}) without COMMIT: it was truncated, this last line may be cut`,
+      lastLine,
+    );
   }
   if (!sawContent) throw new DumpParseError(FORMAT, lineNo, "no tables found (only comments)", "");
   if (options.eager) {
