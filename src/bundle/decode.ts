@@ -236,6 +236,18 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       bundle.capture = docs[0] as CaptureInfo;
       continue;
     }
+    if ((docs[0] as { format?: unknown } | undefined)?.format === BUNDLE_FORMAT) {
+      // A one-file bundle inside a directory: merge it.
+      const inner = decodeBundle(f.text, `${dirName}/${f.path}`);
+      bundle.capture = { ...inner.capture, ...bundle.capture };
+      for (const key of Object.keys(inner.objects) as (keyof BundleObjects)[]) {
+        (bundle.objects[key] as unknown[]).push(...inner.objects[key]);
+        objects += inner.objects[key].length;
+      }
+      for (const n of inner.nodes) nodes.set(n.name, n);
+      bundle.warnings.push(...inner.warnings);
+      continue;
+    }
     for (const d of docs) objects += addObjects(bundle, d, `${dirName}/${f.path}`);
   }
   for (const [key, code] of exits) {

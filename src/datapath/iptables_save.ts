@@ -401,7 +401,7 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       const chainName = sp2 === -1 ? afterVerb : afterVerb.slice(0, sp2);
       if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"${verb}" without a chain name`, line);
       if (verb === "-A" || verb === "--append") {
-        let chain = table.chains.get(chainName) as LazyChain | undefined;
+        const chain = table.chains.get(chainName) as LazyChain | undefined;
         if (!chain) {
           throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, line);
         }

@@ -21,7 +21,6 @@ import type { TracePacket } from "./rule_match.ts";
 import { nodeZone, type ResolvedService, resolveService, usableEndpoints } from "./service_resolve.ts";
 import type {
   ClientKind,
-  ClientVerdict,
   DriftItem,
   EntryPointReport,
   Finding,

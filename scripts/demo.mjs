@@ -1,0 +1,24 @@
+// `npm run demo`: the main job on the shipped example bundles (built from the seeds' real dumps).
+import { spawnSync } from "node:child_process";
+
+const runs = [
+  ["# kube-dns on node k8s1 of seed 001 (iptables mode): balancing, masquerade per client, drift",
+    ["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab"]],
+  ["# One packet: a pod at 10.244.1.7 asking kube-dns over UDP",
+    ["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "--source", "10.244.1.7", "--dest", "10.96.0.10:53/udp"]],
+];
+const extra = [
+  ["examples/ipvs-lab", ["svc/web", "--from", "examples/ipvs-lab"], "# Service web in IPVS mode (seeds 000 and 002): scheduler, real servers, ipsets"],
+  ["examples/lb-legacy", ["svc/nginx", "-n", "default", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
+  ["examples/azure-zones", ["pod/busybox", "--why-pending", "--from", "examples/azure-zones"], "# Why is pod busybox Pending? (seed 000, Azure zones)"],
+];
+import { existsSync } from "node:fs";
+for (const [dir, args, title] of extra) if (existsSync(dir)) runs.push([title, args]);
+
+let failed = 0;
+for (const [title, args] of runs) {
+  process.stdout.write(`\n${title}\n$ kubectl netpath ${args.join(" ")}\n\n`);
+  const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", ...args], { stdio: "inherit" });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);
