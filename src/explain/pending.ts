@@ -1,0 +1,623 @@
+/**
+ * Why is a PersistentVolumeClaim or a pod Pending? `explainPending(bundle, question)` answers per node and per rule:
+ * the claim's state and reason, each PersistentVolume's node × term table, each pod's node × rule table in the
+ * scheduler's filter order, the verdict per node, the summary in the scheduler's own words, the reconciliation with
+ * the last FailedScheduling event, and the root-cause hints the data shows.
+ *
+ * The per-node model follows kube-scheduler's default profile (pkg/scheduler/apis/config/v1/default_plugins.go):
+ * PreFilter VolumeBinding (missing claim, unbound Immediate claims), then the Filters NodeUnschedulable,
+ * TaintToleration, NodeAffinity (nodeSelector + required node affinity), VolumeBinding (bound PVs' node affinity via
+ * CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static match or provisioning allowed by
+ * allowedTopologies), VolumeZone (PV zone/region labels). A node's reasons are those of its first failing filter, as
+ * the framework stops at the first rejection. Not modelled: resources, ports, pod (anti-)affinity, topology spread,
+ * volume limits, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation says so when an event names
+ * them.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import type { Node, PersistentVolume, Pod, Toleration } from "../model/k8s.ts";
+import { NotFoundError } from "./errors.ts";
+import {
+  evaluateNodeSelector,
+  evaluateNodeSelectorMap,
+  matchTopologySelectorTerms,
+  type NodeSelectorEvaluation,
+} from "./node_selector.ts";
+import { analyseClaim, isClaimFullyBound, volumeMismatches } from "./pending_claim.ts";
+import {
+  ANN_SELECTED_NODE,
+  buildContext,
+  claimClassName,
+  cmp,
+  eventsFor,
+  getClaim,
+  NO_PROVISIONER,
+  nodeFacts,
+  type PendingContext,
+  podClaimNames,
+  podsUsingClaim,
+} from "./pending_context.ts";
+import { pendingHints } from "./pending_hints.ts";
+import {
+  type ClaimReport,
+  type FailedSchedulingEvent,
+  type Finding,
+  PENDING_REPORT_API_VERSION,
+  PENDING_REPORT_KIND,
+  type PendingQuestion,
+  type PendingReport,
+  type PodClaimUse,
+  type PodNodeRow,
+  type PodReport,
+  type Reconciliation,
+  type RuleCheck,
+  type SchedulingSummary,
+} from "./pending_types.ts";
+import {
+  classifyReason,
+  CURRENT_WORDING,
+  formatSchedulerMessage,
+  parseSchedulerMessage,
+  reasonText,
+  type SchedulerReasonKind,
+  type SchedulerWording,
+  wordingForVersion,
+  wordingOfMessage,
+} from "./scheduler_message.ts";
+import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
+
+export type {
+  ClaimReport,
+  Finding,
+  PendingQuestion,
+  PendingReport,
+  PodNodeRow,
+  PodReport,
+  RuleCheck,
+  VolumeReport,
+} from "./pending_types.ts";
+export { PENDING_REPORT_API_VERSION, PENDING_REPORT_KIND } from "./pending_types.ts";
+
+const BETA_TO_GA: Record<string, string> = {
+  "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+};
+const VOLUME_ZONE_LABELS = [
+  "failure-domain.beta.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/region",
+  "topology.kubernetes.io/zone",
+  "topology.kubernetes.io/region",
+];
+
+/** Short words for a failed selector: `term 0: …zone "southeastasia-1" is not in [0]; term 1: …`. */
+function selectorFailure(ev: NodeSelectorEvaluation): string {
+  if (ev.terms.length === 0) return "no nodeSelectorTerms (matches nothing)";
+  return ev.terms.map((t) => {
+    if (t.empty) return `term ${t.index}: empty (matches nothing)`;
+    if (t.parseErrors.length > 0) return `term ${t.index}: invalid (${t.parseErrors.join("; ")})`;
+    const failed = t.requirements.filter((r) => !r.matched);
+    return `term ${t.index}: ${failed.map((r) => `${r.key} ${r.reason}`).join(", ")}`;
+  }).join("; ");
+}
+
+function selectorSuccess(ev: NodeSelectorEvaluation): string {
+  const t = ev.terms.find((x) => x.matched);
+  return t ? `term ${t.index} matches` : "matches";
+}
+
+function claimUses(ctx: PendingContext, pod: Pod): PodClaimUse[] {
+  const ns = pod.metadata.namespace ?? "";
+  return podClaimNames(pod).map(({ volume, claim }): PodClaimUse => {
+    const pvc = getClaim(ctx, ns, claim);
+    if (!pvc) return { volume, claim, found: false, bound: false, binding: "missing", volumeName: null };
+    const bound = isClaimFullyBound(pvc);
+    let binding: PodClaimUse["binding"] = "bound";
+    if (!bound) {
+      // volume.IsDelayBindingMode: a claim without class, or whose class is missing, binds Immediately; a pre-bound
+      // claim (volumeName set) is treated as unbound Immediate (binder.go GetPodVolumes).
+      const cls = claimClassName(pvc);
+      const sc = cls ? ctx.classes.get(cls) : undefined;
+      binding = sc?.volumeBindingMode === "WaitForFirstConsumer" && !pvc.spec?.volumeName ? "delayed" : "immediate";
+    }
+    return { volume, claim, found: true, bound, binding, volumeName: pvc.spec?.volumeName || null };
+  });
+}
+
+/** VolumeBinding PreFilter: the message that rejects every node, or null. */
+function volumePreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): string | null {
+  const ns = pod.metadata.namespace ?? "";
+  for (const u of uses) {
+    if (!u.found) return `persistentvolumeclaim "${u.claim}" not found`;
+    if (getClaim(ctx, ns, u.claim)?.metadata.deletionTimestamp) return `persistentvolumeclaim "${u.claim}" is being deleted`;
+  }
+  return uses.some((u) => u.binding === "immediate") ? "pod has unbound immediate PersistentVolumeClaims" : null;
+}
+
+/** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
+function volumeCheck(
+  ctx: PendingContext,
+  pod: Pod,
+  node: Node,
+  use: PodClaimUse,
+): { check: RuleCheck; conflict?: "node" | "bind" | "pv-missing" } {
+  const ns = pod.metadata.namespace ?? "";
+  const base = { rule: "volume" as const, plugin: "VolumeBinding" as const, claim: use.claim };
+  if (!use.found) return { check: { ...base, passed: false, detail: `claim ${use.claim} not found` } };
+  const pvc = getClaim(ctx, ns, use.claim)!;
+  if (use.binding === "immediate") {
+    return { check: { ...base, passed: false, detail: "unbound, Immediate binding: rejected at PreFilter until the claim binds" } };
+  }
+  if (use.binding === "bound") {
+    const name = use.volumeName as string;
+    const pv = ctx.volumes.get(name);
+    if (!pv) return { check: { ...base, volume: name, passed: false, detail: `PersistentVolume ${name} does not exist` }, conflict: "pv-missing" };
+    const required = pv.spec?.nodeAffinity?.required;
+    if (!required) return { check: { ...base, volume: name, passed: true, detail: "no node affinity" } };
+    const evaluation = evaluateNodeSelector(required, { labels: node.metadata.labels ?? {} }, { fields: false });
+    return evaluation.matched
+      ? { check: { ...base, volume: name, passed: true, detail: selectorSuccess(evaluation), evaluation } }
+      : { check: { ...base, volume: name, passed: false, detail: selectorFailure(evaluation), evaluation }, conflict: "node" };
+  }
+  // Delayed binding (WaitForFirstConsumer, unbound).
+  const selected = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
+  if (selected !== undefined) {
+    return selected === node.metadata.name
+      ? { check: { ...base, passed: true, detail: `provisioning for this node (${ANN_SELECTED_NODE})` } }
+      : { check: { ...base, passed: false, detail: `being provisioned for node ${selected} (${ANN_SELECTED_NODE})` }, conflict: "bind" };
+  }
+  const fit = [...ctx.volumes.values()].find((pv: PersistentVolume) => {
+    if (volumeMismatches(pvc, pv).length > 0) return false;
+    const req = pv.spec?.nodeAffinity?.required;
+    return !req || evaluateNodeSelector(req, { labels: node.metadata.labels ?? {} }, { fields: false }).matched;
+  });
+  if (fit) return { check: { ...base, volume: fit.metadata.name, passed: true, detail: `PersistentVolume ${fit.metadata.name} is available here` } };
+  const cls = claimClassName(pvc);
+  const sc = cls ? ctx.classes.get(cls) : undefined;
+  if (!sc || sc.provisioner === "" || sc.provisioner === NO_PROVISIONER) {
+    return { check: { ...base, passed: false, detail: "no available PersistentVolume matches on this node, and the class cannot provision" }, conflict: "bind" };
+  }
+  if (!matchTopologySelectorTerms(sc.allowedTopologies, node.metadata.labels ?? {})) {
+    return { check: { ...base, passed: false, detail: `StorageClass ${sc.metadata.name} allowedTopologies exclude this node` }, conflict: "bind" };
+  }
+  return { check: { ...base, passed: true, detail: `can be provisioned here by ${sc.provisioner}` } };
+}
+
+/** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
+function volumeZoneCheck(ctx: PendingContext, pod: Pod, node: Node, uses: PodClaimUse[]): RuleCheck | null {
+  const topo: { pv: string; key: string; values: string[] }[] = [];
+  for (const u of uses) {
+    if (!u.volumeName) continue;
+    const pv = ctx.volumes.get(u.volumeName);
+    for (const key of VOLUME_ZONE_LABELS) {
+      const v = pv?.metadata.labels?.[key];
+      if (v !== undefined) topo.push({ pv: u.volumeName, key, values: v.split("__").map((s) => s.trim()) });
+    }
+  }
+  if (topo.length === 0) return null;
+  const labels = node.metadata.labels ?? {};
+  const base = { rule: "volumeZone" as const, plugin: "VolumeZone" as const };
+  if (!VOLUME_ZONE_LABELS.some((k) => k in labels)) return { ...base, passed: true, detail: "node has no zone labels" };
+  for (const t of topo) {
+    const v = labels[t.key] ?? labels[BETA_TO_GA[t.key] ?? t.key];
+    if (v === undefined || !t.values.includes(v)) {
+      return { ...base, passed: false, detail: `PersistentVolume ${t.pv} label ${t.key}=${t.values.join("__")}, node has ${v === undefined ? "none" : v}` };
+    }
+  }
+  void pod;
+  return { ...base, passed: true, detail: "zone labels agree" };
+}
+
+function podNodeRow(
+  ctx: PendingContext,
+  pod: Pod,
+  node: Node,
+  uses: PodClaimUse[],
+  wording: SchedulerWording,
+  preFilter: string | null,
+): PodNodeRow {
+  const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
+  const checks: RuleCheck[] = [];
+  const cordoned = node.spec?.unschedulable === true;
+  const tolUnsched = toleratesUnschedulable(tolerations);
+  checks.push({
+    rule: "cordoned",
+    plugin: "NodeUnschedulable",
+    passed: !cordoned || tolUnsched,
+    detail: !cordoned ? "schedulable" : tolUnsched ? "cordoned, tolerated by the pod" : "cordoned (spec.unschedulable)",
+  });
+  const tv = evaluateTaints(node.spec?.taints, tolerations);
+  const untol = tv.taints.filter((t) => t.filtered && !t.tolerated).map((t) => t.text);
+  checks.push({
+    rule: "taints",
+    plugin: "TaintToleration",
+    passed: untol.length === 0,
+    detail: untol.length > 0 ? `untolerated ${untol.join(", ")}` : tv.taints.length > 0 ? "all taints tolerated" : "no taints",
+    untoleratedTaints: untol,
+  });
+  const nodeSel = pod.spec?.nodeSelector;
+  if (nodeSel && Object.keys(nodeSel).length > 0) {
+    const selector = evaluateNodeSelectorMap(nodeSel, node.metadata.labels ?? {});
+    const failed = selector.requirements.filter((r) => !r.matched);
+    checks.push({
+      rule: "nodeSelector",
+      plugin: "NodeAffinity",
+      passed: selector.matched,
+      detail: selector.matched ? "matches" : failed.map((r) => `${r.key}: ${r.reason}`).join(", "),
+      selector,
+    });
+  }
+  const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (required) {
+    const evaluation = evaluateNodeSelector(required, nodeFacts(node));
+    checks.push({
+      rule: "nodeAffinity",
+      plugin: "NodeAffinity",
+      passed: evaluation.matched,
+      detail: evaluation.matched ? selectorSuccess(evaluation) : selectorFailure(evaluation),
+      evaluation,
+    });
+  }
+  let nodeConflict = false;
+  let bindConflict = false;
+  let pvMissing = false;
+  let boundDecided = false;
+  for (const u of uses) {
+    const { check, conflict } = volumeCheck(ctx, pod, node, u);
+    checks.push(check);
+    // checkBoundClaims stops at the first bound claim that fails; unbound claims are all checked.
+    if (conflict === "node" && !boundDecided) {
+      nodeConflict = true;
+      boundDecided = true;
+    } else if (conflict === "pv-missing" && !boundDecided) {
+      pvMissing = true;
+      boundDecided = true;
+    } else if (conflict === "bind") bindConflict = true;
+  }
+  const zoneCheck = volumeZoneCheck(ctx, pod, node, uses);
+  if (zoneCheck) checks.push(zoneCheck);
+  const ready = ctx.nodeStates.find((s) => s.name === node.metadata.name)?.ready ?? "Unknown";
+  const hasReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === TAINT_NOT_READY || t.key === TAINT_UNREACHABLE);
+  checks.push({
+    rule: "ready",
+    plugin: null,
+    passed: ready === "True",
+    detail: ready === "True"
+      ? "Ready"
+      : `NotReady (Ready=${ready})` + (hasReadyTaint ? "" : "; no not-ready/unreachable taint yet, so the scheduler still considers it"),
+  });
+
+  let rejectedBy: PodNodeRow["rejectedBy"] = null;
+  const failed = (rule: RuleCheck["rule"]) => checks.some((c) => c.rule === rule && !c.passed);
+  if (preFilter) {
+    rejectedBy = { plugin: "VolumeBinding", reasons: [preFilter] };
+  } else if (failed("cordoned")) {
+    rejectedBy = { plugin: "NodeUnschedulable", reasons: [reasonText("unschedulable", wording) as string] };
+  } else if (tv.first) {
+    rejectedBy = { plugin: "TaintToleration", reasons: [reasonText("taint", wording, tv.first) as string] };
+  } else if (failed("nodeSelector") || failed("nodeAffinity")) {
+    rejectedBy = { plugin: "NodeAffinity", reasons: [reasonText("node-affinity", wording) as string] };
+  } else if (nodeConflict || bindConflict || pvMissing) {
+    const reasons: string[] = [];
+    if (nodeConflict) reasons.push(reasonText("volume-node-affinity", wording) as string);
+    if (bindConflict) reasons.push(reasonText("volume-bind", wording) as string);
+    if (pvMissing) reasons.push(reasonText("pv-not-exist", wording) as string);
+    rejectedBy = { plugin: "VolumeBinding", reasons };
+  } else if (zoneCheck && !zoneCheck.passed) {
+    rejectedBy = { plugin: "VolumeZone", reasons: [reasonText("volume-zone", wording) as string] };
+  }
+  return { node: node.metadata.name, checks, fits: rejectedBy === null, rejectedBy };
+}
+
+function lastFailedScheduling(ctx: PendingContext, pod: Pod): FailedSchedulingEvent | null {
+  const events = eventsFor(ctx, "Pod", pod.metadata.namespace ?? "", pod.metadata.name).filter((e) => e.reason === "FailedScheduling");
+  const e = events[events.length - 1];
+  if (!e) return null;
+  try {
+    return { ...e, parsed: parseSchedulerMessage(e.message) };
+  } catch (err) {
+    return { ...e, parsed: null, parseError: (err as Error).message };
+  }
+}
+
+function maxKubeletVersion(ctx: PendingContext): string | undefined {
+  let best: [number, number] | undefined;
+  let text: string | undefined;
+  for (const s of ctx.nodeStates) {
+    const m = /^v?(\d+)\.(\d+)/.exec(s.kubeletVersion ?? "");
+    if (!m) continue;
+    const v: [number, number] = [Number(m[1]), Number(m[2])];
+    if (!best || v[0] > best[0] || (v[0] === best[0] && v[1] > best[1])) {
+      best = v;
+      text = s.kubeletVersion as string;
+    }
+  }
+  return text;
+}
+
+function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean): Reconciliation {
+  if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
+  if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
+  if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
+  if (!summary) return { status: "no-event", details: ["No Node objects: nothing to compare the event with."] };
+  const details: string[] = [];
+  const p = ev.parsed;
+  const key = (kind: SchedulerReasonKind, taintKey?: string) => kind + (kind === "taint" && taintKey ? `{${taintKey}}` : "");
+  const theirs = new Map<string, number>();
+  for (const r of p.reasons) theirs.set(key(r.kind, r.taint?.key), (theirs.get(key(r.kind, r.taint?.key)) ?? 0) + r.count);
+  const ours = new Map<string, number>();
+  for (const r of summary.reasons) {
+    const t = r.kind === "taint" ? classifyReason(r.reason).taint?.key : undefined;
+    // Compare taint keys only when both sides name one.
+    const theirsNames = p.reasons.some((x) => x.kind === "taint" && x.taint);
+    ours.set(key(r.kind, theirsNames ? t : undefined), (ours.get(key(r.kind, theirsNames ? t : undefined)) ?? 0) + r.count);
+  }
+  if (p.total !== null && p.total !== summary.total) {
+    details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
+  }
+  const unmodelled = p.reasons.filter((r) =>
+    ["resources", "ports", "pod-affinity", "topology-spread", "volume-limits", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind)
+  );
+  for (const r of unmodelled) {
+    details.push(`The scheduler reported "${r.count} ${r.reason}", a check this analysis does not model (it has no data for it).`);
+  }
+  const kinds = new Set([...theirs.keys(), ...ours.keys()]);
+  let same = true;
+  for (const k of [...kinds].sort(cmp)) {
+    const a = theirs.get(k) ?? 0;
+    const b = ours.get(k) ?? 0;
+    if (a !== b) {
+      same = false;
+      if (!unmodelled.some((r) => key(r.kind, r.taint?.key) === k)) {
+        details.push(`${k}: the event says ${a} node(s), the bundle gives ${b}.`);
+      }
+    }
+  }
+  if (same && details.length === 0) {
+    return { status: "agree", details: [`The last FailedScheduling event says the same: "${p.raw.trim()}"`] };
+  }
+  if (summary.feasibleNodes.length > 0) {
+    details.push(`By the rules checked here ${summary.feasibleNodes.join(", ")} would fit: the cluster changed since the event, or a check not modelled here rejects them.`);
+  }
+  if (details.length === 0) details.push("The counts differ.");
+  return { status: "disagree", details };
+}
+
+function analysePod(ctx: PendingContext, pod: Pod): PodReport {
+  const uses = claimUses(ctx, pod);
+  const preFilter = volumePreFilter(ctx, pod, uses);
+  const last = lastFailedScheduling(ctx, pod);
+  const wording: SchedulerWording = {
+    ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
+    ...(last?.parsed ? wordingOfMessage(last.parsed) : {}),
+  };
+  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter));
+  const scheduled = !!pod.spec?.nodeName;
+  let summary: SchedulingSummary | null = null;
+  if (ctx.nodes.length > 0) {
+    const total = rows.length;
+    const feasible = rows.filter((r) => r.fits).map((r) => r.node);
+    const perNode = preFilter ? [] : rows.filter((r) => !r.fits).map((r) => r.rejectedBy!.reasons);
+    const hist = new Map<string, number>();
+    for (const reasons of perNode) for (const r of reasons) hist.set(r, (hist.get(r) ?? 0) + 1);
+    const reasons = preFilter
+      ? [{ count: total, reason: preFilter, kind: classifyReason(preFilter).kind }]
+      : [...hist].map(([reason, count]) => ({ count, reason, kind: classifyReason(reason).kind })).sort((a, b) =>
+        cmp(`${a.count} ${a.reason}`, `${b.count} ${b.reason}`)
+      );
+    const message = feasible.length > 0
+      ? `${feasible.length}/${total} nodes fit by the rules checked here: ${feasible.join(", ")}.`
+      : formatSchedulerMessage(total, perNode, preFilter ?? undefined);
+    summary = { message, total, feasibleNodes: feasible, preFilter, reasons, wording };
+  }
+  return {
+    namespace: pod.metadata.namespace ?? "",
+    name: pod.metadata.name,
+    phase: pod.status?.phase ?? null,
+    nodeName: pod.spec?.nodeName ?? null,
+    schedulerName: pod.spec?.schedulerName ?? "default-scheduler",
+    claims: uses,
+    nodeSelector: { ...(pod.spec?.nodeSelector ?? {}) },
+    requiredNodeAffinity: pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null,
+    tolerations: pod.spec?.tolerations ?? [],
+    nodes: rows,
+    summary,
+    lastFailedScheduling: last,
+    reconciliation: reconcile(summary, last, scheduled),
+  };
+}
+
+function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
+  const out: Finding[] = [];
+  for (const c of claims) {
+    const ref = `PersistentVolumeClaim ${c.namespace}/${c.name}`;
+    const ev = c.state.event ? [`Event ${c.state.event.reason}: ${c.state.event.message}`] : [];
+    switch (c.state.reason) {
+      case "NotFound":
+        out.push({ id: "claim-missing", severity: "error", title: `${ref} does not exist`, detail: c.state.message, evidence: [] ,
+          suggestion: `Create the claim, or fix claimName in the pod.` });
+        break;
+      case "VolumeMissing":
+        out.push({ id: "volume-missing", severity: "error", title: `${ref} is bound to PersistentVolume ${c.volumeName}, which is not in the bundle`, detail: c.state.message, evidence: ev });
+        break;
+      case "NoStorageClass":
+        out.push({
+          id: "no-storage-class",
+          severity: "error",
+          title: `${ref} has no StorageClass and the cluster has no default one`,
+          detail: c.state.message,
+          evidence: [...ev, ...c.staticCandidates.slice(0, 5).map((s) => `PersistentVolume ${s.volume}: ${s.mismatches.map((m) => `${m.field} ${m.got} (wants ${m.want})`).join(", ") || "matches"}`)],
+          suggestion: `Set storageClassName, mark a StorageClass as default (storageclass.kubernetes.io/is-default-class: "true"), or create a matching PersistentVolume.`,
+        });
+        break;
+      case "StorageClassNotFound":
+        out.push({
+          id: "storage-class-not-found",
+          severity: "error",
+          title: `${ref} names StorageClass ${JSON.stringify(c.storageClassName)}, which does not exist`,
+          detail: c.state.message,
+          evidence: [...ev, `Existing StorageClasses: ${[...ctx.classes.keys()].sort(cmp).join(", ") || "none in the bundle"}`],
+          suggestion: `Create the StorageClass or fix storageClassName (it is immutable: recreate the claim).`,
+        });
+        break;
+      case "ProvisioningFailed":
+        out.push({
+          id: "provisioning-failed",
+          severity: "error",
+          title: `The provisioner of ${ref} fails`,
+          detail: c.state.message,
+          evidence: ev,
+          suggestion: `Read the provisioner's logs (${c.storageClass?.provisioner ?? "?"}); the event above is its last word.`,
+        });
+        break;
+      case "WaitForFirstConsumer":
+        out.push({
+          id: "wait-for-first-consumer",
+          severity: "info",
+          title: `${ref} waits for its first consumer`,
+          detail: c.state.message,
+          evidence: ev,
+        });
+        break;
+      case "NoMatchingVolume":
+        out.push({
+          id: "no-matching-volume",
+          severity: "error",
+          title: `No PersistentVolume can bind ${ref}`,
+          detail: c.state.message +
+            (c.staticCandidates.length === 0 ? " There is no unbound PersistentVolume at all." : ""),
+          evidence: c.staticCandidates.slice(0, 5).map((s) =>
+            `PersistentVolume ${s.volume}: ${s.mismatches.map((m) => `${m.field} is ${m.got}, claim wants ${m.want}`).join("; ") || "matches"}`
+          ),
+          suggestion: `Create a PersistentVolume that satisfies the claim, or change the claim to match an existing one.`,
+        });
+        break;
+    }
+    if (c.volume?.found && !c.volume.nodeAffinity) {
+      out.push({
+        id: "no-node-affinity",
+        severity: "info",
+        title: `PersistentVolume ${c.volume.name} has no node affinity`,
+        detail: `It does not restrict nodes (no spec.nodeAffinity.required), so its topology is not why a pod using claim ${c.name} is Pending.`,
+        evidence: [`PersistentVolume ${c.volume.name}: source ${c.volume.source ?? "unknown"}`],
+      });
+    }
+  }
+  return out;
+}
+
+function nodesMissingFinding(ctx: PendingContext, pods: PodReport[]): Finding {
+  const warnings = ctx.bundle.warnings.filter((w) => /\bnodes?\b/i.test(w));
+  const events = pods.flatMap((p) => (p.lastFailedScheduling ? [`Pod ${p.namespace}/${p.name} last FailedScheduling: ${p.lastFailedScheduling.message}`] : []));
+  return {
+    id: "nodes-missing",
+    severity: "warning",
+    title: `The bundle has no Node objects: no per-node verdict`,
+    detail: `Matching volume node affinity, taints and the pod's node rules against nodes needs "list nodes" (verb list, ` +
+      `resource nodes, cluster scope). Without it this report shows the claims' state and reasons, each PersistentVolume's ` +
+      `node affinity terms, and the scheduler's own last word` + (events.length ? "" : " (none in the bundle)") + `.`,
+    evidence: [...warnings, ...events],
+    suggestion: `Grant "list" on "nodes" (a ClusterRole; e.g. kubectl create clusterrole netpath-nodes --verb=list,get --resource=nodes) and run again.`,
+  };
+}
+
+const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 } as const;
+
+function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodReport[], findings: Finding[], nodesListed: boolean): string {
+  const rootCause = findings.find((f) => f.severity === "error");
+  const cause = rootCause ? ` Root cause: ${rootCause.title}.` : "";
+  const noNodes = nodesListed ? "" : " No Node objects in the bundle, so no per-node verdict.";
+  const podLine = (p: PodReport): string => {
+    if (p.nodeName) return `pod ${p.namespace}/${p.name} is scheduled on ${p.nodeName}`;
+    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}`;
+    return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? ` (scheduler: ${p.lastFailedScheduling.message})` : "");
+  };
+  if (q.kind === "pod") {
+    const p = pods[0] as PodReport;
+    const line = podLine(p);
+    return line.charAt(0).toUpperCase() + line.slice(1) + (p.nodeName ? "; it is not waiting for the scheduler." : "") + (p.nodeName ? "" : cause) + noNodes;
+  }
+  const c = claims[0] as ClaimReport;
+  const head = `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message}`;
+  const pending = pods.filter((p) => !p.nodeName);
+  if (c.state.status !== "Bound") return head + (pending.length ? ` ${pending.map(podLine).join("; ")}.` : "") + cause + noNodes;
+  if (pending.length === 0) {
+    return head + (pods.length ? ` Nothing is pending: ${pods.map(podLine).join("; ")}.` : " No pod uses it.") + noNodes;
+  }
+  return head + ` But ${pending.map(podLine).join("; ")}` + cause + noNodes;
+}
+
+/**
+ * Explains why a PersistentVolumeClaim or a pod is Pending, per node and per rule.
+ * @param bundle the objects (PVCs, PVs, StorageClasses, Pods, Nodes, Events); Node objects may be missing (then a
+ *   `nodes-missing` finding says what is lost).
+ * @param q the claim or pod asked about.
+ * @returns a {@link PendingReport}: plain JSON, `kind: PendingReport`, `apiVersion: netpath.kubectl.io/v1alpha1`.
+ * @throws {NotFoundError} when the claim or pod is not in the bundle; the message names the namespace searched and,
+ *   when an object of that name exists elsewhere, `; it exists in namespace "x": use -n x`.
+ * @example
+ * import { explainPending } from "./pending.ts";
+ * const report = explainPending(bundle, { kind: "pvc", namespace: "default", name: "md" });
+ * report.pods[0]?.summary?.message; // "0/3 nodes are available: 3 node(s) had volume node affinity conflict."
+ */
+export function explainPending(bundle: Bundle, q: PendingQuestion): PendingReport {
+  const ctx = buildContext(bundle);
+  let pods: Pod[];
+  const claimOrder: string[] = [];
+  if (q.kind === "pvc") {
+    if (!getClaim(ctx, q.namespace, q.name)) {
+      const elsewhere = [...ctx.claims.values()]
+        .filter((c) => c.metadata.name === q.name).map((c) => c.metadata.namespace ?? "").sort(cmp);
+      throw new NotFoundError("persistentvolumeclaim", q.name, q.namespace, elsewhere);
+    }
+    pods = podsUsingClaim(ctx, q.namespace, q.name);
+    claimOrder.push(q.name);
+  } else {
+    const pod = ctx.pods.find((p) => p.metadata.name === q.name && (p.metadata.namespace ?? "") === q.namespace);
+    if (!pod) {
+      const elsewhere = ctx.pods.filter((p) => p.metadata.name === q.name).map((p) => p.metadata.namespace ?? "").sort(cmp);
+      throw new NotFoundError("pod", q.name, q.namespace, elsewhere);
+    }
+    pods = [pod];
+  }
+  for (const p of pods) for (const c of podClaimNames(p)) if (!claimOrder.includes(c.claim)) claimOrder.push(c.claim);
+  const claims = claimOrder.map((name) => analyseClaim(ctx, q.namespace, name, podsUsingClaim(ctx, q.namespace, name)));
+  const podReports = pods.map((p) => analysePod(ctx, p));
+  const nodesListed = ctx.nodes.length > 0;
+  const findings: Finding[] = [];
+  if (!nodesListed) findings.push(nodesMissingFinding(ctx, podReports));
+  findings.push(...claimFindings(ctx, claims));
+  findings.push(...pendingHints({ ctx, claims, pods: podReports }));
+  for (const p of podReports) {
+    if (p.nodeName) {
+      findings.push({
+        id: "pod-scheduled",
+        severity: "info",
+        title: `Pod ${p.namespace}/${p.name} is scheduled on ${p.nodeName}`,
+        detail: `spec.nodeName is set (phase ${p.phase ?? "unknown"}): the scheduler is done with it; a pod still Pending now waits for the kubelet (volume attach/mount, image pull).`,
+        evidence: [],
+      });
+    } else if (p.reconciliation.status === "disagree") {
+      findings.push({
+        id: "event-disagrees",
+        severity: "warning",
+        title: `The computation disagrees with the last FailedScheduling event of pod ${p.namespace}/${p.name}`,
+        detail: p.reconciliation.details.join(" "),
+        evidence: p.lastFailedScheduling ? [`Event FailedScheduling: ${p.lastFailedScheduling.message}`] : [],
+      });
+    }
+  }
+  const sorted = findings.map((f, i) => ({ f, i })).sort((a, b) => SEVERITY_ORDER[a.f.severity] - SEVERITY_ORDER[b.f.severity] || a.i - b.i).map((x) => x.f);
+  return {
+    kind: PENDING_REPORT_KIND,
+    apiVersion: PENDING_REPORT_API_VERSION,
+    question: { ...q },
+    answer: composeAnswer(q, claims, podReports, sorted, nodesListed),
+    nodesListed,
+    nodes: ctx.nodeStates,
+    claims,
+    pods: podReports,
+    findings: sorted,
+  };
+}

@@ -1,0 +1,403 @@
+/**
+ * A PersistentVolumeClaim's state and the reason for it, and its PersistentVolume's node × term table.
+ *
+ * The reasons follow the PV controller (pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim)
+ * and the matching rules of k8s.io/component-helpers/storage/volume FindMatchingVolume plus the controller's
+ * access-mode index: a PV binds a claim statically when it is not claimed by another claim, is Available, is not being
+ * deleted, has capacity >= the request, the same volumeMode (Filesystem when absent), the same class, every requested
+ * access mode, and labels matching the claim's selector. Dynamic provisioning waits for a pod when the class has
+ * `volumeBindingMode: WaitForFirstConsumer`; a class whose provisioner is `kubernetes.io/no-provisioner` never
+ * provisions.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../model/k8s.ts";
+import { evaluateNodeSelector, formatTerm } from "./node_selector.ts";
+import {
+  ANN_BIND_COMPLETED,
+  ANN_SELECTED_NODE,
+  claimClassName,
+  cmp,
+  eventsFor,
+  NO_PROVISIONER,
+  type PendingContext,
+  storageClassSummary,
+  volumeClassName,
+  VOLUME_ZONE_KEYS,
+  ZONE_KEYS,
+  REGION_KEYS,
+} from "./pending_context.ts";
+import type {
+  ClaimReport,
+  ClaimState,
+  EventSummary,
+  StaticCandidate,
+  VolumeMismatch,
+  VolumeReport,
+} from "./pending_types.ts";
+
+const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
+/**
+ * Parses a resource.Quantity string (k8s.io/apimachinery/pkg/api/resource): a signed decimal number with a binary
+ * suffix (Ki … Ei), a decimal suffix (n u m k M G T P E) or a decimal exponent (`1e3`, `1E3`).
+ * @param s e.g. `2Gi`, `500M`, `1.5Ti`.
+ * @returns the value in base units (bytes for storage), or `undefined` when it is not a quantity.
+ * @example parseQuantity("2Gi") // 2147483648
+ */
+export function parseQuantity(s: string | undefined | null): number | undefined {
+  if (s === undefined || s === null) return undefined;
+  const m = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([eE][+-]?[0-9]+)|(n|u|m|k|M|G|T|P|E))?$/.exec(
+    s.trim(),
+  );
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  if (m[2]) return n * (BINARY[m[2]] as number);
+  if (m[3]) return n * 10 ** Number(m[3].slice(1));
+  return n * (DECIMAL[m[4] ?? ""] as number);
+}
+
+/** A claim is fully bound when `spec.volumeName` is set and the PV controller completed the binding. */
+export function isClaimFullyBound(pvc: PersistentVolumeClaim): boolean {
+  const done = pvc.metadata.annotations?.[ANN_BIND_COMPLETED] !== undefined || pvc.status?.phase === "Bound";
+  return !!pvc.spec?.volumeName && done;
+}
+
+function modesText(modes: string[] | undefined): string {
+  return `[${(modes ?? []).join(", ")}]`;
+}
+
+function selectorText(sel: NonNullable<PersistentVolumeClaim["spec"]>["selector"]): string {
+  const parts = [
+    ...Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+    ...(sel?.matchExpressions ?? []).map((e) => `${e.key} ${e.operator.toLowerCase()}${e.values?.length ? ` [${e.values.join(", ")}]` : ""}`),
+  ];
+  return parts.join(", ");
+}
+
+/** metav1.LabelSelector against a label set (matchLabels equal; In, NotIn, Exists, DoesNotExist). */
+function labelSelectorMatches(
+  sel: NonNullable<PersistentVolumeClaim["spec"]>["selector"],
+  labels: Record<string, string>,
+): boolean {
+  if (!sel) return true;
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const v = labels[e.key] as string;
+    const vals = e.values ?? [];
+    if (e.operator === "In" && !(has && vals.includes(v))) return false;
+    if (e.operator === "NotIn" && has && vals.includes(v)) return false;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+/**
+ * Why a PersistentVolume cannot bind a claim statically (empty when it can).
+ * @param pvc the claim.
+ * @param pv the volume.
+ * @returns one entry per unmet condition, in the order FindMatchingVolume tests them.
+ */
+export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolume): VolumeMismatch[] {
+  const out: VolumeMismatch[] = [];
+  const ref = pv.spec?.claimRef;
+  const claimNs = pvc.metadata.namespace ?? "";
+  const preBound = !!ref && ref.name === pvc.metadata.name && (ref.namespace ?? "") === claimNs &&
+    (!ref.uid || !pvc.metadata.uid || ref.uid === pvc.metadata.uid);
+  if (ref && !preBound) {
+    out.push({ field: "claimRef", want: `unclaimed or ${claimNs}/${pvc.metadata.name}`, got: `${ref.namespace ?? ""}/${ref.name ?? ""}` });
+  }
+  const want = pvc.spec?.resources?.requests?.storage;
+  const have = pv.spec?.capacity?.storage;
+  const wq = parseQuantity(want);
+  const hq = parseQuantity(have);
+  if (wq !== undefined && (hq === undefined || hq < wq)) out.push({ field: "capacity", want: `>= ${want}`, got: have ?? "none" });
+  const wMode = pvc.spec?.volumeMode ?? "Filesystem";
+  const hMode = pv.spec?.volumeMode ?? "Filesystem";
+  if (wMode !== hMode) out.push({ field: "volumeMode", want: wMode, got: hMode });
+  if (pv.metadata.deletionTimestamp) out.push({ field: "deletionTimestamp", want: "not being deleted", got: pv.metadata.deletionTimestamp });
+  if (!preBound && (pv.status?.phase ?? "") !== "Available") {
+    out.push({ field: "phase", want: "Available", got: pv.status?.phase ?? "unknown" });
+  }
+  if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector, pv.metadata.labels ?? {})) {
+    const labels = Object.entries(pv.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ");
+    out.push({ field: "selector", want: selectorText(pvc.spec.selector), got: labels === "" ? "no labels" : labels });
+  }
+  const wClass = claimClassName(pvc) ?? "";
+  const hClass = volumeClassName(pv);
+  if (wClass !== hClass) out.push({ field: "storageClassName", want: JSON.stringify(wClass), got: JSON.stringify(hClass) });
+  const missing = (pvc.spec?.accessModes ?? []).filter((m) => !(pv.spec?.accessModes ?? []).includes(m));
+  if (missing.length > 0) {
+    out.push({ field: "accessModes", want: modesText(pvc.spec?.accessModes), got: modesText(pv.spec?.accessModes) });
+  }
+  return out;
+}
+
+/**
+ * PersistentVolumes a claim could bind statically, best first (fewest mismatches, then name). Volumes bound to
+ * another claim are left out; Released ones stay (their claimRef is a mismatch worth showing).
+ */
+export function staticCandidates(ctx: PendingContext, pvc: PersistentVolumeClaim): StaticCandidate[] {
+  const ns = pvc.metadata.namespace ?? "";
+  return [...ctx.volumes.values()]
+    .filter((pv) => {
+      const ref = pv.spec?.claimRef;
+      const bound = pv.status?.phase === "Bound";
+      return !(bound && ref && !(ref.name === pvc.metadata.name && (ref.namespace ?? "") === ns));
+    })
+    .map((pv) => ({ volume: pv.metadata.name, mismatches: volumeMismatches(pvc, pv) }))
+    .sort((a, b) => a.mismatches.length - b.mismatches.length || cmp(a.volume, b.volume));
+}
+
+const NON_SOURCE_KEYS = new Set([
+  "capacity",
+  "accessModes",
+  "volumeMode",
+  "storageClassName",
+  "claimRef",
+  "nodeAffinity",
+  "persistentVolumeReclaimPolicy",
+  "mountOptions",
+  "volumeAttributesClassName",
+]);
+
+function volumeSource(pv: PersistentVolume): string | null {
+  const spec = pv.spec ?? {};
+  const csi = spec["csi"] as { driver?: string } | undefined;
+  if (csi) return `csi:${csi.driver ?? "?"}`;
+  const key = Object.keys(spec).find((k) => !NON_SOURCE_KEYS.has(k) && spec[k] !== null && typeof spec[k] === "object");
+  return key ?? null;
+}
+
+/**
+ * A PersistentVolume with its node × term table over every node of the bundle.
+ * PV node affinity is evaluated the scheduler's way: against node labels only (matchFields skipped).
+ * @param ctx lookups.
+ * @param name the PV name (from the claim's `spec.volumeName`).
+ */
+export function volumeReport(ctx: PendingContext, name: string): VolumeReport {
+  const pv = ctx.volumes.get(name);
+  if (!pv) {
+    return {
+      name,
+      found: false,
+      phase: null,
+      storageClassName: null,
+      capacity: null,
+      accessModes: [],
+      volumeMode: "Filesystem",
+      claimRef: null,
+      topologyLabels: {},
+      source: null,
+      nodeAffinity: null,
+      terms: [],
+      nodes: [],
+      matchingNodes: [],
+    };
+  }
+  const required = pv.spec?.nodeAffinity?.required ?? null;
+  const labels = pv.metadata.labels ?? {};
+  const topologyLabels: Record<string, string> = {};
+  for (const k of [...new Set([...ZONE_KEYS, ...REGION_KEYS, ...VOLUME_ZONE_KEYS])]) {
+    if (Object.prototype.hasOwnProperty.call(labels, k)) topologyLabels[k] = labels[k] as string;
+  }
+  const nodes = required
+    ? ctx.nodes.map((n) => {
+      const evaluation = evaluateNodeSelector(required, { labels: n.metadata.labels ?? {} }, { fields: false });
+      return { node: n.metadata.name, matched: evaluation.matched, evaluation };
+    })
+    : [];
+  const ref = pv.spec?.claimRef;
+  return {
+    name,
+    found: true,
+    phase: pv.status?.phase ?? null,
+    storageClassName: volumeClassName(pv) || null,
+    capacity: pv.spec?.capacity?.storage ?? null,
+    accessModes: pv.spec?.accessModes ?? [],
+    volumeMode: pv.spec?.volumeMode ?? "Filesystem",
+    claimRef: ref?.name ? { kind: "PersistentVolumeClaim", ...(ref.namespace ? { namespace: ref.namespace } : {}), name: ref.name } : null,
+    topologyLabels,
+    source: volumeSource(pv),
+    nodeAffinity: required,
+    terms: (required?.nodeSelectorTerms ?? []).map(formatTerm),
+    nodes,
+    matchingNodes: required ? nodes.filter((r) => r.matched).map((r) => r.node) : ctx.nodes.map((n) => n.metadata.name),
+  };
+}
+
+function lastEvent(events: EventSummary[], reasons: string[]): EventSummary | undefined {
+  for (let i = events.length - 1; i >= 0; i--) if (reasons.includes((events[i] as EventSummary).reason)) return events[i];
+  return undefined;
+}
+
+/** Formats "StorageClass "x"" for messages. */
+function scName(name: string): string {
+  return `StorageClass ${JSON.stringify(name)}`;
+}
+
+/**
+ * Analyses one claim: its state and reason, its StorageClass, the static-binding candidates when static binding is
+ * what is pending, and its volume's node × term table.
+ * @param ctx lookups.
+ * @param namespace the claim's namespace.
+ * @param name the claim's name.
+ * @param users pods that mount it (for the WaitForFirstConsumer message).
+ * @returns the report; `found: false` with state `Missing/NotFound` when the claim is not in the bundle.
+ */
+export function analyseClaim(ctx: PendingContext, namespace: string, name: string, users: Pod[]): ClaimReport {
+  const pvc = ctx.claims.get(`${namespace}/${name}`);
+  const events = eventsFor(ctx, "PersistentVolumeClaim", namespace, name);
+  if (!pvc) {
+    return {
+      namespace,
+      name,
+      found: false,
+      phase: null,
+      storageClassName: null,
+      storageClass: null,
+      request: { storage: null, accessModes: [], volumeMode: "Filesystem" },
+      volumeName: null,
+      selectedNode: null,
+      state: {
+        status: "Missing",
+        reason: "NotFound",
+        message: `persistentvolumeclaim ${JSON.stringify(name)} does not exist in namespace ${JSON.stringify(namespace)}.`,
+      },
+      staticCandidates: [],
+      volume: null,
+      events,
+    };
+  }
+  const className = claimClassName(pvc);
+  const sc = className ? ctx.classes.get(className) : undefined;
+  const effectiveClass = className === null ? ctx.defaultClass : sc;
+  const volumeName = pvc.spec?.volumeName || null;
+  const phase = pvc.status?.phase ?? null;
+  let staticList: StaticCandidate[] = [];
+  let state: ClaimState;
+  const withEvent = (s: ClaimState, e: EventSummary | undefined): ClaimState => (e ? { ...s, event: e } : s);
+
+  if (phase === "Lost") {
+    state = withEvent({
+      status: "Lost",
+      reason: "Lost",
+      message: `Lost: its PersistentVolume ${JSON.stringify(volumeName ?? "")} no longer exists (or was bound elsewhere); the claim cannot be used until it is recreated.`,
+    }, lastEvent(events, ["ClaimLost", "ClaimMisbound"]));
+  } else if (volumeName && isClaimFullyBound(pvc)) {
+    state = ctx.volumes.has(volumeName)
+      ? { status: "Bound", reason: "Bound", message: `Bound to PersistentVolume ${JSON.stringify(volumeName)}.` }
+      : {
+        status: "Bound",
+        reason: "VolumeMissing",
+        message: `Bound to PersistentVolume ${JSON.stringify(volumeName)}, which is not in the bundle` +
+          (ctx.volumes.size === 0
+            ? ` (the bundle holds no PersistentVolumes at all: listing them needs "list persistentvolumes" at cluster scope).`
+            : `: it was deleted, so pods using the claim cannot be scheduled.`),
+      };
+  } else if (volumeName) {
+    const pv = ctx.volumes.get(volumeName);
+    if (!pv) {
+      state = {
+        status: "Pending",
+        reason: "VolumeMissing",
+        message: `Pending: pre-bound to PersistentVolume ${JSON.stringify(volumeName)} (spec.volumeName), which does not exist.`,
+      };
+    } else {
+      staticList = [{ volume: volumeName, mismatches: volumeMismatches(pvc, pv) }];
+      const mm = staticList[0]?.mismatches ?? [];
+      state = {
+        status: "Pending",
+        reason: "NoMatchingVolume",
+        message: `Pending: pre-bound to PersistentVolume ${JSON.stringify(volumeName)} (spec.volumeName)` +
+          (mm.length > 0 ? `, which does not satisfy it: ${mm.map((m) => `${m.field} wants ${m.want}, has ${m.got}`).join("; ")}.` : `; the PV controller has not completed the binding yet.`),
+      };
+    }
+  } else if (className === null && !ctx.defaultClass) {
+    staticList = staticCandidates(ctx, pvc);
+    state = withEvent({
+      status: "Pending",
+      reason: "NoStorageClass",
+      message: `Pending: no storageClassName and no default StorageClass, so nothing provisions it; only a PersistentVolume without a class can bind it` +
+        (staticList.some((c) => c.mismatches.length === 0) ? "." : ", and none matches."),
+    }, lastEvent(events, ["FailedBinding"]));
+  } else if (className === "") {
+    staticList = staticCandidates(ctx, pvc);
+    state = withEvent({
+      status: "Pending",
+      reason: "NoMatchingVolume",
+      message: `Pending: storageClassName is "" (static binding only) and no PersistentVolume matches.`,
+    }, lastEvent(events, ["FailedBinding"]));
+  } else if (!effectiveClass) {
+    staticList = staticCandidates(ctx, pvc);
+    state = withEvent({
+      status: "Pending",
+      reason: "StorageClassNotFound",
+      message: `Pending: ${scName(className ?? "")} does not exist` +
+        (ctx.classes.size === 0 ? ` in the bundle (it holds no StorageClasses at all: were they collected?).` : `, so nothing provisions the claim.`),
+    }, lastEvent(events, ["ProvisioningFailed"]));
+  } else {
+    const summary = storageClassSummary(effectiveClass);
+    const selected = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
+    const failed = lastEvent(events, ["ProvisioningFailed", "ProvisioningSucceeded"]);
+    const noProvisioner = summary.provisioner === NO_PROVISIONER || summary.provisioner === "";
+    if (noProvisioner) staticList = staticCandidates(ctx, pvc);
+    if (summary.volumeBindingMode === "WaitForFirstConsumer" && !selected) {
+      state = withEvent({
+        status: "Pending",
+        reason: "WaitForFirstConsumer",
+        message: `Pending: ${scName(summary.name)} has volumeBindingMode WaitForFirstConsumer, so the claim is ` +
+          (noProvisioner ? "bound " : "provisioned ") + "only once a pod that uses it is scheduled; " +
+          (users.length === 0
+            ? "no pod in the bundle uses it."
+            : `${users.length} pod(s) use it (${users.map((p) => p.metadata.name).join(", ")}): see why they cannot be scheduled.`),
+      }, lastEvent(events, ["WaitForFirstConsumer", "WaitForPodScheduled"]));
+    } else if (noProvisioner) {
+      state = withEvent({
+        status: "Pending",
+        reason: "NoMatchingVolume",
+        message: `Pending: ${scName(summary.name)} uses ${NO_PROVISIONER} (static binding only) and no PersistentVolume matches.`,
+      }, lastEvent(events, ["FailedBinding"]));
+    } else if (failed?.reason === "ProvisioningFailed") {
+      state = {
+        status: "Pending",
+        reason: "ProvisioningFailed",
+        message: `Pending: provisioner ${JSON.stringify(summary.provisioner)} fails: ${failed.message}`,
+        event: failed,
+      };
+    } else {
+      const waiting = lastEvent(events, ["ExternalProvisioning", "Provisioning"]);
+      state = withEvent({
+        status: "Pending",
+        reason: "Provisioning",
+        message: `Pending: waiting for provisioner ${JSON.stringify(summary.provisioner)}` +
+          (selected ? ` to create the volume for node ${JSON.stringify(selected)}` : "") +
+          (waiting ? `: ${waiting.message}` : "; it has reported nothing (is it running?)."),
+      }, waiting);
+    }
+  }
+
+  return {
+    namespace,
+    name,
+    found: true,
+    phase,
+    storageClassName: className,
+    storageClass: effectiveClass ? storageClassSummary(effectiveClass) : null,
+    request: {
+      storage: pvc.spec?.resources?.requests?.storage ?? null,
+      accessModes: pvc.spec?.accessModes ?? [],
+      volumeMode: pvc.spec?.volumeMode ?? "Filesystem",
+    },
+    volumeName,
+    selectedNode: pvc.metadata.annotations?.[ANN_SELECTED_NODE] ?? null,
+    state,
+    staticCandidates: staticList,
+    volume: volumeName ? volumeReport(ctx, volumeName) : null,
+    events,
+  };
+}

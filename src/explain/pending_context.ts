@@ -1,0 +1,235 @@
+/**
+ * Lookups over a Bundle for the pending analysis: objects by name, nodes with their zone / readiness / taints,
+ * events of an object, the claims a pod mounts, the effective StorageClass of a claim.
+ *
+ * Conventions follow the API and its controllers: the PVC class is the beta annotation
+ * `volume.beta.kubernetes.io/storage-class` first, then `spec.storageClassName`
+ * (k8s.io/component-helpers/storage/volume GetPersistentVolumeClaimClass); the default StorageClass carries
+ * `storageclass.kubernetes.io/is-default-class: "true"` (or the beta annotation); a generic ephemeral volume's claim
+ * is named `<pod>-<volume>` (k8s.io/component-helpers/storage/ephemeral VolumeClaimName).
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import type {
+  KubeEvent,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+} from "../model/k8s.ts";
+import type { NodeFacts } from "./node_selector.ts";
+import type { EventSummary, NodeState, ObjectRef, StorageClassSummary } from "./pending_types.ts";
+import { formatTaint } from "./taints.ts";
+
+/** Zone label keys, most specific first: GA, beta, then the CSI drivers' own topology keys. */
+export const ZONE_KEYS = [
+  "topology.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/zone",
+  "topology.disk.csi.azure.com/zone",
+  "topology.ebs.csi.aws.com/zone",
+  "topology.gke.io/zone",
+  "topology.cinder.csi.openstack.org/zone",
+] as const;
+
+/** Region label keys: GA, then beta. */
+export const REGION_KEYS = ["topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"] as const;
+
+/** The labels the VolumeZone filter compares between a PV and a node. */
+export const VOLUME_ZONE_KEYS = [
+  "failure-domain.beta.kubernetes.io/zone",
+  "failure-domain.beta.kubernetes.io/region",
+  "topology.kubernetes.io/zone",
+  "topology.kubernetes.io/region",
+] as const;
+
+/** Annotation the scheduler sets on a WaitForFirstConsumer claim to ask for provisioning on a node. */
+export const ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node";
+/** Annotation the PV controller sets once a claim's binding is complete. */
+export const ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed";
+/** Provisioner name meaning "no dynamic provisioning" (local volumes, static PVs). */
+export const NO_PROVISIONER = "kubernetes.io/no-provisioner";
+
+/** Indexes over one bundle. */
+export interface PendingContext {
+  bundle: Bundle;
+  /** Nodes sorted by name. */
+  nodes: Node[];
+  nodeStates: NodeState[];
+  nodeByName: Map<string, Node>;
+  /** Keyed `namespace/name`. */
+  claims: Map<string, PersistentVolumeClaim>;
+  volumes: Map<string, PersistentVolume>;
+  classes: Map<string, StorageClass>;
+  /** The default StorageClass (the newest one when several are annotated, as the admission plugin picks). */
+  defaultClass: StorageClass | undefined;
+  pods: Pod[];
+  events: KubeEvent[];
+}
+
+function nsName(ns: string | undefined, name: string): string {
+  return `${ns ?? ""}/${name}`;
+}
+
+/** First value among `keys` present in `labels`. */
+export function firstLabel(labels: Record<string, string> | undefined, keys: readonly string[]): string | null {
+  for (const k of keys) {
+    if (labels && Object.prototype.hasOwnProperty.call(labels, k)) return labels[k] as string;
+  }
+  return null;
+}
+
+/** The node's Ready condition status. */
+export function nodeReady(node: Node): "True" | "False" | "Unknown" {
+  const c = node.status?.conditions?.find((x) => x.type === "Ready");
+  return c?.status === "True" ? "True" : c?.status === "False" ? "False" : "Unknown";
+}
+
+/** What a selector can test on a node. */
+export function nodeFacts(node: Node): NodeFacts {
+  return { name: node.metadata.name, labels: node.metadata.labels ?? {} };
+}
+
+/** A node reduced to zone, region, readiness, cordon and NoSchedule/NoExecute taints. */
+export function nodeState(node: Node): NodeState {
+  const labels = node.metadata.labels ?? {};
+  return {
+    name: node.metadata.name,
+    zone: firstLabel(labels, ["topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"]),
+    region: firstLabel(labels, REGION_KEYS),
+    ready: nodeReady(node),
+    cordoned: node.spec?.unschedulable === true,
+    taints: (node.spec?.taints ?? []).filter((t) => t.effect !== "PreferNoSchedule").map(formatTaint),
+    kubeletVersion: node.status?.nodeInfo?.kubeletVersion ?? null,
+  };
+}
+
+function isDefaultClass(sc: StorageClass): boolean {
+  const a = sc.metadata.annotations ?? {};
+  return a["storageclass.kubernetes.io/is-default-class"] === "true" ||
+    a["storageclass.beta.kubernetes.io/is-default-class"] === "true";
+}
+
+/**
+ * Builds the lookups for one bundle.
+ * @param bundle the bundle (its `objects` lists may be empty).
+ */
+export function buildContext(bundle: Bundle): PendingContext {
+  const o = bundle.objects;
+  const nodes = [...(o.nodes ?? [])].sort((a, b) => cmp(a.metadata.name, b.metadata.name));
+  const classes = new Map((o.storageClasses ?? []).map((c) => [c.metadata.name, c] as const));
+  const defaults = [...classes.values()].filter(isDefaultClass).sort((a, b) =>
+    cmp(b.metadata.creationTimestamp ?? "", a.metadata.creationTimestamp ?? "") || cmp(a.metadata.name, b.metadata.name)
+  );
+  return {
+    bundle,
+    nodes,
+    nodeStates: nodes.map(nodeState),
+    nodeByName: new Map(nodes.map((n) => [n.metadata.name, n] as const)),
+    claims: new Map((o.persistentVolumeClaims ?? []).map((c) => [nsName(c.metadata.namespace, c.metadata.name), c] as const)),
+    volumes: new Map((o.persistentVolumes ?? []).map((v) => [v.metadata.name, v] as const)),
+    classes,
+    defaultClass: defaults[0],
+    pods: o.pods ?? [],
+    events: o.events ?? [],
+  };
+}
+
+/** String comparison in code-unit order (stable across locales). */
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Looks a claim up by namespace and name. */
+export function getClaim(ctx: PendingContext, namespace: string, name: string): PersistentVolumeClaim | undefined {
+  return ctx.claims.get(nsName(namespace, name));
+}
+
+/**
+ * The claim's effective StorageClass name: the beta annotation first, then `spec.storageClassName`.
+ * @returns the name; `""` when explicitly empty (static binding only); `null` when unset.
+ */
+export function claimClassName(pvc: PersistentVolumeClaim): string | null {
+  const beta = pvc.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"];
+  if (beta !== undefined) return beta;
+  const v = pvc.spec?.storageClassName;
+  return v === undefined || v === null ? null : v;
+}
+
+/** The PV's class name: the beta annotation first, then `spec.storageClassName`; `""` when none. */
+export function volumeClassName(pv: PersistentVolume): string {
+  return pv.metadata.annotations?.["volume.beta.kubernetes.io/storage-class"] ?? pv.spec?.storageClassName ?? "";
+}
+
+/** A StorageClass reduced for the report. */
+export function storageClassSummary(sc: StorageClass): StorageClassSummary {
+  return {
+    name: sc.metadata.name,
+    provisioner: sc.provisioner,
+    volumeBindingMode: sc.volumeBindingMode ?? "Immediate",
+    parameters: { ...(sc.parameters ?? {}) },
+    allowedTopologies: sc.allowedTopologies ?? [],
+    isDefault: isDefaultClass(sc),
+  };
+}
+
+/** The claims a pod mounts: `persistentVolumeClaim` volumes and generic ephemeral volumes (`<pod>-<volume>`). */
+export function podClaimNames(pod: Pod): { volume: string; claim: string }[] {
+  const out: { volume: string; claim: string }[] = [];
+  for (const v of pod.spec?.volumes ?? []) {
+    if (v.persistentVolumeClaim?.claimName !== undefined) out.push({ volume: v.name, claim: v.persistentVolumeClaim.claimName });
+    else if (v["ephemeral"] !== undefined && v["ephemeral"] !== null) out.push({ volume: v.name, claim: `${pod.metadata.name}-${v.name}` });
+  }
+  return out;
+}
+
+/** Pods in `namespace` that mount claim `name`, Pending ones first, then by name. */
+export function podsUsingClaim(ctx: PendingContext, namespace: string, name: string): Pod[] {
+  return ctx.pods
+    .filter((p) => (p.metadata.namespace ?? "") === namespace && podClaimNames(p).some((c) => c.claim === name))
+    .sort((a, b) => {
+      const pa = a.status?.phase === "Pending" ? 0 : 1;
+      const pb = b.status?.phase === "Pending" ? 0 : 1;
+      return pa - pb || cmp(a.metadata.name, b.metadata.name);
+    });
+}
+
+function eventTime(e: KubeEvent): number {
+  const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp;
+  const ms = t ? Date.parse(t) : NaN;
+  return Number.isNaN(ms) ? -Infinity : ms;
+}
+
+/** An event reduced for the report. */
+export function eventSummary(e: KubeEvent): EventSummary {
+  const obj = e.involvedObject ?? e.regarding ?? {};
+  const series = (e as { series?: { count?: number } }).series;
+  const object: ObjectRef = { kind: obj.kind ?? "", name: obj.name ?? "" };
+  if (obj.namespace) object.namespace = obj.namespace;
+  return {
+    type: e.type ?? null,
+    reason: e.reason ?? "",
+    message: e.message ?? e.note ?? "",
+    count: e.count ?? series?.count ?? null,
+    lastSeen: e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? null,
+    source: e.source?.component ?? (e as { reportingController?: string }).reportingController ?? null,
+    object,
+  };
+}
+
+/**
+ * Events about one object, oldest first (by lastTimestamp / eventTime / firstTimestamp; ties keep bundle order).
+ * @param kind `Pod` or `PersistentVolumeClaim`.
+ */
+export function eventsFor(ctx: PendingContext, kind: string, namespace: string, name: string): EventSummary[] {
+  return ctx.events
+    .map((e, i) => ({ e, i }))
+    .filter(({ e }) => {
+      const o = e.involvedObject ?? e.regarding;
+      return o?.kind === kind && o.name === name && (o.namespace ?? "") === namespace;
+    })
+    .sort((a, b) => eventTime(a.e) - eventTime(b.e) || a.i - b.i)
+    .map(({ e }) => eventSummary(e));
+}

@@ -1,0 +1,326 @@
+/**
+ * The scheduler's FailedScheduling message: parse it into counted reasons, and write one in the scheduler's own
+ * words from a per-node computation, so the two can be compared.
+ *
+ * Format: pkg/scheduler/framework/types.go `(*FitError).Error()`:
+ * `0/<N> nodes are available:` + (` <PreFilter message>.`) + (` <histogram>.`) + (` <PostFilter message>.`), where the
+ * histogram is `"<count> <reason>"` strings sorted with Go's sort.Strings (byte order) and joined by `, `; the
+ * DefaultPreemption PostFilter message is `preemption: ` + a nested FitError (so it often ends with `..`), and other
+ * PostFilter plugins may put text before it (`no new claims to deallocate, preemption: …`).
+ *
+ * Reason wordings by release (the parser accepts all; the writer picks one with {@link SchedulerWording}):
+ * - VolumeBinding: `node(s) had volume node affinity conflict` (v1.10+), `node(s) didn't match PersistentVolume's node
+ *   affinity` (v1.33+); also `node(s) didn't find available persistent volumes to bind`, `node(s) did not have enough
+ *   free storage`, `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`, and the PreFilter
+ *   message `pod has unbound immediate PersistentVolumeClaims`;
+ * - TaintToleration: `node(s) had taints that the pod didn't tolerate` (< v1.18), `node(s) had taint {k: v}, that the
+ *   pod didn't tolerate` (v1.18, kubernetes/kubernetes#87250), `node(s) had untolerated taint {k: v}` (v1.24, #109119),
+ *   `node(s) had untolerated taint(s)` (v1.35 and 1.34 patches, #134740);
+ * - NodeAffinity: `node(s) didn't match node selector` (old), `node(s) didn't match Pod's node affinity/selector`;
+ * - NodeUnschedulable: `node(s) were unschedulable`; VolumeZone: `node(s) had no available volume zone`.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Taint } from "../model/k8s.ts";
+
+/** What a reason is about, independent of its wording. */
+export type SchedulerReasonKind =
+  | "volume-node-affinity"
+  | "volume-bind"
+  | "volume-zone"
+  | "not-enough-storage"
+  | "pv-not-exist"
+  | "unbound-immediate-pvc"
+  | "pvc-not-found"
+  | "pvc-deleting"
+  | "taint"
+  | "node-affinity"
+  | "unschedulable"
+  | "node-name"
+  | "resources"
+  | "ports"
+  | "pod-affinity"
+  | "topology-spread"
+  | "volume-limits"
+  | "node-condition"
+  | "preemption-not-helpful"
+  | "preemption-no-victims"
+  | "no-nodes"
+  | "other";
+
+/** One counted reason of a FailedScheduling message. */
+export interface SchedulerReason {
+  /** Number of nodes; for a PreFilter message (no count in the text) it is the total: every node is rejected. */
+  count: number;
+  /** The reason text as written by the scheduler, without the count. */
+  reason: string;
+  kind: SchedulerReasonKind;
+  /** The message came from a PreFilter plugin (rejects all nodes at once; printed without a count). */
+  preFilter?: boolean;
+  /** The taint named by `untolerated taint {key: value}` wordings. */
+  taint?: { key: string; value: string };
+}
+
+/** A parsed FailedScheduling message. */
+export interface ParsedSchedulerMessage {
+  /** N of `0/N nodes are available`; `null` when the message does not say (old "running filter plugin" form). */
+  total: number | null;
+  reasons: SchedulerReason[];
+  /** The DefaultPreemption PostFilter part (`preemption: 0/3 nodes are available: 3 Preemption is not helpful…`). */
+  preemption?: { total: number | null; reasons: SchedulerReason[] };
+  /** Other sentences (PostFilter notes such as `no new claims to deallocate`). */
+  notes: string[];
+  /** The message as given. */
+  raw: string;
+}
+
+/** Thrown when a message is not a FailedScheduling "nodes are available" message. */
+export class SchedulerMessageParseError extends Error {
+  override name = "SchedulerMessageParseError";
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+interface KindRule {
+  kind: SchedulerReasonKind;
+  re: RegExp;
+}
+
+const KIND_RULES: KindRule[] = [
+  { kind: "volume-node-affinity", re: /had volume node affinity conflict|didn't match PersistentVolume's node affinity/i },
+  { kind: "volume-bind", re: /didn't find available persistent volumes to bind/i },
+  { kind: "volume-zone", re: /had no available volume zone/i },
+  { kind: "not-enough-storage", re: /did not have enough free storage/i },
+  { kind: "pv-not-exist", re: /bound to non-existent pv/i },
+  { kind: "unbound-immediate-pvc", re: /pod has unbound immediate PersistentVolumeClaims/i },
+  { kind: "pvc-not-found", re: /persistentvolumeclaim "[^"]*" not found/i },
+  { kind: "pvc-deleting", re: /persistentvolumeclaim "[^"]*" is being deleted/i },
+  { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
+  { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector/i },
+  { kind: "unschedulable", re: /were unschedulable/i },
+  { kind: "node-name", re: /didn't match the requested (?:node name|hostname)/i },
+  { kind: "resources", re: /^Insufficient |^Too many pods/i },
+  { kind: "ports", re: /free ports/i },
+  { kind: "pod-affinity", re: /pod affinity|anti-affinity/i },
+  { kind: "topology-spread", re: /topology spread constraints/i },
+  { kind: "volume-limits", re: /max volume count/i },
+  { kind: "node-condition", re: /were not ready|had (?:disk|memory|pid) pressure|were out of disk|network unavailable/i },
+  { kind: "preemption-not-helpful", re: /Preemption is not helpful/i },
+  { kind: "preemption-no-victims", re: /No preemption victims found/i },
+];
+
+/**
+ * Classifies one reason text (without its count).
+ * @param reason e.g. `node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }`.
+ * @returns the kind, and the taint when the text names one.
+ */
+export function classifyReason(reason: string): { kind: SchedulerReasonKind; taint?: { key: string; value: string } } {
+  const rule = KIND_RULES.find((r) => r.re.test(reason));
+  const kind = rule?.kind ?? "other";
+  if (kind === "taint") {
+    const m = /\{([^{}:]+): ?([^{}]*)\}/.exec(reason);
+    if (m) return { kind, taint: { key: (m[1] as string).trim(), value: (m[2] as string).trim() } };
+  }
+  return { kind };
+}
+
+const HEAD = /^(\d+)\/(\d+) nodes are available(?::\s*|\s*$|\.\s*$)/;
+const PLUGIN_FORM = /running "?[A-Za-z]+"? (?:pre)?filter plugin(?: for pod "[^"]*")?: (.*)$/i;
+
+function stripEnd(s: string): string {
+  return s.replace(/[\s.]+$/, "");
+}
+
+function parseBody(body: string, total: number | null): { reasons: SchedulerReason[]; notes: string[] } {
+  const reasons: SchedulerReason[] = [];
+  const notes: string[] = [];
+  const sentences = stripEnd(body).split(/\.\s+/).map((s) => s.trim()).filter((s) => s.length > 0);
+  let sawCounted = false;
+  for (const sentence of sentences) {
+    // Items start with a count; split only before "<digits> " so "had taint {k: v}, that the pod…" stays whole.
+    const items = sentence.split(/,\s+(?=\d+\s)/);
+    for (const item of items) {
+      const m = /^(\d+)\s+(.+)$/.exec(item.trim());
+      if (m) {
+        sawCounted = true;
+        const reason = stripEnd(m[2] as string);
+        reasons.push({ count: Number(m[1]), reason, ...classifyReason(reason) });
+      } else if (!sawCounted && total !== null) {
+        const reason = stripEnd(item.trim());
+        reasons.push({ count: total, reason, preFilter: true, ...classifyReason(reason) });
+      } else {
+        notes.push(stripEnd(item.trim()));
+      }
+    }
+  }
+  return { reasons, notes };
+}
+
+/**
+ * Parses a FailedScheduling message (any release's wording).
+ * @param message the event message, e.g. `0/3 nodes are available: 3 node(s) had volume node affinity conflict.`
+ * @returns total, the counted reasons, the preemption part and other notes.
+ * @throws {SchedulerMessageParseError} when the message is neither `0/N nodes are available…`, `no nodes available
+ *   to schedule pods`, nor `… running "X" filter plugin …: reason`; the error quotes the message.
+ * @example
+ * import { parseSchedulerMessage } from "./scheduler_message.ts";
+ * parseSchedulerMessage("0/3 nodes are available: 3 node(s) had volume node affinity conflict.").reasons[0];
+ * // { count: 3, reason: "node(s) had volume node affinity conflict", kind: "volume-node-affinity" }
+ */
+export function parseSchedulerMessage(message: string): ParsedSchedulerMessage {
+  const raw = message;
+  const text = message.trim().replace(/^\(combined from similar events\):\s*/, "").replace(/\s+/g, " ");
+  if (/^no nodes available to schedule pods/i.test(text)) {
+    return { total: 0, reasons: [{ count: 0, reason: "no nodes available to schedule pods", kind: "no-nodes" }], notes: [], raw };
+  }
+  const head = HEAD.exec(text);
+  if (!head) {
+    const plugin = PLUGIN_FORM.exec(text);
+    if (plugin) {
+      const reason = stripEnd(plugin[1] as string);
+      return { total: null, reasons: [{ count: 0, reason, preFilter: true, ...classifyReason(reason) }], notes: [], raw };
+    }
+    throw new SchedulerMessageParseError(`not a FailedScheduling message: "${raw}"`);
+  }
+  const total = Number(head[2]);
+  let rest = text.slice(head[0].length);
+  let preemption: ParsedSchedulerMessage["preemption"];
+  const pre = /(?:^|[.,]\s*)preemption:\s*/.exec(rest);
+  if (pre) {
+    const tail = rest.slice(pre.index + pre[0].length);
+    rest = rest.slice(0, pre.index);
+    const inner = HEAD.exec(tail);
+    if (inner) {
+      const innerTotal = Number(inner[2]);
+      preemption = { total: innerTotal, reasons: parseBody(tail.slice(inner[0].length), innerTotal).reasons };
+    } else {
+      const reason = stripEnd(tail);
+      preemption = { total: null, reasons: [{ count: 0, reason, ...classifyReason(reason) }] };
+    }
+  }
+  const body = parseBody(rest, total);
+  return { total, reasons: body.reasons, ...(preemption ? { preemption } : {}), notes: body.notes, raw };
+}
+
+/** Which release's wording to write reasons in. */
+export interface SchedulerWording {
+  /** `conflict`: "had volume node affinity conflict" (< v1.33); `pv`: "didn't match PersistentVolume's node affinity". */
+  volumeNodeAffinity: "conflict" | "pv";
+  /**
+   * `taints`: "had taints that the pod didn't tolerate" (< v1.18); `taint-that`: "had taint {k: v}, that the pod
+   * didn't tolerate" (v1.18-v1.23); `untolerated`: "had untolerated taint {k: v}" (v1.24-v1.34);
+   * `untolerated-generic`: "had untolerated taint(s)" (v1.35).
+   */
+  taint: "taints" | "taint-that" | "untolerated" | "untolerated-generic";
+  /** `selector`: "didn't match node selector" (< v1.20); `affinity`: "didn't match Pod's node affinity/selector". */
+  nodeAffinity: "selector" | "affinity";
+}
+
+/** The current (v1.35) wording. */
+export const CURRENT_WORDING: SchedulerWording = {
+  volumeNodeAffinity: "pv",
+  taint: "untolerated-generic",
+  nodeAffinity: "affinity",
+};
+
+/**
+ * The wording a scheduler of a given release writes.
+ * @param version a Kubernetes version such as `v1.13.1` (kubelet or control-plane version).
+ * @returns the wording; {@link CURRENT_WORDING} when the version cannot be read.
+ */
+export function wordingForVersion(version: string | undefined): SchedulerWording {
+  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  if (!m) return { ...CURRENT_WORDING };
+  const minor = Number(m[1]) > 1 ? 999 : Number(m[2]);
+  return {
+    volumeNodeAffinity: minor >= 33 ? "pv" : "conflict",
+    taint: minor >= 35 ? "untolerated-generic" : minor >= 24 ? "untolerated" : minor >= 18 ? "taint-that" : "taints",
+    nodeAffinity: minor >= 20 ? "affinity" : "selector",
+  };
+}
+
+/**
+ * The wording a message was written in, for each kind of reason it contains; kinds it does not show are left out.
+ * @param parsed a parsed FailedScheduling message.
+ */
+export function wordingOfMessage(parsed: ParsedSchedulerMessage): Partial<SchedulerWording> {
+  const w: Partial<SchedulerWording> = {};
+  for (const r of parsed.reasons) {
+    if (r.kind === "volume-node-affinity") w.volumeNodeAffinity = /conflict/.test(r.reason) ? "conflict" : "pv";
+    if (r.kind === "taint") {
+      if (/untolerated taint\(s\)/.test(r.reason)) w.taint = "untolerated-generic";
+      else if (/untolerated taint \{/.test(r.reason)) w.taint = "untolerated";
+      else if (/had taint \{/.test(r.reason)) w.taint = "taint-that";
+      else w.taint = "taints";
+    }
+    if (r.kind === "node-affinity") w.nodeAffinity = /node selector/.test(r.reason) ? "selector" : "affinity";
+  }
+  return w;
+}
+
+/**
+ * Writes one reason in a given wording.
+ * @param kind the reason's kind; kinds the analysis computes have exact texts, others return `undefined`.
+ * @param wording which release's words.
+ * @param taint the taint for `taint` wordings that name it.
+ */
+export function reasonText(kind: SchedulerReasonKind, wording: SchedulerWording, taint?: Taint): string | undefined {
+  switch (kind) {
+    case "volume-node-affinity":
+      return wording.volumeNodeAffinity === "pv"
+        ? "node(s) didn't match PersistentVolume's node affinity"
+        : "node(s) had volume node affinity conflict";
+    case "volume-bind":
+      return "node(s) didn't find available persistent volumes to bind";
+    case "volume-zone":
+      return "node(s) had no available volume zone";
+    case "not-enough-storage":
+      return "node(s) did not have enough free storage";
+    case "pv-not-exist":
+      return "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+    case "unbound-immediate-pvc":
+      return "pod has unbound immediate PersistentVolumeClaims";
+    case "taint": {
+      const k = taint?.key ?? "";
+      const v = taint?.value ?? "";
+      switch (wording.taint) {
+        case "taints":
+          return "node(s) had taints that the pod didn't tolerate";
+        case "taint-that":
+          return `node(s) had taint {${k}: ${v}}, that the pod didn't tolerate`;
+        case "untolerated":
+          return `node(s) had untolerated taint {${k}: ${v}}`;
+        default:
+          return "node(s) had untolerated taint(s)";
+      }
+    }
+    case "node-affinity":
+      return wording.nodeAffinity === "selector"
+        ? "node(s) didn't match node selector"
+        : "node(s) didn't match Pod's node affinity/selector";
+    case "unschedulable":
+      return "node(s) were unschedulable";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Writes a FailedScheduling message the way FitError.Error() does (without the PostFilter part).
+ * @param total number of nodes the scheduler considered.
+ * @param perNode the reasons of every rejected node (a node may contribute several, e.g. two VolumeBinding reasons).
+ * @param preFilter a PreFilter message that rejected every node (then no per-node histogram is written).
+ * @returns e.g. `0/3 nodes are available: 3 node(s) had volume node affinity conflict.`
+ */
+export function formatSchedulerMessage(total: number, perNode: string[][], preFilter?: string): string {
+  let msg = `0/${total} nodes are available:`;
+  if (preFilter) msg += ` ${preFilter}.`;
+  const histogram = new Map<string, number>();
+  for (const reasons of perNode) for (const r of reasons) histogram.set(r, (histogram.get(r) ?? 0) + 1);
+  // Go sort.Strings compares bytes; for these ASCII texts that is UTF-16 code-unit order.
+  const items = [...histogram].map(([r, n]) => `${n} ${r}`).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (items.length > 0) msg += ` ${items.join(", ")}.`;
+  return msg;
+}
