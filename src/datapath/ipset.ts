@@ -97,7 +97,6 @@ export interface IpsetSet {
 const HEADER_FLAGS = new Set(["comment", "counters", "skbinfo", "forceadd"]);
 const IPV4 = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(?:\\.(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}";
 const IPV6 = "[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*";
-const IP_RE = new RegExp(`^(?:${IPV4}|${IPV6})$`);
 const NET_RE = new RegExp(`^(?:${IPV4}(?:/(?:3[0-2]|[12]?\\d))?|${IPV6}(?:/(?:12[0-8]|1[01]\\d|[1-9]?\\d))?)$`);
 const INT_RE = /^\d+$/;
 /** Dimensions of set types whose members this parser interprets. */
