@@ -76,7 +76,14 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
     const report = explainServiceFull(bundle, namespace, plan.target.name, opts);
     if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
     else io.stdout(renderServiceText(report, { color: useColor(io, o.color), wide: plan.output === "wide" }));
-    return 0;
+    // Nodes whose state could not be read: partial results above, one line each here, exit 1.
+    const failed = report.nodes.filter((n) => n.error !== undefined);
+    for (const n of failed) {
+      const what = o.from !== undefined ? "fix or re-capture that node's dump" : "see the reason and retry that node (--node)";
+      io.stderr(`error: node ${n.node}: ${n.error}; ${what}\n`);
+    }
+    if (report.nodes.length === 0) io.stderr("warning: the bundle holds no node state: only the API side was analysed\n");
+    return failed.length > 0 ? 1 : 0;
   }
   const pending = await import("./run_pending.ts");
   return pending.runPending(bundle, plan, namespace, o, io);

@@ -92,6 +92,11 @@ export function iptablesDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath
     } else if ((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") {
       dp.problems.push(`iptables-save failed (exit ${section.exitCode}): ${section.stderr?.trim() || "no output"}`);
     } else {
+      const other = otherFormat(section.stdout);
+      if (other) {
+        dp.problems.push(`the ${family === 6 ? "ip6tables-save" : "iptables-save"} section holds ${other}, not iptables-save output: save it under its own section name (docs/bundle.md)`);
+        return dp;
+      }
       try {
         dp.iptables = parseIptablesSave(section.stdout);
         const nat = dp.iptables.tables.get("nat");
@@ -113,6 +118,17 @@ export function iptablesDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath
     if (/"name":\s*"kube-proxy"|table ip6? kube-proxy/.test(t)) dp.signals.nftablesTable = true;
   }
   return dp;
+}
+
+/** Recognises dumps of another format put where iptables-save was expected. */
+function otherFormat(text: string): string | undefined {
+  const head = text.slice(0, 2000);
+  if (/^Prot LocalAddress:Port|^IP Virtual Server version/m.test(head)) return "ipvsadm output (section ipvsadm)";
+  if (/^Chain \S+ \((policy|\d+ references)/m.test(head) && !/^\*(nat|filter)/m.test(head)) return "an `iptables -L` listing (section iptables-list)";
+  if (/^table (ip|ip6|inet) /m.test(head) || /^add (table|rule|chain) /m.test(head)) return "nftables text (section nft-text)";
+  if (/^\s*\{\s*"nftables"/.test(head)) return "nft -j JSON (section nft-json)";
+  if (/^Name: \S+\nType: /m.test(head)) return "`ipset list` output (section ipset)";
+  return undefined;
 }
 
 function internalIP(node: Node | undefined, family: 4 | 6): string | undefined {
@@ -182,9 +198,11 @@ function chooseSources(
   // External clients: outside the cluster CIDR, and outside/inside the LB source ranges.
   const ranges = resolved.summary.loadBalancerSourceRanges;
   if (ranges.length > 0) {
-    const allowed = ranges.find((r) => isIPv6(r) === (family === 6));
-    if (allowed) {
-      const a = hostIn(allowed, 2);
+    const allowed = ranges.filter((r) => isIPv6(r.trim()) === (family === 6)).map((r) => r.trim());
+    if (allowed.length > 0) {
+      // An allowed client: a host of a source range that is neither the node nor a pod.
+      const a = allowed.flatMap((r) => [2, 10, 100].map((k) => hostIn(r, k)))
+        .find((ip) => ip !== undefined && ip !== s.nodeIP && !inCluster(ip));
       if (a) s.external = a;
       const candidates = family === 6 ? ["2001:db8:eeee::10"] : ["198.51.100.10", "203.0.113.130", "192.0.2.130"];
       s.externalDenied = candidates.find((c) => !ranges.some((r) => cidrContains(r, c)) && !inCluster(c));
@@ -355,11 +373,12 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     }
     for (const family of families) {
       const dp = builder(capture, family);
-      report.notes.push(...dp.problems);
+      if (dp.iptables) report.notes.push(...dp.problems);
       report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
       for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
       if (!dp.iptables) {
-        if (dp.problems.length === 0) report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
+        if (dp.problems.length > 0) report.error = dp.problems.join("; ");
+        else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
         continue;
       }
       const cidr = detectClusterCIDRs(bundle, dp.iptables, family);
