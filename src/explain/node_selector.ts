@@ -164,11 +164,12 @@ export function validateLabelValue(value: string): string | undefined {
 
 /**
  * Formats a requirement the way `kubectl describe` prints node affinity (printNodeSelectorTermsMultilineWithIndent):
- * `key in [a, b]`, `key notin [a]`, `key exists`, `key gt [5]`.
+ * `key in [a, b]`, `key notin [a]`, `key exists`, `key gt [5]`; an empty value is written `""` (kubectl prints
+ * nothing for it).
  */
 export function formatRequirement(req: NodeSelectorRequirement): string {
   const base = `${req.key} ${String(req.operator).toLowerCase()}`;
-  return req.values && req.values.length > 0 ? `${base} [${req.values.join(", ")}]` : base;
+  return req.values && req.values.length > 0 ? `${base} ${quoteList(req.values)}` : base;
 }
 
 /** Formats a whole term: its requirements joined by `, ` (matchFields prefixed `field:`); `<empty>` when empty. */
@@ -180,8 +181,13 @@ export function formatTerm(term: NodeSelectorTerm): string {
   return parts.length === 0 ? "<empty>" : parts.join(", ");
 }
 
+/** An empty value is shown as `""` so that `[""]` is not mistaken for an empty list. */
+function showValue(v: string): string {
+  return v === "" ? '""' : v;
+}
+
 function quoteList(values: string[]): string {
-  return `[${values.join(", ")}]`;
+  return `[${values.map(showValue).join(", ")}]`;
 }
 
 /** Parse errors of one label requirement, as labels.NewRequirement would raise them. */
