@@ -141,6 +141,14 @@ function selectorText(e: J): string {
       if (!Array.isArray(b)) break;
       return b.map(selectorText).join(" . ");
     }
+    case "jhash":
+    case "symhash": {
+      if (!isObject(b) || typeof b.mod !== "number") break;
+      const expr = k === "jhash" ? ` ${selectorText(b.expr)}` : "";
+      const seed = typeof b.seed === "number" ? ` seed 0x${b.seed.toString(16)}` : "";
+      const off = typeof b.offset === "number" && b.offset !== 0 ? ` offset ${b.offset}` : "";
+      return `${k}${expr} mod ${b.mod}${seed}${off}`;
+    }
     case "&":
     case "|":
     case "^":
@@ -521,7 +529,13 @@ export function parseNftJson(text: string): NftRuleset {
     const pos = /position (\d+)/.exec(msg);
     const truncated = /end of (JSON )?input|Unterminated string/i.test(msg) ||
       (pos !== null && Number(pos[1]) >= text.trimEnd().length);
-    const offset = pos ? Number(pos[1]) : text.trimEnd().length - 1;
+    // Some engines give no position (e.g. V8 for `Unexpected token 't', "table ip k"... is not valid JSON`).
+    const first = text.search(/\S/);
+    const offset = pos
+      ? Number(pos[1])
+      : text[first] !== "{" && text[first] !== "["
+      ? first
+      : text.trimEnd().length - 1;
     const line = lineOf(Math.max(0, Math.min(offset, text.length - 1)));
     throw new DumpParseError(FORMAT, line, truncated ? "truncated JSON" : "malformed JSON", lineText(text, line));
   }

@@ -169,10 +169,17 @@ const NAT_FLAGS = new Set(["random", "fully-random", "persistent", "netmap", "pr
 /** Words that start a statement: where the parser resumes after an undecodable piece. */
 const STARTERS = new Set([
   ...VERDICTS, "jump", "goto", "queue", "counter", "log", "limit", "notrack", "masquerade", "dnat", "snat", "redirect",
-  "reject", "meta", "ct", "fib", "numgen", ...Object.keys(PAYLOAD_FIELDS), ...BARE_META,
+  "reject", "meta", "ct", "fib", "numgen", "jhash", "symhash", ...Object.keys(PAYLOAD_FIELDS), ...BARE_META,
 ]);
 
-type Hint = "default" | "mark" | "string";
+/** Statement keywords that are never a value: a match cut short before them is not a match. */
+const NOT_VALUES = new Set([
+  ...VERDICTS, "jump", "goto", "queue", "counter", "log", "limit", "notrack", "masquerade", "dnat", "snat", "redirect",
+  "reject", "vmap", "map", "comment", "update",
+]);
+
+/** How values are read: marks in hex, names quoted, `flags` for ct status (where `snat`/`dnat` are values). */
+type Hint = "default" | "mark" | "string" | "flags";
 
 /** Parse failure inside a statement: the statement becomes `unknown`. */
 class NoParse extends Error {}
@@ -260,7 +267,8 @@ function primary(c: Cursor): Sel {
     const k = c.word(i);
     if (k === undefined || !CT_KEYS.has(k)) throw new NoParse();
     c.pos += i + 1;
-    return { text: `ct ${dir}${k}`, hint: k === "mark" ? "mark" : k === "helper" ? "string" : "default" };
+    const hint: Hint = k === "mark" ? "mark" : k === "helper" ? "string" : k === "status" ? "flags" : "default";
+    return { text: `ct ${dir}${k}`, hint };
   }
   if (w === "fib") {
     const flags: string[] = [];
@@ -296,6 +304,29 @@ function primary(c: Cursor): Sel {
       hint: "default",
       numgen: { mode, mod, offset },
     };
+  }
+  if (w === "jhash" || w === "symhash") {
+    c.pos++;
+    let expr = "";
+    if (w === "jhash") {
+      const parts = [primary(c)];
+      while (c.word() === ".") {
+        c.pos++;
+        parts.push(primary(c));
+      }
+      expr = ` ${parts.map((p) => p.text).join(" . ")}`;
+    }
+    c.expect("mod");
+    const mod = parseNumber(c.next().text);
+    if (mod === undefined) throw new NoParse();
+    let text = `${w}${expr} mod ${mod}`;
+    for (const opt of ["seed", "offset"]) {
+      if (c.word() === opt) {
+        c.pos++;
+        text += ` ${opt} ${c.next().text}`;
+      }
+    }
+    return { text, hint: "default" };
   }
   const raw = /^@(ll|nh|th|ih)$/.exec(w);
   if (raw && c.word(1) === "," && c.word(3) === ",") {
@@ -337,7 +368,8 @@ function selector(c: Cursor): Sel {
 function literal(t: Tok, hint: Hint): NftValue {
   if (t.quoted) return { kind: "literal", text: t.text, value: unquote(t.text) };
   const s = t.text;
-  if (s === "{" || s === "}" || s === "," || s === ";") throw new NoParse();
+  if (PUNCT.has(s) || s === ":" || s === "=" || s === ".") throw new NoParse();
+  if (NOT_VALUES.has(s) && !(hint === "flags" && (s === "snat" || s === "dnat"))) throw new NoParse();
   if (s.startsWith("@")) return { kind: "set-ref", text: s, name: s.slice(1) };
   const pre = /^(.+)\/(\d+)$/.exec(s);
   if (pre && isAddrOrNumber(pre[1]!)) return { kind: "prefix", text: s, addr: pre[1]!, len: Number(pre[2]) };
@@ -633,8 +665,14 @@ function ruleStatements(toks: Tok[]): { statements: NftStatement[]; comment?: st
       statements.push(statement(c));
     } catch (err) {
       if (!(err instanceof NoParse)) throw err;
-      c.pos = start + 1;
-      while (!c.done() && !(c.word() !== undefined && STARTERS.has(c.word()!))) c.pos++;
+      // Resume at the next word that starts a statement, outside any { … }.
+      let depth = 0;
+      for (c.pos = start; !c.done(); c.pos++) {
+        const w = c.word();
+        if (c.pos > start && depth === 0 && w !== undefined && STARTERS.has(w)) break;
+        if (w === "{") depth++;
+        else if (w === "}") depth--;
+      }
       statements.push({ kind: "unknown", text: joinToks(body.slice(start, c.pos)) });
     }
   }
