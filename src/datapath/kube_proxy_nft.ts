@@ -963,13 +963,17 @@ function detectLocal(out: KubeProxyNft): LocalTrafficDetector {
   if (seen.length === 0) {
     return { kind: policyChainsWithRules > 0 ? "none" : "unknown", evidence: [] };
   }
-  const first = seen[0]!.m;
   const key = (m: LocalTrafficMatch) => `${m.kind}:${localMatchText(m)}`;
+  // The detector most rules show (ties: the first seen).
+  const counts = new Map<string, number>();
+  for (const s of seen) counts.set(key(s.m), (counts.get(key(s.m)) ?? 0) + 1);
+  const best = Math.max(...counts.values());
+  const first = seen.find((s) => counts.get(key(s.m)) === best)!.m;
   const differing = seen.filter((s) => key(s.m) !== key(first));
   if (differing.length) {
     out.anomalies.push({
-      message: `rules disagree on the local-traffic detector: ${[...new Set(seen.map((s) => key(s.m)))].join(", ")}`,
-      evidence: [seen[0]!.ev, ...differing.map((d) => d.ev)],
+      message: `rules disagree on the local-traffic detector: ${[...counts.keys()].join(", ")}`,
+      evidence: differing.map((d) => d.ev),
     });
   }
   return { kind: first.kind, value: localMatchText(first), evidence: seen.filter((s) => key(s.m) === key(first)).map((s) => s.ev) };
