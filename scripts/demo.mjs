@@ -9,7 +9,7 @@ const runs = [
 ];
 const extra = [
   ["examples/ipvs-lab", ["svc/web", "--from", "examples/ipvs-lab"], "# Service web in IPVS mode (seeds 000 and 002): scheduler, real servers, ipsets"],
-  ["examples/lb-legacy", ["svc/nginx", "-n", "default", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
+  ["examples/lb-legacy", ["svc/testsvc", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
   ["examples/azure-zones", ["pod/busybox", "--why-pending", "--from", "examples/azure-zones"], "# Why is pod busybox Pending? (seed 000, Azure zones)"],
 ];
 import { existsSync } from "node:fs";

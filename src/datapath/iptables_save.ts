@@ -80,6 +80,11 @@ export interface IptablesChain {
   readonly rawRules: readonly string[];
   /** 1-based line numbers of {@link rawRules}. */
   readonly ruleLines: readonly number[];
+  /**
+   * Set when the source shows only part of the chain (a listing with elided lines): what falls through its end
+   * cannot be told. The text says why, e.g. `line 14 "......" is not a rule`.
+   */
+  incomplete?: string;
 }
 
 /** A table (`*nat`, `*filter`, `*mangle`, `*raw`, `*security`). */

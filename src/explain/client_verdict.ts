@@ -44,6 +44,11 @@ export function verdictFromTrace(client: ClientKind, description: string, source
         if (via) e.via = via;
         byEndpoint.set(o.dnatTo, e);
       }
+    } else if (o.verdict === "unresolved") {
+      const key = `unknown (${o.missingChain} not in the dump)`;
+      const cur = byEndpoint.get(key);
+      if (cur) cur.share = (cur.share ?? 0) + o.probability;
+      else byEndpoint.set(key, { endpoint: key, share: o.probability, via: o.missingChain! });
     } else if (o.verdict === "drop") dropped += o.probability;
     else if (o.verdict === "reject") rejected += o.probability;
     else notHandled += o.probability;
@@ -127,7 +132,6 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
 function lineOf(o: TraceOutcome | undefined): string {
   return o?.decidedBy ? `line ${o.decidedBy.line}` : "";
 }
-
 function explain(
   outcome: ClientVerdict["outcome"],
   masquerade: ClientVerdict["masquerade"],
@@ -149,9 +153,15 @@ function explain(
   if (masquerade === "n/a") return "";
   const fired = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true));
   const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false));
+  const snatLines = [...new Set(forwarded.filter((o) => o.masqueraded && o.decidedBy).map((o) => o.decidedBy!.line))];
+  const snat = snatLines.length > 0 ? `SNATed by line ${snatLines.join(", ")}` : "SNATed by KUBE-POSTROUTING (not in the dump; assumed as kube-proxy writes it)";
+  const by = (lines: number[]) =>
+    lines.length > 0
+      ? `marked by line ${lines.join(", ")} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), ${snat}`
+      : `${snat} (${forwarded.find((o) => o.masqueraded)?.decidedBy?.chain ?? "POSTROUTING"})`;
   if (masquerade === "always") {
     const lines = [...new Set(fired.map((c) => c.rule.line))];
-    return `masqueraded: marked by line ${lines.join(", ")} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), SNATed by ${lineOf(forwarded[0])}`;
+    return `masqueraded: ${by(lines)}`;
   }
   if (masquerade === "never") {
     const first = missed[0];
@@ -161,6 +171,6 @@ function explain(
   }
   const masqEps = endpoints.filter((e) => e.masqueraded).map((e) => e.endpoint);
   const share = endpoints.filter((e) => e.masqueraded).reduce((s, e) => s + (e.share ?? 0), 0);
-  const lines = [...new Set(fired.map((c) => c.rule.line))];
-  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): marked by line ${lines.join(", ")}`;
+  const lines = [...new Set(forwarded.filter((o) => o.masqueraded).flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true).map((c) => c.rule.line)))];
+  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): ${by(lines)}`;
 }

@@ -1,20 +1,72 @@
 /**
- * `svc/NAME` with every datapath the bundle holds: iptables-save always, plus IPVS (ipvsadm + ipset) when captured.
- * This is the analysis the CLI runs; {@link explainService} alone uses iptables only.
+ * `svc/NAME` with every datapath the bundle holds: iptables-save (or, failing that, an `iptables -t nat -L`
+ * listing), plus IPVS (ipvsadm virtual servers and ipset sets) when captured. This is the analysis the CLI runs;
+ * {@link explainService} alone reads iptables-save only.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+import { DumpParseError } from "../datapath/errors.ts";
+import { parseIpsetList } from "../datapath/ipset.ts";
+import { parseIptablesListing } from "../datapath/iptables_list.ts";
+import { listingToDump } from "../datapath/iptables_list_convert.ts";
+import { parseIpvsadm } from "../datapath/ipvsadm.ts";
+import { ipsetMembership } from "./ipset_membership.ts";
+import { ipvsBalancer } from "./ipvs_balance.ts";
 import { type ExplainServiceOptions, explainService, iptablesDatapath, type NodeDatapath } from "./service_path.ts";
 import type { ServiceReport } from "./service_report.ts";
-import type { NodeCapture } from "../bundle/bundle.ts";
+
+function usable(node: NodeCapture, section: keyof NodeCapture["sections"]): string | undefined {
+  const s = node.sections[section];
+  if (!s || s.truncated) return undefined;
+  if ((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") return undefined;
+  return s.stdout;
+}
 
 /**
- * Builds a node's datapath from all its sections.
+ * Builds a node's datapath from all its sections: iptables-save or listing, ipvsadm, ipset.
+ * Parse errors become `problems` (reported per node), never exceptions.
  */
 export function fullDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath {
-  return iptablesDatapath(node, family);
+  const dp = iptablesDatapath(node, family);
+  const listing = usable(node, "iptables-list");
+  if (!dp.iptables && listing !== undefined && family === 4 && !node.sections["iptables-save"]) {
+    try {
+      dp.iptables = listingToDump(parseIptablesListing(listing));
+      dp.problems.push("iptables state comes from an `iptables -t nat -L` listing: the nat table only, and only the chains listed");
+      const nat = dp.iptables.tables.get("nat")!;
+      for (const name of nat.chains.keys()) {
+        if (/^KUBE-(SVC|SEP|SVL)-/.test(name)) dp.signals.iptablesServiceChains++;
+      }
+      if (nat.chains.get("KUBE-SERVICES")?.rawRules.some((r) => r.includes("KUBE-CLUSTER-IP"))) dp.signals.ipvsMatchSets = true;
+    } catch (e) {
+      if (e instanceof DumpParseError) dp.problems.push(e.message);
+      else throw e;
+    }
+  }
+  const ipvsText = usable(node, "ipvsadm");
+  if (ipvsText !== undefined && ipvsText.trim() !== "") {
+    try {
+      const bal = ipvsBalancer(parseIpvsadm(ipvsText));
+      dp.ipvs = bal;
+      dp.signals.ipvsVirtualServers = bal.virtualServers;
+      dp.traceOptions.ipvsDispatch = (p) => bal.dispatch(p.dst, p.dport, p.proto);
+    } catch (e) {
+      if (e instanceof DumpParseError) dp.problems.push(e.message);
+      else throw e;
+    }
+  }
+  const ipsetText = usable(node, "ipset");
+  if (ipsetText !== undefined) {
+    try {
+      dp.traceOptions.ipsets = ipsetMembership(parseIpsetList(ipsetText));
+    } catch (e) {
+      if (e instanceof DumpParseError) dp.problems.push(e.message);
+      else throw e;
+    }
+  }
+  return dp;
 }
 
 /**

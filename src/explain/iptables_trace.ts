@@ -52,7 +52,9 @@ export interface TraceOutcome {
    * - `no-match`: no kube-proxy rule took the packet (it leaves untranslated);
    * - `drop` / `reject`: dropped (e.g. no local endpoints, loadBalancerSourceRanges) or rejected (no endpoints).
    */
-  verdict: "dnat" | "accept" | "no-match" | "drop" | "reject";
+  verdict: "dnat" | "accept" | "no-match" | "drop" | "reject" | "unresolved";
+  /** `unresolved`: the path jumps to this chain, which the dump does not contain (a partial listing or grep). */
+  missingChain?: string;
   /** `IP:PORT` the connection is DNATed to. */
   dnatTo?: string;
   /** Whether the packet leaves with its source rewritten (MASQUERADE/SNAT in POSTROUTING). Undefined if dropped. */
@@ -105,12 +107,20 @@ interface State {
 }
 
 interface Ended extends State {
-  how: "return" | "dnat" | "accept" | "drop" | "reject" | "masquerade" | "snat" | "policy-end";
+  how: "return" | "dnat" | "accept" | "drop" | "reject" | "masquerade" | "snat" | "policy-end" | "missing";
+  missingChain?: string;
   dnatTo?: string;
   decidedBy?: RuleRef;
 }
 
 const TERMINAL_NAT = new Set(["DNAT", "ACCEPT", "DROP", "REJECT", "MASQUERADE", "SNAT", "REDIRECT"]);
+/** Extension targets that do not end the chain; any other unknown name is a user chain missing from the dump. */
+const NON_TERMINAL_TARGETS = new Set([
+  "LOG", "NFLOG", "ULOG", "CHECKSUM", "CONNMARK", "NOTRACK", "CT", "TCPMSS", "TOS", "DSCP", "CLASSIFY", "AUDIT",
+  "TRACE", "SET", "TTL", "HL", "NFQUEUE", "TEE", "CONNSECMARK", "SECMARK", "IDLETIMER", "LED", "RATEEST", "SYNPROXY",
+]);
+/** The mark kubelet's KUBE-MARK-DROP sets and its filter KUBE-FIREWALL drops (layouts before v1.25). */
+const DROP_MARK = 0x8000;
 const FILTER_CHAINS_BY_HOOK: Record<"INPUT" | "FORWARD" | "OUTPUT", string[]> = {
   // Order as kube-proxy (pkg/proxy/iptables/proxier.go, iptablesJumpChains) and kubelet insert their jumps.
   INPUT: ["KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"],
@@ -156,6 +166,10 @@ function applyMark(rule: IptablesRule, mark: number): number {
 
 class Tracer {
   private steps = 0;
+  get masqueradeMark(): number {
+    return this.opts.masqueradeMark;
+  }
+
   constructor(
     private readonly dump: IptablesDump,
     private readonly opts: Required<Pick<TraceOptions, "masqueradeMark" | "maxOutcomes">> & TraceOptions,
@@ -206,7 +220,14 @@ class Tracer {
       live = next;
       if (ended.length + live.length > this.opts.maxOutcomes) throw new TraceError("trace has too many outcomes");
     }
-    for (const s of live) ended.push({ ...s, how: chain.policy !== undefined ? "policy-end" : "return" });
+    for (const s of live) {
+      if (chain.incomplete !== undefined && (s.packet.mark & DROP_MARK) === 0) {
+        // The dump shows only part of this chain: a packet reaching its end might have matched a rule not shown.
+        ended.push({ ...s, how: "missing", missingChain: `the rest of ${chain.name}`, caveats: [...s.caveats, `${chain.name} is shown incompletely (${chain.incomplete})`] });
+      } else {
+        ended.push({ ...s, how: chain.policy !== undefined ? "policy-end" : "return" });
+      }
+    }
     return ended;
   }
 
@@ -255,8 +276,17 @@ class Tracer {
     }
     const sub = this.chain(table, target);
     if (!sub) {
-      // An extension target that does not end the chain (LOG, CHECKSUM, CONNMARK, NOTRACK, …).
-      return { cont: [{ ...s, path: [...s.path, ref] }], ended: [] };
+      if (NON_TERMINAL_TARGETS.has(target)) {
+        // An extension target that does not end the chain (LOG, CHECKSUM, CONNMARK, NOTRACK, …).
+        return { cont: [{ ...s, path: [...s.path, ref] }], ended: [] };
+      }
+      if (target === "KUBE-MARK-DROP") {
+        // Pre-1.25 layouts: kubelet's KUBE-MARK-DROP sets 0x8000 and filter KUBE-FIREWALL drops it.
+        const p = clonePacket(s.packet);
+        p.mark = (p.mark | DROP_MARK) >>> 0;
+        return { cont: [{ ...s, packet: p, path: [...s.path, ref] }], ended: [] };
+      }
+      return { cont: [], ended: [{ ...s, path: [...s.path, ref], how: "missing", missingChain: target, decidedBy: ref }] };
     }
     const results = this.run(table, target, [{ ...s, path: [...s.path, ref] }], depth + 1);
     const cont: State[] = [];
@@ -337,6 +367,19 @@ export function traceIptables(
     } else if (e.how === "drop" || e.how === "reject") {
       outcomes.push(finish(e, e.how, undefined, undefined, e.decidedBy));
       continue;
+    } else if (e.how === "missing") {
+      const o = finish(e, "unresolved", undefined, undefined, e.decidedBy);
+      o.missingChain = e.missingChain!;
+      o.caveats.push(`chain ${e.missingChain} is not in the dump (a partial listing?): where this branch goes cannot be told`);
+      outcomes.push(o);
+      continue;
+    }
+    if ((e.packet.mark & DROP_MARK) !== 0) {
+      const marker = e.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
+      const o = finish(e, "drop", undefined, undefined, marker);
+      o.caveats.push("marked 0x8000 by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL drops it (`-m mark --mark 0x8000/0x8000 -j DROP`)");
+      outcomes.push(o);
+      continue;
     }
     // filter
     const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal ? "INPUT" : "FORWARD";
@@ -363,6 +406,16 @@ export function traceIptables(
     }
     // KUBE-FIREWALL (kubelet) drops packets marked 0x8000 by KUBE-MARK-DROP (pre-1.25 layouts).
     // POSTROUTING
+    if (!t.chain("nat", "POSTROUTING") && !t.chain("nat", "KUBE-POSTROUTING")) {
+      // A partial dump (a listing of some chains): kube-proxy's KUBE-POSTROUTING masquerades every packet carrying
+      // the KUBE-MARK-MASQ bit, in every release; say that this is assumed.
+      const masq = (e.packet.mark & t.masqueradeMark) !== 0;
+      const out = finish(filterState, verdict, dnatTo, masq, decidedBy);
+      out.mark = e.packet.mark;
+      out.caveats.push(`KUBE-POSTROUTING is not in the dump: assumed, as kube-proxy writes it, to masquerade packets marked ${hex(t.masqueradeMark)}`);
+      outcomes.push(out);
+      continue;
+    }
     const postEntry = t.entry("nat", "POSTROUTING", "KUBE-POSTROUTING", []);
     const post = t.run("nat", postEntry, [filterState], 0);
     for (const q of post) {
@@ -375,6 +428,10 @@ export function traceIptables(
   }
   if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
   return { outcomes, notes };
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16)}`;
 }
 
 function splitDnat(to: string): [string, number | undefined] {

@@ -340,7 +340,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
   if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
-  if (!summary) return { status: "no-event", details: ["No Node objects: nothing to compare the event with."] };
+  if (!summary) return { status: "not-applicable", details: [`No Node objects: nothing to compare the scheduler's last word with ("${ev.message}").`] };
   const details: string[] = [];
   const p = ev.parsed;
   const key = (kind: SchedulerReasonKind, taintKey?: string) => kind + (kind === "taint" && taintKey ? `{${taintKey}}` : "");
@@ -531,7 +531,7 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   const podLine = (p: PodReport): string => {
     if (p.nodeName) return `pod ${p.namespace}/${p.name} is scheduled on ${p.nodeName}`;
     if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}`;
-    return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? ` (scheduler: ${p.lastFailedScheduling.message})` : "");
+    return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };
   if (q.kind === "pod") {
     const p = pods[0] as PodReport;
@@ -541,11 +541,15 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   const c = claims[0] as ClaimReport;
   const head = `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message}`;
   const pending = pods.filter((p) => !p.nodeName);
-  if (c.state.status !== "Bound") return head + (pending.length ? ` ${pending.map(podLine).join("; ")}.` : "") + cause + noNodes;
+  if (c.state.status !== "Bound") {
+    const lines = pending.map(podLine).join("; ");
+    return head + (lines ? ` ${lines.charAt(0).toUpperCase()}${lines.slice(1)}${lines.endsWith(".") ? "" : "."}` : "") + cause + noNodes;
+  }
   if (pending.length === 0) {
     return head + (pods.length ? ` Nothing is pending: ${pods.map(podLine).join("; ")}.` : " No pod uses it.") + noNodes;
   }
-  return head + ` But ${pending.map(podLine).join("; ")}` + cause + noNodes;
+  const lines = pending.map(podLine).join("; ");
+  return head + ` But ${lines}${lines.endsWith(".") ? "" : "."}` + cause + noNodes;
 }
 
 /**

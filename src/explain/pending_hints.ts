@@ -242,14 +242,19 @@ function emptyZoneValue(input: HintInput): Finding[] {
 /** Why a node cannot take a pod, apart from the volume: cordoned, NotReady, tainted (for the pod's tolerations). */
 function nodeUnusableReasons(state: NodeState, pod: PodReport | undefined): string[] {
   const why: string[] = [];
-  if (state.cordoned) why.push("cordoned");
-  if (state.ready !== "True") why.push(`NotReady (Ready=${state.ready})`);
+  if (state.cordoned) why.push("is cordoned");
+  if (state.ready !== "True") why.push(`is NotReady (Ready=${state.ready})`);
+  // The taints the node lifecycle controller derives from cordon / readiness restate those facts: leave them out.
+  const derived = (t: string) => /^node\.kubernetes\.io\/(unschedulable|not-ready|unreachable)[:=]/.test(t);
   if (pod) {
     const row = pod.nodes.find((r) => r.node === state.name);
     const t = row?.checks.find((c) => c.rule === "taints");
-    if (t && !t.passed) why.push(`untolerated taint ${(t.untoleratedTaints ?? []).join(", ")}`);
-  } else if (state.taints.length > 0) {
-    why.push(`tainted ${state.taints.join(", ")}`);
+    const own = (t?.untoleratedTaints ?? []).filter((x) => !derived(x));
+    if (own.length > 0) why.push(`has untolerated taint ${own.join(", ")}`);
+    else if (t && !t.passed && why.length === 0) why.push(`has untolerated taint ${(t.untoleratedTaints ?? []).join(", ")}`);
+  } else {
+    const own = state.taints.filter((x) => !derived(x));
+    if (own.length > 0) why.push(`has taint ${own.join(", ")}`);
   }
   return why;
 }
@@ -274,10 +279,10 @@ function volumeNodesUnusable(input: HintInput, faultDomainVolumes: Set<string>):
           title: `Every node PersistentVolume ${volume.name} can be used on is unavailable` +
             (zones.length ? ` (zone ${listWords(zones)})` : ""),
           detail: `The volume's node affinity matches ${listWords(volume.matchingNodes)}, and ` +
-            reasons.map((r) => `${r.node} is ${r.why.join(", ")}`).join("; ") + ".",
+            reasons.map((r) => `${r.node} ${r.why.join(" and ")}`).join("; ") + ".",
           evidence: [
             ...volume.terms.map((t, i) => `PersistentVolume ${volume.name} term ${i}: ${t}`),
-            ...reasons.map((r) => `Node ${r.node}: ${r.why.join(", ")}`),
+            ...reasons.map((r) => `Node ${r.node} ${r.why.join(" and ")}`),
           ],
           suggestion: `Bring a node of that ${zones.length ? "zone" : "set"} back (uncordon, fix readiness, remove the taint or tolerate it), or add a node there.`,
         });
@@ -398,10 +403,10 @@ function podAffinityVsVolume(input: HintInput): Finding[] {
 function immediateBindingMultizone(input: HintInput): Finding[] {
   const { ctx } = input;
   const out: Finding[] = [];
-  const zones = new Set(ctx.nodeStates.map((s) => s.zone).filter((z): z is string => z !== null));
+  const zones = new Set(ctx.nodeStates.map((s) => s.zone).filter((z): z is string => z !== null && z !== ""));
   if (zones.size < 2) return out;
   for (const pod of input.pods) {
-    if (pod.nodeName) continue;
+    if (pod.nodeName || !pod.summary || pod.summary.feasibleNodes.length > 0) continue;
     for (const use of pod.claims) {
       const c = input.claims.find((x) => x.name === use.claim && x.namespace === pod.namespace);
       const sc = c?.storageClass;

@@ -388,7 +388,10 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };
         report.ports.push(pr);
+        // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
+        const ipvsMode = report.proxyMode.mode === "ipvs";
         for (const ep of entryPoints(svc, sp, family, sources.nodeIP!)) {
+          if (ipvsMode) ep.dstLocal = true;
           const proto = lower(sp.protocol);
           const entry: EntryPointReport = {
             kind: ep.kind,
@@ -402,7 +405,15 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           for (const c of clientsFor(ep.kind, sources, nodeName)) {
             const pkt = packet(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
             const trace = traceIptables(dp.iptables, pkt, c.hook, dp.traceOptions);
-            entry.clients.push(verdictFromTrace(c.kind, c.description, c.src, trace));
+            const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            if (ipvsBal) {
+              // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
+              for (const e of v.endpoints) {
+                const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
+                if (s) e.share = s.share;
+              }
+            }
+            entry.clients.push(v);
           }
           const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
             entry.clients.find((c) => c.endpoints.length > 0);
@@ -412,14 +423,14 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           }
           pr.entryPoints.push(entry);
         }
-        report.drift.push(...driftFor(resolved, sp, pr, nodeName));
+        report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs"));
       }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
         packets.push(answerPacket(options.packet, dp, nodeName, sources, svc));
       }
     }
     for (const d of report.drift) {
-      findings.push({ severity: d.kind === "quiesced" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
+      findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
     }
   }
   const out: ServiceReport = {
@@ -463,7 +474,7 @@ function answerPacket(q: PacketQuestion, dp: NodeDatapath, node: string, s: Sour
   return a;
 }
 
-function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string): DriftItem[] {
+function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean): DriftItem[] {
   const out: DriftItem[] = [];
   const cip = pr.entryPoints.find((e) => e.kind === "ClusterIP");
   if (!cip) return out;
@@ -475,6 +486,14 @@ function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortRep
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
       : ref.endpoints.map((e) => e.endpoint),
   );
+  if (cip.balancing.method !== "ipvs" && ref.outcome !== "rejected" && ref.outcome !== "dropped" && ipvsMode) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "service-missing",
+      message: `${sp.portKey}: no IPVS virtual server for ${cip.destination} on ${node}; kube-proxy has not programmed this Service here`,
+    });
+    return out;
+  }
   if (ref.outcome === "not-handled" && cip.balancing.method !== "ipvs") {
     out.push({
       portKey: sp.portKey,
@@ -496,7 +515,16 @@ function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortRep
       out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ready in the API but ${node} does not send traffic to it` });
     }
   }
+  const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
+  if (unknown.length > 0) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      message: `${sp.portKey}: ${unknown.length} branch(es) on ${node} lead to chains the dump does not contain; their endpoints cannot be compared with the API`,
+    });
+  }
   for (const e of onNode) {
+    if (e.startsWith("unknown (")) continue;
     if (!expected.has(e)) {
       out.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: e, message: `${sp.portKey}: ${node} sends traffic to ${e}, which is not a usable endpoint in the API (deleted, not ready, or on another node under a Local policy)` });
     }

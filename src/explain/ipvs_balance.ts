@@ -1,0 +1,98 @@
+/**
+ * IPVS mode: how a virtual server spreads new connections over its real servers, from `ipvsadm -Ln` output.
+ *
+ * Scheduler semantics follow the kernel's net/netfilter/ipvs/ip_vs_*.c and ipvsadm(8):
+ * - rr: round robin over real servers with weight > 0 — equal shares;
+ * - wrr: weighted round robin — share = weight / Σ weights;
+ * - sh / dh / mh: hash of the source (dh: destination) address — one client always lands on the same real server;
+ *   over many clients the share is proportional to weight;
+ * - lc, wlc, sed, nq, lblc, lblcr, fo, ovf, twos: decided by live connection counts (or randomness), so no fixed
+ *   share exists; the dump's ActiveConn/InActConn only tell where the next connection would go.
+ * A real server with weight 0 is quiesced: it keeps its connections and gets no new ones.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { IpvsTable, VirtualServer } from "../datapath/ipvsadm.ts";
+import { joinHostPort } from "./ip.ts";
+import type { IpvsBalancer } from "./service_path.ts";
+import type { EndpointShare, EntryPointReport } from "./service_report.ts";
+
+/** What each scheduler does, and whether it gives fixed shares. */
+export const SCHEDULERS: Record<string, { description: string; shares: "equal" | "weight" | "hash" | "live" }> = {
+  rr: { description: "round robin: each real server with weight > 0 in turn", shares: "equal" },
+  wrr: { description: "weighted round robin: shares proportional to weight", shares: "weight" },
+  lc: { description: "least connection: depends on live connection counts", shares: "live" },
+  wlc: { description: "weighted least connection: depends on live connection counts and weights", shares: "live" },
+  lblc: { description: "locality-based least connection: depends on destination and live counts", shares: "live" },
+  lblcr: { description: "locality-based least connection with replication: depends on live counts", shares: "live" },
+  dh: { description: "destination hashing: fixed per destination address", shares: "hash" },
+  sh: { description: "source hashing: one client always lands on the same real server; over many clients, shares proportional to weight", shares: "hash" },
+  sed: { description: "shortest expected delay: depends on live connection counts", shares: "live" },
+  nq: { description: "never queue: an idle server if any, else shortest expected delay", shares: "live" },
+  mh: { description: "Maglev hashing: consistent hash of the source; shares proportional to weight over many clients", shares: "hash" },
+  fo: { description: "weighted failover: all new connections to the available server with the highest weight", shares: "live" },
+  ovf: { description: "weighted overflow: the highest-weight server until its connections exceed its weight", shares: "live" },
+  twos: { description: "weighted random twos choice: random, weighted by live counts", shares: "live" },
+};
+
+function key(proto: string, ip: string, port: number): string {
+  return `${proto.toLowerCase()} ${ip} ${port}`;
+}
+
+function sharesOf(vs: VirtualServer): EndpointShare[] {
+  const sched = SCHEDULERS[vs.scheduler ?? ""]?.shares ?? "live";
+  const live = vs.realServers.filter((r) => (r.weight ?? 1) > 0);
+  const totalWeight = live.reduce((s, r) => s + (r.weight ?? 1), 0);
+  return vs.realServers.map((r) => {
+    const w = r.weight ?? 1;
+    let share: number | null = null;
+    if (w === 0) share = 0;
+    else if (sched === "equal") share = 1 / live.length;
+    else if (sched === "weight" || sched === "hash") share = totalWeight > 0 ? w / totalWeight : null;
+    const e: EndpointShare = { endpoint: joinHostPort(r.address, r.port), share, via: `ipvsadm line ${r.line}` };
+    if (r.weight !== undefined) e.weight = r.weight;
+    if (r.activeConn !== undefined) e.activeConn = r.activeConn;
+    if (r.inactiveConn !== undefined) e.inactiveConn = r.inactiveConn;
+    return e;
+  });
+}
+
+/**
+ * Builds the IPVS balancer of a node from its ipvsadm table.
+ * @param table parsed `ipvsadm -Ln` output.
+ * @returns lookup (balancing of one virtual server) and dispatch (real servers as DNAT alternatives for the tracer:
+ *   the scheduler's shares where fixed; for live-count schedulers every real server with weight > 0 equally, which
+ *   only serves to evaluate masquerade per real server — the report shows their share as null).
+ */
+export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers: number } {
+  const index = new Map<string, VirtualServer>();
+  for (const vs of table.virtualServers) {
+    if (vs.address !== undefined && vs.port !== undefined) index.set(key(vs.protocol, vs.address, vs.port), vs);
+  }
+  return {
+    virtualServers: table.virtualServers.length,
+    lookup(ip, port, proto): EntryPointReport["balancing"] | undefined {
+      const vs = index.get(key(proto, ip, port));
+      if (!vs) return undefined;
+      const name = vs.scheduler ?? "unknown";
+      const info = SCHEDULERS[name];
+      const scheduler: NonNullable<EntryPointReport["balancing"]["scheduler"]> = {
+        name,
+        description: info?.description ?? "scheduler not known to kubectl-netpath",
+        deterministicShares: info?.shares === "equal" || info?.shares === "weight",
+      };
+      if (vs.persistent) scheduler.persistentSeconds = vs.persistent.timeoutSeconds;
+      return { method: "ipvs", scheduler, shares: sharesOf(vs) };
+    },
+    dispatch(ip, port, proto) {
+      const vs = index.get(key(proto, ip, port));
+      if (!vs) return undefined;
+      const shares = sharesOf(vs);
+      const known = shares.every((s) => s.share !== null);
+      const live = shares.filter((s) => (s.weight ?? 1) > 0);
+      if (live.length === 0) return [];
+      return live.map((s) => ({ dnatTo: s.endpoint, probability: known ? s.share! : 1 / live.length }));
+    },
+  };
+}
