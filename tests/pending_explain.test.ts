@@ -1,0 +1,256 @@
+import { describe, expect, test } from "vitest";
+import { NotFoundError } from "../src/explain/errors.ts";
+import { explainPending, PENDING_REPORT_API_VERSION } from "../src/explain/pending.ts";
+import { azureBundle, bundleOf, event, node, pod, pv, pvc, storageClass, term } from "./fixtures/pending/objects.ts";
+
+const MD_PV = "pvc-0a20ee9f-0c34-11e9-b302-000d3aa0aa40";
+const SEED_MESSAGE = "0/3 nodes are available: 3 node(s) had volume node affinity conflict.";
+
+describe("the azure-zones example (seed 000)", () => {
+  test("pvc/md: Bound, its pod rejected on every node by the PV's terms, in the scheduler's v1.13 words", () => {
+    const r = explainPending(azureBundle(), { kind: "pvc", namespace: "default", name: "md" });
+    expect(r.kind).toBe("PendingReport");
+    expect(r.apiVersion).toBe(PENDING_REPORT_API_VERSION);
+    expect(r.claims[0]!.state.reason).toBe("Bound");
+    expect(r.claims[0]!.volume!.matchingNodes).toEqual([]);
+    expect(r.claims[0]!.volume!.nodes.map((n) => n.evaluation.terms.map((t) => t.requirements[1]!.reason))).toEqual([
+      ['"southeastasia-1" is not in [0]', '"southeastasia-1" is not in [1]', '"southeastasia-1" is not in [2]'],
+      ['"southeastasia-2" is not in [0]', '"southeastasia-2" is not in [1]', '"southeastasia-2" is not in [2]'],
+      ['"southeastasia-3" is not in [0]', '"southeastasia-3" is not in [1]', '"southeastasia-3" is not in [2]'],
+    ]);
+    const p = r.pods[0]!;
+    expect(p.name).toBe("busybox");
+    expect(p.summary!.message).toBe(SEED_MESSAGE);
+    expect(p.summary!.wording.volumeNodeAffinity).toBe("conflict");
+    expect(p.reconciliation).toEqual({ status: "agree", details: [`The last FailedScheduling event says the same: "${SEED_MESSAGE}"`] });
+    expect(r.answer).toBe(
+      `PersistentVolumeClaim default/md: Bound to PersistentVolume "${MD_PV}". But pod default/busybox cannot be scheduled: ${SEED_MESSAGE} ` +
+        `Root cause: PersistentVolume ${MD_PV} requires failure-domain.beta.kubernetes.io/zone in [0], [1] or [2]: fault-domain numbers, while the nodes carry region-zone values.`,
+    );
+  });
+
+  test("pod/busybox asks the same from the pod's side", () => {
+    const r = explainPending(azureBundle(), { kind: "pod", namespace: "default", name: "busybox" });
+    expect(r.answer.startsWith(`Pod default/busybox cannot be scheduled: ${SEED_MESSAGE} Root cause: PersistentVolume ${MD_PV}`)).toBe(true);
+    expect(r.claims.map((c) => c.name)).toEqual(["md"]);
+  });
+
+  test("pvc/md-zoned: Bound, pinned to southeastasia-1, its pod runs on k8s-01", () => {
+    const r = explainPending(azureBundle(), { kind: "pvc", namespace: "default", name: "md-zoned" });
+    expect(r.claims[0]!.volume!.matchingNodes).toEqual(["k8s-01"]);
+    expect(r.pods[0]!.nodeName).toBe("k8s-01");
+    expect(r.pods[0]!.summary!.feasibleNodes).toEqual(["k8s-01"]);
+    expect(r.pods[0]!.reconciliation.status).toBe("not-applicable");
+    expect(r.findings.map((f) => f.id)).toEqual(["pod-scheduled"]);
+    expect(r.answer).toBe(
+      'PersistentVolumeClaim default/md-zoned: Bound to PersistentVolume "pvc-6b8d1e52-0c45-11e9-b302-000d3aa0aa40". Nothing is pending: pod default/busybox-zoned is scheduled on k8s-01.',
+    );
+  });
+
+  test("the report is plain JSON: it survives a JSON round trip unchanged", () => {
+    const r = explainPending(azureBundle(), { kind: "pvc", namespace: "default", name: "md" });
+    expect(JSON.parse(JSON.stringify(r))).toEqual(r);
+  });
+
+  test("pure: the bundle is not modified", () => {
+    const b = azureBundle();
+    const before = JSON.stringify(b);
+    explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
+    expect(JSON.stringify(b)).toBe(before);
+  });
+});
+
+describe("bad input", () => {
+  test("unknown claim", () => {
+    const run = () => explainPending(azureBundle(), { kind: "pvc", namespace: "default", name: "nope" });
+    expect(run).toThrow(NotFoundError);
+    expect(run).toThrow(/^persistentvolumeclaim "nope" not found in namespace "default"$/);
+  });
+
+  test("a claim in another namespace: the message says where it is", () => {
+    try {
+      explainPending(azureBundle(), { kind: "pvc", namespace: "prod", name: "md" });
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(NotFoundError);
+      expect((e as Error).message).toBe('persistentvolumeclaim "md" not found in namespace "prod"; it exists in namespace "default": use -n default');
+      expect((e as NotFoundError).elsewhere).toEqual(["default"]);
+    }
+  });
+
+  test("unknown pod, present in two other namespaces", () => {
+    const b = bundleOf([pod("web", { ns: "b" }), pod("web", { ns: "a" })]);
+    expect(() => explainPending(b, { kind: "pod", namespace: "default", name: "web" })).toThrow(
+      'pod "web" not found in namespace "default"; it exists in namespaces "a", "b": use -n a',
+    );
+  });
+
+  test("a PV with no node affinity is a finding, not a crash", () => {
+    const r = explainPending(
+      bundleOf([
+        node("n1", { zone: "a" }),
+        storageClass("nfs", { provisioner: "nfs.csi.k8s.io" }),
+        pvc("shared", { class: "nfs", boundTo: "pv-nfs", modes: ["ReadWriteMany"] }),
+        pv("pv-nfs", { class: "nfs", claim: "default/shared", modes: ["ReadWriteMany"], source: { nfs: { server: "10.0.0.5", path: "/export" } } }),
+        pod("app-0", { claims: ["shared"] }),
+      ]),
+      { kind: "pvc", namespace: "default", name: "shared" },
+    );
+    const f = r.findings.find((x) => x.id === "no-node-affinity")!;
+    expect(f.title).toBe("PersistentVolume pv-nfs has no node affinity");
+    expect(f.evidence).toEqual(["PersistentVolume pv-nfs: source nfs"]);
+    expect(r.claims[0]!.volume).toMatchObject({ nodeAffinity: null, nodes: [], matchingNodes: ["n1"], source: "nfs" });
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volume")).toMatchObject({ passed: true, detail: "no node affinity" });
+  });
+
+  test("no Node objects (RBAC forbade list nodes): says what is missing and what remains", () => {
+    const b = azureBundle();
+    b.objects.nodes = [];
+    b.warnings.push('nodes is forbidden: User "dev" cannot list resource "nodes" in API group "" at the cluster scope');
+    const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
+    expect(r.nodesListed).toBe(false);
+    const f = r.findings[0]!;
+    expect(f.id).toBe("nodes-missing");
+    expect(f.detail).toMatch(/needs "list nodes" \(verb list, resource nodes, cluster scope\)/);
+    expect(f.evidence).toEqual([
+      'nodes is forbidden: User "dev" cannot list resource "nodes" in API group "" at the cluster scope',
+      `Pod default/busybox last FailedScheduling: ${SEED_MESSAGE}`,
+    ]);
+    expect(r.claims[0]!.volume!.terms).toHaveLength(3);
+    expect(r.claims[0]!.volume!.nodes).toEqual([]);
+    expect(r.pods[0]!.summary).toBeNull();
+    expect(r.pods[0]!.reconciliation.status).toBe("not-applicable");
+    expect(r.answer).toMatch(/No Node objects in the bundle, so no per-node verdict\.$/);
+    // Hints that need nodes stay silent instead of guessing.
+    expect(r.findings.some((x) => x.id === "fault-domain-zone-values")).toBe(false);
+  });
+
+  test("a claim the pod names does not exist: PreFilter rejects every node", () => {
+    const r = explainPending(bundleOf([node("n1"), node("n2"), pod("app-0", { claims: ["data"] })]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(r.pods[0]!.summary!.message).toBe('0/2 nodes are available: persistentvolumeclaim "data" not found.');
+    expect(r.claims[0]!.state).toMatchObject({ status: "Missing", reason: "NotFound" });
+    expect(r.findings[0]!.id).toBe("claim-missing");
+  });
+});
+
+describe("scheduler model and reconciliation", () => {
+  const ZONE = "topology.kubernetes.io/zone";
+
+  test("unbound Immediate claim: PreFilter message, agreeing with the event (double-dot preemption suffix)", () => {
+    const msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..";
+    const r = explainPending(
+      bundleOf([node("a"), node("b"), node("c"), storageClass("gp3"), pvc("data"), pod("app-0", { claims: ["data"] }), event("Pod", "default", "app-0", "FailedScheduling", msg)]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    const p = r.pods[0]!;
+    expect(p.summary!.message).toBe("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.");
+    expect(p.summary!.preFilter).toBe("pod has unbound immediate PersistentVolumeClaims");
+    expect(p.nodes.every((n) => n.rejectedBy?.plugin === "VolumeBinding")).toBe(true);
+    expect(p.claims[0]!.binding).toBe("immediate");
+    expect(p.reconciliation.status).toBe("agree");
+  });
+
+  test("disagreement: the event counted another cluster", () => {
+    const b = azureBundle();
+    b.objects.events[0]!.message = "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had volume node affinity conflict.";
+    const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
+    expect(r.pods[0]!.reconciliation).toEqual({
+      status: "disagree",
+      details: [
+        "The event counted 4 node(s); the bundle has 3: nodes were added or removed since.",
+        'The scheduler reported "1 Insufficient cpu", a check this analysis does not model (it has no data for it).',
+      ],
+    });
+    expect(r.findings.find((f) => f.id === "event-disagrees")!.severity).toBe("warning");
+  });
+
+  test("disagreement: the event blames taints, the bundle shows none", () => {
+    const b = azureBundle();
+    b.objects.events[0]!.message = "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.";
+    const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
+    expect(r.pods[0]!.reconciliation.details).toEqual([
+      "taint: the event says 3 node(s), the bundle gives 0.",
+      "volume-node-affinity: the event says 0 node(s), the bundle gives 3.",
+    ]);
+  });
+
+  test("no FailedScheduling event", () => {
+    const b = azureBundle();
+    b.objects.events = [];
+    expect(explainPending(b, { kind: "pod", namespace: "default", name: "busybox" }).pods[0]!.reconciliation.status).toBe("no-event");
+  });
+
+  test("v1.35 nodes: generic taint wording; a cordoned node reports unschedulable first", () => {
+    const r = explainPending(
+      bundleOf([
+        node("cp", { zone: "a", version: "v1.35.0", taints: [{ key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }] }),
+        node("w1", { zone: "a", version: "v1.35.0", unschedulable: true }),
+        node("w2", { zone: "b", version: "v1.35.0" }),
+        storageClass("gp3"),
+        pvc("data", { boundTo: "pv-a" }),
+        pv("pv-a", { claim: "default/data", terms: [term([ZONE, "In", "a"])] }),
+        pod("app-0", { claims: ["data"] }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    expect(r.pods[0]!.summary!.message).toBe(
+      "0/3 nodes are available: 1 node(s) didn't match PersistentVolume's node affinity, 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable.",
+    );
+  });
+
+  test("a NotReady node without its taint yet is still considered by the scheduler, and says so", () => {
+    const r = explainPending(bundleOf([node("n1", { ready: "Unknown" }), pod("app-0")]), { kind: "pod", namespace: "default", name: "app-0" });
+    const row = r.pods[0]!.nodes[0]!;
+    expect(row.fits).toBe(true);
+    expect(row.checks.find((c) => c.rule === "ready")!.detail).toBe(
+      "NotReady (Ready=Unknown); no not-ready/unreachable taint yet, so the scheduler still considers it",
+    );
+  });
+
+  test("a toleration of the control-plane taint lets the pod there", () => {
+    const r = explainPending(
+      bundleOf([
+        node("cp", { taints: [{ key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }] }),
+        pod("app-0", { tolerations: [{ key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" }] }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "taints")).toMatchObject({ passed: true, detail: "all taints tolerated" });
+  });
+
+  test("WaitForFirstConsumer with a selected node: other nodes report a bind conflict", () => {
+    const r = explainPending(
+      bundleOf([
+        node("n-a", { zone: "a" }),
+        node("n-b", { zone: "b" }),
+        storageClass("gp3", { mode: "WaitForFirstConsumer" }),
+        pvc("data", { annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
+        pod("app-0", { claims: ["data"] }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    expect(r.claims[0]!.state.reason).toBe("Provisioning");
+    expect(r.claims[0]!.state.message).toBe('Pending: waiting for provisioner "ebs.csi.aws.com" to create the volume for node "n-a"; it has reported nothing (is it running?).');
+    expect(r.pods[0]!.nodes.map((n) => [n.node, n.fits])).toEqual([["n-a", true], ["n-b", false]]);
+  });
+
+  test("WaitForFirstConsumer + no-provisioner: a static local PV on one node", () => {
+    const r = explainPending(
+      bundleOf([
+        node("w1"),
+        node("w2"),
+        storageClass("local", { provisioner: "kubernetes.io/no-provisioner", mode: "WaitForFirstConsumer" }),
+        pvc("data", { class: "local" }),
+        pv("local-w2", { class: "local", source: { local: { path: "/mnt/ssd" } }, terms: [term(["kubernetes.io/hostname", "In", "w2"])] }),
+        pod("app-0", { claims: ["data"] }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    const rows = r.pods[0]!.nodes;
+    expect(rows.map((n) => n.checks.find((c) => c.rule === "volume")!.detail)).toEqual([
+      "no available PersistentVolume matches on this node, and the class cannot provision",
+      "PersistentVolume local-w2 is available here",
+    ]);
+    expect(r.pods[0]!.summary!.feasibleNodes).toEqual(["w2"]);
+  });
+});
