@@ -1,7 +1,6 @@
 /**
- * The nftables ruleset model shared by the parsers of `nft -j list ruleset` ({@link ../nft_json.ts}) and
- * `nft list ruleset` / `nft -f` transaction text ({@link ../nft_text.ts}), and read by the kube-proxy nftables layout
- * decoder ({@link ../kube_proxy_nft.ts}).
+ * The nftables ruleset model shared by the parsers of `nft -j list ruleset` (nft_json.ts) and `nft list ruleset` /
+ * `nft -f` transaction text (nft_text.ts), and read by the kube-proxy nftables layout decoder (kube_proxy_nft.ts).
  *
  * Shapes follow libnftables-json(5) and nft(8): a ruleset is tables (family + name); a table holds chains (base chains
  * carry type/hook/priority/policy), sets and maps (with their elements) and rules. Every rule keeps its text form as
