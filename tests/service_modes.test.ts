@@ -1,0 +1,170 @@
+// IPVS mode (seed 000's node: ipvsadm, ipset, IPVS-mode iptables) and partial `iptables -t nat -nL` listings
+// (seed 004's pre-1.24 LoadBalancer): the same questions, answered from what those dumps really hold.
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import type { Bundle } from "../src/bundle/bundle.ts";
+import { parseIpsetList } from "../src/datapath/ipset.ts";
+import { explainServiceFull } from "../src/explain/explain_service_full.ts";
+import { ipsetMembership } from "../src/explain/ipset_membership.ts";
+import { kernelProbability } from "../src/explain/probability.ts";
+import type { TracePacket } from "../src/explain/rule_match.ts";
+import type { ClientVerdict, ServiceReport } from "../src/explain/service_report.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { fixture } from "./helpers/bundles.ts";
+
+const IPVS_LAB = new URL("../examples/ipvs-lab", import.meta.url).pathname;
+const LB_LEGACY = new URL("../examples/lb-legacy", import.meta.url).pathname;
+
+function entry(r: ServiceReport, portName: string | undefined, kind: string) {
+  const p = r.nodes[0]!.ports.find((x) => x.servicePort.name === portName)!;
+  return p.entryPoints.find((e) => e.kind === kind)!;
+}
+function client(r: ServiceReport, portName: string | undefined, kind: string, c: ClientVerdict["client"]): ClientVerdict {
+  return entry(r, portName, kind).clients.find((x) => x.client === c)!;
+}
+function withIpvsadm(b: Bundle, transform: (t: string) => string): Bundle {
+  const copy = structuredClone(b);
+  const s = copy.nodes[0]!.sections.ipvsadm!;
+  s.stdout = transform(s.stdout);
+  return copy;
+}
+
+describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
+  const b = readBundle(IPVS_LAB);
+  const r = explainServiceFull(b, "kube-system", "kube-dns");
+
+  it("detects IPVS from the virtual servers and the KUBE-CLUSTER-IP match-set, without conflict", () => {
+    expect(r.nodes[0]!.proxyMode.mode).toBe("ipvs");
+    expect(r.nodes[0]!.proxyMode.conflicts).toEqual([]);
+    expect(r.nodes[0]!.proxyMode.evidence[0]!.detail).toBe("4 IPVS virtual server(s), KUBE-CLUSTER-IP match-set in KUBE-SERVICES");
+  });
+
+  it("names the scheduler and the real servers' shares: rr over 192.168.0.17/.18, 1/2 each", () => {
+    const e = entry(r, "dns", "ClusterIP");
+    expect(e.balancing.method).toBe("ipvs");
+    expect(e.balancing.scheduler).toMatchObject({ name: "rr", deterministicShares: true });
+    expect(e.balancing.shares.map((s) => [s.endpoint, s.share, s.weight])).toEqual([["192.168.0.17:53", 0.5, 1], ["192.168.0.18:53", 0.5, 1]]);
+  });
+
+  it("masquerade: a pod in 192.168.0.0/16 is not masqueraded, the node is (match-set KUBE-CLUSTER-IP, line 25)", () => {
+    const pod = client(r, "dns", "ClusterIP", "pod-same-node");
+    expect(pod.masquerade).toBe("never");
+    expect(pod.reason).toBe("not masqueraded: line 25 (KUBE-SERVICES) does not apply: source 192.168.0.200 is in 192.168.0.0/16");
+    const host = client(r, "dns", "ClusterIP", "host-network");
+    expect(host.masquerade).toBe("always");
+    expect(host.evidence.find((e) => e.rule.line === 25)?.role).toBe("marks for masquerade (KUBE-MARK-MASQ)");
+  });
+
+  it("hairpin: KUBE-LOOP-BACK (dst,dst,src) masquerades an endpoint sent back to itself, and only then", () => {
+    const h = client(r, "dns", "ClusterIP", "hairpin");
+    expect(h.masquerade).toBe("some");
+    expect(h.endpoints.map((e) => [e.endpoint, e.masqueraded])).toEqual([["192.168.0.17:53", true], ["192.168.0.18:53", false]]);
+    expect(h.evidence.find((e) => e.rule.line === 24)?.role).toBe("masquerades (SNAT to the node's address)");
+  });
+
+  it("wrr weights give exact shares; weight 0 is quiesced and reported", () => {
+    const wrr = withIpvsadm(b, (t) =>
+      t.replace(/UDP  10\.96\.0\.10:53 rr\n(\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "UDP  10.96.0.10:53 wrr\n$13")
+    );
+    const r2 = explainServiceFull(wrr, "kube-system", "kube-dns");
+    expect(entry(r2, "dns", "ClusterIP").balancing.shares.map((s) => s.share)).toEqual([0.75, 0.25]);
+    const quiesced = withIpvsadm(b, (t) => t.replace(/(TCP  10\.96\.0\.10:53 rr\n\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "$10"));
+    const r3 = explainServiceFull(quiesced, "kube-system", "kube-dns");
+    expect(entry(r3, "dns-tcp", "ClusterIP").balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["192.168.0.17:53", 0], ["192.168.0.18:53", 1]]);
+    expect(r3.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "192.168.0.17:53"], ["quiesced", "192.168.0.17:53"]]);
+  });
+
+  it("live-count schedulers have no fixed share", () => {
+    const wlc = withIpvsadm(b, (t) => t.replace("UDP  10.96.0.10:53 rr", "UDP  10.96.0.10:53 wlc"));
+    const e = entry(explainServiceFull(wlc, "kube-system", "kube-dns"), "dns", "ClusterIP");
+    expect(e.balancing.scheduler?.deterministicShares).toBe(false);
+    expect(e.balancing.shares.map((s) => s.share)).toEqual([null, null]);
+    expect(e.clients.find((c) => c.client === "pod-same-node")!.endpoints.map((x) => x.share)).toEqual([null, null]);
+  });
+
+  it("a missing virtual server is drift", () => {
+    const gone = withIpvsadm(b, (t) => t.split("\n").filter((l) => !/^UDP|192\.168\.0\.1[78]:53/.test(l)).join("\n"));
+    const r4 = explainServiceFull(gone, "kube-system", "kube-dns");
+    expect(r4.nodes[0]!.drift.find((d) => d.portKey === "kube-system/kube-dns:dns")?.kind).toBe("service-missing");
+  });
+
+  it("stale KUBE-SVC chains left from iptables mode are a conflict", () => {
+    const stale = structuredClone(b);
+    const s = stale.nodes[0]!.sections["iptables-save"]!;
+    s.stdout = s.stdout.replace(":KUBE-SERVICES - [0:0]", ":KUBE-SERVICES - [0:0]\n:KUBE-SVC-TCOU7JCQXEZGVUNU - [0:0]\n:KUBE-SEP-2NK74F4BXH6S2KMP - [0:0]");
+    const r5 = explainServiceFull(stale, "kube-system", "kube-dns");
+    expect(r5.nodes[0]!.proxyMode.mode).toBe("ipvs");
+    expect(r5.findings.find((f) => f.code === "ProxyModeConflict")?.message).toContain("2 KUBE-SVC/KUBE-SEP chain(s) remain in iptables nat although the node runs IPVS");
+  });
+});
+
+describe("ipset membership as the kernel's set match", () => {
+  const sets = parseIpsetList(fixture("ipvs/seed-000-azure-ipset-list.txt"));
+  const has = ipsetMembership(sets);
+  const pkt = (src: string, dst: string, dport: number, proto: "tcp" | "udp"): TracePacket => ({ family: 4, src, dst, dport, proto, srcLocal: false, dstLocal: true, mark: 0, ctstate: new Set(["NEW"]) });
+  it.each([
+    ["KUBE-CLUSTER-IP", "dst,dst", pkt("192.168.1.9", "10.96.0.10", 53, "udp"), true],
+    ["KUBE-CLUSTER-IP", "dst,dst", pkt("192.168.1.9", "10.96.0.10", 54, "udp"), false],
+    ["KUBE-CLUSTER-IP", "dst,dst", pkt("192.168.1.9", "10.96.0.1", 443, "udp"), false],
+    ["KUBE-LOOP-BACK", "dst,dst,src", pkt("192.168.0.17", "192.168.0.17", 53, "tcp"), true],
+    ["KUBE-LOOP-BACK", "dst,dst,src", pkt("192.168.0.18", "192.168.0.17", 53, "tcp"), false],
+  ])("%s %s %o → %s", (name, flags, p, want) => {
+    expect(has(name, flags.split(","), p)).toBe(want);
+  });
+  it("an unknown set is unknown, not false", () => {
+    expect(has("KUBE-NOPE", ["dst"], pkt("1.1.1.1", "2.2.2.2", 1, "tcp"))).toBeUndefined();
+  });
+});
+
+describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-XLB)", () => {
+  const r = explainServiceFull(readBundle(LB_LEGACY), "default", "testsvc");
+
+  it("computes the 7-way cascade exactly as the kernel applies the 5-decimal probabilities", () => {
+    const shares = entry(r, undefined, "ClusterIP").balancing.shares;
+    expect(shares).toHaveLength(7);
+    const written = ["0.14286000002", "0.16667000018", "0.20000000019", "0.25000000000", "0.33332999982", "0.50000000000"];
+    let rest = 1;
+    const want: number[] = [];
+    for (const w of written) {
+      const p = kernelProbability(w);
+      want.push(rest * p);
+      rest *= 1 - p;
+    }
+    want.push(rest);
+    const byChain = Object.fromEntries(shares.map((s) => [s.via, s.share]));
+    const chains = ["EA7TYKWK2S6G4PQR", "ZJI36FVTROQF5MX7", "JLGUPWE7JCRU2AGG", "GCNPY23RDN22AOTX", "FNDISD3HQYKEHL3T", "3RWVMCKITDQWELSA", "BVMKBOC4GGNJ3567"];
+    chains.forEach((c, i) => expect(byChain[`KUBE-SEP-${c}`]).toBeCloseTo(want[i]!, 12));
+    expect(shares.find((s) => s.via === "KUBE-SEP-BVMKBOC4GGNJ3567")!.endpoint).toBe("172.31.9.52:80");
+    expect(shares.filter((s) => s.endpoint.startsWith("unknown (")).length).toBe(6);
+  });
+
+  it("external clients at the LB IP are dropped by KUBE-XLB's KUBE-MARK-DROP (no local endpoints); pods short-circuit", () => {
+    const ext = client(r, undefined, "LoadBalancer", "external");
+    expect(ext.outcome).toBe("dropped");
+    expect(ext.evidence.find((e) => e.role === "drops")?.rule.raw).toContain("has no local endpoints");
+    expect(ext.caveats.some((c) => c.includes("kubelet's filter KUBE-FIREWALL"))).toBe(true);
+    const pod = client(r, undefined, "LoadBalancer", "pod-other-node");
+    expect(pod.outcome).toBe("forwarded");
+    expect(pod.masquerade).toBe("never");
+  });
+
+  it("says what the partial listing cannot show instead of guessing", () => {
+    const np = client(r, undefined, "NodePort", "external");
+    expect(np.endpoints.map((e) => e.endpoint)).toEqual(["unknown (the rest of KUBE-SERVICES not in the dump)"]);
+    expect(np.caveats.join("\n")).toContain('KUBE-SERVICES is shown incompletely (line 14 "......" is not a rule)');
+    const host = client(r, undefined, "ClusterIP", "host-network");
+    expect(host.masquerade).toBe("always");
+    expect(host.caveats.some((c) => c.startsWith("KUBE-POSTROUTING is not in the dump"))).toBe(true);
+    expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["unverifiable"]);
+  });
+});
+
+describe("example bundles are the seeds' data", () => {
+  it("iptables-lab's node dump is seed 001's iptables-save, byte for byte", () => {
+    const ex = readFileSync(new URL("../examples/iptables-lab/nodes/k8s1/iptables-save.txt", import.meta.url), "utf8");
+    expect(ex).toBe(fixture("seeds/001-k8s1.iptables-save"));
+    // The seeds live beside the repository (../shared) on developer machines and in CI.
+    const seedPath = new URL("../../shared/seeds/001_90a3171e736d5ab9.txt", import.meta.url);
+    if (existsSync(seedPath)) expect(readFileSync(seedPath, "utf8").includes(ex.trimEnd())).toBe(true);
+  });
+});
