@@ -185,7 +185,7 @@ function volumeCheck(
 }
 
 /** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
-function volumeZoneCheck(ctx: PendingContext, pod: Pod, node: Node, uses: PodClaimUse[]): RuleCheck | null {
+function volumeZoneCheck(ctx: PendingContext, node: Node, uses: PodClaimUse[]): RuleCheck | null {
   const topo: { pv: string; key: string; values: string[] }[] = [];
   for (const u of uses) {
     if (!u.volumeName) continue;
@@ -205,7 +205,6 @@ function volumeZoneCheck(ctx: PendingContext, pod: Pod, node: Node, uses: PodCla
       return { ...base, passed: false, detail: `PersistentVolume ${t.pv} label ${t.key}=${t.values.join("__")}, node has ${v === undefined ? "none" : v}` };
     }
   }
-  void pod;
   return { ...base, passed: true, detail: "zone labels agree" };
 }
 
@@ -275,7 +274,7 @@ function podNodeRow(
       boundDecided = true;
     } else if (conflict === "bind") bindConflict = true;
   }
-  const zoneCheck = volumeZoneCheck(ctx, pod, node, uses);
+  const zoneCheck = volumeZoneCheck(ctx, node, uses);
   if (zoneCheck) checks.push(zoneCheck);
   const ready = ctx.nodeStates.find((s) => s.name === node.metadata.name)?.ready ?? "Unknown";
   const hasReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === TAINT_NOT_READY || t.key === TAINT_UNREACHABLE);
@@ -508,7 +507,8 @@ function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
 }
 
 function nodesMissingFinding(ctx: PendingContext, pods: PodReport[]): Finding {
-  const warnings = ctx.bundle.warnings.filter((w) => /\bnodes?\b/i.test(w));
+  // RBAC / list failures name the resource in the plural ("nodes"); per-node collection warnings say "node X".
+  const warnings = ctx.bundle.warnings.filter((w) => /\bnodes\b/i.test(w));
   const events = pods.flatMap((p) => (p.lastFailedScheduling ? [`Pod ${p.namespace}/${p.name} last FailedScheduling: ${p.lastFailedScheduling.message}`] : []));
   return {
     id: "nodes-missing",
