@@ -591,6 +591,18 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
     ]);
   });
 
+  it("masquerading written as one rule (mark and 0x4000 != 0 … masquerade)", () => {
+    const k = table(
+      "add chain ip kube-proxy masquerading",
+      "add rule ip kube-proxy masquerading mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random",
+    );
+    const one = "mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random";
+    expect(k.masquerade.rule).toMatchObject({ fullyRandom: true, evidence: { text: one } });
+    expect(k.masquerade.clearMark?.text).toBe(one);
+    expect(k.masquerade.skipUnmarked?.text).toBe(one);
+    expect(k.masquerade.mark).toBe(0x4000);
+  });
+
   it("chains with '/' in their name that are not kube-proxy's are stale only when empty", () => {
     const k = table(...chains("custom/empty", "KUBE-SVC-XPGD46QRK7WJZT7O"));
     expect(k.staleChains.map((s) => [s.chain, s.kind])).toEqual([["custom/empty", undefined]]);

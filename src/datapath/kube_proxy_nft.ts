@@ -330,9 +330,12 @@ export interface KubeProxyNft {
     /** The mark bit `mark-for-masquerade` sets (0x4000 by default, --iptables-masquerade-bit 14). */
     mark?: number;
     markRule?: NftEvidence;
-    /** `mark and 0x4000 == 0 return`. */
+    /**
+     * What leaves unmarked packets alone: `mark and 0x4000 == 0 return`, or the masquerade rule itself when it is
+     * written as one rule conditioned on `mark and 0x4000 != 0`.
+     */
     skipUnmarked?: NftEvidence;
-    /** `mark set mark xor 0x4000`. */
+    /** `mark set mark xor 0x4000` (a rule of its own, or part of the one-rule form). */
     clearMark?: NftEvidence;
     rule?: { fullyRandom: boolean; flags: string[]; evidence: NftEvidence };
   };
@@ -746,6 +749,10 @@ function decodeFixedChains(table: NftTable, out: KubeProxyNft, anomaly: Anomaly)
     const v = lastVerdict(r);
     if (masq?.kind === "masquerade") {
       out.masquerade.rule = { fullyRandom: masq.flags.includes("fully-random"), flags: masq.flags, evidence: ruleEvidence(r) };
+      // The one-rule form `mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random`.
+      if (mark?.kind === "mark" && mark.op === "xor") out.masquerade.clearMark = ruleEvidence(r);
+      const cond = st.find((x) => x.kind === "match" && x.selector.startsWith("meta mark &") && x.op === "!=");
+      if (cond) out.masquerade.skipUnmarked = ruleEvidence(r);
     } else if (mark?.kind === "mark" && mark.op === "xor") {
       out.masquerade.clearMark = ruleEvidence(r);
     } else if (v?.kind === "return") {
