@@ -1,16 +1,25 @@
 /**
- * `pvc/NAME --why-pending` and `pod/NAME --why-pending`.
+ * `pvc/NAME --why-pending` and `pod/NAME --why-pending`: the pure analysis (src/explain/pending.ts) on the bundle,
+ * rendered as text (a node × rule table) or as the PendingReport in JSON/YAML.
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import type { CliIo } from "./io.ts";
+import { explainPending } from "../explain/pending.ts";
+import { renderPendingText } from "../report/pending_text.ts";
+import { serializeReport } from "../report/serialize.ts";
+import { type CliIo, useColor } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import type { RunPlan } from "./run_target.ts";
 
 /**
  * Runs the why-pending analysis and prints it.
- * @returns the exit code.
+ * @returns the exit code (0).
+ * @throws {NotFoundError} when the claim or pod is not in the bundle.
  */
-export function runPending(_bundle: Bundle, plan: RunPlan, _namespace: string, _o: MainOptions, _io: CliIo): Promise<number> {
-  return Promise.reject(new Error(`${plan.target.kind}/${plan.target.name} --why-pending: not wired yet`));
+export function runPending(bundle: Bundle, plan: RunPlan, namespace: string, o: MainOptions, io: CliIo): Promise<number> {
+  const kind = plan.target.kind === "pod" ? "pod" : "pvc";
+  const report = explainPending(bundle, { kind, namespace, name: plan.target.name });
+  if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
+  else io.stdout(renderPendingText(report, { color: useColor(io, o.color) }));
+  return Promise.resolve(0);
 }
