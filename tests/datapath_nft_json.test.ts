@@ -11,7 +11,9 @@ const dir = new URL("./fixtures/nftables/", import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, dir), "utf8");
 const names = [
   ...readdirSync(dir).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)),
-  ...readdirSync(new URL("synthetic/", dir)).filter((f) => f.endsWith(".json")).map((f) => `synthetic/${f.slice(0, -5)}`),
+  ...readdirSync(new URL("synthetic/", dir)).filter((f) => f.endsWith(".json")).map((f) =>
+    `synthetic/${f.slice(0, -5)}`
+  ),
 ];
 
 function rule(rs: NftRuleset, chain: string, index: number, family = "ip", table = "kube-proxy"): NftRule {
@@ -49,7 +51,12 @@ describe("parseNftJson on real nft -j output", () => {
       priority: -110,
       policy: "accept",
     });
-    expect(t.chains.get("nat-postrouting")!.base).toEqual({ type: "nat", hook: "postrouting", priority: 100, policy: "accept" });
+    expect(t.chains.get("nat-postrouting")!.base).toEqual({
+      type: "nat",
+      hook: "postrouting",
+      priority: 100,
+      policy: "accept",
+    });
     expect(t.chains.get("services")!.base).toBeUndefined();
     const sips = t.sets.get("service-ips")!;
     expect(sips).toMatchObject({
@@ -105,7 +112,11 @@ describe("parseNftJson on real nft -j output", () => {
             op: "!=",
             value: { kind: "prefix", text: "10.0.0.0/8", addr: "10.0.0.0", len: 8 },
           },
-          { kind: "verdict", text: "jump mark-for-masquerade", verdict: { kind: "jump", target: "mark-for-masquerade" } },
+          {
+            kind: "verdict",
+            text: "jump mark-for-masquerade",
+            verdict: { kind: "jump", target: "mark-for-masquerade" },
+          },
         ],
       },
       {
@@ -226,7 +237,11 @@ describe("parseNftJson on real nft -j output", () => {
             op: "==",
             value: { kind: "literal", text: "local", value: "local" },
           },
-          { kind: "verdict", text: "jump mark-for-masquerade", verdict: { kind: "jump", target: "mark-for-masquerade" } },
+          {
+            kind: "verdict",
+            text: "jump mark-for-masquerade",
+            verdict: { kind: "jump", target: "mark-for-masquerade" },
+          },
         ],
       },
       {
@@ -278,7 +293,11 @@ describe("parseNftJson on real nft -j output", () => {
             op: "==",
             value: { kind: "literal", text: "new", value: "new" },
           },
-          { kind: "verdict", text: "jump nodeport-endpoints-check", verdict: { kind: "jump", target: "nodeport-endpoints-check" } },
+          {
+            kind: "verdict",
+            text: "jump nodeport-endpoints-check",
+            verdict: { kind: "jump", target: "nodeport-endpoints-check" },
+          },
         ],
       },
     ];
@@ -460,7 +479,13 @@ describe("parseNftJson expression rendering (libnftables-json shapes)", () => {
   const cases: { name: string; expr: unknown[]; family?: string; want: string; kinds: string[] }[] = [
     {
       name: "raw payload and a range",
-      expr: [{ match: { op: "==", left: { payload: { base: "nh", offset: 96, len: 32 } }, right: { range: ["10.0.0.1", "10.0.0.9"] } } }],
+      expr: [{
+        match: {
+          op: "==",
+          left: { payload: { base: "nh", offset: 96, len: 32 } },
+          right: { range: ["10.0.0.1", "10.0.0.9"] },
+        },
+      }],
       want: "@nh,96,32 10.0.0.1-10.0.0.9",
       kinds: ["match"],
     },
@@ -517,7 +542,9 @@ describe("parseNftJson expression rendering (libnftables-json shapes)", () => {
     },
     {
       name: "unknown statements are rendered compactly and kept",
-      expr: [{ queue: { num: 1 } }, { "tproxy": { addr: "10.0.0.1" } }, { mangle: { key: { payload: { protocol: "ip", field: "ttl" } }, value: 1 } }],
+      expr: [{ queue: { num: 1 } }, { "tproxy": { addr: "10.0.0.1" } }, {
+        mangle: { key: { payload: { protocol: "ip", field: "ttl" } }, value: 1 },
+      }],
       want: 'queue tproxy {"addr":"10.0.0.1"} mangle {"key":{"payload":{"protocol":"ip","field":"ttl"}},"value":1}',
       kinds: ["verdict", "unknown", "unknown"],
     },
@@ -539,7 +566,15 @@ describe("parseNftJson expression rendering (libnftables-json shapes)", () => {
   it("unknown statements carry the rule's handle and line in unparsed", () => {
     const rs = parseNftJson(ruleDoc([{ tproxy: { addr: "10.0.0.1" } }]));
     expect(rs.unparsed).toEqual([
-      { family: "ip", table: "t", chain: "c", handle: 2, line: 1, text: 'tproxy {"addr":"10.0.0.1"}', context: 'tproxy {"addr":"10.0.0.1"}' },
+      {
+        family: "ip",
+        table: "t",
+        chain: "c",
+        handle: 2,
+        line: 1,
+        text: 'tproxy {"addr":"10.0.0.1"}',
+        context: 'tproxy {"addr":"10.0.0.1"}',
+      },
     ]);
   });
 
@@ -572,13 +607,17 @@ describe("parseNftJson expression rendering (libnftables-json shapes)", () => {
   it("adds separate element objects to their set", () => {
     const rs = parseNftJson(doc(
       { set: { family: "ip", table: "t", name: "s", type: "ipv4_addr" } },
-      { element: { family: "ip", table: "t", name: "s", elem: ["10.0.0.1", { prefix: { addr: "10.1.0.0", len: 16 } }] } },
+      {
+        element: { family: "ip", table: "t", name: "s", elem: ["10.0.0.1", { prefix: { addr: "10.1.0.0", len: 16 } }] },
+      },
     ));
     expect(rs.tables[0]!.sets.get("s")!.elements.map((e) => e.text)).toEqual(["10.0.0.1", "10.1.0.0/16"]);
   });
 
   it("keeps an undecodable set element as text and lists it", () => {
-    const rs = parseNftJson(doc({ map: { family: "ip", table: "t", name: "m", type: "ipv4_addr", map: "verdict", elem: ["bad"] } }));
+    const rs = parseNftJson(
+      doc({ map: { family: "ip", table: "t", name: "m", type: "ipv4_addr", map: "verdict", elem: ["bad"] } }),
+    );
     expect(rs.tables[0]!.sets.get("m")!.elements).toEqual([{ keyText: '"bad"', key: ['"bad"'], text: '"bad"' }]);
     expect(rs.unparsed).toEqual([{ family: "ip", table: "t", line: 1, text: '"bad"', context: "map m" }]);
   });

@@ -71,14 +71,17 @@ function summary(k: KubeProxyNft) {
       external: p.externalChain && {
         etp: p.externalChain.externalTrafficPolicy,
         masq: p.externalChain.masquerade !== undefined,
-        pod: p.externalChain.podShortCircuit && [p.externalChain.podShortCircuit.local, p.externalChain.podShortCircuit.target],
+        pod: p.externalChain.podShortCircuit &&
+          [p.externalChain.podShortCircuit.local, p.externalChain.podShortCircuit.target],
         localMasq: p.externalChain.localMasquerade !== undefined,
         local: p.externalChain.localShortCircuit?.target,
         target: p.externalChain.target?.chain,
       },
       firewall: p.firewallChain?.allowedSources,
     })),
-    endpoints: [...k.endpointChains.values()].map((e) => [e.chain, e.flushed, e.hairpin?.saddr, e.affinityUpdate?.set, e.dnat?.text]),
+    endpoints: [...k.endpointChains.values()].map((
+      e,
+    ) => [e.chain, e.flushed, e.hairpin?.saddr, e.affinityUpdate?.set, e.dnat?.text]),
     affinity: k.affinitySets.map((a) => [a.name, a.endpointChain, a.timeoutSeconds, a.clients.map((c) => c.ip)]),
     stale: k.staleChains.map((s) => s.chain).sort(),
     anomalies: k.anomalies.map((a) => a.message),
@@ -131,11 +134,20 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
     expect(k.masqueradeAll).toBe(false);
     expect(k.nodePortIPs?.map((x) => x.ip)).toEqual(["192.168.0.2"]);
     expect(k.dispatch.nodePorts).toMatchObject({ via: "nodeport-ips", excludesLocalhost: false });
-    expect(k.dispatch.nodePorts?.evidence.text).toBe("ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports");
+    expect(k.dispatch.nodePorts?.evidence.text).toBe(
+      "ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports",
+    );
     expect(k.dispatch.serviceIPs?.text).toBe("ip daddr . meta l4proto . th dport vmap @service-ips");
     expect(k.dispatch.dropUnallocatedClusterIPs?.cidrs).toEqual(["172.30.0.0/16"]);
     expect(k.dispatch.rejectUnknownClusterIPPorts?.comment).toBe("Reject traffic to invalid ports of ClusterIPs");
-    expect(k.clusterIPs.map((x) => x.ip)).toEqual(["172.30.0.41", "172.30.0.42", "172.30.0.43", "172.30.0.44", "172.30.0.45", "172.30.0.46"]);
+    expect(k.clusterIPs.map((x) => x.ip)).toEqual([
+      "172.30.0.41",
+      "172.30.0.42",
+      "172.30.0.43",
+      "172.30.0.44",
+      "172.30.0.45",
+      "172.30.0.46",
+    ]);
     expect(k.anomalies).toEqual([]);
     expect(k.staleChains).toEqual([]);
     expect(k.servicePorts.map((p) => p.servicePortName)).toEqual([
@@ -150,24 +162,43 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
 
   it("svc1 (ClusterIP): 172.30.0.41:80 → 10.180.0.1:80, non-pod sources masqueraded, hairpin", () => {
     const p = port(k, "ns1/svc1:p80");
-    expect(p).toMatchObject({ namespace: "ns1", name: "svc1", portName: "p80", protocol: "tcp", hash: "ULMVA6XW", port: 80 });
+    expect(p).toMatchObject({
+      namespace: "ns1",
+      name: "svc1",
+      portName: "p80",
+      protocol: "tcp",
+      hash: "ULMVA6XW",
+      port: 80,
+    });
     expect(p.clusterIPs).toEqual(["172.30.0.41"]);
     expect(shares(p)).toEqual(["10.180.0.1:80 1/1"]);
     expect(p.clusterChain!.masquerade).toEqual([{
       daddr: "172.30.0.41",
       notLocal: { kind: "cidr", cidr: "10.0.0.0/8" },
-      evidence: expect.objectContaining({ text: "ip daddr 172.30.0.41 ip saddr != 10.0.0.0/8 jump mark-for-masquerade" }),
+      evidence: expect.objectContaining({
+        text: "ip daddr 172.30.0.41 ip saddr != 10.0.0.0/8 jump mark-for-masquerade",
+      }),
     }]);
     const ep = k.endpointChains.get("endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80")!;
     expect(ep.hairpin?.saddr).toBe("10.180.0.1");
     expect(ep.dnat).toMatchObject({ ip: "10.180.0.1", port: 80, protocol: "tcp", text: "10.180.0.1:80" });
-    expect(ep.name).toMatchObject({ kind: "endpoint", endpointIP: "10.180.0.1", endpointPort: 80, servicePortName: "ns1/svc1:p80" });
+    expect(ep.name).toMatchObject({
+      kind: "endpoint",
+      endpointIP: "10.180.0.1",
+      endpointPort: 80,
+      servicePortName: "ns1/svc1:p80",
+    });
   });
 
   it("svc4: externalIP 192.168.99.33 → external chain (eTP Cluster: masquerade) → 2 endpoints, 1/2 each", () => {
     const p = port(k, "ns4/svc4:p80");
     const entry = k.serviceIPs.find((d) => d.ip === "192.168.99.33")!;
-    expect(entry).toMatchObject({ protocol: "tcp", port: 80, action: "external", target: "external-LAUZTJTB-ns4/svc4/tcp/p80" });
+    expect(entry).toMatchObject({
+      protocol: "tcp",
+      port: 80,
+      action: "external",
+      target: "external-LAUZTJTB-ns4/svc4/tcp/p80",
+    });
     expect(entry.evidence).toEqual({
       family: "ip",
       table: "kube-proxy",
@@ -177,13 +208,20 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
     });
     expect(p.externalAddresses).toEqual(["192.168.99.33"]);
     expect(p.nodePorts).toEqual([]);
-    expect(p.externalChain).toMatchObject({ externalTrafficPolicy: "Cluster", target: { chain: "service-LAUZTJTB-ns4/svc4/tcp/p80" } });
+    expect(p.externalChain).toMatchObject({
+      externalTrafficPolicy: "Cluster",
+      target: { chain: "service-LAUZTJTB-ns4/svc4/tcp/p80" },
+    });
     expect(p.externalChain!.masquerade?.text).toBe("jump mark-for-masquerade");
     expect(shares(p)).toEqual(["10.180.0.4:80 1/2", "10.180.0.5:80 1/2"]);
     expect(p.clusterChain!.endpoints.map((e) => [e.indexes, e.probability])).toEqual([[[0], 0.5], [[1], 0.5]]);
     const lb = p.clusterChain!.loadBalancing!;
     expect(lb).toMatchObject({ mod: 2, offset: 0, unmatched: { num: 0, den: 1 } });
-    expect(lb.evidence).toMatchObject({ family: "ip", table: "kube-proxy", chain: "service-LAUZTJTB-ns4/svc4/tcp/p80" });
+    expect(lb.evidence).toMatchObject({
+      family: "ip",
+      table: "kube-proxy",
+      chain: "service-LAUZTJTB-ns4/svc4/tcp/p80",
+    });
     expect(lb.evidence.handle).toBeTypeOf("number");
     expect(lb.evidence.text).toMatch(/^numgen random mod 2 vmap \{ 0 : goto endpoint-UNZV3OEC/);
   });
@@ -197,7 +235,10 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
     expect(ex.externalTrafficPolicy).toBe("Local");
     expect(ex.masquerade).toBeUndefined();
     expect(ex.target).toBeUndefined();
-    expect(ex.podShortCircuit).toMatchObject({ local: { kind: "cidr", cidr: "10.0.0.0/8" }, target: "service-42NFTM6N-ns2/svc2/tcp/p80" });
+    expect(ex.podShortCircuit).toMatchObject({
+      local: { kind: "cidr", cidr: "10.0.0.0/8" },
+      target: "service-42NFTM6N-ns2/svc2/tcp/p80",
+    });
     expect(ex.podShortCircuit!.evidence.comment).toBe("short-circuit pod traffic");
     expect(ex.localMasquerade?.comment).toBe("masquerade local traffic");
     expect(ex.localShortCircuit?.target).toBe("service-42NFTM6N-ns2/svc2/tcp/p80");
@@ -213,7 +254,10 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
   it("svc3 (NodePort 3003, eTP Cluster)", () => {
     const p = port(k, "ns3/svc3:p80");
     expect(p.nodePorts).toEqual([3003]);
-    expect(k.serviceNodePorts.find((d) => d.port === 3003)).toMatchObject({ action: "external", target: "external-4AT6LBPK-ns3/svc3/tcp/p80" });
+    expect(k.serviceNodePorts.find((d) => d.port === 3003)).toMatchObject({
+      action: "external",
+      target: "external-4AT6LBPK-ns3/svc3/tcp/p80",
+    });
     expect(p.externalChain?.externalTrafficPolicy).toBe("Cluster");
     expect(shares(p)).toEqual(["10.180.0.3:80 1/1"]);
   });
@@ -234,9 +278,10 @@ describe("decodeKubeProxyNft: TestOverallNFTablesRules (six services of every ty
       clients: [],
       evidence: expect.objectContaining({ set: "affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80" }),
     }]);
-    expect(k.endpointChains.get("endpoint-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80")!.affinityUpdate?.evidence.text).toBe(
-      "update @affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80 { ip saddr }",
-    );
+    expect(k.endpointChains.get("endpoint-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80")!.affinityUpdate?.evidence.text)
+      .toBe(
+        "update @affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80 { ip saddr }",
+      );
     expect(p.firewallChain?.allowedSources).toEqual(["203.0.113.0/25"]);
     expect(p.firewallChain?.drop?.text).toBe("ip saddr != 203.0.113.0/25 drop");
     expect(k.firewallIPs.map((d) => [d.ip, d.port, d.action, d.target])).toEqual([
@@ -313,7 +358,11 @@ describe("decodeKubeProxyNft: TestSyncProxyRulesRepeated and TestSyncProxyRulesS
     {
       name: "07 svc3 endpoint changed: the old endpoint chain is flushed",
       file: "TestSyncProxyRulesRepeated-07-change-svc3-endpoint-old-chain-flushed",
-      want: { "ns1/svc1:p80": ["10.0.1.1:80 1/1"], "ns3/svc3:p80": ["10.0.3.2:80 1/1"], "ns4/svc4:p80": ["10.0.4.1:80 1/1"] },
+      want: {
+        "ns1/svc1:p80": ["10.0.1.1:80 1/1"],
+        "ns3/svc3:p80": ["10.0.3.2:80 1/1"],
+        "ns4/svc4:p80": ["10.0.4.1:80 1/1"],
+      },
       stale: ["endpoint-2OCDJSZQ-ns3/svc3/tcp/p80__10.0.3.1/80"],
     },
     {
@@ -329,7 +378,11 @@ describe("decodeKubeProxyNft: TestSyncProxyRulesRepeated and TestSyncProxyRulesS
     {
       name: "09 svc3 endpoints emptied: reject, its three chains flushed",
       file: "TestSyncProxyRulesRepeated-09-svc3-endpoints-emptied-chains-flushed-not-deleted",
-      want: { "ns1/svc1:p80": ["10.0.1.1:80 1/1"], "ns3/svc3:p80": "reject+flushed", "ns4/svc4:p80": ["10.0.4.1:80 1/1"] },
+      want: {
+        "ns1/svc1:p80": ["10.0.1.1:80 1/1"],
+        "ns3/svc3:p80": "reject+flushed",
+        "ns4/svc4:p80": ["10.0.4.1:80 1/1"],
+      },
       stale: [
         "endpoint-SWWHDC7X-ns3/svc3/tcp/p80__10.0.3.2/80",
         "endpoint-TQ2QKHCZ-ns3/svc3/tcp/p80__10.0.3.3/80",
@@ -354,7 +407,13 @@ describe("decodeKubeProxyNft: TestSyncProxyRulesRepeated and TestSyncProxyRulesS
       for (const p of k.servicePorts) {
         const reject = p.dispatch.some((d) => d.action === "reject");
         const flushed = p.clusterChain?.flushed === true;
-        got[p.servicePortName] = reject && flushed ? "reject+flushed" : reject ? "reject" : flushed ? "flushed" : shares(p)!;
+        got[p.servicePortName] = reject && flushed
+          ? "reject+flushed"
+          : reject
+          ? "reject"
+          : flushed
+          ? "flushed"
+          : shares(p)!;
       }
       expect(got).toEqual(c.want);
       expect(k.staleChains.map((s) => s.chain).sort()).toEqual(c.stale);
@@ -420,10 +479,15 @@ describe("decodeKubeProxyNft: ip6 table in the v1.33+ layout (synthetic, loaded 
     expect(p.localChain!.affinity.map((a) => a.timeoutSeconds)).toEqual([600, 600]);
     expect(p.externalChain).toMatchObject({
       externalTrafficPolicy: "Local",
-      podShortCircuit: { local: { kind: "interface-prefix", prefix: "veth" }, target: "service-PLVUX2VM-web/frontend/tcp/http" },
+      podShortCircuit: {
+        local: { kind: "interface-prefix", prefix: "veth" },
+        target: "service-PLVUX2VM-web/frontend/tcp/http",
+      },
       target: { chain: "local-PLVUX2VM-web/frontend/tcp/http" },
     });
-    const a = k.affinitySets.find((s) => s.endpointChain === "endpoint-BZEKCJ4W-web/frontend/tcp/http__fd00.10..5/8080")!;
+    const a = k.affinitySets.find((s) =>
+      s.endpointChain === "endpoint-BZEKCJ4W-web/frontend/tcp/http__fd00.10..5/8080"
+    )!;
     expect(a.clients.map((c) => c.ip)).toEqual(["2001:db8:5::77"]);
     expect(a.clients[0]!.expiresSeconds).toBeGreaterThan(0);
   });
@@ -432,7 +496,10 @@ describe("decodeKubeProxyNft: ip6 table in the v1.33+ layout (synthetic, loaded 
     const cart = port(k, "shop/cart");
     expect(cart).toMatchObject({ namespace: "shop", name: "cart", portName: "", protocol: "tcp", port: 80 });
     expect(cart.dispatch.map((d) => d.action)).toEqual(["reject"]);
-    expect(k.staleChains.map((s) => [s.chain, s.kind])).toEqual([["endpoint-PRZPYT4J-shop/cart/tcp/__fd00.10..9/80", "endpoint"]]);
+    expect(k.staleChains.map((s) => [s.chain, s.kind])).toEqual([[
+      "endpoint-PRZPYT4J-shop/cart/tcp/__fd00.10..9/80",
+      "endpoint",
+    ]]);
     expect(k.endpointChains.get("endpoint-PRZPYT4J-shop/cart/tcp/__fd00.10..9/80")!.name.endpointIP).toBe("fd00:10::9");
     const dns = port(k, "dns/coredns:dns");
     expect(dns.protocol).toBe("udp");
@@ -486,7 +553,10 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
     );
     const pc = port(k, "ns/web:http").clusterChain!;
     expect(pc.loadBalancing?.unmatched).toEqual({ num: 1, den: 4 });
-    expect(pc.endpoints.map((e) => [e.share, e.indexes])).toEqual([[{ num: 1, den: 4 }, [0]], [{ num: 1, den: 2 }, [1, 2]]]);
+    expect(pc.endpoints.map((e) => [e.share, e.indexes])).toEqual([[{ num: 1, den: 4 }, [0]], [{ num: 1, den: 2 }, [
+      1,
+      2,
+    ]]]);
     expect(k.anomalies.map((a) => a.message)).toEqual([
       "numgen random mod 4 maps only 3 of 4 values: 1/4 of new connections fall through",
     ]);
@@ -520,7 +590,9 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
       "numgen entry points to missing chain endpoint-DDDDDDDD-ns/web/tcp/http__10.0.0.3/80",
     ]);
     const pc = port(k, "ns/web:http").clusterChain!;
-    expect(pc.otherRules.map((e) => e.text)).toEqual(["ip daddr 172.30.0.1 tcp dport 80 meta mark 0x1 jump mark-for-masquerade"]);
+    expect(pc.otherRules.map((e) => e.text)).toEqual([
+      "ip daddr 172.30.0.1 tcp dport 80 meta mark 0x1 jump mark-for-masquerade",
+    ]);
     expect(k.endpointChains.get(EP2)!.otherRules.map((e) => e.text)).toEqual(['log prefix "ep2"']);
     // The second numgen rule replaces the first in loadBalancing (both are findings above).
     expect(pc.loadBalancing?.mod).toBe(1);
@@ -535,7 +607,11 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
     );
     expect(k.masqueradeAll).toBe(true);
     expect(k.localDetector).toEqual({ kind: "none", evidence: [] });
-    expect(port(k, "ns/web:http").clusterChain!.masquerade[0]).toMatchObject({ daddr: "172.30.0.1", protocol: "tcp", dport: 80 });
+    expect(port(k, "ns/web:http").clusterChain!.masquerade[0]).toMatchObject({
+      daddr: "172.30.0.1",
+      protocol: "tcp",
+      dport: 80,
+    });
     expect(port(k, "ns/web:http").clusterChain!.masquerade[0]!.notLocal).toBeUndefined();
   });
 
@@ -561,7 +637,11 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
 
   it("stray rules in external and firewall chains are kept and reported; a flushed firewall chain", () => {
     const k = table(
-      ...chains("external-AAAAAAAA-ns/web/tcp/http", "firewall-AAAAAAAA-ns/web/tcp/http", "firewall-GGGGGGGG-ns/x/tcp/p"),
+      ...chains(
+        "external-AAAAAAAA-ns/web/tcp/http",
+        "firewall-AAAAAAAA-ns/web/tcp/http",
+        "firewall-GGGGGGGG-ns/x/tcp/p",
+      ),
       "add rule ip kube-proxy external-AAAAAAAA-ns/web/tcp/http counter accept",
       "add rule ip kube-proxy firewall-AAAAAAAA-ns/web/tcp/http ip saddr { 10.0.0.0/8 } accept",
     );
@@ -612,13 +692,17 @@ describe("decodeKubeProxyNft: exact shares and findings on hand-made layouts", (
 describe("decodeKubeProxyNft / decodeKubeProxyTable inputs", () => {
   it("returns [] for a node without kube-proxy tables, IPv4 first otherwise", () => {
     expect(decodeKubeProxyNft(parseNftText("table inet filter {\n}\n"))).toEqual([]);
-    const both = decodeKubeProxyNft(parseNftText("add table ip6 kube-proxy\nadd table ip kube-proxy\nadd table inet kube-proxy\n"));
+    const both = decodeKubeProxyNft(
+      parseNftText("add table ip6 kube-proxy\nadd table ip kube-proxy\nadd table inet kube-proxy\n"),
+    );
     expect(both.map((k) => k.family)).toEqual(["ip", "ip6"]);
   });
 
   it("throws KubeProxyNftError for another table", () => {
     const rs = parseNftText("add table inet kube-proxy\nadd table ip nat\n");
-    expect(() => decodeKubeProxyTable(rs.tables[0]!)).toThrow(new KubeProxyNftError("not a kube-proxy table: inet kube-proxy"));
+    expect(() => decodeKubeProxyTable(rs.tables[0]!)).toThrow(
+      new KubeProxyNftError("not a kube-proxy table: inet kube-proxy"),
+    );
     expect(() => decodeKubeProxyTable(rs.tables[1]!)).toThrow(KubeProxyNftError);
     expect(() => decodeKubeProxyTable(rs.tables[1]!)).toThrow("not a kube-proxy table: ip nat");
   });

@@ -102,7 +102,11 @@ describe("parseNftText on `nft list ruleset` output", () => {
     expect(rs.unparsed).toEqual([
       { family: "inet", table: "misc", line: 2, text: "counter hits", context: "counter hits { packets 0 bytes 0 }" },
     ]);
-    expect(rs.tables[0]!.sets.get("portmap")).toMatchObject({ kind: "map", type: "inet_service", dataType: "ipv4_addr" });
+    expect(rs.tables[0]!.sets.get("portmap")).toMatchObject({
+      kind: "map",
+      type: "inet_service",
+      dataType: "ipv4_addr",
+    });
   });
 });
 
@@ -112,7 +116,11 @@ describe("parseNftText on nft -f transactions (knftables / kube-proxy test synta
     expect(rs.format).toBe("nft-transaction");
     const t = rs.tables[0]!;
     expect(t.comment).toBe("rules for kube-proxy");
-    expect(t.chains.get("filter-prerouting-pre-dnat")!.base).toEqual({ type: "filter", hook: "prerouting", priority: -110 });
+    expect(t.chains.get("filter-prerouting-pre-dnat")!.base).toEqual({
+      type: "filter",
+      hook: "prerouting",
+      priority: -110,
+    });
     expect(t.sets.get("affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80")).toMatchObject({
       flags: ["dynamic", "timeout"],
       timeout: 10800,
@@ -196,14 +204,16 @@ describe("parseNftText on nft -f transactions (knftables / kube-proxy test synta
     ]);
     const flushed = parseNftText("add table ip t\nadd chain ip t c\nadd rule ip t c drop\nflush chain ip t c\n");
     expect(flushed.tables[0]!.chains.get("c")!.rules).toEqual([]);
-    const all = parseNftText("add table ip t\nadd set ip t s { type mark ; }\nadd element ip t s { 16384 }\nflush table ip t\n");
+    const all = parseNftText(
+      "add table ip t\nadd set ip t s { type mark ; }\nadd element ip t s { 16384 }\nflush table ip t\n",
+    );
     expect(all.tables[0]!.sets.get("s")!.elements).toEqual([]);
     expect(parseNftText("add table ip t\nflush ruleset\n").tables).toEqual([]);
   });
 
   it("mark-typed set elements are printed in hex, ifname elements quoted", () => {
     const rs = parseNftText(
-      'add table ip t\nadd set ip t marks { type mark ; }\nadd element ip t marks { 16384 }\n' +
+      "add table ip t\nadd set ip t marks { type mark ; }\nadd element ip t marks { 16384 }\n" +
         'add set ip t ifs { type ifname ; }\nadd element ip t ifs { "eth0" }\n',
     );
     expect(rs.tables[0]!.sets.get("marks")!.elements[0]!.key).toEqual(["0x00004000"]);
@@ -243,7 +253,13 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
       input: "meta l4proto tcp dnat to [fd00:10::5]:8080",
       family: "ip6",
       want: [
-        { kind: "match", text: "meta l4proto tcp", selector: "meta l4proto", op: "==", value: { kind: "literal", text: "tcp", value: "tcp" } },
+        {
+          kind: "match",
+          text: "meta l4proto tcp",
+          selector: "meta l4proto",
+          op: "==",
+          value: { kind: "literal", text: "tcp", value: "tcp" },
+        },
         {
           kind: "nat",
           text: "dnat to [fd00:10::5]:8080",
@@ -260,7 +276,15 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
       input: "dnat ip to 10.0.0.1 snat to 192.0.2.1:1024 fully-random,persistent",
       family: "inet",
       want: [
-        { kind: "nat", text: "dnat ip to 10.0.0.1", nat: "dnat", family: "ip", flags: [], addr: "10.0.0.1", to: "10.0.0.1" },
+        {
+          kind: "nat",
+          text: "dnat ip to 10.0.0.1",
+          nat: "dnat",
+          family: "ip",
+          flags: [],
+          addr: "10.0.0.1",
+          to: "10.0.0.1",
+        },
         {
           kind: "nat",
           text: "snat to 192.0.2.1:1024 fully-random,persistent",
@@ -290,7 +314,14 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
       name: "update with a timeout; delete from a set",
       input: "update @aff { ip saddr timeout 3h } delete @aff { ip saddr }",
       want: [
-        { kind: "set-update", text: "update @aff { ip saddr timeout 3h }", op: "update", set: "aff", key: "ip saddr", timeout: 10800 },
+        {
+          kind: "set-update",
+          text: "update @aff { ip saddr timeout 3h }",
+          op: "update",
+          set: "aff",
+          key: "ip saddr",
+          timeout: 10800,
+        },
         { kind: "set-update", text: "delete @aff { ip saddr }", op: "delete", set: "aff", key: "ip saddr" },
       ],
     },
@@ -333,7 +364,13 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
       name: "raw payload, concatenated value, ct original",
       input: "@nh,96,32 1.2.3.4 ct original saddr 10.0.0.1 ip daddr . tcp dport { 10.0.0.1 . 80 }",
       want: [
-        { kind: "match", text: "@nh,96,32 1.2.3.4", selector: "@nh,96,32", op: "==", value: { kind: "literal", text: "1.2.3.4", value: "1.2.3.4" } },
+        {
+          kind: "match",
+          text: "@nh,96,32 1.2.3.4",
+          selector: "@nh,96,32",
+          op: "==",
+          value: { kind: "literal", text: "1.2.3.4", value: "1.2.3.4" },
+        },
         {
           kind: "match",
           text: "ct original saddr 10.0.0.1",
@@ -352,7 +389,11 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
             elements: [{
               kind: "concat",
               text: "10.0.0.1 . 80",
-              parts: [{ kind: "literal", text: "10.0.0.1", value: "10.0.0.1" }, { kind: "literal", text: "80", value: "80" }],
+              parts: [{ kind: "literal", text: "10.0.0.1", value: "10.0.0.1" }, {
+                kind: "literal",
+                text: "80",
+                value: "80",
+              }],
             }],
           },
         },
@@ -406,7 +447,9 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
   }
 
   it("unknown statements are listed in unparsed with their line and rule", () => {
-    const rs = parseNftText("add table ip t\nadd chain ip t c\nadd rule ip t c meta l4proto tcp tproxy to :50080 accept\n");
+    const rs = parseNftText(
+      "add table ip t\nadd chain ip t c\nadd rule ip t c meta l4proto tcp tproxy to :50080 accept\n",
+    );
     expect(rs.unparsed).toEqual([
       {
         family: "ip",
@@ -417,7 +460,11 @@ describe("parseNftText statement decoding (nft -f input spellings)", () => {
         context: "meta l4proto tcp tproxy to :50080 accept",
       },
     ]);
-    expect(rs.tables[0]!.chains.get("c")!.rules[0]!.statements.map((x) => x.kind)).toEqual(["match", "unknown", "verdict"]);
+    expect(rs.tables[0]!.chains.get("c")!.rules[0]!.statements.map((x) => x.kind)).toEqual([
+      "match",
+      "unknown",
+      "verdict",
+    ]);
     // jhash / symhash keys are decoded (as nft prints them), not unknown.
     expect(stmts("jhash ip saddr . tcp dport mod 4 seed 0xdead offset 1 vmap { 1 : accept }")[0]).toMatchObject({
       kind: "vmap",
@@ -459,7 +506,14 @@ describe("nft model helpers", () => {
       ["", undefined],
     ];
     for (const [text, want] of cases) expect(parseNftTime(text), text).toBe(want);
-    expect([10800, 600, 5400, 0, 0.5, 90061].map(formatNftTime)).toEqual(["3h", "10m", "1h30m", "0s", "500ms", "1d1h1m1s"]);
+    expect([10800, 600, 5400, 0, 0.5, 90061].map(formatNftTime)).toEqual([
+      "3h",
+      "10m",
+      "1h30m",
+      "0s",
+      "500ms",
+      "1d1h1m1s",
+    ]);
   });
 });
 
@@ -471,7 +525,8 @@ describe("parseNftText errors", () => {
     {
       name: "stray text at top level",
       input: "hello world\n",
-      want: 'nft-text line 1: expected "table FAMILY NAME {" or an nft command (add, insert, flush, delete): "hello world"',
+      want:
+        'nft-text line 1: expected "table FAMILY NAME {" or an nft command (add, insert, flush, delete): "hello world"',
       line: 1,
     },
     {
@@ -526,7 +581,8 @@ describe("parseNftText errors", () => {
     {
       name: "unknown priority",
       input: table("\tchain c {\n\t\ttype filter hook input priority bogus; policy accept;\n\t}"),
-      want: 'nft-text line 3: unknown chain priority "bogus": "\t\ttype filter hook input priority bogus; policy accept;"',
+      want:
+        'nft-text line 3: unknown chain priority "bogus": "\t\ttype filter hook input priority bogus; policy accept;"',
       line: 3,
     },
     {

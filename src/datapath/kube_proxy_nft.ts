@@ -721,8 +721,14 @@ function decodeFixedChains(table: NftTable, out: KubeProxyNft, anomaly: Anomaly)
       (m.selector === "ip daddr" || m.selector === "ip6 daddr") && m.op === "!=" &&
       (m.value.text === "127.0.0.0/8" || m.value.text === "::1")
     );
-    out.dispatch.nodePorts = { via: viaSet ? "nodeport-ips" : "fib-local", excludesLocalhost, evidence: ruleEvidence(npRule) };
-    if (!viaSet && !viaFib) anomaly("NodePort dispatch rule tests neither @nodeport-ips nor fib daddr type local", ruleEvidence(npRule));
+    out.dispatch.nodePorts = {
+      via: viaSet ? "nodeport-ips" : "fib-local",
+      excludesLocalhost,
+      evidence: ruleEvidence(npRule),
+    };
+    if (!viaSet && !viaFib) {
+      anomaly("NodePort dispatch rule tests neither @nodeport-ips nor fib daddr type local", ruleEvidence(npRule));
+    }
   }
   for (const r of table.chains.get("cluster-ips-check")?.rules ?? []) {
     const st = effective(r);
@@ -748,7 +754,11 @@ function decodeFixedChains(table: NftTable, out: KubeProxyNft, anomaly: Anomaly)
     const mark = st.find((s) => s.kind === "mark");
     const v = lastVerdict(r);
     if (masq?.kind === "masquerade") {
-      out.masquerade.rule = { fullyRandom: masq.flags.includes("fully-random"), flags: masq.flags, evidence: ruleEvidence(r) };
+      out.masquerade.rule = {
+        fullyRandom: masq.flags.includes("fully-random"),
+        flags: masq.flags,
+        evidence: ruleEvidence(r),
+      };
       // The one-rule form `mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random`.
       if (mark?.kind === "mark" && mark.op === "xor") out.masquerade.clearMark = ruleEvidence(r);
       const cond = st.find((x) => x.kind === "match" && x.selector.startsWith("meta mark &") && x.op === "!=");
@@ -760,7 +770,10 @@ function decodeFixedChains(table: NftTable, out: KubeProxyNft, anomaly: Anomaly)
     }
   }
   if (out.masquerade.mark === undefined && table.chains.has(MARK_FOR_MASQUERADE_CHAIN)) {
-    anomaly(`${MARK_FOR_MASQUERADE_CHAIN} does not set a mark bit`, chainEvidence(table.chains.get(MARK_FOR_MASQUERADE_CHAIN)!));
+    anomaly(
+      `${MARK_FOR_MASQUERADE_CHAIN} does not set a mark bit`,
+      chainEvidence(table.chains.get(MARK_FOR_MASQUERADE_CHAIN)!),
+    );
   }
 }
 
@@ -777,7 +790,9 @@ function decodeEndpointChain(c: NftChain, name: KubeProxyChainName, anomaly: Ano
     const ms = matches(r);
     const nat = st.find((s) => s.kind === "nat");
     const upd = st.find((s) => s.kind === "set-update");
-    if (isJumpToMarkMasq(r) && ms.length === 1 && /^ip6? saddr$/.test(ms[0]!.selector) && ms[0]!.value.kind === "literal") {
+    if (
+      isJumpToMarkMasq(r) && ms.length === 1 && /^ip6? saddr$/.test(ms[0]!.selector) && ms[0]!.value.kind === "literal"
+    ) {
       ep.hairpin = { saddr: ms[0]!.value.value, evidence: ruleEvidence(r) };
     } else if (upd?.kind === "set-update" && st.length === 1) {
       ep.affinityUpdate = { set: upd.set, evidence: ruleEvidence(r) };
@@ -794,7 +809,11 @@ function decodeEndpointChain(c: NftChain, name: KubeProxyChainName, anomaly: Ano
   }
   if (!ep.flushed && !ep.dnat) anomaly(`endpoint chain ${c.name} has no dnat rule`, chainEvidence(c));
   if (ep.hairpin && ep.dnat && ep.hairpin.saddr !== ep.dnat.ip) {
-    anomaly(`hairpin source ${ep.hairpin.saddr} differs from the DNAT address ${ep.dnat.ip}`, ep.hairpin.evidence, ep.dnat.evidence);
+    anomaly(
+      `hairpin source ${ep.hairpin.saddr} differs from the DNAT address ${ep.dnat.ip}`,
+      ep.hairpin.evidence,
+      ep.dnat.evidence,
+    );
   }
   return ep;
 }
@@ -855,7 +874,9 @@ function decodePolicyChain(
     pc.otherRules.push(ruleEvidence(r));
     anomaly(`unexpected rule in ${kind} chain ${c.name}`, ruleEvidence(r));
   }
-  if (!pc.flushed && !pc.loadBalancing) anomaly(`${kind} chain ${c.name} has no numgen load-balancing rule`, chainEvidence(c));
+  if (!pc.flushed && !pc.loadBalancing) {
+    anomaly(`${kind} chain ${c.name} has no numgen load-balancing rule`, chainEvidence(c));
+  }
   return pc;
 }
 
@@ -891,7 +912,10 @@ function decodeNumgen(
   const unmatched = mod - covered.size;
   pc.loadBalancing = { mod, offset, unmatched: fraction(unmatched, mod), evidence: ev };
   if (unmatched > 0) {
-    anomaly(`numgen random mod ${mod} maps only ${covered.size} of ${mod} values: ${unmatched}/${mod} of new connections fall through`, ev);
+    anomaly(
+      `numgen random mod ${mod} maps only ${covered.size} of ${mod} values: ${unmatched}/${mod} of new connections fall through`,
+      ev,
+    );
   }
   for (const [target, indexes] of byTarget) {
     const share = fraction(indexes.length, mod);
@@ -920,8 +944,9 @@ function decodeExternalChain(c: NftChain, anomaly: Anomaly): ExternalChain {
     if (st.length === 1 && isJumpToMarkMasq(r)) ex.masquerade = ev;
     else if (st.length === 1 && v?.kind === "goto" && v.target) ex.target = { chain: v.target, evidence: ev };
     else if (st.length === 2 && fibLocal && isJumpToMarkMasq(r)) ex.localMasquerade = ev;
-    else if (st.length === 2 && fibLocal && v?.kind === "goto" && v.target) ex.localShortCircuit = { target: v.target, evidence: ev };
-    else if (st.length === 2 && local && v?.kind === "goto" && v.target) {
+    else if (st.length === 2 && fibLocal && v?.kind === "goto" && v.target) {
+      ex.localShortCircuit = { target: v.target, evidence: ev };
+    } else if (st.length === 2 && local && v?.kind === "goto" && v.target) {
       ex.podShortCircuit = { local, target: v.target, evidence: ev };
     } else {
       ex.otherRules.push(ev);
@@ -983,5 +1008,9 @@ function detectLocal(out: KubeProxyNft): LocalTrafficDetector {
       evidence: differing.map((d) => d.ev),
     });
   }
-  return { kind: first.kind, value: localMatchText(first), evidence: seen.filter((s) => key(s.m) === key(first)).map((s) => s.ev) };
+  return {
+    kind: first.kind,
+    value: localMatchText(first),
+    evidence: seen.filter((s) => key(s.m) === key(first)).map((s) => s.ev),
+  };
 }

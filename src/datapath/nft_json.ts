@@ -47,7 +47,13 @@ const BITMASK_SELECTORS = new Set(["ct state", "ct status", "tcp flags"]);
 /** Default reject per table family: nft prints a bare `reject` for these (nft src/statement.c, reject_stmt_print). */
 /** Relational operators of libnftables-json(5) "match". */
 const OPS = new Set(["==", "!=", "<", ">", "<=", ">=", "in"]);
-const DEFAULT_REJECT: Record<string, string> = { ip: "icmp", ip6: "icmpv6", inet: "icmpx", bridge: "icmpx", netdev: "icmpx" };
+const DEFAULT_REJECT: Record<string, string> = {
+  ip: "icmp",
+  ip6: "icmpv6",
+  inet: "icmpx",
+  bridge: "icmpx",
+  netdev: "icmpx",
+};
 
 function isObject(v: J): v is JObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -351,7 +357,10 @@ function statementOf(e: J, ctx: Ctx): NftStatement {
       if (!isObject(b)) return { kind: "reject", text: "reject" };
       const type = typeof b.type === "string" ? b.type : undefined;
       const code = typeof b.expr === "string" ? b.expr : undefined;
-      if (type === undefined || (type === DEFAULT_REJECT[ctx.family] && (code ?? "port-unreachable") === "port-unreachable")) {
+      if (
+        type === undefined ||
+        (type === DEFAULT_REJECT[ctx.family] && (code ?? "port-unreachable") === "port-unreachable")
+      ) {
         return { kind: "reject", text: "reject" };
       }
       const w = code === undefined ? type : `${type} ${code}`;
@@ -368,9 +377,17 @@ function statementOf(e: J, ctx: Ctx): NftStatement {
       const op = soleKey(val);
       if ((op === "|" || op === "^" || op === "&") && isObject(val)) {
         const args = val[op];
-        if (Array.isArray(args) && args.length === 2 && selectorText(args[0]) === target && typeof args[1] === "number") {
+        if (
+          Array.isArray(args) && args.length === 2 && selectorText(args[0]) === target && typeof args[1] === "number"
+        ) {
           const name = op === "|" ? "or" : op === "^" ? "xor" : "and";
-          return { kind: "mark", text: `${target} set ${target} ${op} ${hex8(args[1])}`, target, op: name, value: args[1] };
+          return {
+            kind: "mark",
+            text: `${target} set ${target} ${op} ${hex8(args[1])}`,
+            target,
+            op: name,
+            value: args[1],
+          };
         }
       }
       break;
@@ -401,7 +418,12 @@ function statementOf(e: J, ctx: Ctx): NftStatement {
       if (b === null) return { kind: "counter", text: "counter" };
       if (typeof b === "string") return { kind: "counter", text: `counter name ${quote(b)}`, name: b };
       if (isObject(b) && typeof b.packets === "number" && typeof b.bytes === "number") {
-        return { kind: "counter", text: `counter packets ${b.packets} bytes ${b.bytes}`, packets: b.packets, bytes: b.bytes };
+        return {
+          kind: "counter",
+          text: `counter packets ${b.packets} bytes ${b.bytes}`,
+          packets: b.packets,
+          bytes: b.bytes,
+        };
       }
       break;
     }
@@ -571,7 +593,12 @@ export function parseNftJson(text: string): NftRuleset {
     const line = lineAt(i);
     const key = soleKey(item);
     if (key === undefined || !isObject(item)) {
-      throw new DumpParseError(FORMAT, line, 'expected an object with one key such as {"rule": {...}}', JSON.stringify(item));
+      throw new DumpParseError(
+        FORMAT,
+        line,
+        'expected an object with one key such as {"rule": {...}}',
+        JSON.stringify(item),
+      );
     }
     const body = item[key];
     const fail = (what: string): never => {
@@ -601,7 +628,11 @@ export function parseNftJson(text: string): NftRuleset {
         if (num(body.handle) !== undefined) c.handle = body.handle as number;
         if (str(body.comment) !== undefined) c.comment = body.comment as string;
         if (str(body.type) && str(body.hook)) {
-          const base: NftBaseChain = { type: body.type as string, hook: body.hook as string, priority: num(body.prio) ?? 0 };
+          const base: NftBaseChain = {
+            type: body.type as string,
+            hook: body.hook as string,
+            priority: num(body.prio) ?? 0,
+          };
           if (str(body.policy)) base.policy = body.policy as string;
           if (str(body.dev)) base.device = body.dev as string;
           c.base = base;
@@ -653,7 +684,11 @@ export function parseNftJson(text: string): NftRuleset {
           line,
           type: keyType.join(" . "),
           keyType,
-          flags: Array.isArray(body.flags) ? body.flags.map(String) : typeof body.flags === "string" ? [body.flags] : [],
+          flags: Array.isArray(body.flags)
+            ? body.flags.map(String)
+            : typeof body.flags === "string"
+            ? [body.flags]
+            : [],
           elements: [],
         };
         if (num(body.handle) !== undefined) set.handle = body.handle as number;

@@ -256,7 +256,13 @@ export interface NftEvidence {
  * @returns its family, table, chain, handle, line, text and comment.
  */
 export function ruleEvidence(rule: NftRule): NftEvidence {
-  const e: NftEvidence = { family: rule.family, table: rule.table, chain: rule.chain, line: rule.line, text: rule.text };
+  const e: NftEvidence = {
+    family: rule.family,
+    table: rule.table,
+    chain: rule.chain,
+    line: rule.line,
+    text: rule.text,
+  };
   if (rule.handle !== undefined) e.handle = rule.handle;
   if (rule.comment !== undefined) e.comment = rule.comment;
   return e;

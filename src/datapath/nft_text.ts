@@ -28,11 +28,11 @@ import {
   type NftSet,
   type NftStatement,
   type NftTable,
-  parseNftTime,
-  resolvePriority,
   type NftValue,
   type NftVerdict,
   type NftVmapEntry,
+  parseNftTime,
+  resolvePriority,
   verdictText,
 } from "./nft_model.ts";
 
@@ -125,7 +125,20 @@ function joinToks(toks: Tok[]): string {
 
 /** Protocols whose header fields nft addresses as `PROTO FIELD`, with the fields nft(8) lists for them. */
 const PAYLOAD_FIELDS: Record<string, Set<string>> = {
-  ip: new Set(["version", "hdrlength", "dscp", "ecn", "length", "id", "frag-off", "ttl", "protocol", "checksum", "saddr", "daddr"]),
+  ip: new Set([
+    "version",
+    "hdrlength",
+    "dscp",
+    "ecn",
+    "length",
+    "id",
+    "frag-off",
+    "ttl",
+    "protocol",
+    "checksum",
+    "saddr",
+    "daddr",
+  ]),
   ip6: new Set(["version", "dscp", "ecn", "flowlabel", "length", "nexthdr", "hoplimit", "saddr", "daddr"]),
   tcp: new Set(["sport", "dport", "sequence", "ackseq", "doff", "reserved", "flags", "window", "checksum", "urgptr"]),
   udp: new Set(["sport", "dport", "length", "checksum"]),
@@ -141,41 +154,163 @@ const PAYLOAD_FIELDS: Record<string, Set<string>> = {
 };
 /** meta keys (nft(8) META EXPRESSIONS); those in UNQUALIFIED_META print without `meta`. */
 const META_KEYS = new Set([
-  "length", "nfproto", "l4proto", "protocol", "priority", "mark", "iif", "iifname", "iiftype", "oif", "oifname",
-  "oiftype", "skuid", "skgid", "nftrace", "rtclassid", "ibrname", "obrname", "ibriport", "obriport", "pkttype", "cpu",
-  "iifgroup", "oifgroup", "cgroup", "random", "secpath", "ibrpvid", "ibrvproto", "time", "day", "hour", "sdif",
+  "length",
+  "nfproto",
+  "l4proto",
+  "protocol",
+  "priority",
+  "mark",
+  "iif",
+  "iifname",
+  "iiftype",
+  "oif",
+  "oifname",
+  "oiftype",
+  "skuid",
+  "skgid",
+  "nftrace",
+  "rtclassid",
+  "ibrname",
+  "obrname",
+  "ibriport",
+  "obriport",
+  "pkttype",
+  "cpu",
+  "iifgroup",
+  "oifgroup",
+  "cgroup",
+  "random",
+  "secpath",
+  "ibrpvid",
+  "ibrvproto",
+  "time",
+  "day",
+  "hour",
+  "sdif",
   "sdifname",
 ]);
 /** meta keys accepted without `meta` in nft -f input (nft(8): "unqualified meta expressions"). */
 const BARE_META = new Set([
-  "mark", "l4proto", "nfproto", "iif", "iifname", "iiftype", "oif", "oifname", "oiftype", "skuid", "skgid", "nftrace",
-  "rtclassid", "ibrname", "obrname", "ibriport", "obriport", "pkttype", "cpu", "iifgroup", "oifgroup", "cgroup",
+  "mark",
+  "l4proto",
+  "nfproto",
+  "iif",
+  "iifname",
+  "iiftype",
+  "oif",
+  "oifname",
+  "oiftype",
+  "skuid",
+  "skgid",
+  "nftrace",
+  "rtclassid",
+  "ibrname",
+  "obrname",
+  "ibriport",
+  "obriport",
+  "pkttype",
+  "cpu",
+  "iifgroup",
+  "oifgroup",
+  "cgroup",
 ]);
 const UNQUALIFIED_META = new Set(["iif", "oif", "iifname", "oifname", "iifgroup", "oifgroup"]);
 const STRING_META = new Set(["iifname", "oifname", "iif", "oif", "ibrname", "obrname", "ibriport", "obriport"]);
 const CT_KEYS = new Set([
-  "state", "direction", "status", "mark", "expiration", "helper", "label", "l3proto", "saddr", "daddr", "protocol",
-  "proto-src", "proto-dst", "bytes", "packets", "avgpkt", "zone", "count", "id",
+  "state",
+  "direction",
+  "status",
+  "mark",
+  "expiration",
+  "helper",
+  "label",
+  "l3proto",
+  "saddr",
+  "daddr",
+  "protocol",
+  "proto-src",
+  "proto-dst",
+  "bytes",
+  "packets",
+  "avgpkt",
+  "zone",
+  "count",
+  "id",
 ]);
 const FIB_FLAGS = new Set(["saddr", "daddr", "mark", "iif", "oif"]);
 const FIB_RESULTS = new Set(["type", "oif", "oifname"]);
 const VERDICTS = new Set(["accept", "drop", "continue", "return"]);
 const OPS: Record<string, NftOp> = {
-  "==": "==", eq: "==", "!=": "!=", ne: "!=", "<": "<", lt: "<", ">": ">", gt: ">", "<=": "<=", le: "<=", ">=": ">=",
+  "==": "==",
+  eq: "==",
+  "!=": "!=",
+  ne: "!=",
+  "<": "<",
+  lt: "<",
+  ">": ">",
+  gt: ">",
+  "<=": "<=",
+  le: "<=",
+  ">=": ">=",
   ge: ">=",
 };
-const BINOPS: Record<string, string> = { "&": "&", and: "&", "|": "|", or: "|", "^": "^", xor: "^", "<<": "<<", lshift: "<<", ">>": ">>", rshift: ">>" };
+const BINOPS: Record<string, string> = {
+  "&": "&",
+  and: "&",
+  "|": "|",
+  or: "|",
+  "^": "^",
+  xor: "^",
+  "<<": "<<",
+  lshift: "<<",
+  ">>": ">>",
+  rshift: ">>",
+};
 const NAT_FLAGS = new Set(["random", "fully-random", "persistent", "netmap", "prefix"]);
 /** Words that start a statement: where the parser resumes after an undecodable piece. */
 const STARTERS = new Set([
-  ...VERDICTS, "jump", "goto", "queue", "counter", "log", "limit", "notrack", "masquerade", "dnat", "snat", "redirect",
-  "reject", "meta", "ct", "fib", "numgen", "jhash", "symhash", ...Object.keys(PAYLOAD_FIELDS), ...BARE_META,
+  ...VERDICTS,
+  "jump",
+  "goto",
+  "queue",
+  "counter",
+  "log",
+  "limit",
+  "notrack",
+  "masquerade",
+  "dnat",
+  "snat",
+  "redirect",
+  "reject",
+  "meta",
+  "ct",
+  "fib",
+  "numgen",
+  "jhash",
+  "symhash",
+  ...Object.keys(PAYLOAD_FIELDS),
+  ...BARE_META,
 ]);
 
 /** Statement keywords that are never a value: a match cut short before them is not a match. */
 const NOT_VALUES = new Set([
-  ...VERDICTS, "jump", "goto", "queue", "counter", "log", "limit", "notrack", "masquerade", "dnat", "snat", "redirect",
-  "reject", "vmap", "map", "comment", "update",
+  ...VERDICTS,
+  "jump",
+  "goto",
+  "queue",
+  "counter",
+  "log",
+  "limit",
+  "notrack",
+  "masquerade",
+  "dnat",
+  "snat",
+  "redirect",
+  "reject",
+  "vmap",
+  "map",
+  "comment",
+  "update",
 ]);
 
 /** How values are read: marks in hex, names quoted, `flags` for ct status (where `snat`/`dnat` are values). */
@@ -1040,7 +1175,7 @@ class Doc {
       if (w === "type") {
         const hookAt = part.findIndex((x) => x.text === "hook");
         const prioAt = part.findIndex((x) => x.text === "priority");
-        if (hookAt !== 2 || prioAt < 0) this.fail(line, "expected \"type T hook H [device D] priority P\"");
+        if (hookAt !== 2 || prioAt < 0) this.fail(line, 'expected "type T hook H [device D] priority P"');
         const devAt = part.findIndex((x) => x.text === "device");
         const prioText = joinToks(part.slice(prioAt + 1));
         const priority = resolvePriority(prioText, c.family);
@@ -1149,7 +1284,9 @@ class Doc {
           const t = this.table(family, tableName, line);
           for (const part of splitTopLevel(body(rest) ?? [], ";")) {
             if (part[0]?.text === "comment" && part[1]?.quoted) t.comment = unquote(part[1].text);
-            else if (part[0]?.text === "flags") t.flags = part.slice(1).filter((x) => x.text !== ",").map((x) => x.text);
+            else if (part[0]?.text === "flags") {
+              t.flags = part.slice(1).filter((x) => x.text !== ",").map((x) => x.text);
+            }
           }
         } else if (verb === "flush") {
           const t = this.existingTable(family, tableName, line);
