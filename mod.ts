@@ -1,8 +1,75 @@
 /**
- * kubectl-netpath library API: parsers of node datapath state (iptables, IPVS, ipset, nftables), the Bundle
- * model, and the analyses (service path, masquerade, drift, why-pending). Runtime-neutral: runs unchanged on
- * Node >= 20 and Deno 2.
+ * kubectl-netpath as a library: the parsers of node datapath state (iptables-save, `iptables -L` listings,
+ * ipvsadm, ipset, nftables), the Bundle model and its reader/writer, and the analyses — how a Service is balanced and
+ * masqueraded on each node (`explainService`) and why a claim or pod is Pending (`explainPending`) — with their report
+ * types. Everything here is pure (no I/O) and runs unchanged on Node >= 20 and Deno 2.
+ *
+ * Under Deno, `deno run -A mod.ts svc/web --from bundle/` runs the CLI.
+ *
+ * @example
+ * ```ts
+ * import { parseIptablesSave, explainServiceFull, decodeBundle } from "./mod.ts";
+ * const bundle = decodeBundle(text, "web.bundle.json");
+ * const report = explainServiceFull(bundle, "shop", "web");
+ * report.nodes[0]?.ports[0]?.entryPoints[0]?.balancing.shares; // [{ endpoint: "10.0.0.1:80", share: 0.5 }, …]
+ * ```
  * @module
  */
-export * from "./src/model/k8s.ts";
+
+// Kubernetes API object shapes
+export type * from "./src/model/k8s.ts";
+
+// Bundle
 export * from "./src/bundle/bundle.ts";
+export { addObjects, BundleError, type BundleFile, bundleFromFiles, decodeBundle, encodeBundle } from "./src/bundle/decode.ts";
+
+// Parsers
+export { DumpParseError } from "./src/datapath/errors.ts";
+export {
+  findOption,
+  findTargetOption,
+  type IptablesChain,
+  type IptablesDump,
+  type IptablesRule,
+  type IptablesTable,
+  type MatchModule,
+  type Negatable,
+  parseIptablesSave,
+  type ParseIptablesSaveOptions,
+  parseRuleLine,
+  type RuleOption,
+} from "./src/datapath/iptables_save.ts";
+export { type IptablesListing, type ListingChain, type ListingRule, parseIptablesListing } from "./src/datapath/iptables_list.ts";
+export { listingToDump } from "./src/datapath/iptables_list_convert.ts";
+export { IPVS_SCHEDULERS, type IpvsTable, parseIpvsadm, type RealServer, type VirtualServer } from "./src/datapath/ipvsadm.ts";
+export { type IpsetMember, type IpsetSet, parseIpsetList } from "./src/datapath/ipset.ts";
+export { parseNftJson } from "./src/datapath/nft_json.ts";
+export { parseNftText } from "./src/datapath/nft_text.ts";
+export type { NftChain, NftRule, NftRuleset, NftSet, NftTable } from "./src/datapath/nft_model.ts";
+export { decodeKubeProxyNft, type KubeProxyNft } from "./src/datapath/kube_proxy_nft.ts";
+
+// Service analysis
+export { kernelProbability, iptablesSaveProbability } from "./src/explain/probability.ts";
+export { type RuleRef, type TraceOutcome, type TraceResult, traceIptables, TraceError } from "./src/explain/iptables_trace.ts";
+export type { TracePacket } from "./src/explain/rule_match.ts";
+export { explainService, type ExplainServiceOptions, type PacketQuestion } from "./src/explain/service_path.ts";
+export { explainServiceFull, fullDatapath } from "./src/explain/explain_service_full.ts";
+export { resolveService, portKey } from "./src/explain/service_resolve.ts";
+export { NotFoundError } from "./src/explain/errors.ts";
+export * from "./src/explain/service_report.ts";
+
+// Why-pending analysis
+export { explainPending } from "./src/explain/pending.ts";
+export type { PendingQuestion, PendingReport } from "./src/explain/pending_types.ts";
+export { evaluateNodeSelector, evaluateNodeSelectorTerm } from "./src/explain/node_selector.ts";
+export { parseSchedulerMessage } from "./src/explain/scheduler_message.ts";
+
+// Renderers
+export { renderServiceText } from "./src/report/service_text.ts";
+export { renderPendingText } from "./src/report/pending_text.ts";
+export { serializeReport } from "./src/report/serialize.ts";
+
+if ((import.meta as { main?: boolean }).main === true) {
+  const { main } = await import("./src/cli/main.ts");
+  await main();
+}
