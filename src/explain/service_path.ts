@@ -15,7 +15,7 @@ import { type IptablesDump, parseIptablesSave } from "../datapath/iptables_save.
 import type { Node } from "../model/k8s.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
 import { cidrContains, isIPv6 } from "./ip.ts";
-import { traceIptables, type TraceOptions } from "./iptables_trace.ts";
+import { traceIptables, type TraceOptions, type TraceResult } from "./iptables_trace.ts";
 import { configMapMode, detectProxyMode, type RuleModeSignals } from "./proxy_mode.ts";
 import type { TracePacket } from "./rule_match.ts";
 import { nodeZone, type ResolvedService, resolveService, usableEndpoints } from "./service_resolve.ts";
@@ -42,6 +42,15 @@ export interface NodeDatapath {
   traceOptions: TraceOptions;
   /** Shares and scheduler for IPVS virtual servers, when IPVS. */
   ipvs?: IpvsBalancer;
+  /**
+   * A tracer for a datapath other than iptables (nftables mode). When set, it answers instead of the iptables
+   * tracer: same packet in, same {@link TraceResult} out (outcomes with probabilities, evidence, caveats).
+   */
+  trace?: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT") => TraceResult;
+  /** The balancing method the tracer implements. @default "iptables-probability-cascade" */
+  balancingMethod?: EntryPointReport["balancing"]["method"];
+  /** Cluster CIDRs the datapath's own local-traffic detector uses, when it has one (nftables `ip saddr != CIDR`). */
+  clusterCIDRs?: string[];
   /** Problems reading the node's sections. */
   problems: string[];
 }
@@ -373,15 +382,19 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     }
     for (const family of families) {
       const dp = builder(capture, family);
-      if (dp.iptables) report.notes.push(...dp.problems);
+      const tracer = dp.trace ??
+        (dp.iptables ? ((pkt: TracePacket, hook: "PREROUTING" | "OUTPUT") => traceIptables(dp.iptables!, pkt, hook, dp.traceOptions)) : undefined);
+      if (tracer) report.notes.push(...dp.problems);
       report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
       for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
-      if (!dp.iptables) {
+      if (!tracer) {
         if (dp.problems.length > 0) report.error = dp.problems.join("; ");
         else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
         continue;
       }
-      const cidr = detectClusterCIDRs(bundle, dp.iptables, family);
+      const cidr = dp.clusterCIDRs && dp.clusterCIDRs.length > 0
+        ? { cidrs: dp.clusterCIDRs, source: "the rules (local-traffic detector)" }
+        : detectClusterCIDRs(bundle, dp.iptables, family);
       if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
       const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
       report.notes.push(...sources.notes);
@@ -396,7 +409,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           const entry: EntryPointReport = {
             kind: ep.kind,
             destination: fmtDest(ep.ip, ep.port, proto),
-            balancing: { method: "iptables-probability-cascade", shares: [] },
+            balancing: { method: dp.balancingMethod ?? "iptables-probability-cascade", shares: [] },
             clients: [],
           };
           const ipvsBal = dp.ipvs?.lookup(ep.ip, ep.port, proto);
@@ -404,7 +417,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
           for (const c of clientsFor(ep.kind, sources, nodeName)) {
             const pkt = packet(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
-            const trace = traceIptables(dp.iptables, pkt, c.hook, dp.traceOptions);
+            const trace = tracer(pkt, c.hook);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
             if (ipvsBal) {
               // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
@@ -426,7 +439,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs"));
       }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-        packets.push(answerPacket(options.packet, dp, nodeName, sources, svc));
+        packets.push(answerPacket(options.packet, tracer, nodeName, sources, svc));
       }
     }
     for (const d of report.drift) {
@@ -447,11 +460,17 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   return out;
 }
 
-function answerPacket(q: PacketQuestion, dp: NodeDatapath, node: string, s: Sources, svc: ResolvedService["summary"]): PacketAnswer {
+function answerPacket(
+  q: PacketQuestion,
+  tracer: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT") => TraceResult,
+  node: string,
+  s: Sources,
+  svc: ResolvedService["summary"],
+): PacketAnswer {
   const srcLocal = q.source === s.nodeIP;
   const dstLocal = q.destination === s.nodeIP;
   const pkt = packet(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
-  const trace = traceIptables(dp.iptables!, pkt, srcLocal ? "OUTPUT" : "PREROUTING", dp.traceOptions);
+  const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
   const a: PacketAnswer = {
     node,
