@@ -124,7 +124,7 @@ describe("the built executable", () => {
     const h = spawnSync(process.execPath, ["dist/kubectl-netpath.js", "--help"], { encoding: "utf8" });
     expect(h.status).toBe(0);
     expect(h.stdout).toContain("Usage: kubectl-netpath [TYPE/NAME] [flags]");
-    expect(h.stdout).toMatch(/Examples:\n  # /);
+    expect(h.stdout).toMatch(/Examples:\n {2}# /);
   });
   it("exits 1 with one line and no stack trace on a missing bundle", () => {
     const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", "svc/x", "--from", "/nope"], { encoding: "utf8" });

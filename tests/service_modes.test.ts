@@ -64,11 +64,11 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
 
   it("wrr weights give exact shares; weight 0 is quiesced and reported", () => {
     const wrr = withIpvsadm(b, (t) =>
-      t.replace(/UDP  10\.96\.0\.10:53 rr\n(\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "UDP  10.96.0.10:53 wrr\n$13")
+      t.replace(/UDP {2}10\.96\.0\.10:53 rr\n(\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "UDP  10.96.0.10:53 wrr\n$13")
     );
     const r2 = explainServiceFull(wrr, "kube-system", "kube-dns");
     expect(entry(r2, "dns", "ClusterIP").balancing.shares.map((s) => s.share)).toEqual([0.75, 0.25]);
-    const quiesced = withIpvsadm(b, (t) => t.replace(/(TCP  10\.96\.0\.10:53 rr\n\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "$10"));
+    const quiesced = withIpvsadm(b, (t) => t.replace(/(TCP {2}10\.96\.0\.10:53 rr\n\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "$10"));
     const r3 = explainServiceFull(quiesced, "kube-system", "kube-dns");
     expect(entry(r3, "dns-tcp", "ClusterIP").balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["192.168.0.17:53", 0], ["192.168.0.18:53", 1]]);
     expect(r3.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "192.168.0.17:53"], ["quiesced", "192.168.0.17:53"]]);
