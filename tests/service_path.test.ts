@@ -233,3 +233,52 @@ describe("no endpoints: REJECT (v1.27)", () => {
     expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["unexpected-reject", "missing-on-node"]);
   });
 });
+
+describe("terminating endpoints with externalTrafficPolicy Local (v1.27)", () => {
+  const svc = service("ns1", "svc1", {
+    type: "LoadBalancer",
+    clusterIP: "172.30.1.1",
+    selector: { foo: "bar" },
+    externalTrafficPolicy: "Local",
+    healthCheckNodePort: 30000,
+    sessionAffinity: "ClientIP",
+    ports: [{ port: 80, protocol: "TCP", targetPort: 80 }],
+  }, { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } });
+  const ready = (ip: string, node: string) => ({ ip, node, ready: true, serving: true, terminating: false });
+  const servingTerminating = (ip: string, node: string) => ({ ip, node, ready: false, serving: true, terminating: true });
+  const gone = (ip: string, node: string) => ({ ip, node, ready: false, serving: false, terminating: true });
+  const cases = [
+    {
+      name: "1-ready-exist",
+      eps: [ready("10.0.1.1", "test-hostname"), ready("10.0.1.2", "test-hostname"), servingTerminating("10.0.1.3", "test-hostname"), gone("10.0.1.4", "test-hostname"), ready("10.0.1.5", "host-1")],
+      pod: ["10.0.1.1:80", "10.0.1.2:80", "10.0.1.5:80"],
+      external: ["10.0.1.1:80", "10.0.1.2:80"],
+    },
+    {
+      name: "3-only-terminating-local",
+      eps: [servingTerminating("10.0.1.2", "test-hostname"), servingTerminating("10.0.1.3", "test-hostname"), gone("10.0.1.4", "test-hostname"), ready("10.0.1.5", "host-1")],
+      pod: ["10.0.1.5:80"],
+      external: ["10.0.1.2:80", "10.0.1.3:80"],
+    },
+    { name: "5-terminating-remote-only", eps: [servingTerminating("10.0.1.5", "host-1")], pod: ["10.0.1.5:80"], external: "dropped" },
+    { name: "6-no-usable-endpoints", eps: [gone("10.0.1.5", "test-hostname"), gone("10.0.1.5", "host-1")], pod: "rejected", external: "rejected" },
+  ];
+  for (const c of cases) {
+    it.each(forms(`TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-${c.name}.v1.27`))(`${c.name}, $form`, ({ text }) => {
+      const s = slice("ns1", "svc1", c.eps, [{ port: 80 }]);
+      const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
+      const pod = client(r, 80, "ClusterIP", "pod-same-node");
+      if (typeof c.pod === "string") expect(pod.outcome).toBe(c.pod);
+      else expect(pod.endpoints.map((e) => e.endpoint)).toEqual(c.pod);
+      const ext = client(r, 80, "LoadBalancer", "external");
+      if (typeof c.external === "string") expect(ext.outcome).toBe(c.external);
+      else {
+        expect(ext.endpoints.map((e) => e.endpoint)).toEqual(c.external);
+        expect(ext.masquerade).toBe("never"); // eTP=Local keeps the client's address
+        for (const e of ext.endpoints) expect(e.share).toBeCloseTo(1 / c.external.length, 9);
+      }
+      expect(r.nodes[0]!.drift).toEqual([]);
+      expect(r.limits.some((l) => l.startsWith("session affinity"))).toBe(true);
+    });
+  }
+});
