@@ -168,3 +168,32 @@ describe("example bundles are the seeds' data", () => {
     if (existsSync(seedPath)) expect(readFileSync(seedPath, "utf8").includes(ex.trimEnd())).toBe(true);
   });
 });
+
+describe("IPVS ipset entries the Service needs", () => {
+  const b = readBundle(IPVS_LAB);
+  it("all present in seed 000's sets: no ipset drift", () => {
+    const r = explainServiceFull(b, "kube-system", "kube-dns");
+    expect(r.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing")).toEqual([]);
+  });
+  it("a KUBE-LOOP-BACK entry missing (rancher/rancher#30363-style breakage) is reported", () => {
+    const broken = structuredClone(b);
+    const s = broken.nodes[0]!.sections.ipset!;
+    // as ipset prints it after the entry is gone: one member and one count fewer
+    s.stdout = s.stdout.replace("192.168.0.17,udp:53,192.168.0.17\n", "").replace("Size in memory: 416\nReferences: 1\nNumber of entries: 4", "Size in memory: 416\nReferences: 1\nNumber of entries: 3");
+    const r = explainServiceFull(broken, "kube-system", "kube-dns");
+    expect(r.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing").map((d) => d.message)).toEqual([
+      "kube-system/kube-dns:dns: ipset KUBE-LOOP-BACK on k8s-01 lacks 192.168.0.17,udp:53,192.168.0.17: an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)",
+    ]);
+    const h = entry(r, "dns", "ClusterIP").clients.find((c) => c.client === "hairpin")!;
+    expect(h.masquerade).toBe("never");
+  });
+  it("a KUBE-CLUSTER-IP entry missing is reported", () => {
+    const broken = structuredClone(b);
+    const s = broken.nodes[0]!.sections.ipset!;
+    s.stdout = s.stdout.replace("10.96.0.10,tcp:53\n", "").replace(/(Name: KUBE-CLUSTER-IP\n(?:.*\n){5})Number of entries: 4/, "$1Number of entries: 3");
+    const r = explainServiceFull(broken, "kube-system", "kube-dns");
+    expect(r.nodes[0]!.drift.map((d) => d.message)).toContain(
+      "kube-system/kube-dns:dns-tcp: ipset KUBE-CLUSTER-IP on k8s-01 lacks 10.96.0.10,tcp:53: traffic to the ClusterIP from outside the cluster CIDR is not masqueraded (and not accepted in KUBE-SERVICES)",
+    );
+  });
+});

@@ -437,6 +437,9 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           pr.entryPoints.push(entry);
         }
         report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs"));
+        if (report.proxyMode.mode === "ipvs" && dp.traceOptions.ipsets) {
+          report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, dp.traceOptions.ipsets));
+        }
       }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
         packets.push(answerPacket(options.packet, tracer, nodeName, sources, svc));
@@ -491,6 +494,57 @@ function answerPacket(
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }
   return a;
+}
+
+/**
+ * IPVS mode keeps per-Service state in ipsets that the iptables rules match (pkg/proxy/ipvs/proxier.go):
+ * KUBE-CLUSTER-IP (`vip,proto:port`), KUBE-LOOP-BACK (`ep,proto:port,ep` for local endpoints, hairpin),
+ * KUBE-NODE-PORT-TCP/UDP/SCTP (the NodePort), KUBE-LOAD-BALANCER (`lbip,proto:port`), KUBE-EXTERNAL-IP.
+ * A missing entry changes masquerade (or hairpin) without any other symptom: report it.
+ */
+function ipsetDrift(
+  resolved: ResolvedService,
+  sp: ServicePortSummary,
+  node: string,
+  family: 4 | 6,
+  nodeIP: string,
+  has: NonNullable<TraceOptions["ipsets"]>,
+): DriftItem[] {
+  const out: DriftItem[] = [];
+  const proto = lower(sp.protocol);
+  const six = family === 6 ? "KUBE-6-" : "KUBE-";
+  const pkt = (src: string, dst: string, port: number) => packet(src, dst, port, proto, family, false, true);
+  const check = (set: string, flags: string, p: TracePacket, entry: string, why: string) => {
+    const name = set.replace(/^KUBE-/, six);
+    if (has(name, flags.split(","), p) === false) {
+      out.push({ portKey: sp.portKey, kind: "ipset-missing", message: `${sp.portKey}: ipset ${name} on ${node} lacks ${entry}: ${why}` });
+    }
+  };
+  const svc = resolved.summary;
+  const fam = (ip: string) => isIPv6(ip) === (family === 6);
+  for (const vip of svc.clusterIPs.filter(fam)) {
+    check("KUBE-CLUSTER-IP", "dst,dst", pkt("0.0.0.0", vip, sp.port), `${vip},${proto}:${sp.port}`, "traffic to the ClusterIP from outside the cluster CIDR is not masqueraded (and not accepted in KUBE-SERVICES)");
+  }
+  for (const e of resolved.endpoints.filter((x) => x.node === node && x.ready && fam(x.address))) {
+    const p = e.ports.find((x) => x.portKey === sp.portKey);
+    if (!p) continue;
+    check("KUBE-LOOP-BACK", "dst,dst,src", pkt(e.address, e.address, p.port), `${e.address},${proto}:${p.port},${e.address}`, "an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)");
+  }
+  if (sp.nodePort && (svc.type === "NodePort" || svc.type === "LoadBalancer")) {
+    const set = `KUBE-NODE-PORT-${sp.protocol}`;
+    const local = svc.externalTrafficPolicy === "Local" ? `KUBE-NODE-PORT-LOCAL-${sp.protocol}` : undefined;
+    check(set, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "NodePort traffic is not marked for masquerade");
+    if (local) check(local, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "externalTrafficPolicy Local is not applied to the NodePort (clients are masqueraded)");
+  }
+  if (svc.type === "LoadBalancer") {
+    for (const ip of svc.loadBalancerIngress.filter(fam)) {
+      check("KUBE-LOAD-BALANCER", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "LoadBalancer traffic is not handled by kube-proxy's rules");
+    }
+  }
+  for (const ip of svc.externalIPs.filter(fam)) {
+    check("KUBE-EXTERNAL-IP", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalIP traffic is not marked for masquerade");
+  }
+  return out;
 }
 
 function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean): DriftItem[] {

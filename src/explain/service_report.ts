@@ -145,7 +145,7 @@ export interface PortReport {
 /** A difference between the API and a node's datapath. */
 export interface DriftItem {
   portKey: string;
-  kind: "missing-on-node" | "stale-on-node" | "quiesced" | "service-missing" | "unexpected-reject" | "unverifiable";
+  kind: "missing-on-node" | "stale-on-node" | "quiesced" | "service-missing" | "unexpected-reject" | "unverifiable" | "ipset-missing";
   endpoint?: string;
   message: string;
   evidence?: RuleRef[];
