@@ -8,7 +8,7 @@ const runs = [
     ["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "--source", "10.244.1.7", "--dest", "10.96.0.10:53/udp"]],
 ];
 const extra = [
-  ["examples/ipvs-lab", ["svc/web", "--from", "examples/ipvs-lab"], "# Service web in IPVS mode (seeds 000 and 002): scheduler, real servers, ipsets"],
+  ["examples/ipvs-lab", ["svc/kube-dns", "-n", "kube-system", "--from", "examples/ipvs-lab"], "# kube-dns on an IPVS node (seed 000): scheduler, real servers, ipsets, KUBE-LOOP-BACK hairpin"],
   ["examples/lb-legacy", ["svc/testsvc", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
   ["examples/azure-zones", ["pod/busybox", "--why-pending", "--from", "examples/azure-zones"], "# Why is pod busybox Pending? (seed 000, Azure zones)"],
 ];
