@@ -1,16 +1,236 @@
 /**
- * Live gathering of a Bundle from a cluster (issue 3). Placeholder until the live path lands: it says so plainly.
+ * Edge: gathers, from a live cluster, the Bundle a run analyses (the same Bundle `capture` writes), in kubectl's
+ * three phases: complete (kubeconfig, context, namespace, REST client), validate (flag values), run (API reads,
+ * permission checks, node collection fanned out with bounded concurrency and a per-node time limit).
+ *
+ * A node that fails is reported with its reason (`NodeCapture.error`) and the others still answer. Debug pods are
+ * deleted on every exit path, Ctrl-C included (pod_lifecycle.ts). Progress goes to stderr, and only when stderr is a
+ * terminal. client-node is loaded lazily by the modules this one imports dynamically: the offline path never
+ * loads it.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import { stringify as toYaml } from "yaml";
+import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+import { emptyBundle } from "../bundle/bundle.ts";
 import type { CliIo } from "../cli/io.ts";
 import type { MainOptions } from "../cli/program.ts";
 import type { RunPlan } from "../cli/run_target.ts";
+import { VERSION } from "../cli/version.ts";
+import type { Node } from "../model/k8s.ts";
+import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
+import { activeDeadlineFor, type CollectAccess, collectNode } from "./collect_node.ts";
+import { buildDebugPod, DEFAULT_IMAGE, debugPodName, type DebugProfile } from "./debug_pod.ts";
+import { parseCount, parseDurationMs } from "./duration.ts";
+import { PermissionDeniedError } from "./errors.ts";
+import { gatherPendingObjects, gatherServiceObjects } from "./gather_api.ts";
+import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
+import { mapLimit } from "./pool.ts";
+import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
+import { KubeRest } from "./rest.ts";
+
+/** Namespace of the debug pods: kube-system, where kube-proxy runs and privileged pods belong. */
+export const DEBUG_NAMESPACE = "kube-system";
+
+/** Flag values of a live run, validated. */
+export interface LiveSettings {
+  requestTimeoutMs: number;
+  timeoutMs: number;
+  parallel: number;
+  image: string;
+  profile: DebugProfile;
+  exec: boolean;
+  dryRun: boolean;
+}
 
 /**
- * Gathers the bundle a live run analyses.
- * @throws {Error} always, for now: live cluster access is not implemented yet.
+ * Validates the live flags (pure).
+ * @throws {FlagValueError} for a malformed duration or count, naming the flag.
  */
-export function gatherBundle(_plan: RunPlan, _o: MainOptions, _io: CliIo): Promise<Bundle> {
-  return Promise.reject(new Error("live cluster access is not implemented yet; analyse a saved bundle with --from PATH"));
+export function liveSettings(o: MainOptions): LiveSettings {
+  const profile = o.profile ?? "netadmin";
+  return {
+    requestTimeoutMs: parseDurationMs("--request-timeout", o.requestTimeout ?? "30s"),
+    timeoutMs: parseDurationMs("--timeout", o.timeout ?? "60s"),
+    parallel: parseCount("--parallel", o.parallel ?? "8"),
+    image: o.image ?? DEFAULT_IMAGE,
+    profile: profile === "sysadmin" ? "sysadmin" : "netadmin",
+    exec: o.exec !== false,
+    dryRun: o.dryRun === true,
+  };
+}
+
+/** A connection to one cluster: kubeconfig and REST client. */
+export interface Cluster {
+  config: LoadedKubeconfig;
+  rest: KubeRest;
+}
+
+/**
+ * Complete phase: loads the kubeconfig (`--kubeconfig`, `KUBECONFIG`, `~/.kube/config`, in-cluster; `--context`)
+ * and makes the REST client.
+ * @throws {KubeconfigError} when no usable kubeconfig/context is found.
+ */
+export async function openCluster(o: Pick<MainOptions, "kubeconfig" | "context">, io: CliIo, requestTimeoutMs: number): Promise<Cluster> {
+  const config = await loadKubeconfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
+    ...(o.context !== undefined ? { context: o.context } : {}),
+  });
+  const rest = new KubeRest(config.kc, { requestTimeoutMs, context: config.context, ...(config.user ? { user: config.user } : {}) });
+  return { config, rest };
+}
+
+function randomSuffix(): string {
+  const a = "abcdefghijklmnopqrstuvwxyz0123456789";
+  let s = "";
+  for (let i = 0; i < 5; i++) s += a[Math.floor(Math.random() * a.length)];
+  return s;
+}
+
+function commandLine(plan: RunPlan, o: MainOptions, namespace: string): string {
+  const words = ["kubectl", "netpath", `${plan.target.kind === "service" ? "svc" : plan.target.kind}/${plan.target.name}`, "-n", namespace];
+  for (const n of o.node ?? []) words.push("--node", n);
+  if (o.allNodes) words.push("--all-nodes");
+  if (o.fromPod) words.push("--from-pod", o.fromPod);
+  if (o.exec === false) words.push("--no-exec");
+  return words.join(" ");
+}
+
+/**
+ * Collects the nodes of a run: permission check, then one collection per node with at most `parallel` at once.
+ * @returns one NodeCapture per node (failed ones carry `error`) and warnings.
+ * @throws {PermissionDeniedError} when exec is denied outright (nothing could be collected anywhere).
+ */
+export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: CliIo): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
+  const { rest, config } = cluster;
+  const answers = await reviewAccess(rest, collectionChecks(DEBUG_NAMESPACE));
+  const find = (verb: string, resource: string) => answers.find((a) => a.verb === verb && a.resource === resource)?.allowed;
+  const and = (a: boolean | undefined, b: boolean | undefined) => (a === false || b === false ? false : a === undefined || b === undefined ? undefined : true);
+  const access: CollectAccess = {
+    exec: and(find("get", "pods/exec"), find("create", "pods/exec")),
+    createPods: find("create", "pods"),
+    deletePods: find("delete", "pods"),
+    missing: `RBAC must grant ${missingPermissions(answers)}`,
+  };
+  if (access.exec === false) {
+    const denied = answers.filter((a) => a.resource === "pods/exec" && a.allowed === false).map((a) => `"${a.verb}"`).join(" and ");
+    throw new PermissionDeniedError(
+      `not allowed to exec into pods in namespace "${DEBUG_NAMESPACE}": RBAC must grant verb ${denied} on "pods/exec" there ` +
+        `(an exec over WebSocket is authorized as "get", and from Kubernetes v1.35 also as "create") to collect the nodes' rules; ` +
+        `or run with --no-exec to analyse from the API alone`,
+    );
+  }
+  const registry = new PodRegistry();
+  const abort = new AbortController();
+  const uninstall = installInterruptCleanup(registry, rest, abort, io.stderr);
+  const runId = `${Date.now().toString(36)}-${randomSuffix()}`;
+  const progress = io.stderrIsTTY ? (node: string, text: string) => io.stderr(`node ${node}: ${text}\n`) : () => {};
+  const warnings: string[] = [];
+  try {
+    const results = await mapLimit(nodes, s.parallel, (node: Node) =>
+      collectNode({
+        rest,
+        kc: config.kc,
+        namespace: DEBUG_NAMESPACE,
+        image: s.image,
+        profile: s.profile,
+        timeoutMs: s.timeoutMs,
+        runId,
+        registry,
+        signal: abort.signal,
+        access,
+        progress,
+        suffix: randomSuffix,
+      }, node));
+    for (const r of results) warnings.push(...r.warnings);
+    return { captures: results.map((r) => r.capture), warnings };
+  } finally {
+    // Every exit path: pods left by a failure in flight are deleted here (normally each node deleted its own).
+    const failed = await registry.deleteAll(rest);
+    for (const f of failed) warnings.push(`could not delete debug pod ${f}; it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
+    uninstall();
+  }
+}
+
+/** The debug pods a run would create, as YAML (`--dry-run`). */
+export function dryRunManifests(nodes: string[], s: LiveSettings): string {
+  return nodes
+    .map((n) => toYaml(buildDebugPod(n, { name: debugPodName(n, "xxxxx"), namespace: DEBUG_NAMESPACE, image: s.image, profile: s.profile, activeDeadlineSeconds: activeDeadlineFor(s.timeoutMs) }), { lineWidth: 0 }))
+    .join("---\n");
+}
+
+/**
+ * Gathers a Bundle for the plan from an open cluster (the shared core of a live run and `capture`).
+ * Fills `plan.namespace` with the context's namespace when `-n` was not given, and, with `--from-pod`, fills
+ * `plan.packet` (source = the pod's IP, destination = the Service's ClusterIP and first port) unless `--dest` set it.
+ * @param cluster the open cluster.
+ * @param plan the validated plan (mutated as said above).
+ * @param o the raw flags (--all-nodes, --from-pod).
+ * @param s live settings.
+ * @param io streams (dry-run manifests go to stdout, progress to stderr).
+ * @returns the Bundle.
+ */
+export async function gatherWith(cluster: Cluster, plan: RunPlan, o: MainOptions, s: LiveSettings, io: CliIo): Promise<Bundle> {
+  const namespace = plan.namespace ?? cluster.config.namespace;
+  plan.namespace = namespace;
+  const bundle = emptyBundle({
+    capturedAt: new Date().toISOString(),
+    context: cluster.config.context,
+    tool: `kubectl-netpath ${VERSION}`,
+    command: commandLine(plan, o, namespace),
+  });
+  if (plan.target.kind !== "service") {
+    const found = await gatherPendingObjects(cluster.rest, plan.target.kind, namespace, plan.target.name);
+    bundle.objects = found.objects;
+    bundle.warnings.push(...found.warnings);
+    return bundle;
+  }
+  const found = await gatherServiceObjects(cluster.rest, {
+    namespace,
+    service: plan.target.name,
+    ...(plan.nodes ? { nodes: plan.nodes } : {}),
+    ...(o.allNodes ? { allNodes: true } : {}),
+    ...(o.fromPod !== undefined ? { fromPod: o.fromPod } : {}),
+  });
+  bundle.objects = found.objects;
+  bundle.warnings.push(...found.warnings);
+  if (found.fromPod) {
+    const svc = found.objects.services[0]!;
+    const port = svc.spec.ports?.[0];
+    if (!plan.packet && svc.spec.clusterIP && svc.spec.clusterIP !== "None" && port) {
+      plan.packet = { source: found.fromPod.ip, destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as "tcp" | "udp" | "sctp" };
+    } else if (plan.packet) {
+      plan.packet.source = found.fromPod.ip;
+    }
+    if (s.exec && !s.dryRun) plan.nodes = [found.fromPod.node];
+  }
+  const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
+  if (!s.exec || s.dryRun) {
+    if (s.dryRun) {
+      io.stderr(`dry run: nothing is created; for each node kubectl-netpath would exec into its kube-proxy pod, or else create this debug pod in ${DEBUG_NAMESPACE}:\n`);
+      io.stdout(dryRunManifests(found.nodes, s));
+    }
+    // No node state: the report is the API's side only (and says so).
+    return bundle;
+  }
+  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io);
+  bundle.nodes = captures;
+  bundle.warnings.push(...warnings);
+  return bundle;
+}
+
+/**
+ * Gathers the bundle a live run analyses (called by src/cli/run_target.ts for a run without `--from`).
+ * @param plan the validated plan (`plan.namespace` is filled from the context when `-n` was not given).
+ * @param o the flags.
+ * @param io streams and environment.
+ * @returns the Bundle.
+ * @throws {KubeconfigError} / {ApiUnreachableError} / {KubeApiError} / {NotFoundError} / {PermissionDeniedError} /
+ *   {FlagValueError}, each with a message for humans.
+ */
+export async function gatherBundle(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle> {
+  const s = liveSettings(o);
+  const cluster = await openCluster(o, io, s.requestTimeoutMs);
+  return gatherWith(cluster, plan, o, s, io);
 }

@@ -1,0 +1,243 @@
+/**
+ * Edge: collects one node's datapath state with one exec of the collection script, preferring what exists:
+ * 1. a NotReady node is not touched (its kubelet cannot exec; the reason is reported);
+ * 2. the node's kube-proxy pod (kube-system, label `k8s-app=kube-proxy` or `component=kube-proxy`, found with one
+ *    list by `spec.nodeName`): its image carries iptables (both backends) and usually ipset; the script is read-only;
+ * 3. when that pod is missing, cannot run the script (no shell), lacks iptables-save, or lacks the tool the proxy
+ *    mode needs (ipvsadm for IPVS, nft for nftables): a debug pod (debug_pod.ts), deleted in `finally` whatever
+ *    happens. Sections the debug pod lacks (netshoot has no iptables-legacy) are filled from the kube-proxy pod's
+ *    run, and the source says so.
+ * Everything runs under one per-node deadline (`--timeout`).
+ * @module
+ */
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bundle/bundle.ts";
+import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
+import type { Node, Pod } from "../model/k8s.ts";
+import { COLLECTION_COMMAND } from "./collection_script.ts";
+import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
+import { formatMs } from "./duration.ts";
+import { KubeApiError } from "./errors.ts";
+import { execInPod, type ExecOutcome } from "./exec.ts";
+import { deletePod, type PodRegistry, startDebugPod } from "./pod_lifecycle.ts";
+import { nodeNotReady } from "./pod_state.ts";
+import { type KubeRest, R } from "./rest.ts";
+
+/** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
+export interface CollectAccess {
+  exec: boolean | undefined;
+  createPods: boolean | undefined;
+  deletePods: boolean | undefined;
+  /** The sentence naming what is missing, for messages. */
+  missing: string;
+}
+
+/** Options shared by every node of a run. */
+export interface CollectOptions {
+  rest: KubeRest;
+  kc: KubeConfig;
+  /** Namespace of the debug pods (and of kube-proxy). */
+  namespace: string;
+  image: string;
+  profile: DebugProfile;
+  /** Per-node time limit in ms (0 = none). */
+  timeoutMs: number;
+  runId: string;
+  registry: PodRegistry;
+  signal: AbortSignal;
+  access: CollectAccess;
+  /** Progress for one node (shown on a terminal only). */
+  progress: (node: string, text: string) => void;
+  /** Random [a-z0-9]{5}. */
+  suffix: () => string;
+}
+
+/** The result for one node: its capture and warnings for the run. */
+export interface NodeCollection {
+  capture: NodeCapture;
+  warnings: string[];
+}
+
+/** Seconds the debug pod may live: the node's time limit plus a margin, or an hour without a limit. */
+export function activeDeadlineFor(timeoutMs: number): number {
+  return timeoutMs > 0 ? Math.ceil(timeoutMs / 1000) + 60 : 3600;
+}
+
+function isKubeProxy(p: Pod): boolean {
+  const l = p.metadata.labels ?? {};
+  return l["k8s-app"] === "kube-proxy" || l.component === "kube-proxy";
+}
+
+function missingTool(s: CommandOutput | undefined): boolean {
+  return s === undefined || s.exitCode === 127;
+}
+
+/** Sections the node's proxy mode needs that this run lacks (tool not in the image). */
+function lacking(r: CollectionResult): SectionName[] {
+  const out: SectionName[] = [];
+  if (missingTool(r.sections["iptables-save"])) out.push("iptables-save");
+  const mode = r.sections["proxy-mode"]?.exitCode === 0 ? r.sections["proxy-mode"].stdout.trim() : "";
+  const ipvsRules = /--match-set KUBE-CLUSTER-IP /.test(r.sections["iptables-save"]?.stdout ?? "");
+  if ((mode === "ipvs" || ipvsRules) && missingTool(r.sections.ipvsadm)) out.push("ipvsadm");
+  if (mode === "nftables" && missingTool(r.sections["nft-json"])) out.push("nft-json");
+  return out;
+}
+
+function firstLine(s: string | undefined): string {
+  return (s ?? "").split("\n").map((l) => l.trim()).find((l) => l !== "" && !l.startsWith("### kubectl-netpath:")) ?? "";
+}
+
+/** `iptables nft backend (why); iptables-save: cmd`, for the report's source line. */
+function backendDetail(r: CollectionResult): string {
+  const b = r.sections["iptables-backend"];
+  const save = r.sections["iptables-save"];
+  const parts: string[] = [];
+  if (b && b.exitCode === 0 && b.stdout.trim() !== "") parts.push(`iptables ${b.stdout.trim()} backend (${firstLine(b.stderr)})`);
+  if (save?.command && save.exitCode !== 127) parts.push(`iptables-save via ${save.command}`);
+  return parts.join("; ");
+}
+
+function remaining(deadline: number): number {
+  return deadline === Infinity ? 24 * 3600_000 : Math.max(1, deadline - Date.now());
+}
+
+interface Ran {
+  result: CollectionResult;
+  outcome: ExecOutcome;
+}
+
+async function runScript(o: CollectOptions, pod: string, container: string, deadline: number): Promise<Ran> {
+  const outcome = await execInPod(o.kc, o.namespace, pod, container, COLLECTION_COMMAND, {
+    timeoutMs: remaining(deadline),
+    signal: o.signal,
+    context: o.rest.context,
+  });
+  return { result: parseCollectionOutput(outcome.stdout, outcome.stderr), outcome };
+}
+
+function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): string | undefined {
+  if (ran.result.complete) return undefined;
+  const why = ran.outcome.end === "timeout"
+    ? `did not finish within ${formatMs(timeoutMs)} (--timeout)`
+    : ran.outcome.end === "aborted"
+    ? "was interrupted"
+    : "ended before the collection finished (stream cut)";
+  return `node ${node}: the exec in ${where} ${why}; sections ${ran.result.truncated.join(", ")} are marked truncated and not analysed as complete`;
+}
+
+/**
+ * Collects one node (see the module comment).
+ * @param o run options.
+ * @param node the Node object.
+ * @returns the capture (with `error` when nothing could be collected) and warnings; never throws for a node
+ *   problem (a failed node is reported and the others still answer), except when `o.signal` aborted the run.
+ */
+export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCollection> {
+  const name = node.metadata.name;
+  const warnings: string[] = [];
+  const capture: NodeCapture = { name, sections: {} };
+  const notReady = nodeNotReady(node);
+  if (notReady) {
+    capture.source = { kind: "none" };
+    capture.error = notReady;
+    return { capture, warnings };
+  }
+  const deadline = o.timeoutMs > 0 ? Date.now() + o.timeoutMs : Infinity;
+  const progress = (t: string) => o.progress(name, t);
+  try {
+    if (o.access.exec === false) {
+      throw new Error(`cannot exec on node ${name}: ${o.access.missing}; or run with --no-exec to analyse from the API alone`);
+    }
+    // 1. the node's kube-proxy pod
+    let kpRan: Ran | undefined;
+    let kpWhy: string;
+    const pods = await o.rest.list<Pod>(R.pods(o.namespace), { fieldSelector: `spec.nodeName=${name}` });
+    const kpPod = pods.items.find((p) => isKubeProxy(p) && p.status?.phase === "Running");
+    if (kpPod) {
+      const container = kpPod.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod.spec?.containers?.[0]?.name ?? "kube-proxy";
+      progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
+      try {
+        kpRan = await runScript(o, kpPod.metadata.name, container, deadline);
+      } catch (e) {
+        if (o.signal.aborted) throw e;
+        if (!(e instanceof KubeApiError)) throw e;
+        kpRan = undefined;
+        warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
+      }
+      if (kpRan && !kpRan.result.started) {
+        kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
+      } else if (kpRan && !kpRan.result.complete) {
+        // A cut stream is a finding in itself: report what arrived, marked truncated.
+        const w = cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs);
+        if (w) warnings.push(w);
+        capture.sections = kpRan.result.sections;
+        capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: backendDetail(kpRan.result) };
+        warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));
+        return { capture, warnings };
+      } else if (kpRan) {
+        const need = lacking(kpRan.result);
+        if (need.length === 0) {
+          capture.sections = kpRan.result.sections;
+          capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: backendDetail(kpRan.result) };
+          warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));
+          return { capture, warnings };
+        }
+        kpWhy = `its image lacks ${need.map((s) => (s === "nft-json" ? "nft" : s)).join(" and ")}`;
+      } else {
+        kpWhy = "the exec was refused";
+      }
+    } else {
+      kpWhy = `no running kube-proxy pod on the node in namespace ${o.namespace}`;
+    }
+    // 2. a debug pod
+    if (o.access.createPods === false || o.access.deletePods === false) {
+      throw new Error(`cannot create a debug pod on node ${name} (the kube-proxy pod cannot be used: ${kpWhy}): ${o.access.missing}`);
+    }
+    const podName = debugPodName(name, o.suffix());
+    const pod = buildDebugPod(name, { name: podName, namespace: o.namespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId });
+    try {
+      progress(`using a debug pod (${kpWhy})`);
+      await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
+      progress("collecting");
+      const ran = await runScript(o, podName, DEBUG_CONTAINER, deadline);
+      if (!ran.result.started) {
+        throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
+      }
+      const w = cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs);
+      if (w) warnings.push(w);
+      warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
+      const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.namespace, image: o.image };
+      const sections = { ...ran.result.sections };
+      const filled: string[] = [];
+      if (kpRan?.result.complete) {
+        for (const [k, v] of Object.entries(kpRan.result.sections) as [SectionName, CommandOutput][]) {
+          if (missingTool(sections[k]) && !missingTool(v)) {
+            sections[k] = v;
+            filled.push(k);
+          }
+        }
+      }
+      capture.sections = sections;
+      const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`];
+      if (filled.length > 0) detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image)`);
+      source.detail = detail.filter((d) => d !== "").join("; ");
+      capture.source = source;
+      return { capture, warnings };
+    } finally {
+      if (o.registry.has(o.namespace, podName)) {
+        progress("deleting the debug pod");
+        try {
+          await deletePod(o.rest, o.namespace, podName);
+          o.registry.remove(o.namespace, podName);
+        } catch (e) {
+          warnings.push(`node ${name}: could not delete debug pod ${o.namespace}/${podName} (${(e as Error).message}); it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
+        }
+      }
+    }
+  } catch (e) {
+    if (o.signal.aborted) throw e;
+    capture.error = (e as Error).message;
+    capture.source ??= { kind: "none" };
+    return { capture, warnings };
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Errors of the live path, each with a message a user can act on (no stack traces, no raw Status JSON): which
+ * server, which context, which permission in which namespace, what to do next. Modelled on kubectl's habit of
+ * rewriting server errors into the next step (kubectl debug turns a 404 on ephemeralcontainers into "ephemeral
+ * containers are disabled for this cluster").
+ *
+ * Runtime-neutral: no I/O (the classifiers read `code` fields of Node's network errors).
+ * @module
+ */
+
+/** The kubeconfig cannot be read or does not name a usable context. */
+export class KubeconfigError extends Error {
+  override name = "KubeconfigError";
+}
+
+/** The API server cannot be reached, or TLS with it fails, or it does not answer in time. */
+export class ApiUnreachableError extends Error {
+  override name = "ApiUnreachableError";
+}
+
+/** What a request was about, for messages: `get services "web" in namespace "shop"`. */
+export interface RequestDescription {
+  /** RBAC verb: get, list, watch, create, delete. */
+  verb: string;
+  /** Resource with group suffix and subresource as RBAC names it, e.g. `endpointslices.discovery.k8s.io`, `pods/exec`. */
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** A Kubernetes `Status` object as the API server sends it with an error code. */
+export interface KubeStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; kind?: string; causes?: { reason?: string; message?: string; field?: string }[] };
+}
+
+/**
+ * The API server answered with an error status. `status` is the HTTP code, `reason` the Status reason
+ * (`NotFound`, `Forbidden`, `Unauthorized`, `AlreadyExists`, `InternalError`, ...), `serverMessage` its message.
+ * `message` is the human sentence.
+ */
+export class KubeApiError extends Error {
+  override name = "KubeApiError";
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly reason: string,
+    readonly serverMessage: string,
+    readonly request: RequestDescription,
+  ) {
+    super(message);
+  }
+}
+
+/** A permission the plugin needs is missing (found by SelfSubjectAccessReview before anything is created). */
+export class PermissionDeniedError extends Error {
+  override name = "PermissionDeniedError";
+}
+
+function where(r: RequestDescription): string {
+  return r.namespace !== undefined ? ` in namespace "${r.namespace}"` : " (cluster-scoped)";
+}
+
+function what(r: RequestDescription): string {
+  return `${r.resource}${r.name !== undefined ? ` "${r.name}"` : ""}`;
+}
+
+/** The RBAC grant a user needs for `r`, in words: `verb "create" on "pods/exec" in namespace "kube-system"`. */
+export function grantNeeded(r: RequestDescription): string {
+  return `verb "${r.verb}" on "${r.resource}"${r.namespace !== undefined ? ` in namespace "${r.namespace}"` : " (a ClusterRole)"}`;
+}
+
+/**
+ * Turns an error status of the API server into a {@link KubeApiError} with a message for humans.
+ * - 401: the credentials of the context were rejected: log in again.
+ * - 403 with "violates PodSecurity": Pod Security Admission of the namespace rejected the debug pod.
+ * - 403: RBAC denies the verb on the resource in the namespace: names the grant needed (and `--no-exec` for exec).
+ * - 404, 409, 410, 422, 429, 5xx: the server's message with what was being done.
+ * @param status HTTP status code.
+ * @param body the response body (a Status object when the server sent one, else text).
+ * @param r what the request was.
+ * @param server the API server URL and context, for 401 messages.
+ * @returns the error (not thrown).
+ */
+export function apiError(status: number, body: string, r: RequestDescription, server: { url: string; context: string; user?: string }): KubeApiError {
+  let st: KubeStatus = {};
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (parsed !== null && typeof parsed === "object") st = parsed as KubeStatus;
+  } catch {
+    st = { message: body.trim().slice(0, 300) };
+  }
+  const serverMessage = st.message ?? "";
+  const reason = st.reason ?? (status === 401 ? "Unauthorized" : status === 403 ? "Forbidden" : status === 404 ? "NotFound" : `HTTP${status}`);
+  let msg: string;
+  if (status === 401) {
+    msg = `the API server ${server.url} rejected the credentials of context "${server.context}"${server.user ? ` (user "${server.user}")` : ""} (401 Unauthorized): ` +
+      `log in again or refresh the token, then check with \`kubectl --context ${server.context} auth whoami\``;
+  } else if (status === 403 && /violates PodSecurity/.test(serverMessage)) {
+    const level = /violates PodSecurity "([^"]+)"/.exec(serverMessage)?.[1] ?? "?";
+    const detail = serverMessage.replace(/^.*violates PodSecurity "[^"]+":\s*/, "");
+    msg = `Pod Security Admission of namespace "${r.namespace}" (level "${level}") rejected the debug pod: ${detail}. ` +
+      `The debug pod needs hostNetwork, hostPID and NET_ADMIN/NET_RAW: label the namespace ` +
+      `pod-security.kubernetes.io/enforce=privileged (kubectl label ns ${r.namespace} pod-security.kubernetes.io/enforce=privileged --overwrite), ` +
+      `or run with --no-exec to analyse from the API alone`;
+  } else if (status === 403) {
+    msg = `not allowed to ${r.verb} ${what(r)}${where(r)} (403 Forbidden): RBAC must grant ${grantNeeded(r)}` +
+      (r.resource === "pods/exec" || (r.resource === "pods" && (r.verb === "create" || r.verb === "delete"))
+        ? "; or run with --no-exec to analyse from the API alone"
+        : "");
+  } else if (status === 404) {
+    msg = `${what(r)} not found${where(r)}`;
+  } else if (status === 409) {
+    msg = `conflict on ${what(r)}${where(r)} (409 ${reason}): ${serverMessage}`;
+  } else if (status === 429) {
+    msg = `the API server is throttling requests (429 TooManyRequests) while trying to ${r.verb} ${what(r)}: try again later or lower --parallel`;
+  } else if (status >= 500) {
+    msg = `the API server failed to ${r.verb} ${what(r)}${where(r)} (${status} ${reason}): ${serverMessage || "no message"}; try again`;
+  } else {
+    msg = `could not ${r.verb} ${what(r)}${where(r)} (${status} ${reason}): ${serverMessage || "no message"}`;
+  }
+  return new KubeApiError(msg, status, reason, serverMessage, r);
+}
+
+const TLS_CODES: Record<string, string> = {
+  SELF_SIGNED_CERT_IN_CHAIN: "the server's certificate chain ends in a CA the kubeconfig does not trust",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the server's certificate is self-signed and not trusted by the kubeconfig",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the server's certificate is not signed by the kubeconfig's certificate-authority",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the server's certificate is not signed by the kubeconfig's certificate-authority",
+  CERT_HAS_EXPIRED: "the server's certificate has expired",
+  CERT_NOT_YET_VALID: "the server's certificate is not valid yet (check the clock)",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the server's certificate does not name this address",
+};
+
+/**
+ * Turns a network error of a request to the API server into an {@link ApiUnreachableError}.
+ * @param e the error from the HTTP client (Node error with `code`).
+ * @param server the API server URL and context.
+ * @returns the error (not thrown).
+ */
+export function networkError(e: unknown, server: { url: string; context: string }): ApiUnreachableError {
+  const code = (e as { code?: string }).code ?? "";
+  const raw = e instanceof Error ? e.message : String(e);
+  const ctx = `context "${server.context}"`;
+  if (code in TLS_CODES || /certificate|SSL|TLS/i.test(raw)) {
+    const why = TLS_CODES[code] ?? raw;
+    return new ApiUnreachableError(
+      `TLS with the API server ${server.url} failed: ${why}${code ? ` (${code})` : ""}; check certificate-authority(-data) ` +
+        `and the server address of the cluster of ${ctx} in your kubeconfig`,
+    );
+  }
+  const words: Record<string, string> = {
+    ECONNREFUSED: "connection refused",
+    ENOTFOUND: "host name not found",
+    EAI_AGAIN: "host name lookup failed",
+    EHOSTUNREACH: "host unreachable",
+    ENETUNREACH: "network unreachable",
+    ETIMEDOUT: "connection timed out",
+    ECONNRESET: "connection reset",
+  };
+  const word = words[code] ?? raw;
+  return new ApiUnreachableError(
+    `cannot reach the API server ${server.url} (${word}): is the cluster running and is ${ctx} the right one? ` +
+      `(kubectl --context ${server.context} cluster-info)`,
+  );
+}

@@ -1,0 +1,168 @@
+/**
+ * Edge: one exec in a pod over WebSocket with client-node's `Exec` (protocols v5.channel.k8s.io, then
+ * v4.channel.k8s.io, ...; the server picks). Output is collected in memory; the exec's `Status` (channel 3) gives the
+ * outcome. A socket that closes without a Status, or that is cut by the time limit, is reported as such: the caller
+ * then finds the missing section markers and marks those sections truncated.
+ *
+ * The socket is created through a factory so that it can be terminated on timeout or Ctrl-C even while the
+ * upgrade is pending, and so that the HTTP status of a refused upgrade (403 on pods/exec, 404 pod gone) is known.
+ * client-node's WebSocketHandler is given private sink streams: by default it would end the process's own
+ * stdout/stderr when a v5 server half-closes a channel.
+ *
+ * Uses `node:stream`/`node:module`, which Node and Deno 2 provide.
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import { createRequire } from "node:module";
+import { PassThrough, Writable } from "node:stream";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { formatMs } from "./duration.ts";
+import { ApiUnreachableError, apiError, type KubeApiError } from "./errors.ts";
+import { describeRequest } from "./rest.ts";
+
+/** What one exec gave. */
+export interface ExecOutcome {
+  stdout: string;
+  stderr: string;
+  /** The exec's Status (channel 3), when it arrived. */
+  status?: { status?: string; message?: string; reason?: string; exitCode?: number };
+  /** The subprotocol the server chose, e.g. `v5.channel.k8s.io`. */
+  protocol: string;
+  /** How the stream ended: `status` (normal), `closed` (socket closed without a Status), `timeout`, `aborted`. */
+  end: "status" | "closed" | "timeout" | "aborted";
+}
+
+/** Options of {@link execInPod}. */
+export interface ExecOptions {
+  /** Give up (terminate the socket) after this many ms. */
+  timeoutMs: number;
+  /** Abort (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Context name, for messages. */
+  context: string;
+}
+
+class Collector extends Writable {
+  chunks: Buffer[] = [];
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
+    this.chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+    cb();
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString("utf8");
+  }
+}
+
+interface WsLike {
+  protocol: string;
+  readyState: number;
+  on(ev: string, fn: (...a: unknown[]) => void): void;
+  terminate(): void;
+  close(): void;
+}
+type WsCtor = new (uri: string, protocols: string[], opts: unknown) => WsLike;
+
+let wsCtor: WsCtor | undefined;
+function webSocketClass(): WsCtor {
+  // The `ws` package client-node depends on, resolved from client-node's own location.
+  wsCtor ??= createRequire(import.meta.resolve("@kubernetes/client-node"))("ws") as WsCtor;
+  return wsCtor;
+}
+
+function exitCodeOf(st: { status?: string; details?: { causes?: { reason?: string; message?: string }[] } }): number | undefined {
+  if (st.status === "Success") return 0;
+  const c = st.details?.causes?.find((x) => x.reason === "ExitCode");
+  return c?.message !== undefined && /^\d+$/.test(c.message) ? Number(c.message) : undefined;
+}
+
+/**
+ * Runs `command` (argv) in a container and collects its output.
+ * @param kc the kubeconfig (TLS and credentials of the socket).
+ * @param namespace pod namespace.
+ * @param pod pod name.
+ * @param container container name.
+ * @param command argv, e.g. `["sh", "-c", SCRIPT]`.
+ * @param o time limit, abort signal.
+ * @returns the output and how the stream ended (a cut stream resolves, with `end` saying so).
+ * @throws {KubeApiError} when the server refuses the upgrade (403 pods/exec, 404 pod, 400 container not found).
+ * @throws {ApiUnreachableError} when the socket cannot be opened at all, or the upgrade times out.
+ */
+export async function execInPod(
+  kc: KubeConfig,
+  namespace: string,
+  pod: string,
+  container: string,
+  command: readonly string[],
+  o: ExecOptions,
+): Promise<ExecOutcome> {
+  const { Exec } = await import("@kubernetes/client-node");
+  const { WebSocketHandler } = await import("@kubernetes/client-node/dist/web-socket-handler.js");
+  const WS = webSocketClass();
+  const server = kc.getCurrentCluster()?.server ?? "";
+  const request = describeRequest("create", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
+  let socket: WsLike | undefined;
+  let refused: KubeApiError | undefined;
+  const factory = (uri: string, protocols: string[], opts: unknown): WsLike => {
+    const ws = new WS(uri, protocols, opts);
+    socket = ws;
+    ws.on("unexpected-response", (_req: unknown, res: unknown) => {
+      const r = res as { statusCode?: number; on(ev: string, f: (c?: Buffer) => void): void };
+      const body: Buffer[] = [];
+      r.on("data", (c) => c && body.push(c));
+      r.on("end", () => {
+        refused = apiError(r.statusCode ?? 0, Buffer.concat(body).toString("utf8"), request, { url: server, context: o.context });
+        (ws as unknown as { emit(ev: string, e: Error): void }).emit("error", refused);
+        ws.terminate();
+      });
+    });
+    return ws;
+  };
+  const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+  const handler = new WebSocketHandler(kc, factory as never, { stdin: new PassThrough(), stdout: sink(), stderr: sink() });
+  const exec = new Exec(kc, handler);
+  const out = new Collector();
+  const err = new Collector();
+  let status: ExecOutcome["status"];
+  let end: ExecOutcome["end"] | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = (why: "timeout" | "aborted") => {
+    end ??= why;
+    socket?.terminate();
+  };
+  timer = setTimeout(() => stop("timeout"), o.timeoutMs);
+  const onAbort = () => stop("aborted");
+  o.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    if (o.signal?.aborted) throw new ApiUnreachableError(`exec in pod ${namespace}/${pod} cancelled`);
+    let ws: WsLike;
+    try {
+      ws = await exec.exec(namespace, pod, container, [...command], out, err, null, false, (st) => {
+        const s = st as { status?: string; message?: string; reason?: string; details?: { causes?: { reason?: string; message?: string }[] } };
+        status = {};
+        if (s.status !== undefined) status.status = s.status;
+        if (s.message !== undefined) status.message = s.message;
+        if (s.reason !== undefined) status.reason = s.reason;
+        const code = exitCodeOf(s);
+        if (code !== undefined) status.exitCode = code;
+      }) as unknown as WsLike;
+    } catch (e) {
+      if (refused) throw refused;
+      if (end === "timeout") throw new ApiUnreachableError(`exec in pod ${namespace}/${pod}: no answer within ${formatMs(o.timeoutMs)}`);
+      if (end === "aborted") throw new ApiUnreachableError(`exec in pod ${namespace}/${pod} cancelled`);
+      const m = /Unexpected server response: (\d+)/.exec((e as Error)?.message ?? "");
+      if (m) throw apiError(Number(m[1]), "", request, { url: server, context: o.context });
+      const msg = (e as { message?: string })?.message ?? String(e);
+      throw new ApiUnreachableError(`cannot open an exec stream to pod ${namespace}/${pod} through ${server}: ${msg}`);
+    }
+    await new Promise<void>((resolve) => {
+      if (ws.readyState === 3) resolve();
+      else ws.on("close", () => resolve());
+    });
+    end ??= status ? "status" : "closed";
+    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end };
+  } finally {
+    clearTimeout(timer);
+    timer = undefined;
+    o.signal?.removeEventListener("abort", onAbort);
+  }
+}

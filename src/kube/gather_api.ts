@@ -1,0 +1,243 @@
+/**
+ * Edge: reads from the API exactly what one question needs, never more (architecture.md, "API use"). For
+ * `svc/NAME`:
+ * 1. get the Service (on 404: one list of Services named NAME across namespaces, to say `use -n OTHER`);
+ * 2. list its EndpointSlices by label `kubernetes.io/service-name=NAME` (paginated);
+ * 3. get each Pod the endpoints reference (or, past {@link POD_GET_LIMIT}, list the Service's selector, paginated);
+ * 4. get each Node that hosts an endpoint or was asked for (`--node`, `--from-pod`), or list all with `--all-nodes`;
+ * 5. get the kube-system/kube-proxy ConfigMap (403/404: noted, not fatal).
+ * The number of requests depends on the Service (its endpoints) and the flags, never on the size of the cluster,
+ * except with `--all-nodes`, whose answer is about every node.
+ *
+ * For `pvc/NAME` and `pod/NAME` (`--why-pending`): the claim or pod, the claims a pod mounts, their PVs and
+ * StorageClasses, all Nodes (placement is a question about every node), all PVs (a claim may bind any), and the
+ * Events of the object.
+ * @module
+ */
+import type { BundleObjects } from "../bundle/bundle.ts";
+import { emptyObjects } from "../bundle/bundle.ts";
+import { NotFoundError } from "../explain/errors.ts";
+import type { ConfigMap, EndpointSlice, KubeEvent, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
+import { KubeApiError } from "./errors.ts";
+import { mapLimit } from "./pool.ts";
+import { type KubeRest, R } from "./rest.ts";
+import { sanitizeObject } from "./sanitize.ts";
+
+/** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
+export const POD_GET_LIMIT = 50;
+
+/** Parallel GETs in flight during the API phase. */
+const API_PARALLEL = 8;
+
+/** The question, for the API phase of `svc/NAME`. */
+export interface ServiceQuestion {
+  namespace: string;
+  service: string;
+  /** `--node` (repeatable). */
+  nodes?: string[];
+  /** `--all-nodes`. */
+  allNodes?: boolean;
+  /** `--from-pod` (`NAME` or `pod/NAME`, in `namespace`). */
+  fromPod?: string;
+}
+
+/** The client pod of `--from-pod`. */
+export interface FromPod {
+  name: string;
+  namespace: string;
+  ip: string;
+  node: string;
+}
+
+/** What the API phase found. */
+export interface ServiceObjects {
+  objects: BundleObjects;
+  /** Nodes to collect from, in order (sorted by name unless chosen with --node). */
+  nodes: string[];
+  /** Problems worth telling (unreadable ConfigMap, vanished pods): reported, never fatal. */
+  warnings: string[];
+  fromPod?: FromPod;
+}
+
+/** A `--node` / `--from-pod` that names nothing: a usage problem with a precise message. */
+export class TargetNotFoundError extends NotFoundError {}
+
+/** A `--from-pod` that cannot be a client yet (not scheduled, no IP). */
+export class TargetStateError extends Error {
+  override name = "TargetStateError";
+}
+
+function byName<T extends { metadata: { name: string } }>(a: T, b: T): number {
+  return a.metadata.name.localeCompare(b.metadata.name);
+}
+
+async function serviceOrHint(rest: KubeRest, namespace: string, name: string): Promise<Service> {
+  const svc = await rest.getOptional<Service>(R.services(namespace, name));
+  if (svc) return svc;
+  let elsewhere: string[] = [];
+  try {
+    const all = await rest.list<Service>({ group: "", version: "v1", resource: "services" }, { fieldSelector: `metadata.name=${name}` }, 500, 500);
+    elsewhere = [...new Set(all.items.map((s) => s.metadata.namespace ?? ""))].filter((n) => n !== "" && n !== namespace).sort();
+  } catch (e) {
+    if (!(e instanceof KubeApiError)) throw e; // listing services cluster-wide may be forbidden: no hint then
+  }
+  throw new NotFoundError("service", name, namespace, elsewhere);
+}
+
+async function getNodes(rest: KubeRest, names: string[], explicit: Set<string>, warnings: string[]): Promise<Node[]> {
+  const got = await mapLimit(names, API_PARALLEL, (n) => rest.getOptional<Node>(R.nodes(n)));
+  const out: Node[] = [];
+  got.forEach((node, i) => {
+    const n = names[i]!;
+    if (node) out.push({ apiVersion: "v1", kind: "Node", ...node });
+    else if (explicit.has(n)) throw new TargetNotFoundError("node", n);
+    else warnings.push(`node ${n} (named by an endpoint) no longer exists`);
+  });
+  return out;
+}
+
+async function kubeProxyConfig(rest: KubeRest, warnings: string[]): Promise<ConfigMap[]> {
+  try {
+    const cm = await rest.getOptional<ConfigMap>(R.configMaps("kube-system", "kube-proxy"));
+    if (!cm) {
+      warnings.push("no kube-system/kube-proxy ConfigMap (not a kubeadm-style cluster): proxy mode from the nodes only");
+      return [];
+    }
+    return [{ apiVersion: "v1", kind: "ConfigMap", ...cm }];
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 403) {
+      warnings.push("the kube-system/kube-proxy ConfigMap is not readable (403 Forbidden): proxy mode from the nodes only");
+      return [];
+    }
+    throw e;
+  }
+}
+
+function selectorString(sel: Record<string, string> | undefined): string | undefined {
+  if (!sel || Object.keys(sel).length === 0) return undefined;
+  return Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(",");
+}
+
+/** `pod/NAME`, `pods/NAME`, `po/NAME` or `NAME`. */
+export function podNameOf(text: string): string {
+  const m = /^(?:pods?|po)\/(.+)$/.exec(text);
+  return m ? m[1]! : text;
+}
+
+/**
+ * Reads the objects for `svc/NAME` (see the module comment for the exact requests).
+ * @param rest the REST client.
+ * @param q the question.
+ * @returns objects (sanitized), nodes to collect, warnings.
+ * @throws {NotFoundError} the Service does not exist (with the namespaces where it does).
+ * @throws {TargetNotFoundError} a `--node` or `--from-pod` that does not exist.
+ * @throws {TargetStateError} a `--from-pod` that is not scheduled or has no IP yet.
+ * @throws {KubeApiError} / {ApiUnreachableError} for other API failures.
+ */
+export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): Promise<ServiceObjects> {
+  const warnings: string[] = [];
+  const objects = emptyObjects();
+  const svc = await serviceOrHint(rest, q.namespace, q.service);
+  objects.services.push(sanitizeObject({ apiVersion: "v1", kind: "Service", ...svc }));
+
+  const slices = await rest.list<EndpointSlice>(R.endpointSlices(q.namespace), { labelSelector: `kubernetes.io/service-name=${q.service}` });
+  objects.endpointSlices.push(...slices.items.map((s) => sanitizeObject(s)).sort(byName));
+
+  // Pods referenced by endpoints (targetRef kind Pod), in the slices' namespace.
+  const podNames = new Set<string>();
+  const endpointNodes = new Set<string>();
+  for (const s of slices.items) {
+    for (const ep of s.endpoints ?? []) {
+      if (ep.targetRef?.kind === "Pod" && ep.targetRef.name) podNames.add(ep.targetRef.name);
+      if (ep.nodeName) endpointNodes.add(ep.nodeName);
+    }
+  }
+  let pods: Pod[];
+  const selector = selectorString(svc.spec.selector);
+  if (podNames.size > POD_GET_LIMIT && selector !== undefined) {
+    const listed = await rest.list<Pod>(R.pods(q.namespace), { labelSelector: selector });
+    pods = listed.items.filter((p) => podNames.has(p.metadata.name));
+  } else {
+    const names = [...podNames].sort();
+    const got = await mapLimit(names, API_PARALLEL, (n) => rest.getOptional<Pod>(R.pods(q.namespace, n)));
+    pods = [];
+    got.forEach((p, i) => {
+      if (p) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
+      else warnings.push(`pod ${q.namespace}/${names[i]} (an endpoint of the Service) no longer exists`);
+    });
+  }
+  for (const p of pods) if (p.spec?.nodeName) endpointNodes.add(p.spec.nodeName);
+
+  let fromPod: FromPod | undefined;
+  if (q.fromPod !== undefined) {
+    const name = podNameOf(q.fromPod);
+    const p = await rest.getOptional<Pod>(R.pods(q.namespace, name));
+    if (!p) throw new TargetNotFoundError("pod", name, q.namespace);
+    if (!p.spec?.nodeName) throw new TargetStateError(`--from-pod ${name}: the pod is not scheduled to a node yet (phase ${p.status?.phase ?? "unknown"})`);
+    const ip = p.status?.podIP;
+    if (!ip) throw new TargetStateError(`--from-pod ${name}: the pod has no IP address yet (phase ${p.status?.phase ?? "unknown"})`);
+    fromPod = { name, namespace: q.namespace, ip, node: p.spec.nodeName };
+    if (!pods.some((x) => x.metadata.name === name)) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
+  }
+  objects.pods.push(...pods.map((p) => sanitizeObject(p)).sort(byName));
+
+  let collect: string[];
+  if (q.allNodes) {
+    const all = await rest.list<Node>(R.nodes());
+    objects.nodes.push(...all.items.map((n) => sanitizeObject(n)).sort(byName));
+    collect = objects.nodes.map((n) => n.metadata.name);
+  } else {
+    const explicit = new Set(q.nodes ?? []);
+    if (fromPod) explicit.add(fromPod.node);
+    const wanted = [...new Set([...endpointNodes, ...explicit])].sort();
+    objects.nodes.push(...(await getNodes(rest, wanted, explicit, warnings)).map((n) => sanitizeObject(n)).sort(byName));
+    const present = new Set(objects.nodes.map((n) => n.metadata.name));
+    collect = q.nodes ? [...q.nodes] : fromPod ? [fromPod.node] : [...endpointNodes].filter((n) => present.has(n)).sort();
+  }
+  if (collect.length === 0) {
+    warnings.push(`Service ${q.namespace}/${q.service} has no endpoint on any node, so no node was chosen: pass --node NAME to see a node's rules`);
+  }
+  objects.configMaps.push(...(await kubeProxyConfig(rest, warnings)));
+  const out: ServiceObjects = { objects, nodes: collect, warnings };
+  if (fromPod) out.fromPod = fromPod;
+  return out;
+}
+
+/**
+ * Reads the objects for `pvc/NAME` or `pod/NAME --why-pending`.
+ * @throws {NotFoundError} the claim or pod does not exist.
+ */
+export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", namespace: string, name: string): Promise<ServiceObjects> {
+  const warnings: string[] = [];
+  const objects = emptyObjects();
+  const claimNames = new Set<string>();
+  if (kind === "pod") {
+    const pod = await rest.getOptional<Pod>(R.pods(namespace, name));
+    if (!pod) throw new NotFoundError("pod", name, namespace);
+    objects.pods.push(sanitizeObject({ apiVersion: "v1", kind: "Pod", ...pod }));
+    for (const v of pod.spec?.volumes ?? []) if (v.persistentVolumeClaim?.claimName) claimNames.add(v.persistentVolumeClaim.claimName);
+  } else {
+    claimNames.add(name);
+  }
+  const claims = await mapLimit([...claimNames].sort(), API_PARALLEL, (n) => rest.getOptional<PersistentVolumeClaim>(R.pvcs(namespace, n)));
+  claims.forEach((c, i) => {
+    const n = [...claimNames].sort()[i]!;
+    if (c) objects.persistentVolumeClaims.push(sanitizeObject({ apiVersion: "v1", kind: "PersistentVolumeClaim", ...c }));
+    else if (kind === "pvc") throw new NotFoundError("persistentvolumeclaim", n, namespace);
+    else warnings.push(`pod ${namespace}/${name} mounts claim "${n}", which does not exist`);
+  });
+  if (kind === "pvc") {
+    // Pods of the namespace that mount the claim (a WaitForFirstConsumer claim waits for one).
+    const pods = await rest.list<Pod>(R.pods(namespace));
+    objects.pods.push(...pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name)).map((p) => sanitizeObject(p)));
+  }
+  objects.persistentVolumes.push(...(await rest.list<PersistentVolume>(R.pvs())).items.map((p) => sanitizeObject(p)).sort(byName));
+  objects.storageClasses.push(...(await rest.list<StorageClass>(R.storageClasses())).items.map((s) => sanitizeObject(s)).sort(byName));
+  objects.nodes.push(...(await rest.list<Node>(R.nodes())).items.map((n) => sanitizeObject(n)).sort(byName));
+  const involved = kind === "pod" ? [{ kind: "Pod", name }, ...[...claimNames].map((c) => ({ kind: "PersistentVolumeClaim", name: c }))] : [{ kind: "PersistentVolumeClaim", name }];
+  for (const inv of involved) {
+    const ev = await rest.list<KubeEvent>(R.events(namespace), { fieldSelector: `involvedObject.kind=${inv.kind},involvedObject.name=${inv.name}` });
+    objects.events.push(...ev.items);
+  }
+  return { objects, nodes: [], warnings };
+}

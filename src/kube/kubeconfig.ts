@@ -1,0 +1,185 @@
+/**
+ * Edge: finds and loads the kubeconfig as kubectl does, into a client-node `KubeConfig`.
+ * - `--kubeconfig FILE` alone, when given (it must exist);
+ * - else `KUBECONFIG` (several files separated by `:`; missing files are skipped), merged kubectl style
+ *   ({@link mergeKubeconfigs});
+ * - else `~/.kube/config`;
+ * - else, inside a pod, the in-cluster config (`KUBERNETES_SERVICE_HOST`/`_PORT` and the service account token).
+ * `--context` picks the context (else `current-context`); the namespace is the context's, else `default`.
+ *
+ * client-node is imported lazily here: only live commands pay for it. Uses `node:fs`, which Node and Deno 2 provide.
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { parse as parseYaml } from "yaml";
+import { KubeconfigError } from "./errors.ts";
+import { type KubeconfigDoc, KubeconfigShapeError, mergeKubeconfigs, type RawKubeconfig } from "./kubeconfig_merge.ts";
+
+/** Where to look, from flags and environment. */
+export interface KubeconfigOptions {
+  /** Environment (KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/PORT). */
+  env: Record<string, string | undefined>;
+  /** Current directory, for relative paths. */
+  cwd: string;
+  /** `--kubeconfig`. */
+  kubeconfig?: string;
+  /** `--context`. */
+  context?: string;
+  /** Service account directory for in-cluster config. @default "/var/run/secrets/kubernetes.io/serviceaccount" */
+  serviceAccountDir?: string;
+}
+
+/** A loaded kubeconfig and what was chosen from it. */
+export interface LoadedKubeconfig {
+  kc: KubeConfig;
+  /** The context used. */
+  context: string;
+  /** The context's namespace, or "default". */
+  namespace: string;
+  /** API server URL. */
+  server: string;
+  /** The context's user name, when it has one. */
+  user?: string;
+  /** Files read (or "in-cluster"). */
+  sources: string[];
+}
+
+const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+function readDoc(path: string): KubeconfigDoc {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new KubeconfigError(`cannot read kubeconfig ${path}: ${code === "EACCES" ? "permission denied" : code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  try {
+    return { path, doc: parseYaml(text) as unknown };
+  } catch (e) {
+    throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(e as Error).message.split("\n")[0]}`);
+  }
+}
+
+function inCluster(o: KubeconfigOptions): RawKubeconfig | undefined {
+  const host = o.env.KUBERNETES_SERVICE_HOST;
+  const port = o.env.KUBERNETES_SERVICE_PORT;
+  const dir = o.serviceAccountDir ?? SA_DIR;
+  if (!host || !port || !existsSync(`${dir}/token`)) return undefined;
+  const h = host.includes(":") ? `[${host}]` : host;
+  let namespace: string | undefined;
+  try {
+    namespace = readFileSync(`${dir}/namespace`, "utf8").trim() || undefined;
+  } catch {
+    namespace = undefined;
+  }
+  return {
+    "current-context": "in-cluster",
+    clusters: [{ name: "in-cluster", cluster: { server: `https://${h}:${port}`, "certificate-authority": `${dir}/ca.crt` } }],
+    users: [{ name: "in-cluster", user: { tokenFile: `${dir}/token` } }],
+    contexts: [{ name: "in-cluster", context: { cluster: "in-cluster", user: "in-cluster", ...(namespace ? { namespace } : {}) } }],
+  };
+}
+
+/**
+ * Turns kubectl-only user fields into ones client-node reads: `tokenFile` → `token` (read now, trimmed, as client-go
+ * does; client-node would send the trailing newline).
+ */
+function adaptUsers(raw: RawKubeconfig): void {
+  for (const u of raw.users) {
+    const user = u.user as Record<string, unknown> | undefined;
+    if (!user) continue;
+    if (typeof user.tokenFile === "string" && user.token === undefined) {
+      try {
+        user.token = readFileSync(user.tokenFile, "utf8").trim();
+      } catch (e) {
+        throw new KubeconfigError(`user "${u.name}": cannot read tokenFile ${user.tokenFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      delete user.tokenFile;
+    }
+  }
+}
+
+/**
+ * Loads the kubeconfig (see the module comment for the search order).
+ * @param o flags and environment.
+ * @returns the client-node KubeConfig with the chosen context set current, and what was chosen.
+ * @throws {KubeconfigError} with a message saying what is wrong and what to do, e.g.
+ *   `context "prod" not found in kubeconfig /home/me/.kube/config (contexts: kind-lab, minikube)`,
+ *   `no kubeconfig found (KUBECONFIG is unset and /home/me/.kube/config does not exist): pass --kubeconfig, or
+ *   analyse a saved bundle with --from`.
+ */
+export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeconfig> {
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(o.cwd, p));
+  let docs: KubeconfigDoc[] = [];
+  let sources: string[];
+  let raw: RawKubeconfig | undefined;
+  if (o.kubeconfig !== undefined && o.kubeconfig !== "") {
+    const p = abs(o.kubeconfig);
+    if (!existsSync(p)) throw new KubeconfigError(`--kubeconfig ${o.kubeconfig}: no such file`);
+    docs = [readDoc(p)];
+    sources = [p];
+  } else if (o.env.KUBECONFIG !== undefined && o.env.KUBECONFIG !== "") {
+    const listed = o.env.KUBECONFIG.split(":").filter((f) => f !== "").map(abs);
+    sources = listed.filter((f) => existsSync(f));
+    if (sources.length === 0) throw new KubeconfigError(`none of the files in KUBECONFIG exists (${listed.join(", ")})`);
+    docs = sources.map(readDoc);
+  } else {
+    const home = o.env.HOME ?? o.env.USERPROFILE;
+    const def = home ? `${home}/.kube/config` : undefined;
+    if (def && existsSync(def)) {
+      docs = [readDoc(def)];
+      sources = [def];
+    } else {
+      raw = inCluster(o);
+      if (!raw) {
+        throw new KubeconfigError(
+          `no kubeconfig found (KUBECONFIG is unset and ${def ?? "~/.kube/config"} does not exist, and this is not a pod): ` +
+            `pass --kubeconfig FILE, or analyse a saved bundle with --from`,
+        );
+      }
+      sources = ["in-cluster"];
+    }
+  }
+  if (!raw) {
+    try {
+      raw = mergeKubeconfigs(docs);
+    } catch (e) {
+      if (e instanceof KubeconfigShapeError) throw new KubeconfigError(`kubeconfig ${e.message}`);
+      throw e;
+    }
+  }
+  const where = sources.join(", ");
+  const contextName = o.context ?? raw["current-context"];
+  const names = raw.contexts.map((c) => c.name);
+  if (contextName === undefined) {
+    throw new KubeconfigError(`no current-context is set in kubeconfig ${where}: pass --context (contexts: ${names.join(", ") || "none"})`);
+  }
+  const ctx = raw.contexts.find((c) => c.name === contextName);
+  if (!ctx) {
+    throw new KubeconfigError(`context "${contextName}" not found in kubeconfig ${where} (contexts: ${names.join(", ") || "none"})`);
+  }
+  const c = (ctx.context ?? {}) as { cluster?: string; user?: string; namespace?: string };
+  const cluster = raw.clusters.find((x) => x.name === c.cluster);
+  if (!cluster) throw new KubeconfigError(`context "${contextName}" refers to cluster "${c.cluster ?? ""}", which is not in kubeconfig ${where}`);
+  if (c.user && !raw.users.some((u) => u.name === c.user)) {
+    throw new KubeconfigError(`context "${contextName}" refers to user "${c.user}", which is not in kubeconfig ${where}`);
+  }
+  adaptUsers(raw);
+  raw["current-context"] = contextName;
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(JSON.stringify(raw));
+  } catch (e) {
+    throw new KubeconfigError(`kubeconfig ${where}: ${(e as Error).message}`);
+  }
+  kc.setCurrentContext(contextName);
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new KubeconfigError(`cluster "${c.cluster}" of context "${contextName}" has no server address (kubeconfig ${where})`);
+  const out: LoadedKubeconfig = { kc, context: contextName, namespace: c.namespace || "default", server, sources };
+  if (c.user) out.user = c.user;
+  return out;
+}
