@@ -1,0 +1,155 @@
+/**
+ * Edge: fetches what a dynamic completion needs, before the (synchronous) completion engine runs. Sources, in order:
+ * `--context` values come from the kubeconfig files alone; with `--from PATH` on the line everything else comes from
+ * that bundle (offline); otherwise from the cluster (live_lookup.ts, which loads the Kubernetes client lazily).
+ * Every lookup is bounded by a timeout (default 2 s, `KUBECTL_NETPATH_COMPLETION_TIMEOUT`, e.g. `500ms`, `3s`).
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import process from "node:process";
+import type { Bundle } from "../bundle/bundle.ts";
+import type { KubeObject } from "../model/k8s.ts";
+import { readBundle } from "../io/read_bundle.ts";
+import { type CompletionPlan, contextCandidates, type LookupKind, objectCandidates } from "./candidates.ts";
+import type { Candidate } from "./directive.ts";
+import { type KubeconfigPaths, kubeconfigPaths, mergeContexts } from "./kubeconfig_contexts.ts";
+import type { CompletionLine } from "./line.ts";
+import type { LiveSource } from "./live_lookup.ts";
+
+/** The default time allowed to a dynamic lookup (ms). */
+export const DEFAULT_LOOKUP_TIMEOUT_MS = 2000;
+
+/** A lookup that did not answer in time. */
+export class LookupTimeoutError extends Error {
+  override name = "LookupTimeoutError";
+}
+
+/** What a lookup runs with. */
+export interface LookupEnv {
+  env: Record<string, string | undefined>;
+  /** Directory relative paths on the line are relative to. */
+  cwd: string;
+}
+
+/**
+ * The lookup timeout from `KUBECTL_NETPATH_COMPLETION_TIMEOUT` (`250ms`, `2s`, `1.5s`, or plain milliseconds).
+ * @returns milliseconds; {@link DEFAULT_LOOKUP_TIMEOUT_MS} when unset or not a positive duration.
+ */
+export function lookupTimeoutMs(env: Record<string, string | undefined>): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec((env.KUBECTL_NETPATH_COMPLETION_TIMEOUT ?? "").trim());
+  if (!m) return DEFAULT_LOOKUP_TIMEOUT_MS;
+  const ms = m[2] === "s" ? Number(m[1]) * 1000 : Number(m[1]);
+  return ms > 0 ? ms : DEFAULT_LOOKUP_TIMEOUT_MS;
+}
+
+/** `~/x` → `$HOME/x` (a word being completed has not been expanded by the shell), relative → under `cwd`. */
+export function resolveLinePath(path: string, e: LookupEnv): string {
+  let p = path;
+  if ((p === "~" || p.startsWith("~/")) && e.env.HOME) p = e.env.HOME + p.slice(1);
+  return isAbsolute(p) ? p : join(e.cwd, p);
+}
+
+function last(line: CompletionLine, flag: string): string | undefined {
+  const v = line.flags[flag];
+  return v && v.length > 0 ? v[v.length - 1] : undefined;
+}
+
+/**
+ * The objects of one list in a bundle.
+ * @param namespace for namespaced lists: the namespace in effect.
+ * @returns services, claims or pods of the namespace; the namespaces any object of the bundle is in; the nodes
+ *   (API objects, plus nodes that only have dumps).
+ */
+export function bundleObjects(bundle: Bundle, kind: Exclude<LookupKind, "contexts">, namespace: string): KubeObject[] {
+  const o = bundle.objects;
+  const inNs = (list: KubeObject[]) => list.filter((x) => (x.metadata.namespace ?? "default") === namespace);
+  switch (kind) {
+    case "services":
+      return inNs(o.services);
+    case "persistentvolumeclaims":
+      return inNs(o.persistentVolumeClaims);
+    case "pods":
+      return inNs(o.pods);
+    case "namespaces": {
+      const names = new Set<string>();
+      for (const list of [o.services, o.endpointSlices, o.pods, o.persistentVolumeClaims, o.configMaps, o.events] as KubeObject[][]) {
+        for (const x of list) if (x.metadata.namespace) names.add(x.metadata.namespace);
+      }
+      return [...names].map((name) => ({ metadata: { name } }));
+    }
+    case "nodes": {
+      const nodes: KubeObject[] = [...o.nodes];
+      for (const c of bundle.nodes) if (!nodes.some((n) => n.metadata.name === c.name)) nodes.push({ metadata: { name: c.name } });
+      return nodes;
+    }
+  }
+}
+
+function kubeconfigOf(line: CompletionLine, e: LookupEnv): KubeconfigPaths {
+  const flag = last(line, "kubeconfig");
+  const opts: Parameters<typeof kubeconfigPaths>[0] = { separator: process.platform === "win32" ? ";" : ":" };
+  if (flag !== undefined) opts.flag = resolveLinePath(flag, e);
+  if (e.env.KUBECONFIG !== undefined) opts.env = e.env.KUBECONFIG;
+  const home = e.env.HOME ?? e.env.USERPROFILE;
+  if (home !== undefined) opts.home = home;
+  return kubeconfigPaths(opts);
+}
+
+function contextsOf(line: CompletionLine, e: LookupEnv): Candidate[] {
+  const { paths, explicit } = kubeconfigOf(line, e);
+  const files: { path: string; text: string }[] = [];
+  for (const path of paths) {
+    try {
+      files.push({ path, text: readFileSync(path, "utf8") });
+    } catch (err) {
+      if (explicit || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  }
+  const { contexts, current } = mergeContexts(files);
+  return contextCandidates(contexts, current);
+}
+
+function withTimeout<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new LookupTimeoutError(`no answer within ${ms} ms`);
+      controller.abort(err);
+      reject(err);
+    }, ms);
+  });
+  return Promise.race([run(controller.signal), expired]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Fetches the candidates of a lookup plan.
+ * @param plan a lookup plan ({@link planCompletion}).
+ * @param line the line: `--from`, `--kubeconfig`, `--context`, `-n` decide the source and the namespace.
+ * @param e environment and current directory.
+ * @returns the candidates (unfiltered by the word under the cursor: the engine filters).
+ * @throws {LookupTimeoutError} when the source did not answer within the timeout; {@link BundleError},
+ *   {@link KubeconfigReadError}, {@link LookupError} or socket errors otherwise. The caller turns any of them into
+ *   the Error directive.
+ */
+export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "lookup" }>, line: CompletionLine, e: LookupEnv): Promise<Candidate[]> {
+  const ms = lookupTimeoutMs(e.env);
+  if (plan.lookup === "contexts") return contextsOf(line, e);
+  const kind = plan.lookup;
+  const from = last(line, "from");
+  if (from !== undefined) {
+    const bundle = readBundle(resolveLinePath(from, e));
+    return objectCandidates(plan, bundleObjects(bundle, kind, last(line, "namespace") || "default"));
+  }
+  const source: LiveSource = { kubeconfig: kubeconfigOf(line, e) };
+  const context = last(line, "context");
+  if (context) source.context = context;
+  const namespace = last(line, "namespace");
+  if (namespace) source.namespace = namespace;
+  const objects = await withTimeout(ms, async (signal) => {
+    const { listLive } = await import("./live_lookup.ts");
+    return listLive(kind, source, signal);
+  });
+  return objectCandidates(plan, objects);
+}
