@@ -1,0 +1,136 @@
+/**
+ * `kubectl netpath capture TYPE/NAME -o FILE`: writes the Bundle a live run would analyse, so that
+ * `kubectl netpath TYPE/NAME --from FILE` later prints the same report (for bug reports, offline work, tests).
+ * Secrets are never read; literal env values and last-applied annotations are stripped (src/kube/sanitize.ts).
+ *
+ * The live code is imported lazily: declaring this command loads no Kubernetes client.
+ * @module
+ */
+import { writeFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import type { Bundle } from "../bundle/bundle.ts";
+import { encodeBundle } from "../bundle/decode.ts";
+import type { CliIo } from "./io.ts";
+import type { MainOptions } from "./program.ts";
+import type { RunPlan } from "./run_target.ts";
+import { parseTarget, UsageError } from "./target.ts";
+
+/** Flags of `capture`. */
+export interface CaptureOptions {
+  output: string;
+  namespace?: string;
+  context?: string;
+  kubeconfig?: string;
+  requestTimeout?: string;
+  node?: string[];
+  allNodes?: boolean;
+  fromPod?: string;
+  exec?: boolean;
+  image?: string;
+  profile?: string;
+  parallel?: string;
+  timeout?: string;
+  dryRun?: boolean;
+}
+
+const EXAMPLES = `
+Examples:
+  # Save what the live run for Service web would analyse, then analyse it offline
+  kubectl netpath capture svc/web -n shop -o web.bundle.json
+  kubectl netpath svc/web -n shop --from web.bundle.json
+
+  # YAML, every node of the cluster (drift check later)
+  kubectl netpath capture svc/web -n shop --all-nodes -o web.bundle.yaml
+`;
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function summary(b: Bundle): string {
+  const o = b.objects;
+  const parts = [
+    [o.services.length, "Service"],
+    [o.endpointSlices.length, "EndpointSlice"],
+    [o.pods.length, "Pod"],
+    [o.nodes.length, "Node"],
+    [o.configMaps.length, "ConfigMap"],
+    [o.persistentVolumeClaims.length, "PersistentVolumeClaim"],
+    [o.persistentVolumes.length, "PersistentVolume"],
+    [o.storageClasses.length, "StorageClass"],
+    [o.events.length, "Event"],
+  ].filter(([n]) => (n as number) > 0).map(([n, k]) => `${n} ${k}${n === 1 ? "" : "s"}`);
+  const nodes = b.nodes.map((n) => `${n.name} (${n.error ? "failed" : n.source?.kind ?? "?"})`);
+  return `${parts.join(", ") || "no objects"}; node state: ${nodes.join(", ") || "none"}`;
+}
+
+/**
+ * Runs `capture`.
+ * @returns the exit code: 0, or 1 when some node could not be collected (the file is written anyway).
+ * @throws {UsageError} for a bad target or flags; live errors as the main command throws them.
+ */
+export async function runCapture(words: string[], o: CaptureOptions, io: CliIo): Promise<number> {
+  const target = parseTarget(words);
+  if (target.kind !== "service" && (o.node || o.allNodes || o.fromPod)) {
+    throw new UsageError("--node, --all-nodes and --from-pod may only be used with a Service target");
+  }
+  if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
+  const plan: RunPlan = { target, output: "text" };
+  if (o.namespace !== undefined) plan.namespace = o.namespace;
+  if (o.node) plan.nodes = o.node;
+  const main = { ...o, output: "text" } as MainOptions;
+  const live = await import("../kube/live.ts");
+  const s = live.liveSettings(main);
+  const cluster = await live.openCluster(main, io, s.requestTimeoutMs);
+  const bundle = await live.gatherWith(cluster, plan, main, s, io);
+  if (s.dryRun) return 0;
+  const format = /\.ya?ml$/i.test(o.output) ? "yaml" : "json";
+  const text = encodeBundle(bundle, format);
+  if (o.output === "-") io.stdout(text);
+  else writeFileSync(isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output), text);
+  for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
+  const where = o.output === "-" ? "stdout" : o.output;
+  io.stderr(`wrote ${where}: ${summary(bundle)}\n`);
+  const kind = target.kind === "service" ? "svc" : target.kind;
+  const failed = bundle.nodes.filter((n) => n.error !== undefined);
+  for (const n of failed) io.stderr(`error: node ${n.name}: ${n.error}\n`);
+  if (o.output !== "-") {
+    io.stderr(`analyse it with: kubectl netpath ${kind}/${target.name} -n ${plan.namespace}${target.kind === "service" ? "" : " --why-pending"} --from ${o.output}\n`);
+  }
+  return failed.length > 0 ? 1 : 0;
+}
+
+/**
+ * Adds the `capture` subcommand. Enables positional options on `program` (its own `-o` takes a format, capture's a
+ * file), so it must be called after the program's `exitOverride()`/`configureOutput()` (inherited by subcommands).
+ * @param program the root command.
+ * @param io streams.
+ * @param result where the exit code goes.
+ */
+export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: { code: number }): void {
+  program.enablePositionalOptions();
+  program
+    .command("capture")
+    .description("Write the bundle a live run would analyse; `--from FILE` later gives the same report")
+    .usage("TYPE/NAME -o FILE [flags]")
+    .argument("[target...]", "svc/NAME, pvc/NAME or pod/NAME")
+    .requiredOption("-o, --output <file>", "bundle file to write (.json, or .yaml/.yml; - for stdout)")
+    .option("-n, --namespace <namespace>", "namespace of the target (default: the context's namespace)")
+    .option("--context <name>", "kubeconfig context to use")
+    .option("--kubeconfig <path>", "path to the kubeconfig file")
+    .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
+    .option("--node <name>", "collect this node (repeatable; default: the nodes hosting the endpoints)", collect)
+    .option("--all-nodes", "collect every node")
+    .option("--from-pod <pod>", "collect the node of this client pod")
+    .option("--no-exec", "API objects only, collect nothing from nodes")
+    .option("--image <image>", "debug pod image", "nicolaka/netshoot")
+    .addOption(new Option("--profile <profile>", "debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
+    .option("--parallel <n>", "nodes collected at once", "8")
+    .option("--timeout <duration>", "time allowed per node", "60s")
+    .option("--dry-run", "print the debug pod that would be created, create nothing, write nothing")
+    .addHelpText("after", EXAMPLES)
+    .action(async (target, opts) => {
+      result.code = await runCapture(target, opts as CaptureOptions, io);
+    });
+}

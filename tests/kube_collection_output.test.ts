@@ -1,0 +1,184 @@
+// The collection script's wire format: a pure parser, tested on hand-written outputs (every way a stream can end),
+// and the real script, run in network namespaces holding real iptables state (nft and legacy backends, a node with
+// kube-proxy's /proxyMode server, an image without iptables-legacy, an image without curl).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COLLECTED_SECTIONS, parseCollectionOutput } from "../src/bundle/collection_output.ts";
+import { COLLECTION_SCRIPT } from "../src/kube/collection_script.ts";
+import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { findTool, requireNetns } from "./helpers/netns.ts";
+import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
+
+const M = "### kubectl-netpath:";
+const section = (name: string, cmd: string, body: string, exit: number) => `${M}begin ${name} cmd=${cmd}\n${body}\n${M}end ${name} exit=${exit}\n`;
+const HEAD = `${M}collect version=1\n`;
+const DONE = `${M}done\n`;
+
+describe("parseCollectionOutput", () => {
+  it("a complete run: each section's text, command, exit status and its own stderr", () => {
+    const out = HEAD + section("iptables-backend", "detect as iptables-wrappers", "nft\n", 0) + section("iptables-save", "iptables-nft-save", "*nat\nCOMMIT\n", 0) +
+      section("ipvsadm", "ipvsadm -Ln --exact", "", 2) + section("proxy-mode", "curl -sS -m 5 http://127.0.0.1:10249/proxyMode", "iptables", 0) + DONE;
+    const err = HEAD + section("iptables-backend", "detect as iptables-wrappers", "found by iptables-nft-save -t mangle\n", 0) + section("iptables-save", "iptables-nft-save", "", 0) +
+      section("ipvsadm", "ipvsadm -Ln --exact", "Can't initialize ipvs: Protocol not available\n", 2) + section("proxy-mode", "curl", "", 0) + DONE;
+    const r = parseCollectionOutput(out, err);
+    expect(r.complete).toBe(true);
+    expect(r.started).toBe(true);
+    expect(r.truncated).toEqual([]);
+    expect(r.problems).toEqual([]);
+    expect(r.sections).toEqual({
+      "iptables-backend": { command: "detect as iptables-wrappers", stdout: "nft\n", stderr: "found by iptables-nft-save -t mangle\n", exitCode: 0 },
+      "iptables-save": { command: "iptables-nft-save", stdout: "*nat\nCOMMIT\n", stderr: "", exitCode: 0 },
+      ipvsadm: { command: "ipvsadm -Ln --exact", stdout: "", stderr: "Can't initialize ipvs: Protocol not available\n", exitCode: 2 },
+      "proxy-mode": { command: "curl -sS -m 5 http://127.0.0.1:10249/proxyMode", stdout: "iptables", stderr: "", exitCode: 0 },
+    });
+  });
+
+  const full = HEAD + section("iptables-backend", "d", "nft\n", 0) + section("iptables-save", "iptables-nft-save", "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", 0) +
+    section("ip6tables-save", "ip6tables-nft-save", "", 0) + DONE;
+  it.each([
+    {
+      name: "cut inside a section's output",
+      input: full.slice(0, full.indexOf(":INPUT") + 4),
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INP", exitCode: null, truncated: true } },
+    },
+    {
+      name: "cut inside the end marker",
+      input: full.slice(0, full.indexOf(`${M}end iptables-save`) + 10),
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n\n", exitCode: null, truncated: true } },
+    },
+    {
+      name: "cut inside the end marker's exit status",
+      input: full.slice(0, full.indexOf("exit=0", full.indexOf(`${M}end iptables-save`)) + 5),
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: null, truncated: true } },
+    },
+    {
+      name: "cut between sections",
+      input: full.slice(0, full.indexOf(`${M}begin ip6tables-save`)),
+      want: { truncated: ["ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
+    },
+    {
+      name: "complete but the done marker is missing",
+      input: full.slice(0, full.indexOf(`${M}done`)),
+      want: { truncated: ["ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
+    },
+  ])("$name", ({ input, want }) => {
+    const r = parseCollectionOutput(input, "");
+    expect(r.complete).toBe(false);
+    expect(r.truncated).toEqual(want.truncated);
+    expect(r.sections["iptables-save"]).toMatchObject(want.save);
+    for (const t of want.truncated) expect(r.sections[t as keyof typeof r.sections]).toMatchObject({ truncated: true, exitCode: null });
+    if (want.save.truncated) {
+      // what was cut is never handed to a parser as if complete: the analysis sees `truncated`
+      expect(r.sections["iptables-save"]!.truncated).toBe(true);
+    }
+  });
+
+  it("nothing at all (the exec never ran the script): not started, every section truncated", () => {
+    const r = parseCollectionOutput("", 'OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown\r\n');
+    expect(r.started).toBe(false);
+    expect(r.complete).toBe(false);
+    expect(r.truncated).toEqual([...COLLECTED_SECTIONS]);
+  });
+
+  it("output that looks like a marker but is not at a line start stays data", () => {
+    const body = `-A X -m comment --comment "x ${M}end iptables-save exit=0" -j RETURN\n`;
+    const r = parseCollectionOutput(HEAD + section("iptables-save", "s", body, 0) + DONE);
+    expect(r.sections["iptables-save"]!.stdout).toBe(body);
+  });
+
+  it("an output without a final newline keeps its exact bytes", () => {
+    const r = parseCollectionOutput(HEAD + section("proxy-mode", "curl", "ipvs", 0) + DONE);
+    expect(r.sections["proxy-mode"]!.stdout).toBe("ipvs");
+  });
+
+  it.each([
+    { name: "unknown section", input: HEAD + section("conntrack", "conntrack -L", "x\n", 0) + DONE, want: ['unknown section "conntrack" in the collection output; ignored'] },
+    { name: "version mismatch", input: `${M}collect version=9\n` + DONE, want: ["collection script version 9 (this kubectl-netpath reads version 1)"] },
+  ])("problems: $name", ({ input, want }) => {
+    expect(parseCollectionOutput(input).problems).toEqual(want);
+  });
+});
+
+describe("the collection script is a constant", () => {
+  it("has no template holes left and is POSIX sh", () => {
+    expect(COLLECTION_SCRIPT).not.toMatch(/\$\{(?!M\})/); // only ${M} is expanded, by the shell
+    const sh = findTool("dash") ?? findTool("sh") ?? "sh";
+    expect(spawnSync(sh, ["-n", "-c", COLLECTION_SCRIPT]).status).toBe(0);
+    expect(spawnSync(sh, ["-n", "-c", `${COLLECTION_SCRIPT}\nif then`]).status).not.toBe(0); // the check can fail
+  });
+});
+
+describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on real iptables state", () => {
+  const lab = readBundle("examples/iptables-lab");
+  const seed = readFileSync("tests/fixtures/seeds/001-k8s1.iptables-save", "utf8");
+  let legacyNode: FakeNode;
+  let nftNode: FakeNode;
+  beforeAll(async () => {
+    legacyNode = await startFakeNode("k8s1", { rules: { text: seed, backend: "legacy" }, proxyMode: "iptables" });
+    nftNode = await startFakeNode("k8s2", { rules: { text: kubeProxyRules(lab.objects.services, lab.objects.endpointSlices, "10.244.0.0/16"), backend: "nft" } });
+  });
+  afterAll(async () => {
+    await legacyNode?.stop();
+    await nftNode?.stop();
+  });
+
+  it("legacy node (seed 001): detected legacy as iptables-wrappers does, iptables-legacy-save, proxyMode from :10249", async () => {
+    const r = await legacyNode.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+    expect(r.code).toBe(0);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.complete).toBe(true);
+    expect(c.sections["iptables-backend"]).toMatchObject({ stdout: "legacy\n", exitCode: 0 });
+    expect(c.sections["iptables-backend"]!.stderr).toContain("found by iptables-legacy-save");
+    expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-legacy-save", exitCode: 0 });
+    expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
+    // the kernel's save of the seed, with every KUBE-SVC chain of the seed
+    const dump = parseIptablesSave(c.sections["iptables-save"]!.stdout);
+    const seedChains = [...parseIptablesSave(seed).tables.get("nat")!.chains.keys()].filter((n) => n.startsWith("KUBE-SVC-")).sort();
+    expect([...dump.tables.get("nat")!.chains.keys()].filter((n) => n.startsWith("KUBE-SVC-")).sort()).toEqual(seedChains);
+    expect(c.sections.ipset?.exitCode).toBe(0);
+    expect(c.sections["nft-json"]?.exitCode).toBe(0);
+  });
+
+  it("nft node: detected nft (kubelet's KUBE-IPTABLES-HINT in mangle), iptables-nft-save, no /proxyMode server → curl's exit 7", async () => {
+    const r = await nftNode.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.sections["iptables-backend"]).toMatchObject({ stdout: "nft\n", exitCode: 0 });
+    expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-nft-save", exitCode: 0 });
+    expect(c.sections["iptables-save"]!.stdout).toContain("-A KUBE-SVC-TCOU7JCQXEZGVUNU");
+    expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 7, stdout: "" });
+    expect(c.sections["proxy-mode"]!.stderr).toMatch(/^curl: \(7\)/);
+  });
+
+  it("an image without iptables-legacy on a legacy node: exit 127 with the hint, backend still detected as nft default", async () => {
+    // PATH with only what netshoot-like images have: sh, grep, iptables-nft-*, no legacy binaries, no curl/wget/bash
+    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
+    for (const t of ["sh", "grep", "iptables-nft-save", "ip6tables-nft-save", "cat", "printf"]) {
+      const p = findTool(t);
+      if (p) symlinkSync(p, join(bin, t));
+    }
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.complete).toBe(true);
+    expect(c.sections["iptables-backend"]!.stdout).toBe("nft\n");
+    expect(c.sections["iptables-backend"]!.stderr).toContain("iptables-legacy-save is not in this image: the legacy backend was not checked");
+    expect(c.sections.ipvsadm).toMatchObject({ exitCode: 127, stderr: "ipvsadm: not found\n" });
+    expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
+  });
+
+  it("plain iptables-save whose --version names the backend is used for it", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
+    for (const t of ["sh", "grep"]) symlinkSync(findTool(t)!, join(bin, t));
+    symlinkSync(findTool("iptables-legacy-save")!, join(bin, "iptables-save"));
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.sections["iptables-backend"]!.stdout).toBe("legacy\n");
+    expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-save", exitCode: 0 });
+    expect(c.sections["ip6tables-save"]).toMatchObject({ exitCode: 127 });
+    expect(c.sections["ip6tables-save"]!.stderr).toContain("ip6tables-legacy-save: not found (the node uses the legacy iptables backend");
+  });
+});
