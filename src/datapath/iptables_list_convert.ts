@@ -80,6 +80,7 @@ function toChain(c: ListingChain, table: string): IptablesChain {
     name: c.name,
     line: c.line,
     rules,
+    rule: (i: number) => rules[i]!,
     ruleCount: rules.length,
     rawRules: rules.map((r) => r.raw),
     ruleLines: rules.map((r) => r.line),

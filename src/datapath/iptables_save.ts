@@ -74,6 +74,11 @@ export interface IptablesChain {
   line: number;
   /** Rules in order. Accessing it parses them on first use; may throw {@link DumpParseError}. */
   readonly rules: IptablesRule[];
+  /**
+   * The rule at `index` (0-based), tokenised on first use and kept: lets a tracer read only the rules it needs in
+   * a chain of 10,000. @throws {DumpParseError} when that rule cannot be tokenised.
+   */
+  rule(index: number): IptablesRule;
   /** Number of rules, without parsing them. */
   readonly ruleCount: number;
   /** Raw text of each rule line, without parsing. */
@@ -116,6 +121,7 @@ export interface ParseIptablesSaveOptions {
 }
 
 const FORMAT = "iptables-save";
+const DECL_RE = /^:(\S+)\s+(\S+)(?:\s+\[(\d+):(\d+)\])?\s*$/;
 const CORE_OPTIONS: Record<string, "source" | "destination" | "protocol" | "inInterface" | "outInterface" | "fragment"> = {
   "-s": "source",
   "--source": "source",
@@ -322,35 +328,75 @@ export function findTargetOption(rule: IptablesRule, option: string): RuleOption
   return rule.targetOptions.find((o) => o.name === option);
 }
 
+const EMPTY: number[] = [];
+
 class LazyChain implements IptablesChain {
   name: string;
   policy?: string;
   counters?: { packets: number; bytes: number };
   line: number;
-  rawRules: string[] = [];
-  ruleLines: number[] = [];
-  private parsed?: IptablesRule[];
-  private table: string;
+  /** Offsets of each rule line in the dump text: [start, end) pairs, and line numbers (allocated on first rule:
+   * most chains of a large dump are read never, and 60,000 empty arrays cost more than the parse). */
+  private bounds: number[] = EMPTY;
+  private lines: number[] = EMPTY;
+  private parsed?: (IptablesRule | undefined)[];
+  private raws?: string[];
+  private readonly table: string;
+  private readonly text: string;
 
-  constructor(table: string, name: string, line: number) {
+  constructor(text: string, table: string, name: string, line: number) {
+    this.text = text;
     this.table = table;
     this.name = name;
     this.line = line;
   }
 
+  add(start: number, end: number, line: number): void {
+    if (this.lines === EMPTY) {
+      this.bounds = [];
+      this.lines = [];
+    }
+    this.bounds.push(start, end);
+    this.lines.push(line);
+    this.raws = undefined;
+  }
+
   get ruleCount(): number {
-    return this.rawRules.length;
+    return this.lines.length;
+  }
+
+  get ruleLines(): readonly number[] {
+    return this.lines;
+  }
+
+  get rawRules(): readonly string[] {
+    if (!this.raws) {
+      const out: string[] = new Array(this.lines.length);
+      for (let i = 0; i < this.lines.length; i++) out[i] = this.raw(i);
+      this.raws = out;
+    }
+    return this.raws;
+  }
+
+  private raw(i: number): string {
+    return this.raws?.[i] ?? this.text.slice(this.bounds[2 * i], this.bounds[2 * i + 1]);
+  }
+
+  rule(i: number): IptablesRule {
+    if (i < 0 || i >= this.lines.length) throw new RangeError(`chain ${this.name} has no rule ${i}`);
+    this.parsed ??= [];
+    let r = this.parsed[i];
+    if (!r) {
+      r = parseRuleLine(this.raw(i), this.lines[i]!, this.table);
+      this.parsed[i] = r;
+    }
+    return r;
   }
 
   get rules(): IptablesRule[] {
-    if (!this.parsed) {
-      const out: IptablesRule[] = new Array(this.rawRules.length);
-      for (let i = 0; i < this.rawRules.length; i++) {
-        out[i] = parseRuleLine(this.rawRules[i]!, this.ruleLines[i]!, this.table);
-      }
-      this.parsed = out;
-    }
-    return this.parsed;
+    const out: IptablesRule[] = new Array(this.lines.length);
+    for (let i = 0; i < this.lines.length; i++) out[i] = this.rule(i);
+    return out;
   }
 }
 
@@ -381,22 +427,45 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
   let lineNo = 0;
   const len = text.length;
   let sawContent = false;
-  let lastLine = "";
+  let lastStart = 0;
+  let lastEnd = 0;
   let lastLineNo = 0;
   while (pos < len) {
     let end = text.indexOf("\n", pos);
     if (end === -1) end = len;
-    let line = text.slice(pos, end);
+    const lineStart = pos;
+    let lineEnd = end;
     pos = end + 1;
     lineNo++;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13 /* \r */) lineEnd--;
+    const c = text.charCodeAt(lineStart);
+    if (c === 45 /* - */ && text.startsWith("-A ", lineStart)) {
+      // The hot path (a dump is mostly rules): find the chain name without slicing the line.
+      lastStart = lineStart;
+      lastEnd = lineEnd;
+      lastLineNo = lineNo;
+      if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, text.slice(lineStart, lineEnd));
+      let sp = text.indexOf(" ", lineStart + 3);
+      if (sp === -1 || sp > lineEnd) sp = lineEnd;
+      const chainName = text.slice(lineStart + 3, sp);
+      const chain = table.chains.get(chainName) as LazyChain | undefined;
+      if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
+      if (!chain) {
+        throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, text.slice(lineStart, lineEnd));
+      }
+      chain.add(lineStart, lineEnd, lineNo);
+      dump.ruleCount++;
+      sawContent = true;
+      continue;
+    }
+    const line = text.slice(lineStart, lineEnd);
     if (line.trim() !== "") {
-      lastLine = line;
+      lastStart = lineStart;
+      lastEnd = lineEnd;
       lastLineNo = lineNo;
     }
-    const c = line.charCodeAt(0);
     if (c === 45 /* - */ || c === 91 /* [ */) {
-      // -A CHAIN … / [p:b] -A CHAIN … / -X CHAIN / -F CHAIN / -N CHAIN
+      // [p:b] -A CHAIN … / -X CHAIN / -F CHAIN / -N CHAIN
       if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, line);
       const rest = c === 91 ? line.slice(line.indexOf("]") + 1).trimStart() : line;
       const sp = rest.indexOf(" ");
@@ -410,15 +479,14 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
         if (!chain) {
           throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, line);
         }
-        chain.rawRules.push(line);
-        chain.ruleLines.push(lineNo);
+        chain.add(lineStart, lineEnd, lineNo);
         dump.ruleCount++;
         sawContent = true;
       } else if (verb === "-X" || verb === "--delete-chain") {
         table.deletedChains.push(chainName);
         table.chains.delete(chainName);
       } else if (verb === "-F" || verb === "--flush" || verb === "-N" || verb === "--new-chain") {
-        if (!table.chains.has(chainName)) table.chains.set(chainName, new LazyChain(table.name, chainName, lineNo));
+        if (!table.chains.has(chainName)) table.chains.set(chainName, new LazyChain(text, table.name, chainName, lineNo));
       } else {
         throw new DumpParseError(FORMAT, lineNo, `unknown command "${verb}" (want -A, -X, -F or -N)`, line);
       }
@@ -426,9 +494,9 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     }
     if (c === 58 /* : */) {
       if (!table) throw new DumpParseError(FORMAT, lineNo, `chain declaration outside of a table (missing "*nat"?)`, line);
-      const m = /^:(\S+)\s+(\S+)(?:\s+\[(\d+):(\d+)\])?\s*$/.exec(line);
+      const m = DECL_RE.exec(line);
       if (!m) throw new DumpParseError(FORMAT, lineNo, `malformed chain declaration (want ":CHAIN POLICY [p:b]")`, line);
-      const chain = new LazyChain(table.name, m[1]!, lineNo);
+      const chain = new LazyChain(text, table.name, m[1]!, lineNo);
       if (m[2] !== "-") chain.policy = m[2]!;
       if (m[3] !== undefined) chain.counters = { packets: Number(m[3]), bytes: Number(m[4]) };
       table.chains.set(chain.name, chain);
@@ -471,7 +539,7 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       FORMAT,
       lastLineNo,
       `the dump ends inside table "${table.name}" (opened at line ${table.line}) without COMMIT: it was truncated, this last line may be cut`,
-      lastLine,
+      text.slice(lastStart, lastEnd),
     );
   }
   if (!sawContent) throw new DumpParseError(FORMAT, lineNo, "no tables found (only comments)", "");

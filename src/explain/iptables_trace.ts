@@ -186,8 +186,9 @@ class Tracer {
     const ended: Ended[] = [];
     if (!chain) return states.map((s) => ({ ...s, how: "return" }));
     let live = states;
-    for (const rule of chain.rules) {
+    for (const index of this.candidates(table, chain, live)) {
       if (live.length === 0) break;
+      const rule = chain.rule(index);
       const next: State[] = [];
       for (const s of live) {
         if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
@@ -230,6 +231,27 @@ class Tracer {
     }
     return ended;
   }
+
+  /**
+   * Rule indexes worth evaluating, in order. In a long chain (KUBE-SERVICES holds a rule per Service port) a rule
+   * whose only destination is one host address (`-d 10.96.0.10/32`) cannot match a packet to another address, so it
+   * is skipped without being tokenised; the raw text gives the address. Order, and so first-match semantics, is kept.
+   */
+  private candidates(table: string, chain: IptablesChain, live: State[]): Iterable<number> {
+    const n = chain.ruleCount;
+    if (n < 64) return range(n);
+    const key = `${table}/${chain.name}`;
+    let idx = this.indexes.get(key);
+    if (!idx) {
+      idx = indexByDestination(chain);
+      this.indexes.set(key, idx);
+    }
+    const dsts = new Set(live.map((s) => s.packet.dst));
+    const lists = [idx.other, ...[...dsts].map((d) => idx!.byHost.get(d) ?? [])];
+    return mergeSorted(lists);
+  }
+
+  private readonly indexes = new Map<string, { byHost: Map<string, number[]>; other: number[] }>();
 
   private isMasqueradeMarking(table: string, rule: IptablesRule): boolean {
     if (table !== "nat" || rule.target === undefined) return false;
@@ -428,6 +450,41 @@ export function traceIptables(
   }
   if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
   return { outcomes, notes };
+}
+
+function range(n: number): number[] {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+const DEST_RE = /(?:^| )(!\s+)?(?:-d|--destination|--dst) (\S+)/;
+
+/** Groups a chain's rules by the single host they require as destination; the rest go to `other`. */
+function indexByDestination(chain: IptablesChain): { byHost: Map<string, number[]>; other: number[] } {
+  const byHost = new Map<string, number[]>();
+  const other: number[] = [];
+  const raws = chain.rawRules;
+  for (let i = 0; i < raws.length; i++) {
+    const m = DEST_RE.exec(raws[i]!);
+    const value = m && !m[1] ? m[2]! : undefined;
+    const host = value === undefined ? undefined : value.endsWith("/32") ? value.slice(0, -3) : value.endsWith("/128") ? value.slice(0, -4) : value.includes("/") ? undefined : value;
+    if (host === undefined) {
+      other.push(i);
+      continue;
+    }
+    const list = byHost.get(host);
+    if (list) list.push(i);
+    else byHost.set(host, [i]);
+  }
+  return { byHost, other };
+}
+
+/** Merges ascending lists into one ascending list without duplicates. */
+function mergeSorted(lists: number[][]): number[] {
+  const nonEmpty = lists.filter((l) => l.length > 0);
+  if (nonEmpty.length === 1) return nonEmpty[0]!;
+  return [...new Set(nonEmpty.flat())].sort((a, b) => a - b);
 }
 
 function hex(n: number): string {

@@ -240,12 +240,15 @@ function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, fami
     if (nat) {
       const svcs = nat.chains.get("KUBE-SERVICES");
       if (svcs) scan(svcs.rawRules.slice(0, 2000));
-      if (found.size === 0) {
+      // The detector rule is the first rule of KUBE-SVC/KUBE-SVL chains (v1.21+) or in KUBE-EXT "pod traffic" rules:
+      // look at the first rule of up to 200 such chains (chains of Services without endpoints have none).
+      for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-"]) {
+        if (found.size > 0) break;
         let looked = 0;
         for (const [name, ch] of nat.chains) {
-          if (!(name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-SVL-") || name.startsWith("KUBE-EXT-"))) continue;
-          scan(ch.rawRules);
-          if (found.size > 0 || ++looked > 50) break;
+          if (!name.startsWith(prefix) || ch.ruleCount === 0) continue;
+          scan(ch.rawRules.slice(0, 3));
+          if (found.size > 0 || ++looked >= 200) break;
         }
       }
     }
