@@ -159,8 +159,9 @@ export async function startDebugPod(rest: KubeRest, pod: V1Pod, o: StartOptions)
   try {
     last = await creating;
   } catch (e) {
-    // Refused (403, 409) or never answered: nothing to delete when the server said no.
-    if (e instanceof KubeApiError) o.registry.remove(ns, name);
+    // A 4xx (403 RBAC or Pod Security, 409, 422) means nothing was created. A 5xx or a timeout may hide a pod
+    // that exists: it stays registered, so the caller's cleanup deletes it.
+    if (e instanceof KubeApiError && e.status >= 400 && e.status < 500) o.registry.remove(ns, name);
     throw e;
   }
   let lastShown = "";

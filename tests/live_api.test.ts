@@ -1,0 +1,362 @@
+// The live path against the fake API server, API side (no node exec needed): what is asked for and how often,
+// kubeconfig and authentication (bearer token, client certificate), human error messages for every failure the
+// user can meet (401, TLS, unreachable, 403, 404, 500, timeouts, Pod Security, image pull, pod start timeout,
+// NotReady node), pagination, the request count on a 5,000-node / 50,000-pod cluster, --dry-run, capture, cleanup.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { decodeBundle } from "../src/bundle/decode.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import type { EndpointSlice, Node, Pod } from "../src/model/k8s.ts";
+import { type FakeApiOptions, type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
+import { makePki } from "./helpers/fake_pki.ts";
+import { run } from "./helpers/live_cli.ts";
+
+const web = readBundle("tests/fixtures/live/web");
+const lab = readBundle("examples/iptables-lab");
+
+let servers: FakeApiServer[] = [];
+async function fake(o: FakeApiOptions = {}): Promise<FakeApiServer> {
+  const s = await startFakeApiServer({ objects: web.objects, ...o });
+  servers.push(s);
+  return s;
+}
+afterEach(async () => {
+  for (const s of servers) {
+    expect(s.debugPods(), "debug pods leaked").toEqual([]);
+    await s.close();
+  }
+  servers = [];
+});
+
+const line = (r: RecordedRequest) => `${r.method} ${r.path}${Object.keys(r.query).length ? "?" + Object.entries(r.query).map(([k, v]) => `${k}=${v.join("|")}`).join("&") : ""}`;
+
+describe("what svc/NAME asks the API server (--no-exec)", () => {
+  it("exactly: the Service, its EndpointSlices by label, each endpoint pod, each endpoint node, the kube-proxy ConfigMap", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.stderr).toBe("warning: the bundle holds no node state: only the API side was analysed\n");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Service default/web  type NodePort  ClusterIP 10.96.119.228");
+    expect(s.requests.map(line)).toEqual([
+      "GET /api/v1/namespaces/default/services/web",
+      "GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name=web&limit=500",
+      "GET /api/v1/namespaces/default/pods/web-96d5df5c8-6bgpr",
+      "GET /api/v1/namespaces/default/pods/web-96d5df5c8-wkfrb",
+      "GET /api/v1/nodes/k8s-guide-worker",
+      "GET /api/v1/nodes/k8s-guide-worker2",
+      "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
+    ]);
+    expect(new Set(s.requests.map((x) => x.user))).toEqual(new Set(["token-user"]));
+  });
+
+  it("the context's namespace is the default; a client certificate authenticates", async () => {
+    const s = await fake({ contextNamespace: "default" });
+    const r = await run(["svc/web", "--kubeconfig", s.kubeconfigCert, "--no-exec"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Service default/web");
+    expect(s.requests[0]!.user).toBe("cert-user");
+    expect(s.requests[0]!.path).toBe("/api/v1/namespaces/default/services/web");
+  });
+
+  it("KUBECONFIG with several files: the first defining the context wins", async () => {
+    const s = await fake();
+    const dir = mkdtempSync(join(tmpdir(), "knp-kc-"));
+    const first = join(dir, "first");
+    writeFileSync(first, JSON.stringify({ "current-context": "fake", contexts: [{ name: "fake", context: { cluster: "fake", user: "token-user", namespace: "default" } }], clusters: [], users: [] }));
+    const r = await run(["svc/web", "--no-exec"], { KUBECONFIG: `${first}:${s.kubeconfig}:${join(dir, "missing")}` });
+    expect(r.code).toBe(0);
+    expect(s.requests[0]!.path).toBe("/api/v1/namespaces/default/services/web");
+  });
+
+  it("--from-pod: the client pod and its node are read too", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "--from-pod", "pod/client"]);
+    expect(r.code).toBe(0);
+    expect(s.requests.map(line)).toContain("GET /api/v1/namespaces/default/pods/client");
+    expect(s.requests.filter((x) => x.path.startsWith("/api/v1/nodes/")).map((x) => x.path)).toEqual(["/api/v1/nodes/k8s-guide-worker", "/api/v1/nodes/k8s-guide-worker2"]);
+  });
+});
+
+describe("the number of API requests does not grow with the cluster", () => {
+  it("svc/web on 5,000 nodes and 50,000 pods asks exactly what it asks on a 3-node cluster", async () => {
+    const small = await fake();
+    const big = await fake({ synthetic: { nodes: 5000, podsPerNode: 10 } });
+    const a = await run(["svc/web", "-n", "default", "--kubeconfig", small.kubeconfig, "--no-exec"]);
+    const t = Date.now();
+    const b = await run(["svc/web", "-n", "default", "--kubeconfig", big.kubeconfig, "--no-exec"]);
+    const ms = Date.now() - t;
+    expect(a.code).toBe(0);
+    expect(b.code).toBe(0);
+    expect(b.stdout).toBe(a.stdout);
+    expect(big.requests.map(line)).toEqual(small.requests.map(line));
+    expect(big.requests.length).toBe(7);
+    console.info(`[live-api] svc/web --no-exec on 5,000 nodes / 50,000 pods: ${big.requests.length} API requests, ${ms} ms`);
+  });
+
+  it("--all-nodes is the one question about every node: nodes are listed in pages of 500", async () => {
+    const big = await fake({ synthetic: { nodes: 5000, podsPerNode: 10 } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", big.kubeconfig, "--no-exec", "--all-nodes", "-o", "json"]);
+    expect(r.code).toBe(0);
+    const lists = big.requests.filter((x) => x.path === "/api/v1/nodes");
+    expect(lists.length).toBe(11); // 5,003 nodes in pages of 500
+    expect(lists.every((x) => x.query.limit?.[0] === "500")).toBe(true);
+    expect(lists.slice(1).every((x) => x.query.continue !== undefined)).toBe(true);
+  });
+
+  it("a Service with 600 endpoints: EndpointSlices and pods are paginated, pods listed by the Service's selector", async () => {
+    const nodes = web.objects.nodes;
+    const slices: EndpointSlice[] = [];
+    const pods: Pod[] = [];
+    for (let i = 0; i < 600; i++) {
+      const node = nodes[1 + (i % 2)]!.metadata.name;
+      const ip = `10.244.${1 + (i % 2)}.${10 + Math.floor(i / 2)}`;
+      slices.push({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: `many-${i}`, namespace: "default", labels: { "kubernetes.io/service-name": "many" } }, addressType: "IPv4", endpoints: [{ addresses: [ip], nodeName: node, conditions: { ready: true }, targetRef: { kind: "Pod", name: `many-${i}`, namespace: "default" } }], ports: [{ name: "", port: 8080, protocol: "TCP" }] });
+      pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: `many-${i}`, namespace: "default", labels: { app: "many" } }, spec: { nodeName: node }, status: { phase: "Running", podIP: ip } });
+    }
+    const svc = { ...web.objects.services[0]!, metadata: { name: "many", namespace: "default" }, spec: { type: "ClusterIP" as const, clusterIP: "10.96.7.7", selector: { app: "many" }, ports: [{ port: 80, targetPort: 8080, protocol: "TCP" as const }] } };
+    const s = await fake({ objects: { services: [svc], endpointSlices: slices, pods, nodes } });
+    const r = await run(["svc/many", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", "json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).endpoints.length).toBe(600);
+    expect(s.requests.map(line)).toEqual([
+      "GET /api/v1/namespaces/default/services/many",
+      "GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name=many&limit=500",
+      "GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name=many&limit=500&continue=NTAw",
+      "GET /api/v1/namespaces/default/pods?labelSelector=app=many&limit=500",
+      "GET /api/v1/namespaces/default/pods?labelSelector=app=many&limit=500&continue=NTAw",
+      "GET /api/v1/nodes/k8s-guide-worker",
+      "GET /api/v1/nodes/k8s-guide-worker2",
+      "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
+    ]);
+  });
+});
+
+describe("errors a user can meet, in words", () => {
+  it("401: a wrong token", async () => {
+    const s = await fake();
+    const kc = readFileSync(s.kubeconfig, "utf8").replace("fake-token-0123456789", "expired");
+    const p = join(s.dir, "bad-token");
+    writeFileSync(p, kc);
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (user "token-user") (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --context fake auth whoami\`\n`);
+  });
+
+  it("TLS: the kubeconfig trusts another CA", async () => {
+    const s = await fake();
+    const other = makePki({ user: "x" }, "node:crypto");
+    const kc = JSON.parse(readFileSync(s.kubeconfig, "utf8"));
+    kc.clusters[0].cluster["certificate-authority-data"] = Buffer.from(other.caCert).toString("base64");
+    const p = join(s.dir, "other-ca");
+    writeFileSync(p, JSON.stringify(kc));
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^error: TLS with the API server ${s.url.replace(/\./g, "\\.")} failed: .*; check certificate-authority\\(-data\\) and the server address of the cluster of context "fake" in your kubeconfig\\n$`));
+    expect(s.requests).toEqual([]);
+  });
+
+  it("the API server is not there", async () => {
+    const port = await new Promise<number>((res) => {
+      const srv = createServer().listen(0, "127.0.0.1", () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => res(p));
+      });
+    });
+    const s = await fake();
+    const kc = readFileSync(s.kubeconfig, "utf8").replace(s.url, `https://127.0.0.1:${port}`);
+    const p = join(s.dir, "down");
+    writeFileSync(p, kc);
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: cannot reach the API server https://127.0.0.1:${port} (connection refused): is the cluster running and is context "fake" the right one? (kubectl --context fake cluster-info)\n`);
+  });
+
+  it.each([
+    { name: "no kubeconfig at all", argv: [], env: { HOME: "/nonexistent-home" }, want: "error: no kubeconfig found (KUBECONFIG is unset and /nonexistent-home/.kube/config does not exist, and this is not a pod): pass --kubeconfig FILE, or analyse a saved bundle with --from\n" },
+    { name: "--kubeconfig missing", argv: ["--kubeconfig", "/nonexistent/kc"], env: {}, want: "error: --kubeconfig /nonexistent/kc: no such file\n" },
+  ])("$name", async ({ argv, env, want }) => {
+    const r = await run(["svc/web", "--no-exec", ...argv], env);
+    expect(r).toEqual({ code: 1, stdout: "", stderr: want });
+  });
+
+  it("an unknown --context lists the contexts there are", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "--kubeconfig", s.kubeconfig, "--context", "prod", "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: context "prod" not found in kubeconfig ${s.kubeconfig} (contexts: fake)\n`);
+  });
+
+  it("a Service that is elsewhere: says which namespace", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "shop", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: service "web" not found in namespace "shop"; it exists in namespace "default": use -n default\n');
+    expect(s.requests.map(line)).toEqual(["GET /api/v1/namespaces/shop/services/web", "GET /api/v1/services?fieldSelector=metadata.name=web&limit=500"]);
+  });
+
+  it("403 on the EndpointSlices: names verb, resource and namespace", async () => {
+    const s = await fake({ denials: [{ verb: "list", resource: "endpointslices", namespace: "default" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: not allowed to list endpointslices.discovery.k8s.io in namespace "default" (403 Forbidden): RBAC must grant verb "list" on "endpointslices.discovery.k8s.io" in namespace "default"\n');
+  });
+
+  it("403 on the kube-proxy ConfigMap is fine (noted)", async () => {
+    const s = await fake({ denials: [{ verb: "get", resource: "configmaps", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("warning: the kube-system/kube-proxy ConfigMap is not readable (403 Forbidden): proxy mode from the nodes only\n");
+  });
+
+  it("500 from the API server", async () => {
+    const s = await fake({ faults: [{ path: /\/services\/web$/, status: 500, message: "etcdserver: request timed out" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: the API server failed to get services "web" in namespace "default" (500 InternalError): etcdserver: request timed out; try again\n');
+  });
+
+  it("--request-timeout: a server that does not answer", async () => {
+    const s = await fake({ faults: [{ path: /endpointslices$/, delayMs: 3000 }] });
+    const t = Date.now();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "--request-timeout", "300ms"]);
+    expect(Date.now() - t).toBeLessThan(2500);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: the API server ${s.url} did not answer within 300ms (GET /apis/discovery.k8s.io/v1/namespaces/default/endpointslices); raise --request-timeout or check the cluster\n`);
+  });
+
+  it("--node that does not exist", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "nope"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('error: node "nope" not found\n');
+  });
+
+  it.each([
+    { flag: ["--timeout", "soon"], want: 'error: --timeout "soon": want a duration such as 30s, 1m30s or 500ms\n(run with --help for usage)\n' },
+    { flag: ["--parallel", "0"], want: 'error: --parallel "0": want a whole number from 1 to 256\n(run with --help for usage)\n' },
+  ])("bad flag value $flag is a usage error", async ({ flag, want }) => {
+    const r = await run(["svc/web", "--kubeconfig", "/nonexistent", ...flag]);
+    expect(r).toEqual({ code: 2, stdout: "", stderr: want });
+  });
+});
+
+describe("node collection failures that need no exec: each node says why, no pod is left", () => {
+  const noProxy = { kubeProxyPods: false };
+  it("RBAC denies exec: one precise message before anything is created", async () => {
+    const s = await fake({ denials: [{ verb: "get", resource: "pods/exec", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: not allowed to exec into pods in namespace "kube-system": RBAC must grant verb "get" on "pods/exec" there (an exec over WebSocket is authorized as "get", and from Kubernetes v1.35 also as "create") to collect the nodes\' rules; or run with --no-exec to analyse from the API alone\n');
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+    expect(s.requests.filter((x) => x.path.endsWith("selfsubjectaccessreviews")).length).toBe(4);
+  });
+
+  it("RBAC denies creating pods and there is no kube-proxy pod: the node reports what is missing", async () => {
+    const s = await fake({ ...noProxy, denials: [{ verb: "create", resource: "pods", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('not analysed: cannot create a debug pod on node k8s-guide-worker (the kube-proxy pod cannot be used: no running kube-proxy pod on the node in namespace kube-system): RBAC must grant verb "create" on "pods" in namespace "kube-system"');
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+  });
+
+  it("Pod Security Admission rejects the debug pod", async () => {
+    const s = await fake({ ...noProxy, namespaces: { "kube-system": { "pod-security.kubernetes.io/enforce": "baseline" } } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: node k8s-guide-worker: Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true, hostPID=true), non-default capabilities (container "collector" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add). The debug pod needs hostNetwork, hostPID and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or run with --no-exec to analyse from the API alone;');
+  });
+
+  it("the image cannot be pulled: says so and deletes the pod", async () => {
+    const s = await fake({ ...noProxy, pods: { badImages: ["nicolaka/netshoot"] } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/not analysed: debug pod kube-system\/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker: the image "nicolaka\/netshoot" cannot be pulled \(ErrImagePull: failed to pull and unpack image "docker.io\/nicolaka\/netshoot:latest": failed to resolve reference: not found\); pass --image with an image the node can pull/);
+    expect(s.requests.filter((x) => x.method === "DELETE").length).toBe(1);
+  });
+
+  it("the pod does not start within --timeout: says what it was waiting for, and deletes it", async () => {
+    const s = await fake({ ...noProxy, pods: { startDelayMs: 10_000 } });
+    const t = Date.now();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--timeout", "1s"]);
+    expect(Date.now() - t).toBeLessThan(4000);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/not analysed: debug pod kube-system\/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker was not Running within 1s \(last state: pulling the image \/ creating the container\); the node may be slow to pull nicolaka\/netshoot: raise --timeout, or pass --image with an image already on the node/);
+    const created = s.requests.find((x) => x.method === "POST" && x.path.endsWith("/pods"))!;
+    expect(s.requests.some((x) => x.method === "DELETE" && x.at >= created.at)).toBe(true);
+  });
+
+  it("a 500 after the pod was created: the pod the client never saw is still deleted", async () => {
+    const s = await fake({ ...noProxy, faults: [{ method: "POST", path: /\/namespaces\/kube-system\/pods$/, status: 500, afterCreate: true, message: "etcd leader changed" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("(500 InternalError): etcd leader changed; try again");
+    expect(s.requests.filter((x) => x.method === "DELETE" && x.status === 200).length).toBe(1);
+  });
+
+  it("a NotReady node is not touched, and said why", async () => {
+    const nodes: Node[] = web.objects.nodes.map((n) => n.metadata.name === "k8s-guide-worker2" ? { ...n, status: { ...n.status, conditions: [{ type: "Ready", status: "Unknown", reason: "NodeStatusUnknown", message: "Kubelet stopped posting node status." }] } } : n);
+    const s = await fake({ objects: { ...web.objects, nodes } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker2"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error: node k8s-guide-worker2: node k8s-guide-worker2 is NotReady (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.): its kubelet cannot run an exec or a debug pod, and its rules may be stale; check it with kubectl describe node k8s-guide-worker2;");
+    expect(s.requests.filter((x) => x.kind === "exec" || x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+  });
+});
+
+describe("--dry-run, capture, cleanup", () => {
+  it("--dry-run prints the debug pods and creates nothing", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run"]);
+    const docs = r.stdout.split("---\n").slice(0, 2);
+    expect(docs[0]).toContain("kind: Pod\n");
+    expect(docs[0]).toContain("nodeName: k8s-guide-worker\n");
+    expect(docs[1]).toContain("nodeName: k8s-guide-worker2\n");
+    expect(r.stdout).toContain("activeDeadlineSeconds: 120\n");
+    expect(r.stderr).toContain("dry run: nothing is created");
+    expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
+  });
+
+  it("capture --no-exec writes the bundle; --from it gives the live report; no secret leaks", async () => {
+    const s = await fake();
+    const out = join(s.dir, "web.bundle.json");
+    const c = await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+    expect(c.code).toBe(0);
+    expect(c.stderr).toBe(`wrote ${out}: 1 Service, 1 EndpointSlice, 2 Pods, 2 Nodes, 1 ConfigMap; node state: none\nanalyse it with: kubectl netpath svc/web -n default --from ${out}\n`);
+    const text = readFileSync(out, "utf8");
+    expect(text).not.toContain("hunter2");
+    expect(text).not.toContain("must not be captured");
+    const b = decodeBundle(text, out);
+    expect(b.capture.context).toBe("fake");
+    expect(b.capture.command).toBe("kubectl netpath svc/web -n default --no-exec");
+    const live = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    const offline = await run(["svc/web", "-n", "default", "--from", out]);
+    expect(offline.stdout).toBe(live.stdout);
+  });
+
+  it("capture -o FILE.yaml writes YAML; capture without -o is a usage error", async () => {
+    const s = await fake();
+    const out = join(s.dir, "web.bundle.yaml");
+    expect((await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out])).code).toBe(0);
+    expect(readFileSync(out, "utf8")).toMatch(/^format: kubectl-netpath\/bundle\n/);
+    const bad = await run(["capture", "svc/web"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("error: required option '-o, --output <file>' not specified");
+  });
+
+  it("cleanup deletes leftover debug pods (and only those); --dry-run lists them", async () => {
+    const leftover = (name: string, ns: string): Pod => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: ns, labels: { "app.kubernetes.io/managed-by": "kubectl-netpath" }, annotations: { "kubectl-netpath/node": "k8s1" } }, spec: { nodeName: "k8s1" }, status: { phase: "Failed" } });
+    const s = await fake({ objects: { ...lab.objects, pods: [...lab.objects.pods, leftover("kubectl-netpath-k8s1-aaaaa", "kube-system"), leftover("kubectl-netpath-k8s1-bbbbb", "other")] } });
+    const dry = await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A", "--dry-run"]);
+    expect(dry).toEqual({ code: 0, stdout: "would delete pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed)\nwould delete pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed)\n", stderr: "" });
+    const one = await run(["cleanup", "--kubeconfig", s.kubeconfig]);
+    expect(one).toEqual({ code: 0, stdout: "deleted pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed)\n", stderr: "" });
+    expect(s.requests.filter((x) => x.method === "GET" && x.path.endsWith("/pods")).at(-1)!.query.labelSelector).toEqual(["app.kubernetes.io/managed-by=kubectl-netpath"]);
+    const all = await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A"]);
+    expect(all.stdout).toBe("deleted pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed)\n");
+    expect(await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A"])).toEqual({ code: 0, stdout: "", stderr: "no kubectl-netpath debug pods in any namespace\n" });
+    expect(s.get("pods", "kube-system", "coredns-78fcd69978-cvpx2")).toBeDefined();
+  });
+});
