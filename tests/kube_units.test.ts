@@ -247,10 +247,7 @@ describe("mapLimit", () => {
     expect(peak).toBe(3);
   });
   it("rejects with the first failure", async () => {
-    await expect(mapLimit([1, 2, 3], 2, async (x) => {
-      if (x === 2) throw new Error("two");
-      return x;
-    })).rejects.toThrow("two");
+    await expect(mapLimit([1, 2, 3], 2, (x) => (x === 2 ? Promise.reject(new Error("two")) : Promise.resolve(x)))).rejects.toThrow("two");
   });
 });
 

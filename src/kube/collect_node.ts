@@ -126,6 +126,16 @@ function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): s
 }
 
 /**
+ * A cut stream: when iptables-save itself was cut the node cannot be analysed (its `error` says why, the partial
+ * sections stay in the bundle, marked truncated); when only later sections were cut, a warning.
+ */
+function noteCut(capture: NodeCapture, warnings: string[], cut: string | undefined, ran: Ran): void {
+  if (cut === undefined) return;
+  if (ran.result.sections["iptables-save"]?.truncated) capture.error = `${cut.replace(/^node \S+: /, "")}; run again`;
+  else warnings.push(cut);
+}
+
+/**
  * Collects one node (see the module comment).
  * @param o run options.
  * @param node the Node object.
@@ -168,8 +178,7 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
         // A cut stream is a finding in itself: report what arrived, marked truncated.
-        const w = cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs);
-        if (w) warnings.push(w);
+        noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs), kpRan);
         capture.sections = kpRan.result.sections;
         capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: backendDetail(kpRan.result) };
         warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));
@@ -203,8 +212,7 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
       if (!ran.result.started) {
         throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
       }
-      const w = cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs);
-      if (w) warnings.push(w);
+      noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
       warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
       const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.namespace, image: o.image };
       const sections = { ...ran.result.sections };
