@@ -1,12 +1,13 @@
 /**
  * `svc/NAME` with every datapath the bundle holds: iptables-save (or, failing that, an `iptables -t nat -L`
- * listing), plus IPVS (ipvsadm virtual servers and ipset sets) when captured. This is the analysis the CLI runs;
+ * listing), plus IPVS (ipvsadm virtual servers and ipset sets) when captured, and kube-proxy's nftables table
+ * (`nft -j list ruleset` / `nft list ruleset`, nft_datapath.ts). This is the analysis the CLI runs;
  * {@link explainService} alone reads iptables-save only.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+import type { Bundle, BundleObjects, NodeCapture } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { parseIpsetList } from "../datapath/ipset.ts";
 import { parseIptablesListing } from "../datapath/iptables_list.ts";
@@ -14,6 +15,7 @@ import { listingToDump } from "../datapath/iptables_list_convert.ts";
 import { parseIpvsadm } from "../datapath/ipvsadm.ts";
 import { ipsetMembership } from "./ipset_membership.ts";
 import { ipvsBalancer } from "./ipvs_balance.ts";
+import { nftDatapath } from "./nft_datapath.ts";
 import { type ExplainServiceOptions, explainService, iptablesDatapath, type NodeDatapath } from "./service_path.ts";
 import type { ServiceReport } from "./service_report.ts";
 
@@ -25,10 +27,14 @@ function usable(node: NodeCapture, section: keyof NodeCapture["sections"]): stri
 }
 
 /**
- * Builds a node's datapath from all its sections: iptables-save or listing, ipvsadm, ipset.
+ * Builds a node's datapath from all its sections: iptables-save or listing, ipvsadm, ipset, nft.
  * Parse errors become `problems` (reported per node), never exceptions.
+ * @param node the node capture.
+ * @param family 4 or 6.
+ * @param objects the bundle's objects (the kube-proxy ConfigMap decides whether an nftables table answers when
+ *   iptables rules exist too).
  */
-export function fullDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath {
+export function fullDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleObjects): NodeDatapath {
   const dp = iptablesDatapath(node, family);
   const listing = usable(node, "iptables-list");
   if (!dp.iptables && listing !== undefined && family === 4 && !node.sections["iptables-save"]) {
@@ -66,6 +72,16 @@ export function fullDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath {
       else throw e;
     }
   }
+  if (node.sections["nft-json"] || node.sections["nft-text"]) {
+    const nft = nftDatapath(node, family, { ...(objects ? { objects } : {}), iptablesDump: dp.iptables !== undefined });
+    dp.signals.nftablesTable = dp.signals.nftablesTable || nft.signals.nftablesTable;
+    dp.problems.push(...nft.problems);
+    if (nft.trace) {
+      dp.trace = nft.trace;
+      dp.balancingMethod = "nftables-numgen";
+      if (nft.clusterCIDRs) dp.clusterCIDRs = nft.clusterCIDRs;
+    }
+  }
   return dp;
 }
 
@@ -84,5 +100,5 @@ export function explainServiceFull(
   name: string,
   options: Omit<ExplainServiceOptions, "datapath"> = {},
 ): ServiceReport {
-  return explainService(bundle, namespace, name, { ...options, datapath: fullDatapath });
+  return explainService(bundle, namespace, name, { ...options, datapath: (node, family) => fullDatapath(node, family, bundle.objects) });
 }

@@ -90,6 +90,9 @@ export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signa
   if (declared) info.mode = declared;
   else if (ruleModes.length === 1) info.mode = ruleModes[0]!;
   else if (ruleModes.includes("ipvs")) info.mode = "ipvs"; // IPVS mode also leaves iptables chains for helpers
+  // The kube-proxy nftables table next to KUBE-SVC chains: the table is what nft_datapath.ts traces, so say nftables
+  // and report the iptables chains as leftovers (nothing tells which one is current without /proxyMode or ConfigMap).
+  else if (ruleModes.includes("nftables")) info.mode = "nftables";
   else if (ruleModes.length > 0) info.mode = ruleModes[0]!;
   if (fromEndpoint && fromConfig && fromEndpoint !== fromConfig) {
     info.conflicts.push(
@@ -101,6 +104,14 @@ export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signa
     if (m === "iptables" && info.mode === "ipvs") {
       info.conflicts.push(
         `${signals.iptablesServiceChains} KUBE-SVC/KUBE-SEP chain(s) remain in iptables nat although the node runs IPVS: stale rules from iptables mode (run kube-proxy --cleanup or reboot the node)`,
+      );
+    } else if (m === "iptables" && info.mode === "nftables") {
+      info.conflicts.push(
+        `${signals.iptablesServiceChains} KUBE-SVC/KUBE-SEP chain(s) remain in iptables nat although the node runs nftables: stale rules from iptables mode (run kube-proxy --cleanup or reboot the node). Their nat chains hook prerouting and output at the same priority as table ip kube-proxy (-100, dstnat); the chain registered first sets up DNAT for a new connection, so they can still take traffic`,
+      );
+    } else if (m === "nftables" && info.mode !== "nftables") {
+      info.conflicts.push(
+        `the nftables table kube-proxy remains although the node runs ${info.mode}: leftovers of nftables mode (run kube-proxy --cleanup or reboot the node); its nat chains hook the same points at priority -100 and can still DNAT new connections`,
       );
     } else if (m === "ipvs" && info.mode !== "ipvs") {
       info.conflicts.push(`IPVS virtual servers exist although the node runs ${info.mode}: leftovers from IPVS mode`);

@@ -1,0 +1,185 @@
+/**
+ * The nftables part of a node's datapath: from the node capture's `nft-json` section (`nft -j list ruleset`,
+ * preferred) or `nft-text` section (`nft list ruleset`), the fields that make {@link explainService} answer from
+ * kube-proxy's nftables table (`ip kube-proxy` for IPv4, `ip6 kube-proxy` for IPv6; pkg/proxy/nftables/proxier.go):
+ * the packet tracer (nft_trace.ts), the balancing method, the cluster CIDR the table's local-traffic detector uses,
+ * the mode signal, and the problems worth a note (parse errors, layout anomalies, flushed chains awaiting deletion,
+ * other tables hooking the same points).
+ *
+ * Whether the nftables table answers for the node: when kube-proxy says (the `/proxyMode` section) or is configured
+ * (kube-system/kube-proxy ConfigMap) to run nftables, or says nothing; not when it runs iptables or IPVS and an
+ * iptables dump was captured (then the table is a leftover, which proxy_mode.ts reports as a conflict).
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { BundleObjects, CommandOutput, NodeCapture } from "../bundle/bundle.ts";
+import { DumpParseError } from "../datapath/errors.ts";
+import { decodeKubeProxyNft, type KubeProxyNft } from "../datapath/kube_proxy_nft.ts";
+import { parseNftJson } from "../datapath/nft_json.ts";
+import type { NftRuleset } from "../datapath/nft_model.ts";
+import { parseNftText } from "../datapath/nft_text.ts";
+import type { TraceResult } from "./iptables_trace.ts";
+import { nftTableLabel, traceNft } from "./nft_trace.ts";
+import { configMapMode } from "./proxy_mode.ts";
+import type { TracePacket } from "./rule_match.ts";
+
+/** What {@link nftDatapath} contributes to a node's datapath (service_path.ts `NodeDatapath`). */
+export interface NftDatapath {
+  /** Set when the nftables table answers for this node and family. */
+  trace?: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT") => TraceResult;
+  /** `nftables-numgen` when `trace` is set. */
+  balancingMethod?: "nftables-numgen";
+  /** The CIDR of the table's local-traffic detector (`ip saddr != 10.0.0.0/8 jump mark-for-masquerade`). */
+  clusterCIDRs?: string[];
+  signals: {
+    /** A kube-proxy table (`ip` or `ip6`) is in the ruleset. */
+    nftablesTable: boolean;
+  };
+  /** Problems and notes about the node's nftables state (shown as node notes). */
+  problems: string[];
+  /** The decoded table of this family, when there is one. */
+  layout?: KubeProxyNft;
+}
+
+/** Options of {@link nftDatapath}. */
+export interface NftDatapathOptions {
+  /** The bundle's objects (for the kube-proxy ConfigMap's `mode`). */
+  objects?: BundleObjects;
+  /** Whether an iptables dump of this family was captured (an alternative answer when kube-proxy runs iptables). */
+  iptablesDump?: boolean;
+}
+
+/** Anomalies quoted per node before "and N more". */
+const MAX_ANOMALIES = 10;
+/** Flushed chains named per node before "…". */
+const MAX_STALE = 5;
+
+function usable(s: CommandOutput | undefined): boolean {
+  return s !== undefined && !s.truncated && !((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "");
+}
+
+function failure(name: string, s: CommandOutput): string {
+  if (s.truncated) return `the ${name} output was cut off (stream ended early); not analysed`;
+  return `${name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset"} failed (exit ${s.exitCode}): ${s.stderr?.trim() || "no output"}`;
+}
+
+/** The mode kube-proxy declares for the node: its `/proxyMode` answer, else the ConfigMap. */
+function declaredMode(node: NodeCapture, objects: BundleObjects | undefined): string | undefined {
+  const ep = node.sections["proxy-mode"];
+  if (ep && (ep.exitCode ?? 0) === 0 && ep.stdout.trim() !== "") return ep.stdout.trim();
+  return objects ? configMapMode(objects)?.mode : undefined;
+}
+
+/**
+ * Reads the node's nftables ruleset and builds the nftables tracer for one IP family.
+ *
+ * @param node the node capture; its `nft-json` section is used when it parses, else `nft-text`.
+ * @param family 4 (table `ip kube-proxy`) or 6 (table `ip6 kube-proxy`).
+ * @param options {@link NftDatapathOptions}.
+ * @returns the fields to merge into the node's datapath; `trace` only when the table exists and answers for the
+ *   node (see the module doc). Never throws for bad input: parse errors become `problems`, e.g.
+ *   `nft-json line 1: truncated JSON: "…"`.
+ * @example
+ * ```ts
+ * const part = nftDatapath(capture, 4, { objects: bundle.objects, iptablesDump: false });
+ * part.trace?.(packet, "PREROUTING").outcomes;
+ * ```
+ */
+export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapathOptions = {}): NftDatapath {
+  const out: NftDatapath = { signals: { nftablesTable: false }, problems: [] };
+  const declared = declaredMode(node, options.objects);
+  const otherModeAnswers = (declared === "iptables" || declared === "ipvs") && options.iptablesDump === true;
+  const attempts: [string, CommandOutput | undefined, (t: string) => NftRuleset][] = [
+    ["nft-json", node.sections["nft-json"], parseNftJson],
+    ["nft-text", node.sections["nft-text"], parseNftText],
+  ];
+  let ruleset: NftRuleset | undefined;
+  const failures: string[] = [];
+  for (const [name, section, parse] of attempts) {
+    if (!section) continue;
+    if (!usable(section)) {
+      failures.push(failure(name, section));
+      continue;
+    }
+    try {
+      ruleset = parse(section.stdout);
+      break;
+    } catch (e) {
+      if (e instanceof DumpParseError) failures.push(e.message);
+      else throw e;
+    }
+  }
+  if (!ruleset) {
+    // A failed nft command matters only where nftables could be the answer.
+    if (!otherModeAnswers && (declared === "nftables" || options.iptablesDump !== true)) out.problems.push(...failures);
+    return out;
+  }
+  if (failures.length > 0) out.problems.push(`read the node's nftables state from nft-text (${failures.join("; ")})`);
+  const layouts = decodeKubeProxyNft(ruleset);
+  out.signals.nftablesTable = layouts.length > 0;
+  const want = family === 6 ? "ip6" : "ip";
+  const layout = layouts.find((l) => l.family === want);
+  if (!layout) {
+    if (layouts.length > 0 && !otherModeAnswers) {
+      out.problems.push(`the nftables ruleset has no ${want} kube-proxy table: kube-proxy does not handle IPv${family} on this node`);
+    }
+    return out;
+  }
+  out.layout = layout;
+  if (otherModeAnswers) {
+    out.problems.push(
+      `table ${nftTableLabel(layout.table)} exists but kube-proxy runs ${declared} here: traced from the iptables rules; the nftables table is a leftover`,
+    );
+    return out;
+  }
+
+  const notes = otherTableNotes(ruleset, layout);
+  out.trace = (packet, hook) => traceNft(layout, packet, hook, { notes });
+  out.balancingMethod = "nftables-numgen";
+  if (layout.localDetector.kind === "cidr" && layout.localDetector.value !== undefined) {
+    out.clusterCIDRs = [layout.localDetector.value];
+  } else if (layout.localDetector.kind === "interface" || layout.localDetector.kind === "interface-prefix") {
+    out.problems.push(
+      `the local-traffic detector tests the input interface (iifname ${layout.localDetector.value}${layout.localDetector.kind === "interface-prefix" ? "*" : ""}): a capture does not say which interface a client arrives on, so those rules are assumed not to match`,
+    );
+  }
+  if (layout.masqueradeAll) {
+    out.problems.push("kube-proxy masquerades all traffic to ClusterIPs here (--masquerade-all: no source condition on the ClusterIP masquerade rules)");
+  }
+  for (const a of layout.anomalies.slice(0, MAX_ANOMALIES)) {
+    const ev = a.evidence[0];
+    const where = ev ? ` (${ev.chain ?? (ev.set !== undefined ? `@${ev.set}` : "")}${ev.handle !== undefined ? ` handle ${ev.handle}` : ""}: ${ev.text})` : "";
+    out.problems.push(`nftables: ${a.message}${where}`);
+  }
+  if (layout.anomalies.length > MAX_ANOMALIES) {
+    out.problems.push(`nftables: and ${layout.anomalies.length - MAX_ANOMALIES} more layout anomalies`);
+  }
+  if (layout.staleChains.length > 0) {
+    const names = layout.staleChains.slice(0, MAX_STALE).map((s) => s.chain);
+    const more = layout.staleChains.length > MAX_STALE ? `, … (${layout.staleChains.length - MAX_STALE} more)` : "";
+    out.problems.push(
+      `${layout.staleChains.length} flushed chain(s) in ${nftTableLabel(layout.table)} await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): ${names.join(", ")}${more}`,
+    );
+  }
+  return out;
+}
+
+/** Notes about other tables whose base chains hook the points a Service packet crosses (not evaluated). */
+function otherTableNotes(ruleset: NftRuleset, layout: KubeProxyNft): string[] {
+  const notes: string[] = [];
+  const fams = layout.family === "ip6" ? ["ip6", "inet"] : ["ip", "inet"];
+  for (const t of ruleset.tables) {
+    if (t === layout.table || !fams.includes(t.family)) continue;
+    const hooks = [...t.chains.values()].filter((c) => c.base && ["prerouting", "input", "forward", "output", "postrouting"].includes(c.base.hook));
+    if (hooks.length === 0) continue;
+    const nat = hooks.filter((c) => c.base!.type === "nat" && (c.base!.hook === "prerouting" || c.base!.hook === "output"));
+    const what = hooks.map((c) => `${c.name} (${c.base!.type} ${c.base!.hook} ${c.base!.priority})`).join(", ");
+    let note = `table ${nftTableLabel(t)} also hooks ${what}; its rules were not evaluated`;
+    if (nat.some((c) => c.base!.priority === -100 || c.rules.some((r) => r.text.includes("dnat") || /jump KUBE-/.test(r.text)))) {
+      note += `: its nat chains run at the same hooks as kube-proxy's (priority ${nat.map((c) => c.base!.priority).join(", ")}); whichever chain sets up DNAT first decides`;
+    }
+    notes.push(note);
+  }
+  return notes;
+}
