@@ -135,6 +135,11 @@ export interface FakeApiServer {
   onRequest(fn: (r: RecordedRequest) => void): () => void;
   /** Resolves with the first request (recorded from now on, or already recorded) matching `pred`. */
   waitForRequest(pred: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
+  /**
+   * Resolves as soon as a request matching `pred` ARRIVES (before it is handled; `status` is 0), for killing the
+   * client while that request is in flight.
+   */
+  waitForArrival(pred: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
   /** Pods with label app.kubernetes.io/managed-by=kubectl-netpath currently stored. */
   debugPods(): Pod[];
   /** Stores (or replaces) an object. */
@@ -360,6 +365,12 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
   }
   const requests: RecordedRequest[] = [];
   const listeners = new Set<(r: RecordedRequest) => void>();
+  const arrivals = new Set<(r: RecordedRequest) => void>();
+  const arrived = (req: IncomingMessage, kind: RecordedRequest["kind"]) => {
+    const url = new URL(req.url ?? "/", "https://fake");
+    const r: RecordedRequest = { method: req.method ?? "", path: url.pathname, query: queryOf(url), status: 0, kind, at: Date.now() };
+    for (const l of arrivals) l(r);
+  };
   const watchers = new Set<Watcher>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const children = new Set<ChildProcess>();
@@ -582,6 +593,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
   const server: Server = createServer({ key: pki.serverKey, cert: pki.serverCert, ca: pki.caCert, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const url = new URL(req.url ?? "/", "https://fake");
     const started = Date.now();
+    arrived(req, url.searchParams.get("watch") ? "watch" : "rest");
     handle(req, res).then((code) => {
       const watch = url.searchParams.get("watch") === "1" || url.searchParams.get("watch") === "true";
       const r: RecordedRequest = { method: req.method ?? "", path: url.pathname, query: queryOf(url), status: code, kind: watch ? "watch" : "rest", at: started };
@@ -601,6 +613,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     handleProtocols: (offered: Set<string>) => [...offered].find((p) => serverProtocols.includes(p)) ?? false,
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    arrived(req, "exec");
     const url = new URL(req.url ?? "/", "https://fake");
     const r: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query: queryOf(url), status: 101, kind: "exec", at: Date.now() };
     const user = userOf(req);
@@ -754,6 +767,21 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
           resolve(r);
         };
         listeners.add(l);
+      });
+    },
+    waitForArrival(pred, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => {
+          arrivals.delete(l);
+          reject(new Error("fake apiserver: the awaited request never arrived"));
+        }, timeoutMs);
+        const l = (r: RecordedRequest) => {
+          if (!pred(r)) return;
+          clearTimeout(t);
+          arrivals.delete(l);
+          resolve(r);
+        };
+        arrivals.add(l);
       });
     },
     debugPods() {
