@@ -11,7 +11,7 @@ import { parseNftJson } from "../src/datapath/nft_json.ts";
 import { parseNftText } from "../src/datapath/nft_text.ts";
 import { explainServiceFull } from "../src/explain/explain_service_full.ts";
 import { nftDatapath } from "../src/explain/nft_datapath.ts";
-import { NftTraceError, nftRuleRef, traceNft } from "../src/explain/nft_trace.ts";
+import { nftRuleRef, NftTraceError, traceNft } from "../src/explain/nft_trace.ts";
 import type { TraceResult } from "../src/explain/iptables_trace.ts";
 import type { TracePacket } from "../src/explain/rule_match.ts";
 import type { ClientVerdict, ServiceReport } from "../src/explain/service_report.ts";
@@ -65,8 +65,18 @@ const OVERALL = "nftables/TestOverallNFTablesRules";
 const forms: { form: string; section: Section; text: string; line: (needle: string, handle: number) => number }[] = [
   { form: "nft -j list ruleset", section: "nft-json", text: fixture(`${OVERALL}.json`), line: (_n, h) => h },
   { form: "nft -a list ruleset", section: "nft-text", text: fixture(`${OVERALL}.nft-a.txt`), line: (_n, h) => h },
-  { form: "nft list ruleset", section: "nft-text", text: fixture(`${OVERALL}.nft.txt`), line: (n) => lineOf(fixture(`${OVERALL}.nft.txt`), n) },
-  { form: "kube-proxy's nft -f transaction", section: "nft-text", text: fixture(`${OVERALL}.nft`), line: (n) => lineOf(fixture(`${OVERALL}.nft`), n) },
+  {
+    form: "nft list ruleset",
+    section: "nft-text",
+    text: fixture(`${OVERALL}.nft.txt`),
+    line: (n) => lineOf(fixture(`${OVERALL}.nft.txt`), n),
+  },
+  {
+    form: "kube-proxy's nft -f transaction",
+    section: "nft-text",
+    text: fixture(`${OVERALL}.nft`),
+    line: (n) => lineOf(fixture(`${OVERALL}.nft`), n),
+  },
 ];
 
 describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }) => {
@@ -76,7 +86,11 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   it("mode nftables from the rules; balancing by numgen; cluster CIDR from the detector", () => {
     const r = explainServiceFull(b, "ns1", "svc1");
     const n = r.nodes[0]!;
-    expect(n.proxyMode).toEqual({ mode: "nftables", evidence: [{ source: "rules", value: "nftables", detail: "nftables table kube-proxy" }], conflicts: [] });
+    expect(n.proxyMode).toEqual({
+      mode: "nftables",
+      evidence: [{ source: "rules", value: "nftables", detail: "nftables table kube-proxy" }],
+      conflicts: [],
+    });
     expect(n.notes).toContain("cluster CIDR 10.0.0.0/8 (from the rules (local-traffic detector))");
     expect(n.ports[0]!.entryPoints[0]!.balancing.method).toBe("nftables-numgen");
     expect(r.findings).toEqual([]);
@@ -88,11 +102,17 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     expect(shares(pod)).toEqual({ "10.180.0.1:80": 1 });
     expect(pod.masquerade).toBe("never");
     const masqLine = line("ip daddr 172.30.0.41 ip saddr != 10.0.0.0/8", 64);
-    expect(pod.reason).toBe(`not masqueraded: line ${masqLine} (service-ULMVA6XW-ns1/svc1/tcp/p80) does not apply: source 10.0.0.200 is in 10.0.0.0/8`);
+    expect(pod.reason).toBe(
+      `not masqueraded: line ${masqLine} (service-ULMVA6XW-ns1/svc1/tcp/p80) does not apply: source 10.0.0.200 is in 10.0.0.0/8`,
+    );
     for (const who of ["external", "host-network"] as const) {
       const c = client(r, 80, "ClusterIP", who);
       expect(c.masquerade, who).toBe("always");
-      expect(c.evidence.find((e) => e.role.startsWith("marks"))?.rule).toMatchObject({ table: "ip kube-proxy", chain: "service-ULMVA6XW-ns1/svc1/tcp/p80", line: masqLine });
+      expect(c.evidence.find((e) => e.role.startsWith("marks"))?.rule).toMatchObject({
+        table: "ip kube-proxy",
+        chain: "service-ULMVA6XW-ns1/svc1/tcp/p80",
+        line: masqLine,
+      });
       const snat = c.evidence.find((e) => e.role.startsWith("masquerades"))!.rule;
       expect(snat.chain).toBe("masquerading");
       expect(snat.raw).toMatch(/^masquerade fully-random/);
@@ -103,11 +123,25 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
 
   it("svc2 eTP=Local without local endpoints: external traffic dropped by the no-endpoint maps, pods short-circuited", () => {
     const r = explainServiceFull(b, "ns2", "svc2");
-    for (const [kind, chain, element] of [
-      ["LoadBalancer", "service-endpoints-check", '@no-endpoint-services element 1.2.3.4 . tcp . 80 comment "ns2/svc2:p80" : drop'],
-      ["ExternalIP", "service-endpoints-check", '@no-endpoint-services element 192.168.99.22 . tcp . 80 comment "ns2/svc2:p80" : drop'],
-      ["NodePort", "nodeport-endpoints-check", '@no-endpoint-nodeports element tcp . 3001 comment "ns2/svc2:p80" : drop'],
-    ] as const) {
+    for (
+      const [kind, chain, element] of [
+        [
+          "LoadBalancer",
+          "service-endpoints-check",
+          '@no-endpoint-services element 1.2.3.4 . tcp . 80 comment "ns2/svc2:p80" : drop',
+        ],
+        [
+          "ExternalIP",
+          "service-endpoints-check",
+          '@no-endpoint-services element 192.168.99.22 . tcp . 80 comment "ns2/svc2:p80" : drop',
+        ],
+        [
+          "NodePort",
+          "nodeport-endpoints-check",
+          '@no-endpoint-nodeports element tcp . 3001 comment "ns2/svc2:p80" : drop',
+        ],
+      ] as const
+    ) {
       const ext = client(r, kind === "NodePort" ? 3001 : 80, kind, "external");
       expect(ext.outcome, kind).toBe("dropped");
       const drop = ext.evidence.find((e) => e.role === "drops")!.rule;
@@ -121,7 +155,9 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     const host = client(r, 80, "LoadBalancer", "host-network");
     expect(host.outcome).toBe("forwarded");
     expect(host.masquerade).toBe("always");
-    expect(host.evidence.find((e) => e.role.startsWith("marks"))!.rule.raw).toContain('fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"');
+    expect(host.evidence.find((e) => e.role.startsWith("marks"))!.rule.raw).toContain(
+      'fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"',
+    );
   });
 
   it("svc4 externalIP (eTP=Cluster): external clients split 1/2 : 1/2 over .4 and .5, always masqueraded; hairpin only to itself", () => {
@@ -134,10 +170,15 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     expect(hairpin.source).toBe("10.180.0.5");
     expect(hairpin.masquerade).toBe("some");
     expect(masqs(hairpin)).toEqual({ "10.180.0.4:80": false, "10.180.0.5:80": true });
-    expect(hairpin.evidence.find((e) => e.role.startsWith("marks"))!.rule.chain).toBe("endpoint-5RFCDDV7-ns4/svc4/tcp/p80__10.180.0.5/80");
+    expect(hairpin.evidence.find((e) => e.role.startsWith("marks"))!.rule.chain).toBe(
+      "endpoint-5RFCDDV7-ns4/svc4/tcp/p80__10.180.0.5/80",
+    );
     // The balancing is the decoder's exact numgen share.
     const cip = r.nodes[0]!.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!;
-    expect(cip.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.180.0.4:80", 0.5], ["10.180.0.5:80", 0.5]]);
+    expect(cip.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.180.0.4:80", 0.5], [
+      "10.180.0.5:80",
+      0.5,
+    ]]);
   });
 
   it("svc5 loadBalancerSourceRanges: an allowed client is forwarded (masqueraded), another is dropped by the firewall chain; affinity is a caveat", () => {
@@ -147,7 +188,12 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     expect(ok.outcome).toBe("forwarded");
     expect(ok.masquerade).toBe("always");
     expect(ok.endpoints[0]!.share).toBe(1);
-    expect(ok.caveats.some((c) => c.startsWith("session affinity:") && c.includes("@affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80 (entries last 3h)"))).toBe(true);
+    expect(
+      ok.caveats.some((c) =>
+        c.startsWith("session affinity:") &&
+        c.includes("@affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80 (entries last 3h)")
+      ),
+    ).toBe(true);
     const denied = client(r, 80, "LoadBalancer", "external-denied");
     expect(denied.source).toBe("198.51.100.10");
     expect(denied.outcome).toBe("dropped");
@@ -165,8 +211,14 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     expect(pod.outcome).toBe("rejected");
     const rej = pod.evidence.find((e) => e.role === "rejects")!.rule;
     expect(rej.chain).toBe("service-endpoints-check");
-    expect(rej.raw).toContain('@no-endpoint-services element 172.30.0.46 . tcp . 80 comment "ns6/svc6:p80" : goto reject-chain');
-    expect(pod.reason).toBe(`rejected by line ${line("ip daddr . meta l4proto . th dport vmap @no-endpoint-services", 63)} (service-endpoints-check): no usable endpoints`);
+    expect(rej.raw).toContain(
+      '@no-endpoint-services element 172.30.0.46 . tcp . 80 comment "ns6/svc6:p80" : goto reject-chain',
+    );
+    expect(pod.reason).toBe(
+      `rejected by line ${
+        line("ip daddr . meta l4proto . th dport vmap @no-endpoint-services", 63)
+      } (service-endpoints-check): no usable endpoints`,
+    );
     expect(r.findings.map((f) => f.code)).toContain("NoEndpointSlices");
   });
 });
@@ -177,7 +229,14 @@ describe("examples/nftables-lab", () => {
   it("reads as a bundle with no warnings: one node, its nft -j ruleset, six Services", () => {
     expect(bundle.warnings).toEqual([]);
     expect(bundle.nodes.map((n) => [n.name, Object.keys(n.sections)])).toEqual([["test-node", ["nft-json"]]]);
-    expect(bundle.objects.services.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual(["ns1/svc1", "ns2/svc2", "ns3/svc3", "ns4/svc4", "ns5/svc5", "ns6/svc6"]);
+    expect(bundle.objects.services.map((s) => `${s.metadata.namespace}/${s.metadata.name}`)).toEqual([
+      "ns1/svc1",
+      "ns2/svc2",
+      "ns3/svc3",
+      "ns4/svc4",
+      "ns5/svc5",
+      "ns6/svc6",
+    ]);
     expect(bundle.nodes[0]!.sections["nft-json"]!.stdout).toBe(fixture(`${OVERALL}.json`));
   });
 
@@ -186,12 +245,16 @@ describe("examples/nftables-lab", () => {
     const b = nftBundle({ sections: { "nft-json": fixture(`${OVERALL}.json`) }, services, slices });
     for (let i = 1; i <= 6; i++) {
       const strip = (r: ServiceReport) => r.nodes.map((n) => ({ ...n, source: undefined }));
-      expect(strip(explainServiceFull(bundle, `ns${i}`, `svc${i}`)), `svc${i}`).toEqual(strip(explainServiceFull(b, `ns${i}`, `svc${i}`)));
+      expect(strip(explainServiceFull(bundle, `ns${i}`, `svc${i}`)), `svc${i}`).toEqual(
+        strip(explainServiceFull(b, `ns${i}`, `svc${i}`)),
+      );
     }
   });
 
   it("answers one packet: 203.0.113.7 → 192.168.99.33:80/tcp (svc4's externalIP)", () => {
-    const r = explainServiceFull(bundle, "ns4", "svc4", { packet: { source: "203.0.113.7", destination: "192.168.99.33", port: 80, protocol: "tcp" } });
+    const r = explainServiceFull(bundle, "ns4", "svc4", {
+      packet: { source: "203.0.113.7", destination: "192.168.99.33", port: 80, protocol: "tcp" },
+    });
     const a = r.packet![0]!;
     expect(a.outcome).toBe("forwarded");
     expect(a.masquerade).toBe("always");
@@ -207,7 +270,9 @@ function repeatedObjects(svc3: string[], opts: { svc2?: boolean; svc4?: string[]
   const p = (name: string, port: number) => [{ name, port, protocol: "TCP" as const }];
   const services = [
     service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: p("p80", 80) }),
-    ...(opts.svc2 ? [service("ns2", "svc2", { type: "ClusterIP", clusterIP: "172.30.0.42", ports: p("p8080", 8080) })] : []),
+    ...(opts.svc2
+      ? [service("ns2", "svc2", { type: "ClusterIP", clusterIP: "172.30.0.42", ports: p("p8080", 8080) })]
+      : []),
     service("ns3", "svc3", { type: "ClusterIP", clusterIP: "172.30.0.43", ports: p("p80", 80) }),
     service("ns4", "svc4", { type: "ClusterIP", clusterIP: "172.30.0.44", ports: p("p80", 80) }),
   ];
@@ -221,7 +286,14 @@ function repeatedObjects(svc3: string[], opts: { svc2?: boolean; svc4?: string[]
 }
 
 describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
-  const cases: { name: string; stage: string; objects: ReturnType<typeof repeatedObjects>; svc: [string, string]; want: [string, string | undefined][]; outcome: ClientVerdict["outcome"] }[] = [
+  const cases: {
+    name: string;
+    stage: string;
+    objects: ReturnType<typeof repeatedObjects>;
+    svc: [string, string];
+    want: [string, string | undefined][];
+    outcome: ClientVerdict["outcome"];
+  }[] = [
     {
       name: "08: the node balances svc3 over 10.0.3.2 and 10.0.3.3 as the API says",
       stage: "08-add-svc3-second-endpoint",
@@ -272,21 +344,32 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
   });
 
   it("09: the unexpected reject quotes the no-endpoint element that holds svc3", () => {
-    const b = nftBundle({ sections: { "nft-json": stage("09-svc3-endpoints-emptied-chains-flushed-not-deleted") }, ...repeatedObjects(["10.0.3.2"]) });
+    const b = nftBundle({
+      sections: { "nft-json": stage("09-svc3-endpoints-emptied-chains-flushed-not-deleted") },
+      ...repeatedObjects(["10.0.3.2"]),
+    });
     const d = explainServiceFull(b, "ns3", "svc3").nodes[0]!.drift.find((x) => x.kind === "unexpected-reject")!;
-    expect(d.message).toBe('ns3/svc3:p80: test-node rejects new connections to 172.30.0.43:80/tcp ("has no endpoints") but the API lists 1 usable endpoint(s): the node\'s rules are stale');
+    expect(d.message).toBe(
+      'ns3/svc3:p80: test-node rejects new connections to 172.30.0.43:80/tcp ("has no endpoints") but the API lists 1 usable endpoint(s): the node\'s rules are stale',
+    );
     expect(d.evidence!.map((e) => e.raw)).toEqual([
-      expect.stringContaining('@no-endpoint-services element 172.30.0.43 . tcp . 80 comment "ns3/svc3:p80" : goto reject-chain'),
+      expect.stringContaining(
+        '@no-endpoint-services element 172.30.0.43 . tcp . 80 comment "ns3/svc3:p80" : goto reject-chain',
+      ),
     ]);
   });
 
   it("flushed chains awaiting deletion are a node note (03: svc2's two chains; 07: the old endpoint chain)", () => {
     const objects = repeatedObjects(["10.0.3.2"]);
-    const note = (s: string) => explainServiceFull(nftBundle({ sections: { "nft-json": stage(s) }, ...objects }), "ns3", "svc3").nodes[0]!.notes.find((n) => n.includes("flushed chain"));
+    const note = (s: string) =>
+      explainServiceFull(nftBundle({ sections: { "nft-json": stage(s) }, ...objects }), "ns3", "svc3").nodes[0]!.notes
+        .find((n) => n.includes("flushed chain"));
     expect(note("03-delete-svc2-chains-flushed-not-deleted")).toBe(
       "2 flushed chain(s) in ip kube-proxy await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): service-MHHHYRWA-ns2/svc2/tcp/p8080, endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080",
     );
-    expect(note("07-change-svc3-endpoint-old-chain-flushed")).toMatch(/^1 flushed chain\(s\) .*: endpoint-2OCDJSZQ-ns3\/svc3\/tcp\/p80__10\.0\.3\.1\/80$/);
+    expect(note("07-change-svc3-endpoint-old-chain-flushed")).toMatch(
+      /^1 flushed chain\(s\) .*: endpoint-2OCDJSZQ-ns3\/svc3\/tcp\/p80__10\.0\.3\.1\/80$/,
+    );
     expect(note("08-add-svc3-second-endpoint")).toBeUndefined();
   });
 });
@@ -300,12 +383,18 @@ describe("proxy mode with leftovers of the other mode", () => {
   const ipt = fixture("nftables/synthetic/mixed-iptables-leftovers.iptables-save");
 
   it("KUBE-SVC chains next to table ip kube-proxy: nftables answers, the leftovers are a ProxyModeConflict", () => {
-    const r = explainServiceFull(nftBundle({ sections: { "nft-json": json, "iptables-save": ipt }, services, slices }), "ns4", "svc4");
+    const r = explainServiceFull(
+      nftBundle({ sections: { "nft-json": json, "iptables-save": ipt }, services, slices }),
+      "ns4",
+      "svc4",
+    );
     const n = r.nodes[0]!;
     expect(n.proxyMode.mode).toBe("nftables");
     expect(n.proxyMode.evidence.map((e) => e.value)).toEqual(["iptables", "nftables"]);
     const conflict = r.findings.find((f) => f.code === "ProxyModeConflict")!;
-    expect(conflict.message).toMatch(/^\d+ KUBE-SVC\/KUBE-SEP chain\(s\) remain in iptables nat although the node runs nftables: stale rules from iptables mode/);
+    expect(conflict.message).toMatch(
+      /^\d+ KUBE-SVC\/KUBE-SEP chain\(s\) remain in iptables nat although the node runs nftables: stale rules from iptables mode/,
+    );
     expect(conflict.node).toBe("test-node");
     const ext = client(r, 80, "ExternalIP", "external");
     expect(n.ports[0]!.entryPoints[0]!.balancing.method).toBe("nftables-numgen");
@@ -313,17 +402,30 @@ describe("proxy mode with leftovers of the other mode", () => {
   });
 
   it("declared iptables (/proxyMode): traced from iptables-save; the nftables table is the leftover", () => {
-    const r = explainServiceFull(nftBundle({ sections: { "nft-json": json, "iptables-save": ipt, "proxy-mode": "iptables\n" }, services, slices }), "ns4", "svc4");
+    const r = explainServiceFull(
+      nftBundle({ sections: { "nft-json": json, "iptables-save": ipt, "proxy-mode": "iptables\n" }, services, slices }),
+      "ns4",
+      "svc4",
+    );
     const n = r.nodes[0]!;
     expect(n.proxyMode.mode).toBe("iptables");
-    expect(r.findings.find((f) => f.code === "ProxyModeConflict")!.message).toMatch(/^the nftables table kube-proxy remains although the node runs iptables: leftovers of nftables mode/);
+    expect(r.findings.find((f) => f.code === "ProxyModeConflict")!.message).toMatch(
+      /^the nftables table kube-proxy remains although the node runs iptables: leftovers of nftables mode/,
+    );
     expect(n.ports[0]!.entryPoints[0]!.balancing.method).toBe("iptables-probability-cascade");
-    expect(n.notes).toContain("table ip kube-proxy exists but kube-proxy runs iptables here: traced from the iptables rules; the nftables table is a leftover");
+    expect(n.notes).toContain(
+      "table ip kube-proxy exists but kube-proxy runs iptables here: traced from the iptables rules; the nftables table is a leftover",
+    );
   });
 
   it("declared nftables (ConfigMap) with no iptables rules: no conflict", () => {
     const b = nftBundle({ sections: { "nft-json": fixture(`${OVERALL}.json`) }, services, slices });
-    b.objects.configMaps.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": "mode: nftables\nclusterCIDR: 10.0.0.0/8\n" } });
+    b.objects.configMaps.push({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "kube-proxy", namespace: "kube-system" },
+      data: { "config.conf": "mode: nftables\nclusterCIDR: 10.0.0.0/8\n" },
+    });
     const n = explainServiceFull(b, "ns1", "svc1").nodes[0]!;
     expect(n.proxyMode.mode).toBe("nftables");
     expect(n.proxyMode.conflicts).toEqual([]);
@@ -357,25 +459,39 @@ function summary(t: TraceResult): Record<string, number> {
 }
 
 describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)", () => {
-  const layout: KubeProxyNft = decodeKubeProxyNft(parseNftJson(fixture("nftables/synthetic/ip6-newer-layout.json")))[0]!;
+  const layout: KubeProxyNft = decodeKubeProxyNft(
+    parseNftJson(fixture("nftables/synthetic/ip6-newer-layout.json")),
+  )[0]!;
   const third = 1 / 3;
-  const cases: { name: string; packet: TracePacket; hook?: "PREROUTING" | "OUTPUT"; want: Record<string, number>; caveat?: RegExp }[] = [
+  const cases: {
+    name: string;
+    packet: TracePacket;
+    hook?: "PREROUTING" | "OUTPUT";
+    want: Record<string, number>;
+    caveat?: RegExp;
+  }[] = [
     {
       name: "a new client of the ClusterIP: numgen mod 3, 1/3 each; the iifname detector cannot be decided",
       packet: pkt({}),
       want: { "dnat [fd00:10::5]:8080": third, "dnat [fd00:10::6]:8080": third, "dnat [fd00:10:1::7]:8080": third },
-      caveat: /service-PLVUX2VM-web\/frontend\/tcp\/http rule \d+ \(.*iifname != "veth\*".*\): depends on the input interface .*; assumed not to match/,
+      caveat:
+        /service-PLVUX2VM-web\/frontend\/tcp\/http rule \d+ \(.*iifname != "veth\*".*\): depends on the input interface .*; assumed not to match/,
     },
     {
-      name: "the same client arriving on eth0 is masqueraded (iifname != \"veth*\")",
+      name: 'the same client arriving on eth0 is masqueraded (iifname != "veth*")',
       packet: pkt({ inInterface: "eth0" }),
-      want: { "dnat [fd00:10::5]:8080 masq": third, "dnat [fd00:10::6]:8080 masq": third, "dnat [fd00:10:1::7]:8080 masq": third },
+      want: {
+        "dnat [fd00:10::5]:8080 masq": third,
+        "dnat [fd00:10::6]:8080 masq": third,
+        "dnat [fd00:10:1::7]:8080 masq": third,
+      },
     },
     {
       name: "a client remembered in an affinity set goes back to its endpoint",
       packet: pkt({ src: "2001:db8:5::77", inInterface: "veth0a1b" }),
       want: { "dnat [fd00:10::5]:8080": 1 },
-      caveat: /^session affinity: 2001:db8:5::77 is remembered in @affinity-BZEKCJ4W-web\/frontend\/tcp\/http__fd00\.10\.\.5\/8080, .* left when captured/,
+      caveat:
+        /^session affinity: 2001:db8:5::77 is remembered in @affinity-BZEKCJ4W-web\/frontend\/tcp\/http__fd00\.10\.\.5\/8080, .* left when captured/,
     },
     {
       name: "NodePort via fib daddr type local, eTP Local: the local- chain's two endpoints, not masqueraded",
@@ -391,7 +507,11 @@ describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)
       name: "a host process on the node reaching the NodePort: masqueraded, short-circuited",
       packet: pkt({ src: "2001:db8::1", dst: "2001:db8::1", dport: 30080, srcLocal: true, dstLocal: true }),
       hook: "OUTPUT",
-      want: { "dnat [fd00:10::5]:8080 masq": third, "dnat [fd00:10::6]:8080 masq": third, "dnat [fd00:10:1::7]:8080 masq": third },
+      want: {
+        "dnat [fd00:10::5]:8080 masq": third,
+        "dnat [fd00:10::6]:8080 masq": third,
+        "dnat [fd00:10:1::7]:8080 masq": third,
+      },
     },
     {
       name: "localhost NodePorts are not served (ip6 daddr != ::1)",
@@ -431,7 +551,12 @@ describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)
     expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
     for (const [k, p] of Object.entries(want)) expect(got[k]!, k).toBeCloseTo(p, 12);
     expect(t.outcomes.reduce((s, o) => s + o.probability, 0)).toBeCloseTo(1, 12);
-    if (caveat) expect(t.outcomes.flatMap((o) => o.caveats).some((c) => caveat.test(c)), JSON.stringify(t.outcomes.flatMap((o) => o.caveats))).toBe(true);
+    if (caveat) {
+      expect(
+        t.outcomes.flatMap((o) => o.caveats).some((c) => caveat.test(c)),
+        JSON.stringify(t.outcomes.flatMap((o) => o.caveats)),
+      ).toBe(true);
+    }
   });
 
   it("the reject of the unnamed port is decided by its no-endpoint element (comment shop/cart)", () => {
@@ -440,9 +565,17 @@ describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)
       table: "ip6 kube-proxy",
       chain: "service-endpoints-check",
       line: expect.any(Number),
-      raw: expect.stringMatching(/^ip6 daddr \. meta l4proto \. th dport vmap @no-endpoint-services # handle \d+; @no-endpoint-services element fd00:10:96::20 \. tcp \. 80 comment "shop\/cart" : goto reject-chain$/),
+      raw: expect.stringMatching(
+        /^ip6 daddr \. meta l4proto \. th dport vmap @no-endpoint-services # handle \d+; @no-endpoint-services element fd00:10:96::20 \. tcp \. 80 comment "shop\/cart" : goto reject-chain$/,
+      ),
     });
-    expect(o.path.map((r) => r.chain)).toEqual(["filter-prerouting", "nat-prerouting", "filter-forward", "service-endpoints-check", "reject-chain"]);
+    expect(o.path.map((r) => r.chain)).toEqual([
+      "filter-prerouting",
+      "nat-prerouting",
+      "filter-forward",
+      "service-endpoints-check",
+      "reject-chain",
+    ]);
   });
 
   it("the IPv4 packet is noted", () => {
@@ -456,14 +589,28 @@ describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)
 function table(body: string): KubeProxyNft {
   return decodeKubeProxyTable(parseNftText(`table ip kube-proxy {\n${body}\n}\n`).tables[0]!);
 }
-const v4 = (over: Partial<TracePacket> = {}): TracePacket => ({ ...pkt({}), family: 4, src: "10.0.0.5", dst: "172.30.0.1", ...over });
+const v4 = (over: Partial<TracePacket> = {}): TracePacket => ({
+  ...pkt({}),
+  family: 4,
+  src: "10.0.0.5",
+  dst: "172.30.0.1",
+  ...over,
+});
 const PRE = "\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n";
 
 describe("traceNft on hand-written tables: semantics and failure paths", () => {
-  const cases: { name: string; body: string; packet?: TracePacket; want: Record<string, number>; caveat?: string; missing?: string }[] = [
+  const cases: {
+    name: string;
+    body: string;
+    packet?: TracePacket;
+    want: Record<string, number>;
+    caveat?: string;
+    missing?: string;
+  }[] = [
     {
       name: "goto does not come back: the end of the target chain returns to the caller of the chain that did the goto",
-      body: `${PRE}\t\tjump a\n\t\tdnat to 10.9.9.9:9\n\t}\n\tchain a {\n\t\tgoto b\n\t\tdnat to 10.1.1.1:1\n\t}\n\tchain b {\n\t}`,
+      body:
+        `${PRE}\t\tjump a\n\t\tdnat to 10.9.9.9:9\n\t}\n\tchain a {\n\t\tgoto b\n\t\tdnat to 10.1.1.1:1\n\t}\n\tchain b {\n\t}`,
       want: { "dnat 10.9.9.9:9": 1 },
     },
     {
@@ -473,32 +620,38 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
     },
     {
       name: "numgen values without an entry fall through to the next rule (exact thirds, counted by the tracer)",
-      body: `${PRE}\t\tnumgen random mod 3 vmap { 0 : goto a, 1 : goto b }\n\t\tdrop\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}\n\tchain b {\n\t\tdnat to 10.2.2.2:80\n\t}`,
+      body:
+        `${PRE}\t\tnumgen random mod 3 vmap { 0 : goto a, 1 : goto b }\n\t\tdrop\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}\n\tchain b {\n\t\tdnat to 10.2.2.2:80\n\t}`,
       want: { "dnat 10.1.1.1:80": 1 / 3, "dnat 10.2.2.2:80": 1 / 3, drop: 1 / 3 },
     },
     {
       name: "numgen ranges and offsets",
-      body: `${PRE}\t\tnumgen random mod 4 offset 1 vmap { 1-3 : goto a, 4 : goto b }\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}\n\tchain b {\n\t\tdnat to 10.2.2.2:80\n\t}`,
+      body:
+        `${PRE}\t\tnumgen random mod 4 offset 1 vmap { 1-3 : goto a, 4 : goto b }\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}\n\tchain b {\n\t\tdnat to 10.2.2.2:80\n\t}`,
       want: { "dnat 10.1.1.1:80": 3 / 4, "dnat 10.2.2.2:80": 1 / 4 },
     },
     {
       name: "a base chain with policy drop drops what reaches its end",
-      body: "\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t\tip daddr 10.0.0.0/8 accept\n\t}",
+      body:
+        "\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t\tip daddr 10.0.0.0/8 accept\n\t}",
       want: { drop: 1 },
     },
     {
       name: "a base chain with policy drop lets accepted packets through",
-      body: "\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t\tip daddr 172.16.0.0/12 accept\n\t}",
+      body:
+        "\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t\tip daddr 172.16.0.0/12 accept\n\t}",
       want: { "no-match": 1 },
     },
     {
       name: "the first nat chain that sets up DNAT wins; a later nat chain on the hook is not consulted",
-      body: `${PRE}\t\tdnat to 10.1.1.1:80\n\t}\n\tchain nat-late {\n\t\ttype nat hook prerouting priority 0; policy accept;\n\t\tdnat to 10.2.2.2:80\n\t}`,
+      body:
+        `${PRE}\t\tdnat to 10.1.1.1:80\n\t}\n\tchain nat-late {\n\t\ttype nat hook prerouting priority 0; policy accept;\n\t\tdnat to 10.2.2.2:80\n\t}`,
       want: { "dnat 10.1.1.1:80": 1 },
     },
     {
       name: "an address range, a port set and a ct state list",
-      body: `${PRE}\t\tip daddr 172.30.0.0-172.30.0.9 tcp dport { 80, 443 } ct state established,related dnat to 10.3.3.3:80\n\t\tip daddr 172.30.0.0-172.30.0.9 tcp dport { 80, 443 } ct state new dnat to 10.1.1.1:80\n\t}`,
+      body:
+        `${PRE}\t\tip daddr 172.30.0.0-172.30.0.9 tcp dport { 80, 443 } ct state established,related dnat to 10.3.3.3:80\n\t\tip daddr 172.30.0.0-172.30.0.9 tcp dport { 80, 443 } ct state new dnat to 10.1.1.1:80\n\t}`,
       want: { "dnat 10.1.1.1:80": 1 },
     },
     {
@@ -519,23 +672,42 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
     const got = summary(t);
     expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
     for (const [k, p] of Object.entries(want)) expect(got[k]!, k).toBeCloseTo(p, 12);
-    if (caveat) expect(t.outcomes.flatMap((o) => o.caveats).some((c) => c.endsWith(caveat)), JSON.stringify(t.outcomes.map((o) => o.caveats))).toBe(true);
+    if (caveat) {
+      expect(
+        t.outcomes.flatMap((o) => o.caveats).some((c) => c.endsWith(caveat)),
+        JSON.stringify(t.outcomes.map((o) => o.caveats)),
+      ).toBe(true);
+    }
     if (missing) expect(t.outcomes[0]!.missingChain).toBe(missing);
   });
 
   it("a policy-drop base chain is quoted as the evidence", () => {
-    const t = traceNft(table("\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t}"), v4(), "PREROUTING");
-    expect(t.outcomes[0]!.decidedBy).toEqual({ table: "ip kube-proxy", chain: "filter-forward", line: 2, raw: "chain filter-forward { policy drop }" });
+    const t = traceNft(
+      table("\tchain filter-forward {\n\t\ttype filter hook forward priority filter; policy drop;\n\t}"),
+      v4(),
+      "PREROUTING",
+    );
+    expect(t.outcomes[0]!.decidedBy).toEqual({
+      table: "ip kube-proxy",
+      chain: "filter-forward",
+      line: 2,
+      raw: "chain filter-forward { policy drop }",
+    });
   });
 
   it("throws NftTraceError for chains that jump into each other", () => {
     const body = `${PRE}\t\tjump a\n\t}\n\tchain a {\n\t\tjump b\n\t}\n\tchain b {\n\t\tjump a\n\t}`;
-    expect(() => traceNft(table(body), v4(), "PREROUTING")).toThrow(new NftTraceError("nftables chain nesting deeper than 64 at ip kube-proxy chain a (a loop?)"));
+    expect(() => traceNft(table(body), v4(), "PREROUTING")).toThrow(
+      new NftTraceError("nftables chain nesting deeper than 64 at ip kube-proxy chain a (a loop?)"),
+    );
   });
 
   it("throws NftTraceError when the branches exceed maxOutcomes", () => {
-    const body = `${PRE}\t\tnumgen random mod 3 vmap { 0 : goto a, 1 : goto a, 2 : goto a }\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}`;
-    expect(() => traceNft(table(body), v4(), "PREROUTING", { maxOutcomes: 2 })).toThrow(new NftTraceError("trace has too many outcomes"));
+    const body =
+      `${PRE}\t\tnumgen random mod 3 vmap { 0 : goto a, 1 : goto a, 2 : goto a }\n\t}\n\tchain a {\n\t\tdnat to 10.1.1.1:80\n\t}`;
+    expect(() => traceNft(table(body), v4(), "PREROUTING", { maxOutcomes: 2 })).toThrow(
+      new NftTraceError("trace has too many outcomes"),
+    );
   });
 
   it("nftRuleRef quotes the rule as nft -a prints it", () => {
@@ -554,11 +726,27 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
 // The datapath builder: which section, which family, and what goes wrong.
 
 describe("nftDatapath", () => {
-  const capture = (sections: Partial<Record<Section, { stdout: string; exitCode?: number | null; stderr?: string; truncated?: boolean }>>) => ({ name: "n1", sections });
+  const capture = (
+    sections: Partial<
+      Record<Section, { stdout: string; exitCode?: number | null; stderr?: string; truncated?: boolean }>
+    >,
+  ) => ({ name: "n1", sections });
   const json = fixture(`${OVERALL}.json`);
   const text = fixture(`${OVERALL}.nft.txt`);
-  const cases: { name: string; sections: Parameters<typeof capture>[0]; family?: 4 | 6; iptablesDump?: boolean; traced: boolean; problems: (string | RegExp)[] }[] = [
-    { name: "nft -j output: traced, no problems", sections: { "nft-json": { stdout: json } }, traced: true, problems: [] },
+  const cases: {
+    name: string;
+    sections: Parameters<typeof capture>[0];
+    family?: 4 | 6;
+    iptablesDump?: boolean;
+    traced: boolean;
+    problems: (string | RegExp)[];
+  }[] = [
+    {
+      name: "nft -j output: traced, no problems",
+      sections: { "nft-json": { stdout: json } },
+      traced: true,
+      problems: [],
+    },
     {
       name: "broken JSON falls back to the text listing",
       sections: { "nft-json": { stdout: '{"nftables": [' }, "nft-text": { stdout: text } },
@@ -597,13 +785,18 @@ describe("nftDatapath", () => {
       family: 6,
       traced: true,
       problems: [
-        'the local-traffic detector tests the input interface (iifname veth*): a capture does not say which interface a client arrives on, so those rules are assumed not to match',
+        "the local-traffic detector tests the input interface (iifname veth*): a capture does not say which interface a client arrives on, so those rules are assumed not to match",
         /^1 flushed chain\(s\) in ip6 kube-proxy await deletion by kube-proxy .*: endpoint-PRZPYT4J-shop\/cart\/tcp\/__fd00\.10\.\.9\/80$/,
       ],
     },
     {
       name: "no kube-proxy table at all",
-      sections: { "nft-json": { stdout: '{"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}]}' } },
+      sections: {
+        "nft-json": {
+          stdout:
+            '{"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}]}',
+        },
+      },
       traced: false,
       problems: [],
     },
@@ -613,7 +806,10 @@ describe("nftDatapath", () => {
     expect(dp.trace !== undefined).toBe(traced);
     expect(dp.balancingMethod).toBe(traced ? "nftables-numgen" : undefined);
     expect(dp.problems).toHaveLength(problems.length);
-    problems.forEach((p, i) => (typeof p === "string" ? expect(dp.problems[i]).toBe(p) : expect(dp.problems[i]).toMatch(p)));
+    problems.forEach((
+      p,
+      i,
+    ) => (typeof p === "string" ? expect(dp.problems[i]).toBe(p) : expect(dp.problems[i]).toMatch(p)));
   });
 
   it("the table's detector gives the cluster CIDR and the mode signal", () => {

@@ -61,7 +61,9 @@ function usable(s: CommandOutput | undefined): boolean {
 
 function failure(name: string, s: CommandOutput): string {
   if (s.truncated) return `the ${name} output was cut off (stream ended early); not analysed`;
-  return `${name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset"} failed (exit ${s.exitCode}): ${s.stderr?.trim() || "no output"}`;
+  return `${name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset"} failed (exit ${s.exitCode}): ${
+    s.stderr?.trim() || "no output"
+  }`;
 }
 
 /** The mode kube-proxy declares for the node: its `/proxyMode` answer, else the ConfigMap. */
@@ -122,14 +124,18 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
   const layout = layouts.find((l) => l.family === want);
   if (!layout) {
     if (layouts.length > 0 && !otherModeAnswers) {
-      out.problems.push(`the nftables ruleset has no ${want} kube-proxy table: kube-proxy does not handle IPv${family} on this node`);
+      out.problems.push(
+        `the nftables ruleset has no ${want} kube-proxy table: kube-proxy does not handle IPv${family} on this node`,
+      );
     }
     return out;
   }
   out.layout = layout;
   if (otherModeAnswers) {
     out.problems.push(
-      `table ${nftTableLabel(layout.table)} exists but kube-proxy runs ${declared} here: traced from the iptables rules; the nftables table is a leftover`,
+      `table ${
+        nftTableLabel(layout.table)
+      } exists but kube-proxy runs ${declared} here: traced from the iptables rules; the nftables table is a leftover`,
     );
     return out;
   }
@@ -141,15 +147,23 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     out.clusterCIDRs = [layout.localDetector.value];
   } else if (layout.localDetector.kind === "interface" || layout.localDetector.kind === "interface-prefix") {
     out.problems.push(
-      `the local-traffic detector tests the input interface (iifname ${layout.localDetector.value}${layout.localDetector.kind === "interface-prefix" ? "*" : ""}): a capture does not say which interface a client arrives on, so those rules are assumed not to match`,
+      `the local-traffic detector tests the input interface (iifname ${layout.localDetector.value}${
+        layout.localDetector.kind === "interface-prefix" ? "*" : ""
+      }): a capture does not say which interface a client arrives on, so those rules are assumed not to match`,
     );
   }
   if (layout.masqueradeAll) {
-    out.problems.push("kube-proxy masquerades all traffic to ClusterIPs here (--masquerade-all: no source condition on the ClusterIP masquerade rules)");
+    out.problems.push(
+      "kube-proxy masquerades all traffic to ClusterIPs here (--masquerade-all: no source condition on the ClusterIP masquerade rules)",
+    );
   }
   for (const a of layout.anomalies.slice(0, MAX_ANOMALIES)) {
     const ev = a.evidence[0];
-    const where = ev ? ` (${ev.chain ?? (ev.set !== undefined ? `@${ev.set}` : "")}${ev.handle !== undefined ? ` handle ${ev.handle}` : ""}: ${ev.text})` : "";
+    const where = ev
+      ? ` (${ev.chain ?? (ev.set !== undefined ? `@${ev.set}` : "")}${
+        ev.handle !== undefined ? ` handle ${ev.handle}` : ""
+      }: ${ev.text})`
+      : "";
     out.problems.push(`nftables: ${a.message}${where}`);
   }
   if (layout.anomalies.length > MAX_ANOMALIES) {
@@ -159,7 +173,11 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     const names = layout.staleChains.slice(0, MAX_STALE).map((s) => s.chain);
     const more = layout.staleChains.length > MAX_STALE ? `, … (${layout.staleChains.length - MAX_STALE} more)` : "";
     out.problems.push(
-      `${layout.staleChains.length} flushed chain(s) in ${nftTableLabel(layout.table)} await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): ${names.join(", ")}${more}`,
+      `${layout.staleChains.length} flushed chain(s) in ${
+        nftTableLabel(layout.table)
+      } await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): ${
+        names.join(", ")
+      }${more}`,
     );
   }
   return out;
@@ -171,13 +189,23 @@ function otherTableNotes(ruleset: NftRuleset, layout: KubeProxyNft): string[] {
   const fams = layout.family === "ip6" ? ["ip6", "inet"] : ["ip", "inet"];
   for (const t of ruleset.tables) {
     if (t === layout.table || !fams.includes(t.family)) continue;
-    const hooks = [...t.chains.values()].filter((c) => c.base && ["prerouting", "input", "forward", "output", "postrouting"].includes(c.base.hook));
+    const hooks = [...t.chains.values()].filter((c) =>
+      c.base && ["prerouting", "input", "forward", "output", "postrouting"].includes(c.base.hook)
+    );
     if (hooks.length === 0) continue;
-    const nat = hooks.filter((c) => c.base!.type === "nat" && (c.base!.hook === "prerouting" || c.base!.hook === "output"));
+    const nat = hooks.filter((c) =>
+      c.base!.type === "nat" && (c.base!.hook === "prerouting" || c.base!.hook === "output")
+    );
     const what = hooks.map((c) => `${c.name} (${c.base!.type} ${c.base!.hook} ${c.base!.priority})`).join(", ");
     let note = `table ${nftTableLabel(t)} also hooks ${what}; its rules were not evaluated`;
-    if (nat.some((c) => c.base!.priority === -100 || c.rules.some((r) => r.text.includes("dnat") || /jump KUBE-/.test(r.text)))) {
-      note += `: its nat chains run at the same hooks as kube-proxy's (priority ${nat.map((c) => c.base!.priority).join(", ")}); whichever chain sets up DNAT first decides`;
+    if (
+      nat.some((c) =>
+        c.base!.priority === -100 || c.rules.some((r) => r.text.includes("dnat") || /jump KUBE-/.test(r.text))
+      )
+    ) {
+      note += `: its nat chains run at the same hooks as kube-proxy's (priority ${
+        nat.map((c) => c.base!.priority).join(", ")
+      }); whichever chain sets up DNAT first decides`;
     }
     notes.push(note);
   }

@@ -146,7 +146,12 @@ function elementRef(rule: NftRule, set: NftSet, e: NftElement): RuleRef {
 }
 
 function chainRef(c: NftChain, what: string): RuleRef {
-  return { table: `${c.family} ${c.table}`, chain: c.name, line: c.handle ?? c.line, raw: `chain ${c.name} { ${what} }` };
+  return {
+    table: `${c.family} ${c.table}`,
+    chain: c.name,
+    line: c.handle ?? c.line,
+    raw: `chain ${c.name} { ${what} }`,
+  };
 }
 
 function clonePacket(p: TracePacket): TracePacket {
@@ -173,7 +178,14 @@ type Field =
 
 type FieldResult = Field | { no: string } | { unknown: string };
 
-const PROTO_NUMBERS: Record<string, string> = { "6": "tcp", "17": "udp", "132": "sctp", "1": "icmp", "58": "ipv6-icmp", "136": "udplite" };
+const PROTO_NUMBERS: Record<string, string> = {
+  "6": "tcp",
+  "17": "udp",
+  "132": "sctp",
+  "1": "icmp",
+  "58": "ipv6-icmp",
+  "136": "udplite",
+};
 const PORT_PROTOS = new Set(["tcp", "udp", "sctp", "udplite", "dccp"]);
 
 function normProto(s: string): string {
@@ -194,22 +206,32 @@ function fieldOf(selector: string, p: TracePacket): FieldResult {
   let m: RegExpExecArray | null;
   if ((m = /^(ip6?) (saddr|daddr)$/.exec(selector))) {
     if (m[1] !== fam) return { no: `the packet is IPv${p.family} (rule matches ${m[1]})` };
-    return m[2] === "saddr" ? { kind: "addr", who: "source", value: p.src } : { kind: "addr", who: "destination", value: p.dst };
+    return m[2] === "saddr"
+      ? { kind: "addr", who: "source", value: p.src }
+      : { kind: "addr", who: "destination", value: p.dst };
   }
-  if (selector === "meta l4proto" || selector === "ip protocol" || selector === "ip6 nexthdr") return { kind: "proto", value: p.proto };
+  if (selector === "meta l4proto" || selector === "ip protocol" || selector === "ip6 nexthdr") {
+    return { kind: "proto", value: p.proto };
+  }
   if ((m = /^(th|tcp|udp|sctp|udplite) (dport|sport)$/.exec(selector))) {
     const proto = m[1]!;
-    if (proto === "th" ? !PORT_PROTOS.has(p.proto) : proto !== p.proto) return { no: `protocol ${p.proto} (rule matches ${selector})` };
+    if (proto === "th" ? !PORT_PROTOS.has(p.proto) : proto !== p.proto) {
+      return { no: `protocol ${p.proto} (rule matches ${selector})` };
+    }
     return m[2] === "dport"
       ? { kind: "port", who: "destination port", value: p.dport }
       : { kind: "port", who: "source port", value: p.sport ?? 40000 };
   }
-  if (selector === "meta mark" || selector === "mark") return { kind: "number", shown: `packet mark ${hex(p.mark)}`, value: p.mark };
+  if (selector === "meta mark" || selector === "mark") {
+    return { kind: "number", shown: `packet mark ${hex(p.mark)}`, value: p.mark };
+  }
   if ((m = /^(?:meta )?mark & (0x[0-9a-f]+|\d+)$/i.exec(selector))) {
     return { kind: "number", shown: `packet mark ${hex(p.mark)}`, value: (p.mark & parseNumber(m[1]!)!) >>> 0 };
   }
   if (selector === "ct state") {
-    const states = [...p.ctstate].map((s) => s.toLowerCase()).filter((s) => ["new", "established", "related", "invalid", "untracked"].includes(s));
+    const states = [...p.ctstate].map((s) => s.toLowerCase()).filter((s) =>
+      ["new", "established", "related", "invalid", "untracked"].includes(s)
+    );
     return { kind: "flags", who: "connection state", value: states };
   }
   if (selector === "ct status") {
@@ -218,7 +240,11 @@ function fieldOf(selector: string, p: TracePacket): FieldResult {
   }
   if ((m = /^fib (saddr|daddr) type$/.exec(selector))) {
     const src = m[1] === "saddr";
-    return { kind: "word", who: src ? `source ${p.src}` : `destination ${p.dst}`, value: (src ? p.srcLocal : p.dstLocal) ? "local" : "unicast" };
+    return {
+      kind: "word",
+      who: src ? `source ${p.src}` : `destination ${p.dst}`,
+      value: (src ? p.srcLocal : p.dstLocal) ? "local" : "unicast",
+    };
   }
   if (selector === "meta nfproto") return { kind: "word", who: "family", value: p.family === 6 ? "ipv6" : "ipv4" };
   if (selector === "iifname" || selector === "meta iifname" || selector === "oifname" || selector === "meta oifname") {
@@ -346,7 +372,10 @@ function shownField(f: Field): string {
   }
 }
 
-type MatchResult = { kind: "yes"; caveat?: string } | { kind: "no"; why: string; caveat?: string } | { kind: "unknown"; why: string };
+type MatchResult = { kind: "yes"; caveat?: string } | { kind: "no"; why: string; caveat?: string } | {
+  kind: "unknown";
+  why: string;
+};
 
 function isAffinitySet(s: NftSet): boolean {
   return s.name.startsWith("affinity-") || s.flags.includes("timeout") || s.flags.includes("dynamic");
@@ -380,7 +409,9 @@ function evalMatch(st: Extract<NftStatement, { kind: "match" }>, p: TracePacket,
     ok = st.op === "==" ? has : !has;
   } else {
     const n = st.value.kind === "literal" ? parseNumber(st.value.value) : undefined;
-    if (n === undefined || (f.kind !== "port" && f.kind !== "number")) return { kind: "unknown", why: `cannot evaluate "${st.text}"` };
+    if (n === undefined || (f.kind !== "port" && f.kind !== "number")) {
+      return { kind: "unknown", why: `cannot evaluate "${st.text}"` };
+    }
     const x = f.value;
     ok = st.op === "<" ? x < n : st.op === ">" ? x > n : st.op === "<=" ? x <= n : x >= n;
   }
@@ -392,10 +423,19 @@ function evalMatch(st: Extract<NftStatement, { kind: "match" }>, p: TracePacket,
       if (has) {
         const e = s.elements.find((x) => scalarHas(f, x.key[0] ?? x.keyText) === true);
         const exp = e?.expires !== undefined ? `, ${formatSeconds(e.expires)} left when captured` : "";
-        caveat = `session affinity: ${f.value} is remembered in @${s.name}${exp}; it returns to the same endpoint until the entry expires`;
+        caveat =
+          `session affinity: ${f.value} is remembered in @${s.name}${exp}; it returns to the same endpoint until the entry expires`;
       } else {
-        caveat = `session affinity: a client that connected recently is remembered in @${s.name}${affinityWords(s)} and returns to that endpoint; shares are for a new client (the set is kernel state, read when captured)`;
-        if (!ok) return { kind: "no", why: `session affinity: a new client is not yet in @${s.name}${affinityWords(s)}`, caveat };
+        caveat = `session affinity: a client that connected recently is remembered in @${s.name}${
+          affinityWords(s)
+        } and returns to that endpoint; shares are for a new client (the set is kernel state, read when captured)`;
+        if (!ok) {
+          return {
+            kind: "no",
+            why: `session affinity: a new client is not yet in @${s.name}${affinityWords(s)}`,
+            caveat,
+          };
+        }
       }
     }
   }
@@ -482,7 +522,8 @@ class NftTracer {
     const out = [...this.table.chains.values()].filter((c) => c.base?.hook === hook);
     const order = new Map(out.map((c, i) => [c, i]));
     return out.sort((a, b) =>
-      a.base!.priority - b.base!.priority || (a.handle ?? Infinity) - (b.handle ?? Infinity) || order.get(a)! - order.get(b)!
+      a.base!.priority - b.base!.priority || (a.handle ?? Infinity) - (b.handle ?? Infinity) ||
+      order.get(a)! - order.get(b)!
     );
   }
 
@@ -490,8 +531,14 @@ class NftTracer {
   private isMarking(rule: NftRule): boolean {
     if (rule.chain === MARK_CHAIN || rule.chain === MASQ_CHAIN) return false;
     for (const st of rule.statements) {
-      if (st.kind === "verdict" && (st.verdict.kind === "jump" || st.verdict.kind === "goto") && st.verdict.target === MARK_CHAIN) return true;
-      if (st.kind === "mark" && st.target === "meta mark" && (st.op === "or" || st.op === "set") && (st.value & this.markBit) !== 0) return true;
+      if (
+        st.kind === "verdict" && (st.verdict.kind === "jump" || st.verdict.kind === "goto") &&
+        st.verdict.target === MARK_CHAIN
+      ) return true;
+      if (
+        st.kind === "mark" && st.target === "meta mark" && (st.op === "or" || st.op === "set") &&
+        (st.value & this.markBit) !== 0
+      ) return true;
     }
     return false;
   }
@@ -512,7 +559,11 @@ class NftTracer {
   }
 
   /** Looks a packet up in a named map by a (possibly concatenated) selector. */
-  private lookup(selector: string, set: NftSet, p: TracePacket): { element?: NftElement; no?: string; unknown?: string } {
+  private lookup(
+    selector: string,
+    set: NftSet,
+    p: TracePacket,
+  ): { element?: NftElement; no?: string; unknown?: string } {
     const fields: Field[] = [];
     for (const part of selector.split(" . ")) {
       const f = fieldOf(part, p);
@@ -534,7 +585,9 @@ class NftTracer {
   /** Runs states through a chain; returned branches have how = "return" when the chain ended or returned. */
   run(name: string, states: State[], depth: number): Ended[] {
     if (depth > MAX_DEPTH) {
-      throw new NftTraceError(`nftables chain nesting deeper than ${MAX_DEPTH} at ${nftTableLabel(this.table)} chain ${name} (a loop?)`);
+      throw new NftTraceError(
+        `nftables chain nesting deeper than ${MAX_DEPTH} at ${nftTableLabel(this.table)} chain ${name} (a loop?)`,
+      );
     }
     const chain = this.table.chains.get(name);
     if (!chain) return states.map((s) => ({ ...s, how: "missing", missingChain: name }));
@@ -557,7 +610,9 @@ class NftTracer {
 
   /** Evaluates statements `i..` of a rule for one branch. `cont`: the chain goes on with its next rule. */
   private rule(rule: NftRule, i: number, s: State, depth: number): { cont: State[]; ended: Ended[] } {
-    if (++this.steps > this.maxOutcomes * 1000) throw new NftTraceError("trace too large: the ruleset branches too much");
+    if (++this.steps > this.maxOutcomes * 1000) {
+      throw new NftTraceError("trace too large: the ruleset branches too much");
+    }
     const st = rule.statements[i];
     if (st === undefined) return { cont: [s], ended: [] };
     const ref = (): RuleRef => nftRuleRef(rule);
@@ -589,13 +644,26 @@ class NftTracer {
       case "set-update":
         return this.rule(rule, i + 1, s, depth);
       case "limit":
-        return this.rule(rule, i + 1, { ...s, caveats: [...s.caveats, `${rule.chain} rule ${ref().line}: "${st.text}" assumed not exceeded`] }, depth);
+        return this.rule(rule, i + 1, {
+          ...s,
+          caveats: [...s.caveats, `${rule.chain} rule ${ref().line}: "${st.text}" assumed not exceeded`],
+        }, depth);
       case "mark": {
         const p = clonePacket(s.packet);
         if (st.target !== "meta mark") {
-          return this.rule(rule, i + 1, { ...s, caveats: [...s.caveats, `${rule.chain} rule ${ref().line}: "${st.text}" (ct mark) is not modelled`] }, depth);
+          return this.rule(rule, i + 1, {
+            ...s,
+            caveats: [...s.caveats, `${rule.chain} rule ${ref().line}: "${st.text}" (ct mark) is not modelled`],
+          }, depth);
         }
-        p.mark = (st.op === "set" ? st.value : st.op === "or" ? p.mark | st.value : st.op === "and" ? p.mark & st.value : p.mark ^ st.value) >>> 0;
+        p.mark =
+          (st.op === "set"
+            ? st.value
+            : st.op === "or"
+            ? p.mark | st.value
+            : st.op === "and"
+            ? p.mark & st.value
+            : p.mark ^ st.value) >>> 0;
         let n: State = { ...s, packet: p, path: [...s.path, ref()] };
         if (this.isMarking(rule) && (st.value & this.markBit) !== 0 && st.op !== "and" && st.op !== "xor") {
           n = { ...n, checks: [...n.checks, { rule: ref(), matched: true }] };
@@ -606,7 +674,10 @@ class NftTracer {
         const path = [...s.path, ref()];
         if (st.nat === "dnat") {
           if (st.addr === undefined) {
-            return { cont: [], ended: [{ ...s, path, how: "missing", missingChain: `the target of "${st.text}"`, decidedBy: ref() }] };
+            return {
+              cont: [],
+              ended: [{ ...s, path, how: "missing", missingChain: `the target of "${st.text}"`, decidedBy: ref() }],
+            };
           }
           const to = joinHostPort(st.addr, st.port ?? s.packet.dport);
           return { cont: [], ended: [{ ...s, path, how: "dnat", dnatTo: to, decidedBy: ref() }] };
@@ -615,7 +686,16 @@ class NftTracer {
         // redirect: DNAT to the node itself.
         return {
           cont: [],
-          ended: [{ ...s, path, how: "accept", decidedBy: ref(), caveats: [...s.caveats, `${rule.chain} rule ${ref().line}: "${st.text}" (redirect to the node) is not modelled`] }],
+          ended: [{
+            ...s,
+            path,
+            how: "accept",
+            decidedBy: ref(),
+            caveats: [
+              ...s.caveats,
+              `${rule.chain} rule ${ref().line}: "${st.text}" (redirect to the node) is not modelled`,
+            ],
+          }],
         };
       }
       case "masquerade":
@@ -633,7 +713,12 @@ class NftTracer {
     }
   }
 
-  private vmap(st: Extract<NftStatement, { kind: "vmap" }>, rule: NftRule, s: State, depth: number): { cont: State[]; ended: Ended[] } {
+  private vmap(
+    st: Extract<NftStatement, { kind: "vmap" }>,
+    rule: NftRule,
+    s: State,
+    depth: number,
+  ): { cont: State[]; ended: Ended[] } {
     const ref = nftRuleRef(rule);
     if (st.numgen) {
       const branches = this.numgenBranches(rule, st);
@@ -641,7 +726,10 @@ class NftTracer {
       const ended: Ended[] = [];
       let caveats = s.caveats;
       if (st.numgen.mode !== "random") {
-        caveats = [...caveats, `${rule.chain} rule ${ref.line}: "numgen inc" is a round-robin counter: shares are long-run averages`];
+        caveats = [
+          ...caveats,
+          `${rule.chain} rule ${ref.line}: "numgen inc" is a round-robin counter: shares are long-run averages`,
+        ];
       }
       const covered = branches.reduce((a, b) => a + b.share.num / b.share.den, 0);
       if (covered < 1 - 1e-12) cont.push({ ...s, caveats, probability: s.probability * (1 - covered) });
@@ -657,11 +745,29 @@ class NftTracer {
     if (st.map !== undefined) {
       const set = this.table.sets.get(st.map);
       if (!set) {
-        return { cont: [{ ...s, caveats: [...s.caveats, `${rule.chain} rule ${ref.line}: map @${st.map} is not in the ruleset; assumed not to match`] }], ended: [] };
+        return {
+          cont: [{
+            ...s,
+            caveats: [
+              ...s.caveats,
+              `${rule.chain} rule ${ref.line}: map @${st.map} is not in the ruleset; assumed not to match`,
+            ],
+          }],
+          ended: [],
+        };
       }
       const r = this.lookup(st.selector, set, s.packet);
       if (r.unknown !== undefined) {
-        return { cont: [{ ...s, caveats: [...s.caveats, `${rule.chain} rule ${ref.line} (${rule.text}): ${r.unknown}; assumed not to match`] }], ended: [] };
+        return {
+          cont: [{
+            ...s,
+            caveats: [
+              ...s.caveats,
+              `${rule.chain} rule ${ref.line} (${rule.text}): ${r.unknown}; assumed not to match`,
+            ],
+          }],
+          ended: [],
+        };
       }
       if (!r.element?.verdict) return { cont: [s], ended: [] };
       const eref = elementRef(rule, set, r.element);
@@ -673,20 +779,34 @@ class NftTracer {
       const f = fieldOf(part, s.packet);
       if ("no" in f) return { cont: [s], ended: [] };
       if ("unknown" in f) {
-        return { cont: [{ ...s, caveats: [...s.caveats, `${rule.chain} rule ${ref.line} (${rule.text}): ${f.unknown}; assumed not to match`] }], ended: [] };
+        return {
+          cont: [{
+            ...s,
+            caveats: [
+              ...s.caveats,
+              `${rule.chain} rule ${ref.line} (${rule.text}): ${f.unknown}; assumed not to match`,
+            ],
+          }],
+          ended: [],
+        };
       }
       fields.push(f);
     }
     for (const e of st.entries ?? []) {
       const parts = e.key.kind === "concat" ? e.key.parts : [e.key];
       if (parts.length !== fields.length) continue;
-      if (parts.every((k, i) => valueHas(fields[i]!, k, this.sets) === true)) return this.verdict(e.verdict, rule, ref, s, depth);
+      if (parts.every((k, i) => valueHas(fields[i]!, k, this.sets) === true)) {
+        return this.verdict(e.verdict, rule, ref, s, depth);
+      }
     }
     return { cont: [s], ended: [] };
   }
 
   /** The branches of a numgen vmap: the decoder's exact shares for kube-proxy's service chains, else counted here. */
-  private numgenBranches(rule: NftRule, st: Extract<NftStatement, { kind: "vmap" }>): { verdict: NftVerdict; share: Fraction }[] {
+  private numgenBranches(
+    rule: NftRule,
+    st: Extract<NftStatement, { kind: "vmap" }>,
+  ): { verdict: NftVerdict; share: Fraction }[] {
     const pc = this.policyChains.get(rule.chain);
     const ev = pc?.loadBalancing?.evidence;
     if (pc && ev && (ev.handle === undefined ? ev.line === rule.line : ev.handle === rule.handle)) {
@@ -707,7 +827,14 @@ class NftTracer {
    * Applies a verdict (of a rule, a map element or a numgen branch). `via`: the map element it came from, remembered
    * in the target chain (kube-proxy's `reject-chain` rejects on behalf of that element).
    */
-  private verdict(v: NftVerdict, rule: NftRule, ref: RuleRef, s: State, depth: number, via?: RuleRef): { cont: State[]; ended: Ended[] } {
+  private verdict(
+    v: NftVerdict,
+    rule: NftRule,
+    ref: RuleRef,
+    s: State,
+    depth: number,
+    via?: RuleRef,
+  ): { cont: State[]; ended: Ended[] } {
     const path = [...s.path, ref];
     switch (v.kind) {
       case "accept":
@@ -721,13 +848,24 @@ class NftTracer {
       case "queue":
         return {
           cont: [],
-          ended: [{ ...s, path, how: "accept", decidedBy: ref, caveats: [...s.caveats, `${rule.chain} rule ${ref.line}: queued to userspace; what that program decides is not in the ruleset`] }],
+          ended: [{
+            ...s,
+            path,
+            how: "accept",
+            decidedBy: ref,
+            caveats: [
+              ...s.caveats,
+              `${rule.chain} rule ${ref.line}: queued to userspace; what that program decides is not in the ruleset`,
+            ],
+          }],
         };
       case "jump":
       case "goto": {
         const target = v.target ?? "";
         let n: State = { ...s, path };
-        if (this.isMarking(rule) && target === MARK_CHAIN) n = { ...n, checks: [...n.checks, { rule: nftRuleRef(rule), matched: true }] };
+        if (this.isMarking(rule) && target === MARK_CHAIN) {
+          n = { ...n, checks: [...n.checks, { rule: nftRuleRef(rule), matched: true }] };
+        }
         if (!this.table.chains.has(target)) {
           return { cont: [], ended: [{ ...n, how: "missing", missingChain: target, decidedBy: ref }] };
         }
@@ -758,10 +896,18 @@ class NftTracer {
     let chains = this.baseChains(hook);
     if (chains.length === 0) {
       // A partial capture (one chain listed, or a table without its base chains): start where kube-proxy hooks.
-      const entry = hook === "prerouting" || hook === "output" ? "services" : hook === "postrouting" ? MASQ_CHAIN : undefined;
+      const entry = hook === "prerouting" || hook === "output"
+        ? "services"
+        : hook === "postrouting"
+        ? MASQ_CHAIN
+        : undefined;
       const c = entry !== undefined ? this.table.chains.get(entry) : undefined;
       if (c) {
-        notes.add(`${nftTableLabel(this.table)} has no base chain on the ${hook} hook in this capture; traced from chain ${entry}, as kube-proxy hooks it`);
+        notes.add(
+          `${
+            nftTableLabel(this.table)
+          } has no base chain on the ${hook} hook in this capture; traced from chain ${entry}, as kube-proxy hooks it`,
+        );
         chains = [c];
       }
     }
@@ -774,10 +920,23 @@ class NftTracer {
           next.push(f);
           continue;
         }
-        const start: State = { probability: f.probability, packet: f.packet, path: f.path, checks: f.checks, caveats: f.caveats };
+        const start: State = {
+          probability: f.probability,
+          packet: f.packet,
+          path: f.path,
+          checks: f.checks,
+          caveats: f.caveats,
+        };
         for (const e of this.run(c.name, [start], 0)) {
           const { how, dnatTo, decidedBy, missingChain } = e;
-          const flow: Flow = { ...f, probability: e.probability, packet: e.packet, path: e.path, checks: e.checks, caveats: e.caveats };
+          const flow: Flow = {
+            ...f,
+            probability: e.probability,
+            packet: e.packet,
+            path: e.path,
+            checks: e.checks,
+            caveats: e.caveats,
+          };
           switch (how) {
             case "return":
             case "accept":
@@ -898,12 +1057,25 @@ export function traceNft(
   hook: "PREROUTING" | "OUTPUT",
   options: NftTraceOptions = {},
 ): TraceResult {
-  const t = new NftTracer(layout, options.maxOutcomes ?? 10000, options.masqueradeMark ?? layout.masquerade.mark ?? 0x4000);
+  const t = new NftTracer(
+    layout,
+    options.maxOutcomes ?? 10000,
+    options.masqueradeMark ?? layout.masquerade.mark ?? 0x4000,
+  );
   const notes = new Set<string>(options.notes ?? []);
   const wantFamily = layout.family === "ip6" ? 6 : 4;
   if (packet.family !== wantFamily) {
-    notes.add(`the packet is IPv${packet.family} but table ${nftTableLabel(layout.table)} handles IPv${wantFamily}: no rule of it applies`);
-    return { outcomes: [outcomeOf({ probability: 1, packet, path: [], checks: [], caveats: [] }, "no-match", false, undefined)], notes: [...notes] };
+    notes.add(
+      `the packet is IPv${packet.family} but table ${
+        nftTableLabel(layout.table)
+      } handles IPv${wantFamily}: no rule of it applies`,
+    );
+    return {
+      outcomes: [
+        outcomeOf({ probability: 1, packet, path: [], checks: [], caveats: [] }, "no-match", false, undefined),
+      ],
+      notes: [...notes],
+    };
   }
   const start: Flow = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
   const outcomes: TraceOutcome[] = [];
@@ -912,7 +1084,9 @@ export function traceNft(
       if (e.how === "missing") {
         const o = outcomeOf(e, "unresolved", undefined, e.decidedBy);
         o.missingChain = e.missingChain!;
-        o.caveats.push(`chain ${e.missingChain} is not in the dump (a partial listing?): where this branch goes cannot be told`);
+        o.caveats.push(
+          `chain ${e.missingChain} is not in the dump (a partial listing?): where this branch goes cannot be told`,
+        );
         outcomes.push(o);
       } else outcomes.push(outcomeOf(e, e.how, undefined, e.decidedBy));
     }

@@ -1,7 +1,7 @@
 /**
  * The kernel as the oracle for kube-proxy's nftables mode: the topology, packet sender and conntrack reading of
- * kernel_oracle.ts, with the node namespace holding an nftables ruleset (loaded with `nft -j -f -` from the very
- * `nft -j list ruleset` JSON a bundle carries, or `nft -f -` from `nft list ruleset` text) instead of iptables rules.
+ * kernel_oracle.ts, with the node namespace holding an nftables ruleset (loaded with `nft -j -f` from the very
+ * `nft -j list ruleset` JSON a bundle carries, or `nft -f` from `nft list ruleset` text) instead of iptables rules.
  *
  * Loading JSON: `nft -j list ruleset` prints sets and maps before chains, and a verdict map element (`… : goto
  * service-…`) names a chain, so nft 1.0.6 refuses the listing as input ("Could not process rule: No such file or
@@ -12,6 +12,9 @@
  * Needs root, iproute2, nftables, conntrack (see scripts/ci-setup.sh). Test helper (node:child_process via netns.ts).
  * @module
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "vitest";
 import type { ClientVerdict, ServiceReport } from "../../src/explain/service_report.ts";
 import {
@@ -80,17 +83,31 @@ export function nftLoadOrder(json: string): string {
 }
 
 /**
- * Loads a ruleset into a namespace with `nft [-j] -f -`.
+ * Loads a ruleset into a namespace with `nft [-j] -f FILE` (a temporary file, removed afterwards).
  * @throws {NftLoadError} `nft -j -f failed in netns <name> (exit 1): <first error line>`.
  */
 export async function loadNft(ns: Netns, rules: NftRules): Promise<void> {
-  if ((rules.json === undefined) === (rules.text === undefined)) throw new Error("loadNft: give exactly one of json and text");
-  const argv = rules.json !== undefined ? ["nft", "-j", "-f", "-"] : ["nft", "-f", "-"];
-  const input = rules.json !== undefined ? nftLoadOrder(rules.json) : rules.text!;
-  const r = await ns.exec(argv, { input });
-  if (r.code !== 0) {
-    const first = r.stderr.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
-    throw new NftLoadError(`${argv.slice(0, -1).join(" ")} failed in netns ${ns.name} (exit ${r.code}): ${first}`, argv, r.code, r.stderr);
+  if ((rules.json === undefined) === (rules.text === undefined)) {
+    throw new Error("loadNft: give exactly one of json and text");
+  }
+  // nft opens /dev/stdin, which fails (ENXIO) on the socket Node gives a child as stdin: go through a file.
+  const dir = mkdtempSync(join(tmpdir(), "knp-nft-"));
+  const file = join(dir, rules.json !== undefined ? "ruleset.json" : "ruleset.nft");
+  try {
+    writeFileSync(file, rules.json !== undefined ? nftLoadOrder(rules.json) : rules.text!);
+    const argv = rules.json !== undefined ? ["nft", "-j", "-f", file] : ["nft", "-f", file];
+    const r = await ns.exec(argv);
+    if (r.code !== 0) {
+      const first = r.stderr.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
+      throw new NftLoadError(
+        `${argv.slice(0, -1).join(" ")} failed in netns ${ns.name} (exit ${r.code}): ${first}`,
+        argv,
+        r.code,
+        r.stderr,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -134,7 +151,11 @@ export interface Compared {
  * not handled. Host clients whose source is the address MASQUERADE picks are skipped (conntrack cannot show that SNAT).
  * @returns the comparisons made.
  */
-export async function compareWithKernel(oracle: KernelOracle, report: ServiceReport, topo: OracleTopology = TOPOLOGY_NFT): Promise<Compared[]> {
+export async function compareWithKernel(
+  oracle: KernelOracle,
+  report: ServiceReport,
+  topo: OracleTopology = TOPOLOGY_NFT,
+): Promise<Compared[]> {
   const masqAddress = (topo.nodeAddresses ?? ["192.168.0.2/24"])[0]!.split("/")[0];
   const out: Compared[] = [];
   for (const port of report.nodes[0]!.ports) {
@@ -162,7 +183,9 @@ export async function compareWithKernel(oracle: KernelOracle, report: ServiceRep
 function assertAgrees(c: ClientVerdict, k: KernelTrace, where: string, samples: number): void {
   if (c.outcome === "dropped" || c.outcome === "rejected") {
     expect(k.counts["dropped"] ?? 0, `${where}: kernel should drop`).toBe(samples);
-    expect(k.rejected, `${where}: kernel should ${c.outcome === "rejected" ? "reject (ICMP)" : "drop silently"}`).toBe(c.outcome === "rejected");
+    expect(k.rejected, `${where}: kernel should ${c.outcome === "rejected" ? "reject (ICMP)" : "drop silently"}`).toBe(
+      c.outcome === "rejected",
+    );
     return;
   }
   if (c.outcome === "not-handled") {
@@ -172,13 +195,16 @@ function assertAgrees(c: ClientVerdict, k: KernelTrace, where: string, samples: 
   expect(c.outcome, where).toBe("forwarded");
   const want = new Map(c.endpoints.map((e) => [e.endpoint, e]));
   for (const [target, n] of Object.entries(k.counts)) {
-    expect(want.has(target), `${where}: kernel sent ${n} to ${target}, analysis says ${[...want.keys()].join(", ")}`).toBe(true);
+    expect(want.has(target), `${where}: kernel sent ${n} to ${target}, analysis says ${[...want.keys()].join(", ")}`)
+      .toBe(true);
   }
   for (const e of c.endpoints) {
     const n = k.counts[e.endpoint] ?? 0;
     const p = e.share ?? 0;
     const sigma = Math.sqrt(samples * p * (1 - p));
-    expect(Math.abs(n - samples * p), `${where}: ${e.endpoint} got ${n}/${samples}, share ${p}`).toBeLessThanOrEqual(4 * sigma + 1e-9);
+    expect(Math.abs(n - samples * p), `${where}: ${e.endpoint} got ${n}/${samples}, share ${p}`).toBeLessThanOrEqual(
+      4 * sigma + 1e-9,
+    );
   }
   for (const v of k.verdicts) {
     const e = want.get(v.dnatTo ?? "");
