@@ -59,7 +59,7 @@ function readDoc(path: string): KubeconfigDoc {
   try {
     return { path, doc: parseYaml(text) as unknown };
   } catch (e) {
-    throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(e as Error).message.split("\n")[0]}`);
+    throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(e as Error).message.split("\n")[0]!.replace(/:$/, "")}`);
   }
 }
 
