@@ -170,6 +170,15 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
   });
 
+  it("no curl, no wget: bash's /dev/tcp reads /proxyMode", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
+    for (const t of ["sh", "grep", "bash", "tr", "sed", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
+    expect(c.sections["proxy-mode"]!.command).toMatch(/^bash -c exec 3<>\/dev\/tcp\/127\.0\.0\.1\/10249/);
+  });
+
   it("plain iptables-save whose --version names the backend is used for it", async () => {
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
     for (const t of ["sh", "grep"]) symlinkSync(findTool(t)!, join(bin, t));

@@ -306,6 +306,44 @@ describe("node collection failures that need no exec: each node says why, no pod
   });
 });
 
+describe("why-pending, live", () => {
+  const zones = readBundle("examples/azure-zones");
+  it("pod/busybox --why-pending: the live report equals the offline one on the example bundle; reads are bounded", async () => {
+    const s = await fake({ objects: zones.objects });
+    const live = await run(["pod/busybox", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig]);
+    const offline = await run(["pod/busybox", "-n", "default", "--why-pending", "--from", "examples/azure-zones"]);
+    expect(live.code).toBe(0);
+    expect(live.stdout).toBe(offline.stdout);
+    expect(s.requests.map(line)).toEqual([
+      "GET /api/v1/namespaces/default/pods/busybox",
+      "GET /api/v1/namespaces/default/persistentvolumeclaims/md",
+      "GET /api/v1/persistentvolumes?limit=500",
+      "GET /apis/storage.k8s.io/v1/storageclasses?limit=500",
+      "GET /api/v1/nodes?limit=500",
+      "GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=Pod,involvedObject.name=busybox&limit=500",
+      "GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=PersistentVolumeClaim,involvedObject.name=md&limit=500",
+    ]);
+  });
+
+  it("pvc that does not exist", async () => {
+    const s = await fake({ objects: zones.objects });
+    const r = await run(["pvc/nope", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig]);
+    expect(r).toEqual({ code: 1, stdout: "", stderr: 'error: persistentvolumeclaim "nope" not found in namespace "default"\n' });
+  });
+});
+
+describe("the test bed's PKI without openssl (node:crypto certificates)", () => {
+  it("serves TLS and verifies client certificates", async () => {
+    const s = await fake({ pki: "node:crypto" });
+    expect(s.pki.via).toBe("node:crypto");
+    const a = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    const b = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfigCert, "--no-exec"]);
+    expect(a.code).toBe(0);
+    expect(b).toEqual(a);
+    expect(s.requests.map((x) => x.user)).toContain("cert-user");
+  });
+});
+
 describe("--dry-run, capture, cleanup", () => {
   it("--dry-run prints the debug pods and creates nothing", async () => {
     const s = await fake();

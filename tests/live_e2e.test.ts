@@ -14,7 +14,7 @@ import type { ServiceReport } from "../src/explain/service_report.ts";
 import { type FakeApiOptions, type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
-import { buildCli, run } from "./helpers/live_cli.ts";
+import { buildCli, captureIo, run, runLiveCli } from "./helpers/live_cli.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
 
 const web = readBundle("tests/fixtures/live/web");
@@ -151,6 +151,19 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(rep.nodes.map((n) => n.node)).toEqual(["k8s-guide-worker2"]);
     expect(rep.packet?.map((p) => [p.node, p.source, p.destination])).toEqual([["k8s-guide-worker2", "10.244.2.9", "10.96.119.228:80/tcp"]]);
     expect(rep.packet![0]!.endpoints.map((e) => e.endpoint).sort()).toEqual(["10.244.1.6:80", "10.244.2.4:80"]);
+  });
+
+  it("progress goes to stderr only when it is a terminal", async () => {
+    const s = await cluster();
+    const io = captureIo({}, true);
+    const code = await runLiveCli(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig], io);
+    expect(code).toBe(0);
+    const err = io.err.join("");
+    expect(err).toContain("node k8s-guide-worker: exec into kube-proxy pod kube-system/kube-proxy-k8s-guide-worker\n");
+    expect(err).toMatch(/node k8s-guide-worker2: using a debug pod \(its image cannot run the collection script \(OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in \$PATH: unknown\)\)\n/);
+    expect(err).toMatch(/node k8s-guide-worker2: creating debug pod kube-system\/kubectl-netpath-k8s-guide-worker2-[a-z0-9]{5} \(image nicolaka\/netshoot\)\n/);
+    expect(err).toContain("node k8s-guide-worker2: collecting\n");
+    expect(err).toContain("node k8s-guide-worker2: deleting the debug pod\n");
   });
 
   it("--all-nodes collects every node, at most --parallel at once", async () => {
