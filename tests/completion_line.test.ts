@@ -11,7 +11,7 @@ import { type CompletionPlan, contextCandidates, directiveFor, objectCandidates,
 import { Directive, formatAnswer, parseAnswer } from "../src/completion/directive.ts";
 import { lineSpecOf } from "../src/completion/engine.ts";
 import { KubeconfigReadError, kubeconfigPaths, mergeContexts } from "../src/completion/kubeconfig_contexts.ts";
-import { type CompletionLine, parseCompletionLine } from "../src/completion/line.ts";
+import { type CompletionLine, parseCompletionLine, splitGluedValues } from "../src/completion/line.ts";
 import { bundleObjects, DEFAULT_LOOKUP_TIMEOUT_MS, lookupTimeoutMs, resolveLinePath } from "../src/completion/lookups.ts";
 
 const IPTABLES_LAB = fileURLToPath(new URL("../examples/iptables-lab", import.meta.url));
@@ -72,6 +72,20 @@ describe("parseCompletionLine", () => {
   ];
   it.each(cases)("$name", ({ input, want }) => {
     expect(parseCompletionLine(input, spec)).toMatchObject(want);
+  });
+});
+
+describe("splitGluedValues: the spaced form the engine reads", () => {
+  it.each([
+    { name: "--flag=value", input: ["--from=/b", "svc/"], want: ["--from", "/b", "svc/"] },
+    { name: "-nVALUE", input: ["-nkube-system", "svc/"], want: ["-n", "kube-system", "svc/"] },
+    { name: "a value that looks glued stays a value", input: ["-n", "-nx", ""], want: ["-n", "-nx", ""] },
+    { name: "the word under the cursor is kept", input: ["--namespace=kube"], want: ["--namespace=kube"] },
+    { name: "boolean and unknown flags are kept", input: ["--all-nodes", "--bogus=1", "-x", ""], want: ["--all-nodes", "--bogus=1", "-x", ""] },
+    { name: "nothing after --", input: ["--", "--from=x", ""], want: ["--", "--from=x", ""] },
+    { name: "nothing", input: [], want: [] },
+  ])("$name", ({ input, want }) => {
+    expect(splitGluedValues(input, spec)).toEqual(want);
   });
 });
 

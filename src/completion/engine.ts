@@ -13,7 +13,7 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { RootCommand } from "@bomb.sh/tab";
 import { type CompletionPlan, directiveFor, planCompletion, targetTypeCandidates } from "./candidates.ts";
 import { type Candidate, formatAnswer, parseAnswer } from "./directive.ts";
-import { type FlagSpec, type LineSpec, parseCompletionLine } from "./line.ts";
+import { type FlagSpec, type LineSpec, parseCompletionLine, splitGluedValues } from "./line.ts";
 import type { LookupEnv } from "./lookups.ts";
 
 /** Placeholders of flag values that are files or directories. */
@@ -128,6 +128,6 @@ export async function answerCompletion(
     }
   }
   installHandlers(root, slotOf(plan, line.completing.kind === "flag-value" ? line.completing.flag : undefined), candidates);
-  const printed = parseAnswer(captureConsole(() => root.parse([...words])));
+  const printed = parseAnswer(captureConsole(() => root.parse(splitGluedValues(words, spec))));
   return formatAnswer(printed.candidates, directiveFor(plan, printed.candidates.map((c) => c.value), false));
 }

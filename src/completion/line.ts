@@ -141,3 +141,47 @@ export function parseCompletionLine(words: readonly string[], spec: LineSpec): C
   }
   return line;
 }
+
+/**
+ * The words with glued flag values split (`--from=PATH` → `--from PATH`, `-nNS` → `-n NS`), for engines that only
+ * read the spaced form (@bomb.sh/tab 0.0.22 takes the word after an unrecognised `--from=PATH` for that flag's
+ * value). The word under the cursor and everything after `--` are left as they are.
+ * @param words the words of a completion request (the last is the word under the cursor).
+ * @param spec the program's flags.
+ * @returns a new list; the same words when nothing is glued.
+ */
+export function splitGluedValues(words: readonly string[], spec: LineSpec): string[] {
+  const out: string[] = [];
+  let subcommand: string | undefined;
+  let terminated = false;
+  let valueNext = false;
+  words.forEach((w, i) => {
+    const isCurrent = i === words.length - 1;
+    if (isCurrent || terminated || valueNext || !w.startsWith("-") || w === "-") {
+      if (!isCurrent && !valueNext && !terminated && !w.startsWith("-") && subcommand === undefined && Object.hasOwn(spec.subcommands, w)) {
+        subcommand = w;
+      }
+      valueNext = false;
+      out.push(w);
+      return;
+    }
+    if (w === "--") {
+      terminated = true;
+      out.push(w);
+      return;
+    }
+    const eq = w.indexOf("=");
+    if (w.startsWith("--")) {
+      const f = findFlag(spec, subcommand, eq < 0 ? w : w.slice(0, eq));
+      if (eq >= 0 && f?.takesValue) out.push(w.slice(0, eq), w.slice(eq + 1));
+      else out.push(w);
+      valueNext = eq < 0 && f?.takesValue === true;
+      return;
+    }
+    const f = findFlag(spec, subcommand, w.slice(0, 2));
+    if (f?.takesValue && w.length > 2) out.push(w.slice(0, 2), w.slice(2));
+    else out.push(w);
+    valueNext = f?.takesValue === true && w.length === 2;
+  });
+  return out;
+}

@@ -1,0 +1,338 @@
+// Completion through the real clients: kubectl (two or more versions >= 1.26) completing `kubectl netpath …` via
+// kubectl_complete-netpath on PATH; bash (the generated script, and kubectl's own script), zsh (in a pty) and fish
+// with the generated scripts; `kubectl plugin list` and `kubectl netpath --help`; and the import graph: static
+// completions never load the Kubernetes client (esbuild metafile, and a loader hook recording what a run imports).
+import { execFile, execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { build, type Metafile } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAnswer } from "../src/completion/directive.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const IPTABLES_LAB = join(ROOT, "examples/iptables-lab");
+const AZURE_ZONES = join(ROOT, "examples/azure-zones");
+const SDK = "/usr/lib/google-cloud-sdk/bin";
+
+/**
+ * Runs a command without blocking the event loop (the fake API server answers from this process), with a time limit.
+ * @returns exit status (null when killed), stdout, stderr.
+ */
+function run(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeout?: number } = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { env: opts.env ?? env(), cwd: opts.cwd ?? ROOT, timeout: opts.timeout ?? 60_000, encoding: "utf8", maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const status = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** Bundles an entry the way scripts/build.mjs does, inside the repository so that packages resolve. */
+async function bundle(entry: string, outfile: string): Promise<Metafile> {
+  const r = await build({
+    entryPoints: [join(ROOT, entry)],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    banner: { js: "#!/usr/bin/env node" },
+    define: { "import.meta.main": "false" },
+    logLevel: "error",
+    metafile: true,
+  });
+  chmodSync(outfile, 0o755);
+  return r.metafile;
+}
+
+/** kubectl versions >= 1.26 installed beside the SDK, oldest and newest. */
+function kubectlVersions(): string[] {
+  const found = existsSync(SDK)
+    ? readdirSync(SDK).map((f) => /^kubectl\.1\.(\d+)$/.exec(f)).filter((m): m is RegExpExecArray => m !== null && Number(m[1]) >= 26)
+    : [];
+  const sorted = found.map((m) => m[0]).sort((a, b) => Number(a.split(".")[2]) - Number(b.split(".")[2]));
+  return sorted.length >= 2 ? [sorted[0]!, sorted[sorted.length - 1]!] : sorted;
+}
+
+let work: string;
+let bin: string;
+let exe: string;
+let meta: Metafile;
+let api: FakeApi;
+let kubeconfig: string;
+let basePath: string;
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  const e: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) e[k] = v;
+  return { ...e, PATH: `${bin}:${basePath}`, HOME: work, KUBECONFIG: kubeconfig, ...extra };
+}
+
+beforeAll(async () => {
+  const out = join(ROOT, ".tmp", `completion-shells-${process.pid}`);
+  mkdirSync(out, { recursive: true });
+  exe = join(out, "kubectl-netpath.js");
+  meta = await bundle("src/completion/entry_bin.ts", exe);
+  work = mkdtempSync(join(tmpdir(), "netpath-shells-"));
+  bin = join(work, "bin");
+  mkdirSync(bin);
+  // As `npm i -g` lays it out: the bundle linked as kubectl-netpath, the completion helper beside it.
+  symlinkSync(exe, join(bin, "kubectl-netpath"));
+  symlinkSync(join(ROOT, "completions/kubectl_complete-netpath"), join(bin, "kubectl_complete-netpath"));
+  basePath = [dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
+  const lab = readBundle(IPTABLES_LAB).objects;
+  api = await startFakeApi({ services: lab.services, persistentvolumeclaims: [], pods: lab.pods, nodes: lab.nodes });
+  kubeconfig = join(work, "config");
+  api.writeKubeconfig(kubeconfig);
+});
+
+afterAll(async () => {
+  await api?.close();
+  rmSync(dirname(exe), { recursive: true, force: true });
+});
+
+describe("import graph: the Kubernetes client only for dynamic candidates", () => {
+  function clientImports(m: Metafile): string[] {
+    return Object.values(m.outputs).flatMap((o) => o.imports.filter((i) => i.path.startsWith("@kubernetes/client-node")).map((i) => i.kind));
+  }
+  // esbuild hoists a static import of an external package to the top of the one-file bundle even when the module
+  // importing it is itself loaded lazily, so a single static import anywhere would load the client on every TAB.
+  it("the completion executable imports it dynamically only", () => {
+    const kinds = clientImports(meta);
+    expect(kinds.length).toBeGreaterThan(0);
+    expect(kinds.filter((k) => k !== "dynamic-import")).toEqual([]);
+  });
+  it("so does the plugin's own executable (src/cli/bin.ts)", async () => {
+    const m = await bundle("src/cli/bin.ts", join(dirname(exe), "bin-check.js"));
+    expect(clientImports(m).filter((k) => k !== "dynamic-import")).toEqual([]);
+  });
+  it("at run time: static and bundle candidates never load it, a live lookup does", async () => {
+    const hooks = join(work, "hooks");
+    mkdirSync(hooks, { recursive: true });
+    writeFileSync(join(hooks, "register.mjs"), `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}/hooks.mjs`)});\n`);
+    writeFileSync(
+      join(hooks, "hooks.mjs"),
+      `import { appendFileSync } from "node:fs";\nexport async function resolve(s, c, next) {\n  appendFileSync(process.env.IMPORT_LOG, s + "\\n");\n  return next(s, c);\n}\n`,
+    );
+    const imported = async (words: string[]) => {
+      const log = join(hooks, `log-${Math.random().toString(36).slice(2)}`);
+      writeFileSync(log, "");
+      const r = await run(process.execPath, ["--import", join(hooks, "register.mjs"), exe, "complete", "--", ...words], { env: env({ IMPORT_LOG: log }) });
+      expect(r.status).toBe(0);
+      return { answer: parseAnswer(r.stdout), specifiers: readFileSync(log, "utf8").split("\n") };
+    };
+    for (const words of [[""], ["-o", ""], ["--fr"], ["completion", ""], ["--from", IPTABLES_LAB, "svc/"]]) {
+      const { specifiers } = await imported(words);
+      expect(specifiers, words.join(" ")).toContain("@bomb.sh/tab/commander");
+      expect(specifiers, words.join(" ")).not.toContain("@kubernetes/client-node");
+    }
+    const live = await imported(["svc/"]);
+    expect(live.answer.candidates.map((c) => c.value)).toEqual(["svc/kube-dns"]);
+    expect(live.specifiers).toContain("@kubernetes/client-node");
+  });
+});
+
+describe("real kubectl: `kubectl __complete netpath …` through kubectl_complete-netpath", () => {
+  const versions = kubectlVersions();
+  it("at least two kubectl versions >= 1.26 are installed", () => {
+    expect(versions.length).toBe(2);
+  });
+  const cases: { name: string; words: string[]; want: string[]; directive: number }[] = [
+    { name: "svc/ from a bundle", words: ["--from", IPTABLES_LAB, "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
+    { name: "svc/ from a bundle, -n", words: ["--from", IPTABLES_LAB, "-n", "kube-system", "svc/"], want: ["svc/kube-dns"], directive: 4 },
+    { name: "svc/ from the API server (context namespace kube-system)", words: ["svc/"], want: ["svc/kube-dns"], directive: 4 },
+    { name: "svc/ from the API server, --context other", words: ["--context", "other", "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
+    { name: "-n from the API server", words: ["-n", ""], want: ["default", "kube-system"], directive: 4 },
+    { name: "pod/ from a bundle, Pending first", words: ["--from", AZURE_ZONES, "pod/"], want: ["pod/busybox", "pod/busybox-zoned"], directive: 36 },
+    { name: "target prefixes", words: ["s"], want: ["svc/", "service/"], directive: 6 },
+    { name: "-o", words: ["-o", ""], want: ["text", "wide", "json", "yaml"], directive: 4 },
+    { name: "--from: files", words: ["--from", ""], want: [], directive: 0 },
+    { name: "a missing bundle: Error", words: ["--from", "/nonexistent", "svc/"], want: [], directive: 1 },
+  ];
+  for (const v of versions) {
+    it.each(cases)(`${v}: $name`, async ({ words, want, directive }) => {
+      const r = await run(join(SDK, v), ["__complete", "netpath", ...words]);
+      expect(r.status, r.stderr).toBe(0);
+      const a = parseAnswer(r.stdout);
+      expect(a.candidates.map((c) => c.value)).toEqual(want);
+      expect(a.directive).toBe(directive);
+    });
+    it(`${v}: without kubectl_complete-netpath on PATH kubectl offers nothing of ours (control)`, async () => {
+      const only = join(work, `only-plugin-${v}`);
+      mkdirSync(only, { recursive: true });
+      if (!existsSync(join(only, "kubectl-netpath"))) symlinkSync(exe, join(only, "kubectl-netpath"));
+      const r = await run(join(SDK, v), ["__complete", "netpath", "--from", IPTABLES_LAB, "svc/"], { env: env({ PATH: `${only}:${basePath}` }) });
+      expect(parseAnswer(r.stdout)).toEqual({ candidates: [], directive: 0 });
+    });
+  }
+  it("kubectl plugin list finds kubectl-netpath on PATH", async () => {
+    const r = await run(join(SDK, versions[versions.length - 1]!), ["plugin", "list"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.split("\n")).toContain(join(bin, "kubectl-netpath"));
+  });
+  it("kubectl netpath --help is the plugin's help (golden file)", async () => {
+    const r = await run(join(SDK, versions[0]!), ["netpath", "--help"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(readFileSync(join(ROOT, "tests/fixtures/completion/help/kubectl-netpath.txt"), "utf8"));
+  });
+  it("a Deno install (deno install -g -A -n kubectl-netpath) is found by kubectl too", async () => {
+    const root = join(work, "deno-root");
+    const denoBin = join(ROOT, "node_modules/.bin");
+    const install = await run(join(denoBin, "deno"), ["install", "-g", "-A", "-n", "kubectl-netpath", "--root", root, join(ROOT, "src/cli/main.ts")], {
+      env: env({ PATH: `${denoBin}:${basePath}` }),
+    });
+    expect(install.status, install.stderr).toBe(0);
+    const path = `${join(root, "bin")}:${denoBin}:${basePath}`;
+    const list = await run(join(SDK, versions[versions.length - 1]!), ["plugin", "list"], { env: env({ PATH: path }) });
+    expect(list.stdout.split("\n")).toContain(join(root, "bin", "kubectl-netpath"));
+    const version = await run(join(SDK, versions[0]!), ["netpath", "--version"], { env: env({ PATH: path }) });
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+/** Splits a command line into COMP_WORDS as bash does (spaces, and `=` / `:` as words of their own). */
+function compWords(line: string): string[] {
+  const words = line.split(/\s+/).filter((w) => w !== "").flatMap((w) => w.split(/([=:])/).filter((p) => p !== ""));
+  if (line.endsWith(" ")) words.push("");
+  return words;
+}
+
+function bashQuote(s: string): string {
+  return `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/** Runs completion functions in a real bash for each line; returns COMPREPLY and the compopt calls of each. */
+async function bashComplete(setup: string, fn: string, lines: string[]): Promise<{ reply: string[]; compopt: string[] }[]> {
+  const parts = [
+    "source /usr/share/bash-completion/bash_completion",
+    setup,
+    // compopt works only while readline runs a completion; record what the script asks of it instead.
+    'compopt() { __COMPOPT+=("$*"); }',
+  ];
+  for (const line of lines) {
+    const words = compWords(line);
+    parts.push(
+      `COMP_LINE=${bashQuote(line)}; COMP_POINT=\${#COMP_LINE}; COMP_WORDS=(${words.map(bashQuote).join(" ")}); COMP_CWORD=${words.length - 1}`,
+      `COMPREPLY=(); __COMPOPT=(); ${fn}`,
+      `printf 'REPLY\\x1f%s\\n' "$(IFS=$'\\x1f'; echo "\${COMPREPLY[*]}")"; printf 'COMPOPT\\x1f%s\\n' "$(IFS=$'\\x1f'; echo "\${__COMPOPT[*]}")"`,
+    );
+  }
+  const r = await run("bash", ["--norc", "--noprofile", "-c", parts.join("\n")]);
+  expect(r.status, r.stderr).toBe(0);
+  const out = r.stdout.split("\n").filter((l) => l.startsWith("REPLY\x1f") || l.startsWith("COMPOPT\x1f"));
+  const results: { reply: string[]; compopt: string[] }[] = [];
+  for (let i = 0; i < out.length; i += 2) {
+    const split = (l: string) => l.split("\x1f").slice(1).filter((x) => x !== "");
+    results.push({ reply: split(out[i]!), compopt: split(out[i + 1]!) });
+  }
+  return results;
+}
+
+describe("real bash", () => {
+  it("needs bash-completion, as kubectl's script does (scripts/ci-setup.sh installs it)", () => {
+    expect(existsSync("/usr/share/bash-completion/bash_completion")).toBe(true);
+  });
+  it("the generated script: COMPREPLY and the directives it applies", async () => {
+    const cases = [
+      { line: `kubectl-netpath --from ${IPTABLES_LAB} svc/`, reply: ["svc/kubernetes", "svc/my-nginx-svc"], compopt: ["+o default"] },
+      { line: `kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/k`, reply: ["svc/kube-dns"], compopt: ["+o default"] },
+      { line: `kubectl-netpath --from ${IPTABLES_LAB} --namespace=kube`, reply: ["kube-system"], compopt: ["+o default"] },
+      { line: "kubectl-netpath svc/", reply: ["svc/kube-dns"], compopt: ["+o default"] },
+      { line: "kubectl-netpath p", reply: ["pvc/", "pod/"], compopt: ["-o nospace", "+o default"] },
+      { line: `kubectl-netpath --from ${AZURE_ZONES} pod/`, reply: ["pod/busybox", "pod/busybox-zoned"], compopt: ["-o nosort", "+o default"] },
+      { line: "kubectl-netpath -o ", reply: ["text", "wide", "json", "yaml"], compopt: ["+o default"] },
+      // Default directive: no candidates and default kept on, so readline completes file names.
+      { line: "kubectl-netpath --from exa", reply: [], compopt: [] },
+      // Error directive: nothing at all.
+      { line: "kubectl-netpath --from /nonexistent svc/", reply: [], compopt: [] },
+    ];
+    const got = await bashComplete("source completions/kubectl-netpath.bash", "__kubectl_netpath_complete", cases.map((c) => c.line));
+    expect(got).toEqual(cases.map(({ reply, compopt }) => ({ reply, compopt })));
+    const registered = await run("bash", ["--norc", "--noprofile", "-c", "source /usr/share/bash-completion/bash_completion; source completions/kubectl-netpath.bash; complete -p kubectl-netpath"]);
+    expect(registered.stdout.trim()).toBe("complete -o default -F __kubectl_netpath_complete kubectl-netpath");
+  });
+  it.each(kubectlVersions().map((v) => ({ v })))("kubectl's own bash completion ($v) completes `kubectl netpath …`", async ({ v }) => {
+    const kdir = join(work, `k-${v}`);
+    mkdirSync(kdir, { recursive: true });
+    if (!existsSync(join(kdir, "kubectl"))) symlinkSync(join(SDK, v), join(kdir, "kubectl"));
+    const lines = [`kubectl netpath --from ${IPTABLES_LAB} svc/`, "kubectl netpath svc/", `kubectl netpath --from ${AZURE_ZONES} pvc/md-`, "kubectl netpath s"];
+    const got = await bashComplete(`PATH=${kdir}:$PATH; source <(kubectl completion bash)`, "__start_kubectl", lines);
+    expect(got.map((g) => g.reply)).toEqual([["svc/kubernetes", "svc/my-nginx-svc"], ["svc/kube-dns"], ["pvc/md-zoned"], ["svc/", "service/"]]);
+  });
+});
+
+/** zsh driven in a pty: types the line and TAB (twice for a list), returns the screen text. */
+const ZSH_DRIVER = `
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "stty columns 250; PS1='%% ' ; RPROMPT='' ; unset zle_bracketed_paste"
+zpty -w z "autoload -Uz compinit && compinit -u -D"
+zpty -w z "source \${(q)1}"
+# The markers are printed as __READY__ / __DONE__ but echoed as typed (with quotes), so only the output matches.
+zpty -w z "print __REA''DY__"
+local line out=""
+while zpty -r z line; do [[ $line == *__READY__* ]] && break; done
+# Wait for the next prompt: keys typed before ZLE reads them would be taken in cooked mode.
+zpty -r z line '*% *'
+zpty -w -n z "$2"
+zpty -w -n z $'\\t'
+[[ $3 == 2 ]] && zpty -w -n z $'\\t'
+# ^U (a key, not a signal) is read only after the completion widget has returned.
+zpty -w -n z $'\\x15'
+zpty -w z "print __DO''NE__"
+while zpty -r z line; do
+  [[ $line == *__DONE__* ]] && break
+  out+="$line"
+done
+print -r -- "$out"
+zpty -d z
+`;
+
+describe("real zsh (in a pty) with the generated script", () => {
+  async function zshScreen(line: string, tabs: 1 | 2): Promise<string> {
+    const driver = join(work, "zsh-driver.zsh");
+    writeFileSync(driver, ZSH_DRIVER);
+    const r = await run("zsh", ["-f", driver, join(ROOT, "completions/_kubectl-netpath"), line, String(tabs)], { timeout: 30_000 });
+    expect(r.status, r.stderr).toBe(0);
+    return r.stdout.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "").replace(/\r/g, "\n");
+  }
+  it("a unique Service name is inserted", async () => {
+    expect(await zshScreen(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/k`, 1)).toContain(`-n kube-system svc/kube-dns`);
+  });
+  it("several names are listed with their descriptions", async () => {
+    const screen = await zshScreen(`kubectl-netpath --from ${IPTABLES_LAB} svc/`, 2);
+    expect(screen).toMatch(/svc\/kubernetes +-- ClusterIP 10\.96\.0\.1\n/);
+    expect(screen).toMatch(/svc\/my-nginx-svc +-- ClusterIP 10\.98\.69\.149\n/);
+  });
+  it("--from completes file names (Default directive)", async () => {
+    expect(await zshScreen("kubectl-netpath --from exa", 1)).toContain("--from examples/");
+  });
+});
+
+describe("real fish with the generated script", () => {
+  async function fish(line: string): Promise<string[]> {
+    const r = await run("fish", ["--no-config", "-c", `source completions/kubectl-netpath.fish; complete --do-complete ${bashQuote(line)}`]);
+    expect(r.status, r.stderr).toBe(0);
+    return r.stdout.split("\n").filter((l) => l !== "");
+  }
+  it.each([
+    { line: `kubectl-netpath --from ${IPTABLES_LAB} svc/`, want: ["svc/kubernetes\tClusterIP 10.96.0.1", "svc/my-nginx-svc\tClusterIP 10.98.69.149"] },
+    { line: `kubectl-netpath --from ${AZURE_ZONES} pod/`, want: ["pod/busybox\tPending", "pod/busybox-zoned\tRunning"] },
+    { line: `kubectl-netpath --from ${IPTABLES_LAB} --namespace=kube`, want: ["--namespace=kube-system"] },
+    { line: "kubectl-netpath --context ", want: ["fake\tcluster fake, namespace kube-system (current)", "other\tcluster fake"] },
+    { line: "kubectl-netpath --from exa", want: ["examples/"] },
+    { line: "kubectl-netpath --from /nonexistent svc/", want: [] },
+  ])("$line", async ({ line, want }) => {
+    expect(await fish(line)).toEqual(want);
+  });
+});
+
+it("the shells are installed (scripts/ci-setup.sh)", () => {
+  for (const shell of ["bash", "zsh", "fish"]) expect(execFileSync("sh", ["-c", `command -v ${shell}`], { encoding: "utf8" }).trim()).not.toBe("");
+});
