@@ -296,6 +296,22 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(s.requests.filter((x) => x.method === "DELETE" && x.status === 200).length).toBe(1);
   });
 
+  it("409 on create (a pod of that name exists): reported, and that pod is not ours to delete", async () => {
+    const s = await fake({ ...noProxy, faults: [{ method: "POST", path: /\/namespaces\/kube-system\/pods$/, status: 409, message: 'pods "kubectl-netpath-k8s-guide-worker-zzzzz" already exists' }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/not analysed: conflict on pods in namespace "kube-system" \(409 AlreadyExists\): pods "kubectl-netpath-k8s-guide-worker-zzzzz" already exists/);
+    expect(s.requests.filter((x) => x.method === "DELETE")).toEqual([]);
+  });
+
+  it("pods in kube-system cannot be listed: the kube-proxy pod is unknown, a debug pod is used", async () => {
+    const s = await fake({ denials: [{ verb: "list", resource: "pods", namespace: "kube-system" }], pods: { badImages: ["nicolaka/netshoot"] } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length).toBe(1);
+    expect(r.stdout).toContain('the image "nicolaka/netshoot" cannot be pulled');
+  });
+
   it("a NotReady node is not touched, and said why", async () => {
     const nodes: Node[] = web.objects.nodes.map((n) => n.metadata.name === "k8s-guide-worker2" ? { ...n, status: { ...n.status, conditions: [{ type: "Ready", status: "Unknown", reason: "NodeStatusUnknown", message: "Kubelet stopped posting node status." }] } } : n);
     const s = await fake({ objects: { ...web.objects, nodes } });

@@ -161,8 +161,15 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
     // 1. the node's kube-proxy pod
     let kpRan: Ran | undefined;
     let kpWhy: string;
-    const pods = await o.rest.list<Pod>(R.pods(o.namespace), { fieldSelector: `spec.nodeName=${name}` });
-    const kpPod = pods.items.find((p) => isKubeProxy(p) && p.status?.phase === "Running");
+    let kpPod: Pod | undefined;
+    let listWhy: string | undefined;
+    try {
+      const pods = await o.rest.list<Pod>(R.pods(o.namespace), { fieldSelector: `spec.nodeName=${name}` });
+      kpPod = pods.items.find((p) => isKubeProxy(p) && p.status?.phase === "Running");
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+      listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;
+    }
     if (kpPod) {
       const container = kpPod.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod.spec?.containers?.[0]?.name ?? "kube-proxy";
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
@@ -196,7 +203,7 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
         kpWhy = "the exec was refused";
       }
     } else {
-      kpWhy = `no running kube-proxy pod on the node in namespace ${o.namespace}`;
+      kpWhy = listWhy ?? `no running kube-proxy pod on the node in namespace ${o.namespace}`;
     }
     // 2. a debug pod
     if (o.access.createPods === false || o.access.deletePods === false) {
