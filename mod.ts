@@ -54,6 +54,8 @@ export { type RuleRef, type TraceOutcome, type TraceResult, traceIptables, Trace
 export type { TracePacket } from "./src/explain/rule_match.ts";
 export { explainService, type ExplainServiceOptions, type PacketQuestion } from "./src/explain/service_path.ts";
 export { explainServiceFull, fullDatapath } from "./src/explain/explain_service_full.ts";
+export { traceNft } from "./src/explain/nft_trace.ts";
+export { nftDatapath } from "./src/explain/nft_datapath.ts";
 export { resolveService, portKey } from "./src/explain/service_resolve.ts";
 export { NotFoundError } from "./src/explain/errors.ts";
 export * from "./src/explain/service_report.ts";

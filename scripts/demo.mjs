@@ -10,6 +10,7 @@ const runs = [
 const extra = [
   ["examples/ipvs-lab", ["svc/kube-dns", "-n", "kube-system", "--from", "examples/ipvs-lab"], "# kube-dns on an IPVS node (seed 000): scheduler, real servers, ipsets, KUBE-LOOP-BACK hairpin"],
   ["examples/lb-legacy", ["svc/testsvc", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
+  ["examples/nftables-lab", ["svc/svc4", "-n", "ns4", "--from", "examples/nftables-lab"], "# Service ns4/svc4 in kube-proxy nftables mode (TestOverallNFTablesRules): numgen shares, masquerade per client, hairpin"],
   ["examples/azure-zones", ["pod/busybox", "--why-pending", "--from", "examples/azure-zones"], "# Why is pod busybox Pending? (seed 000, Azure zones)"],
 ];
 import { existsSync } from "node:fs";

@@ -35,7 +35,7 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     if (o.verdict === "dnat" && o.dnatTo) {
       forwarded.push(o);
       const cur = byEndpoint.get(o.dnatTo);
-      const via = o.path.find((r) => r.chain.startsWith("KUBE-SEP-"))?.chain;
+      const via = o.path.find((r) => r.chain.startsWith("KUBE-SEP-") || r.chain.startsWith("endpoint-"))?.chain;
       if (cur) {
         cur.share = (cur.share ?? 0) + o.probability;
         cur.masqueraded = cur.masqueraded || o.masqueraded === true;
@@ -106,7 +106,7 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   for (const o of outcomes) {
     for (const c of o.masqueradeChecks) {
       const role = c.matched === true
-        ? "marks for masquerade (KUBE-MARK-MASQ)"
+        ? c.rule.table.includes("kube-proxy") ? "marks for masquerade (mark-for-masquerade)" : "marks for masquerade (KUBE-MARK-MASQ)"
         : c.matched === "unknown"
         ? `may mark for masquerade: ${c.why}`
         : `does not mark: ${c.why}`;
