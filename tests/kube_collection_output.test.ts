@@ -11,7 +11,8 @@ import { COLLECTION_SCRIPT } from "../src/kube/collection_script.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
-import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
+import { type FakeNode, ipsetRestoreFromList, startFakeNode } from "./helpers/fake_nodes.ts";
+import { parseIpsetList } from "../src/datapath/ipset.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 
 const M = "### kubectl-netpath:";
@@ -177,6 +178,23 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
     expect(c.sections["proxy-mode"]!.command).toMatch(/^bash -c exec 3<>\/dev\/tcp\/127\.0\.0\.1\/10249/);
+  });
+
+  it("an IPVS-mode node's IP sets (seed 000's KUBE-* sets, loaded into the kernel) come back in the ipset section", async () => {
+    const listed = readFileSync("tests/fixtures/ipvs/seed-000-azure-ipset-list.txt", "utf8");
+    const node = await startFakeNode("k8s-01", { ipsets: ipsetRestoreFromList(listed) });
+    try {
+      const r = await node.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+      const c = parseCollectionOutput(r.stdout, r.stderr);
+      expect(c.sections.ipset).toMatchObject({ command: "ipset list", exitCode: 0 });
+      const got = parseIpsetList(c.sections.ipset!.stdout);
+      const want = parseIpsetList(listed);
+      const view = (sets: typeof got) => sets.map((x) => [x.name, x.type, [...x.members.map((m) => m.entry)].sort()]).sort();
+      expect(view(got)).toEqual(view(want));
+      expect(got.length).toBeGreaterThan(5);
+    } finally {
+      await node.stop();
+    }
   });
 
   it("plain iptables-save whose --version names the backend is used for it", async () => {

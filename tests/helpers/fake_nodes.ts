@@ -30,8 +30,28 @@ export interface FakeNode {
   stop(): Promise<void>;
 }
 
+/**
+ * Turns `ipset list` output into `ipset restore` input (create with the listed type and header, add each member),
+ * so a node can be given the sets a real one had.
+ */
+export function ipsetRestoreFromList(text: string): string {
+  const out: string[] = [];
+  for (const block of text.split(/\n(?=Name: )/)) {
+    const name = /^Name: (\S+)/m.exec(block)?.[1];
+    const type = /^Type: (\S+)/m.exec(block)?.[1];
+    if (!name || !type) continue;
+    const header = (/^Header: (.*)$/m.exec(block)?.[1] ?? "").replace(/\bbucketsize \d+|\binitval \S+/g, "").trim();
+    out.push(`create ${name} ${type} ${header}`.trim());
+    const members = block.split(/^Members:\n/m)[1] ?? "";
+    for (const m of members.split("\n").map((l) => l.trim()).filter((l) => l !== "")) out.push(`add ${name} ${m}`);
+  }
+  return out.join("\n") + "\n";
+}
+
 /** Options of {@link startFakeNode}. */
 export interface FakeNodeOptions {
+  /** IP sets to create first (`ipset restore` input, see {@link ipsetRestoreFromList}); rules may match them. */
+  ipsets?: string;
   rules?: NodeRules;
   /** Serve this text at http://127.0.0.1:10249/proxyMode inside the namespace (e.g. "iptables"). */
   proxyMode?: string;
@@ -45,6 +65,7 @@ export async function startFakeNode(name: string, o: FakeNodeOptions = {}): Prom
   const netns = await createNetns("node");
   let server: ChildProcess | undefined;
   try {
+    if (o.ipsets) await netns.run(["ipset", "restore"], { input: o.ipsets });
     if (o.rules) {
       await loadIptables(netns, o.rules.text, { backend: o.rules.backend, family: 4 });
       if (o.rules.jumps ?? true) await installKubeProxyJumps(netns, o.rules.backend, 4);
