@@ -189,9 +189,10 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
       expect(c.sections.ipset).toMatchObject({ command: "ipset list", exitCode: 0 });
       const got = parseIpsetList(c.sections.ipset!.stdout);
       const want = parseIpsetList(listed);
-      const view = (sets: typeof got) => sets.map((x) => [x.name, x.type, [...x.members.map((m) => m.entry)].sort()]).sort();
+      const view = (sets: typeof got) => sets.map((x) => [x.name, x.type, [...x.members.map((m) => m.raw)].sort()]).sort();
       expect(view(got)).toEqual(view(want));
       expect(got.length).toBeGreaterThan(5);
+      expect(got.find((x) => x.name === "KUBE-LOOP-BACK")!.members.map((m) => m.raw).sort()).toEqual(["192.168.0.17,tcp:53,192.168.0.17", "192.168.0.17,udp:53,192.168.0.17", "192.168.0.18,tcp:53,192.168.0.18", "192.168.0.18,udp:53,192.168.0.18"]);
     } finally {
       await node.stop();
     }
