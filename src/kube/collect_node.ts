@@ -92,7 +92,10 @@ function backendDetail(r: CollectionResult): string {
   const b = r.sections["iptables-backend"];
   const save = r.sections["iptables-save"];
   const parts: string[] = [];
-  if (b && b.exitCode === 0 && b.stdout.trim() !== "") parts.push(`iptables ${b.stdout.trim()} backend (${firstLine(b.stderr)})`);
+  if (b && b.exitCode === 0 && b.stdout.trim() !== "") {
+    const why = (b.stderr ?? "").split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("### kubectl-netpath:")).join("; ");
+    parts.push(`iptables ${b.stdout.trim()} backend (${why})`);
+  }
   if (save?.command && save.exitCode !== 127) parts.push(`iptables-save via ${save.command}`);
   return parts.join("; ");
 }
