@@ -14,7 +14,11 @@
 #   nfacct      nfacct           creates the nfacct counters kube-proxy master dumps reference (-m nfacct)
 #   ipvsadm     ipvsadm          IPVS-mode collection (the kernel may lack IP_VS; then only the binary is used)
 #   nc          netcat-openbsd   sends one TCP SYN / UDP datagram from a namespace
+#   curl        curl             the collection script's /proxyMode read, in the live test bed's node namespaces
+#   openssl     openssl          the live test bed's self-signed CA and certificates
 #   bash zsh fish                completion tests
+# kubectl itself is not installed here: the tests that dispatch through it use the kubectl on PATH (the machines
+# of this project ship kubectl 1.27-1.33) and say so when it is missing.
 #
 # A package that cannot be installed is reported and skipped; the script then exits 0: the tests that
 # need the tool decide (under CI=true, tests/helpers/netns.ts requireNetns() fails loudly).
@@ -31,6 +35,8 @@ TOOLS=(
   "nfacct:nfacct"
   "ipvsadm:ipvsadm"
   "nc:netcat-openbsd"
+  "curl:curl"
+  "openssl:openssl"
   "bash:bash"
   "zsh:zsh"
   "fish:fish"

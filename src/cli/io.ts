@@ -17,8 +17,14 @@ export interface CliIo {
   cwd: string;
 }
 
-/** The process's real streams. */
+/** The process's real streams. A reader that goes away (`| head`) ends the run quietly, as kubectl does. */
 export function nodeIo(): CliIo {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   return {
     stdout: (t) => void process.stdout.write(t),
     stderr: (t) => void process.stderr.write(t),

@@ -8,6 +8,8 @@ import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { BundleError } from "../bundle/decode.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { NotFoundError } from "../explain/errors.ts";
+import { registerCapture } from "./capture.ts";
+import { registerCleanup } from "./cleanup.ts";
 import type { CliIo } from "./io.ts";
 import { runTarget } from "./run_target.ts";
 import { UsageError } from "./target.ts";
@@ -68,8 +70,8 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .name("kubectl-netpath")
     .usage("[TYPE/NAME] [flags]")
     .description(
-      "Explain how kube-proxy really load-balances and masquerades a Service on each node (iptables, IPVS, nftables),\n" +
-        "and why a PersistentVolumeClaim or Pod is Pending.",
+      "Explain how kube-proxy really load-balances and masquerades a Service on each node (iptables, IPVS,\n" +
+        "nftables), and why a PersistentVolumeClaim or Pod is Pending.",
     )
     .version(VERSION, "--version", "print the version")
     .argument("[target...]", "svc/NAME, pvc/NAME or pod/NAME")
@@ -99,6 +101,9 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .action(async (target, opts) => {
       result.code = await runTarget(target, opts as MainOptions, io);
     });
+  // Subcommands inherit exitOverride/configureOutput from here.
+  registerCapture(program, io, result);
+  registerCleanup(program, io, result);
   return program;
 }
 

@@ -63,6 +63,7 @@ async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle>
 export async function runTarget(words: string[], o: MainOptions, io: CliIo): Promise<number> {
   const plan = validate(words, o);
   const bundle = await gather(plan, o, io);
+  if (o.dryRun) return 0; // the debug pod it would create was printed; nothing was created or analysed
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const namespace = plan.namespace ?? "default";
   if (plan.target.kind === "service") {
