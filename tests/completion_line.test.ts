@@ -11,6 +11,7 @@ import { type CompletionPlan, contextCandidates, directiveFor, objectCandidates,
 import { Directive, formatAnswer, parseAnswer } from "../src/completion/directive.ts";
 import { lineSpecOf } from "../src/completion/engine.ts";
 import { KubeconfigReadError, kubeconfigPaths, mergeContexts } from "../src/completion/kubeconfig_contexts.ts";
+import { KubeconfigShapeError } from "../src/kube/kubeconfig_merge.ts";
 import { type CompletionLine, parseCompletionLine, splitGluedValues } from "../src/completion/line.ts";
 import { bundleObjects, DEFAULT_LOOKUP_TIMEOUT_MS, lookupTimeoutMs, resolveLinePath } from "../src/completion/lookups.ts";
 
@@ -247,18 +248,19 @@ describe("kubeconfig contexts without the client", () => {
     expect(mergeContexts([{ path: "/empty", text: "" }])).toEqual({ contexts: [] });
   });
   it.each([
-    { name: "bad YAML", text: "contexts: [\n", want: /^\/k: not valid YAML: / },
-    { name: "contexts not a list", text: "contexts: {a: 1}\n", want: /^\/k: "contexts" must be a list$/ },
-    { name: "not a mapping", text: "- a\n", want: /^\/k: not a kubeconfig \(want a mapping\)$/ },
-  ])("refuses $name, naming the file", ({ text, want }) => {
-    let err: unknown;
+    { name: "bad YAML", text: "contexts: [\n", err: KubeconfigReadError, want: /^\/k: not valid YAML: / },
+    { name: "contexts not a list", text: "contexts: {a: 1}\n", err: KubeconfigShapeError, want: /^\/k: "contexts" must be a list$/ },
+    { name: "not a mapping", text: "- a\n", err: KubeconfigShapeError, want: /^\/k: not a kubeconfig \(want a YAML mapping with clusters, users, contexts\)$/ },
+    { name: "a context without a name", text: "contexts:\n- context: {cluster: c}\n", err: KubeconfigShapeError, want: /^\/k: contexts\[0\] has no name$/ },
+  ])("refuses $name, naming the file", ({ text, err, want }) => {
+    let thrown: unknown;
     try {
       mergeContexts([{ path: "/k", text }]);
     } catch (e) {
-      err = e;
+      thrown = e;
     }
-    expect(err).toBeInstanceOf(KubeconfigReadError);
-    expect((err as Error).message).toMatch(want);
+    expect(thrown).toBeInstanceOf(err);
+    expect((thrown as Error).message).toMatch(want);
   });
 });
 

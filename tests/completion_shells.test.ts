@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAnswer } from "../src/completion/directive.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
+import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const IPTABLES_LAB = join(ROOT, "examples/iptables-lab");
@@ -171,6 +172,35 @@ describe("real kubectl: `kubectl __complete netpath …` through kubectl_complet
       expect(parseAnswer(r.stdout)).toEqual({ candidates: [], directive: 0 });
     });
   }
+  it("against the live path's fake API server: bearer token and client certificate kubeconfigs", async () => {
+    const lab = readBundle(IPTABLES_LAB).objects;
+    const azure = readBundle(AZURE_ZONES).objects;
+    const server = await startFakeApiServer({
+      objects: { services: lab.services, pods: azure.pods, nodes: lab.nodes, persistentVolumeClaims: azure.persistentVolumeClaims },
+      contextNamespace: "default",
+      kubeProxyPods: false,
+    });
+    try {
+      for (const [v, config] of [[versions[0]!, server.kubeconfig], [versions[versions.length - 1]!, server.kubeconfigCert]] as const) {
+        const answer = async (words: string[]) => {
+          const r = await run(join(SDK, v), ["__complete", "netpath", ...words], { env: env({ KUBECONFIG: config }) });
+          expect(r.status, r.stderr).toBe(0);
+          const a = parseAnswer(r.stdout);
+          return { values: a.candidates.map((c) => c.value), directive: a.directive };
+        };
+        expect(await answer(["svc/"])).toEqual({ values: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 });
+        expect(await answer(["-n", "kube-system", "service/"])).toEqual({ values: ["service/kube-dns"], directive: 4 });
+        expect(await answer(["pod/"])).toEqual({ values: ["pod/busybox", "pod/busybox-zoned"], directive: 36 });
+        expect(await answer(["pvc/md"])).toEqual({ values: ["pvc/md", "pvc/md-zoned"], directive: 36 });
+        expect(await answer(["--node", "k8s1", "--node", ""])).toEqual({ values: ["k8s2", "k8s3"], directive: 4 });
+      }
+      const lists = server.requests.filter((r) => r.method === "GET").map((r) => `${r.path}?limit=${r.query.limit}`);
+      expect(lists).toContain("/api/v1/namespaces/default/services?limit=500");
+      expect(lists).toContain("/api/v1/namespaces/kube-system/services?limit=500");
+    } finally {
+      await server.close();
+    }
+  });
   it("kubectl plugin list finds kubectl-netpath on PATH", async () => {
     const r = await run(join(SDK, versions[versions.length - 1]!), ["plugin", "list"]);
     expect(r.status, r.stderr).toBe(0);

@@ -1,17 +1,18 @@
 /**
  * The contexts of the kubeconfig in effect, for `--context` completion, read without the Kubernetes client (parsing
- * a few kB of YAML is cheap; loading the client is not). File precedence and merging follow client-go
- * (tools/clientcmd/loader.go, ClientConfigLoadingRules): `--kubeconfig` alone when given (it must exist); else the
- * `KUBECONFIG` list (missing files skipped); else `~/.kube/config`. The first file to define a context name wins,
- * and the first file to set `current-context` wins.
+ * a few kB of YAML is cheap; loading the client is not). Files as kubectl chooses them (client-go
+ * tools/clientcmd/loader.go): `--kubeconfig` alone when given (it must exist); else the `KUBECONFIG` list (missing
+ * files skipped); else `~/.kube/config`. Merged by the live path's {@link mergeKubeconfigs} (first definition of a
+ * name wins, first `current-context` wins), so completion and the command agree.
  *
  * Runtime-neutral: no I/O; the caller reads the files.
  * @module
  */
 import { parse } from "yaml";
+import { type KubeconfigDoc, mergeKubeconfigs } from "../kube/kubeconfig_merge.ts";
 import type { ContextInfo } from "./candidates.ts";
 
-/** A kubeconfig that cannot be read or is not a kubeconfig; the message names the file. */
+/** A kubeconfig file that is not YAML; the message names the file. */
 export class KubeconfigReadError extends Error {
   override name = "KubeconfigReadError";
 }
@@ -41,37 +42,28 @@ export function kubeconfigPaths(opts: { flag?: string; env?: string; home?: stri
 }
 
 /**
- * Merges the contexts of kubeconfig files.
+ * The contexts of kubeconfig files.
  * @param files the files' paths and texts, in precedence order.
  * @returns the contexts (first definition of a name wins, in file order) and the current context.
- * @throws {KubeconfigReadError} `<path>: not valid YAML: <reason>` or `<path>: "contexts" must be a list`.
+ * @throws {KubeconfigReadError} `<path>: not valid YAML: <reason>`.
+ * @throws {KubeconfigShapeError} from {@link mergeKubeconfigs}, e.g. `<path>: "contexts" must be a list`.
  */
 export function mergeContexts(files: readonly { path: string; text: string }[]): { contexts: ContextInfo[]; current?: string } {
-  const contexts: ContextInfo[] = [];
-  const seen = new Set<string>();
-  let current: string | undefined;
-  for (const f of files) {
-    let doc: unknown;
+  const docs: KubeconfigDoc[] = files.map((f) => {
     try {
-      doc = parse(f.text);
+      return { path: f.path, doc: parse(f.text) as unknown };
     } catch (e) {
       throw new KubeconfigReadError(`${f.path}: not valid YAML: ${(e as Error).message.split("\n")[0]}`);
     }
-    if (doc === null || doc === undefined) continue; // an empty file is an empty config
-    if (typeof doc !== "object" || Array.isArray(doc)) throw new KubeconfigReadError(`${f.path}: not a kubeconfig (want a mapping)`);
-    const d = doc as Record<string, unknown>;
-    if (current === undefined && typeof d["current-context"] === "string" && d["current-context"] !== "") current = d["current-context"];
-    const list = d.contexts ?? [];
-    if (!Array.isArray(list)) throw new KubeconfigReadError(`${f.path}: "contexts" must be a list`);
-    for (const entry of list) {
-      const e = entry as { name?: unknown; context?: { cluster?: unknown; namespace?: unknown } } | null;
-      if (!e || typeof e.name !== "string" || e.name === "" || seen.has(e.name)) continue;
-      seen.add(e.name);
-      const info: ContextInfo = { name: e.name };
-      if (typeof e.context?.cluster === "string") info.cluster = e.context.cluster;
-      if (typeof e.context?.namespace === "string" && e.context.namespace !== "") info.namespace = e.context.namespace;
-      contexts.push(info);
-    }
-  }
+  });
+  const raw = mergeKubeconfigs(docs);
+  const contexts = raw.contexts.map((e) => {
+    const c = (e.context ?? {}) as { cluster?: unknown; namespace?: unknown };
+    const info: ContextInfo = { name: e.name };
+    if (typeof c.cluster === "string") info.cluster = c.cluster;
+    if (typeof c.namespace === "string" && c.namespace !== "") info.namespace = c.namespace;
+    return info;
+  });
+  const current = raw["current-context"];
   return current === undefined ? { contexts } : { contexts, current };
 }

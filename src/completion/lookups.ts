@@ -110,17 +110,13 @@ function contextsOf(line: CompletionLine, e: LookupEnv): Candidate[] {
   return contextCandidates(contexts, current);
 }
 
-function withTimeout<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
+/** Races `run` against a timer (the loader and authentication, e.g. an exec plugin, count too). */
+function withTimeout<T>(ms: number, run: () => Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new LookupTimeoutError(`no answer within ${ms} ms`);
-      controller.abort(err);
-      reject(err);
-    }, ms);
+    timer = setTimeout(() => reject(new LookupTimeoutError(`no answer within ${ms} ms`)), ms);
   });
-  return Promise.race([run(controller.signal), expired]).finally(() => clearTimeout(timer));
+  return Promise.race([run(), expired]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -130,8 +126,8 @@ function withTimeout<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): P
  * @param e environment and current directory.
  * @returns the candidates (unfiltered by the word under the cursor: the engine filters).
  * @throws {LookupTimeoutError} when the source did not answer within the timeout; {@link BundleError},
- *   {@link KubeconfigReadError}, {@link LookupError} or socket errors otherwise. The caller turns any of them into
- *   the Error directive.
+ *   {@link KubeconfigReadError}, {@link KubeconfigError}, {@link KubeApiError}, {@link ApiUnreachableError}
+ *   otherwise. The caller turns any of them into the Error directive.
  */
 export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "lookup" }>, line: CompletionLine, e: LookupEnv): Promise<Candidate[]> {
   const ms = lookupTimeoutMs(e.env);
@@ -142,14 +138,16 @@ export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "loo
     const bundle = readBundle(resolveLinePath(from, e));
     return objectCandidates(plan, bundleObjects(bundle, kind, last(line, "namespace") || "default"));
   }
-  const source: LiveSource = { kubeconfig: kubeconfigOf(line, e) };
+  const source: LiveSource = { env: e.env, cwd: e.cwd, timeoutMs: ms };
+  const kubeconfig = last(line, "kubeconfig");
+  if (kubeconfig) source.kubeconfig = resolveLinePath(kubeconfig, e);
   const context = last(line, "context");
   if (context) source.context = context;
   const namespace = last(line, "namespace");
   if (namespace) source.namespace = namespace;
-  const objects = await withTimeout(ms, async (signal) => {
+  const objects = await withTimeout(ms, async () => {
     const { listLive } = await import("./live_lookup.ts");
-    return listLive(kind, source, signal);
+    return listLive(kind, source);
   });
   return objectCandidates(plan, objects);
 }
