@@ -38,10 +38,10 @@ async function complete(words: string[], env: Record<string, string> = {}) {
 
 describe("static candidates", () => {
   const cases: { name: string; input: string[]; want: string[]; directive: number }[] = [
-    { name: "first word", input: [""], want: ["completion", "capture", "cleanup", "svc/", "service/", "pvc/", "pod/"], directive: 6 },
-    { name: "no word at all", input: [], want: ["completion", "capture", "cleanup", "svc/", "service/", "pvc/", "pod/"], directive: 6 },
+    { name: "first word", input: [""], want: ["capture", "cleanup", "completion", "svc/", "service/", "pvc/", "pod/"], directive: 6 },
+    { name: "no word at all", input: [], want: ["capture", "cleanup", "completion", "svc/", "service/", "pvc/", "pod/"], directive: 6 },
     { name: "s…", input: ["s"], want: ["svc/", "service/"], directive: 6 },
-    { name: "c…: subcommands only, a space after", input: ["c"], want: ["completion", "capture", "cleanup"], directive: 4 },
+    { name: "c…: subcommands only, a space after", input: ["c"], want: ["capture", "cleanup", "completion"], directive: 4 },
     { name: "p…", input: ["p"], want: ["pvc/", "pod/"], directive: 6 },
     { name: "--fr…", input: ["--fr"], want: ["--from", "--from-pod"], directive: 4 },
     { name: "--no-…", input: ["--no-"], want: ["--no-color", "--no-exec"], directive: 4 },
@@ -53,6 +53,10 @@ describe("static candidates", () => {
     { name: "--kubeconfig=: files", input: ["--kubeconfig=~/"], want: [], directive: 0 },
     { name: "a free value", input: ["--source", ""], want: [], directive: 4 },
     { name: "after a whole target", input: ["svc/web", ""], want: [], directive: 4 },
+    { name: "capture TYPE/", input: ["capture", ""], want: ["svc/", "service/", "pvc/", "pod/"], directive: 6 },
+    { name: "capture -o is its file (a path placeholder)", input: ["capture", "svc/x", "-o", ""], want: [], directive: 0 },
+    { name: "capture's own flags", input: ["capture", "--all"], want: ["--all-nodes"], directive: 4 },
+    { name: "cleanup's own flags", input: ["cleanup", "--all"], want: ["--all-namespaces"], directive: 4 },
   ];
   it.each(cases)("$name", async ({ input, want, directive }) => {
     const a = await complete(input);
@@ -145,6 +149,10 @@ describe("names from a live API server (HTTPS, bearer token)", () => {
     expect((await complete(["--context", "other", "svc/"], env)).values).toEqual(["svc/kubernetes", "svc/my-nginx-svc"]);
     expect((await complete(["-n", "default", "pvc/"], env))).toMatchObject({ values: ["pvc/md", "pvc/md-zoned"], directive: 36 });
     expect(await complete(["-n", "default", "pod/"], env)).toMatchObject({ values: ["pod/busybox", "pod/busybox-zoned", "pod/nginx"], directive: 36 });
+  });
+  it("capture svc/ and cleanup -n read the same cluster", async () => {
+    expect((await complete(["--kubeconfig", kubeconfig, "capture", "svc/"])).values).toEqual(["svc/kube-dns"]);
+    expect((await complete(["cleanup", "--kubeconfig", kubeconfig, "-n", "k"])).values).toEqual(["kube-system"]);
   });
   it("-n: namespaces; --node: nodes; --context: the kubeconfig's contexts", async () => {
     expect((await complete(["--kubeconfig", kubeconfig, "-n", ""])).values).toEqual(["default", "kube-system"]);
@@ -247,13 +255,13 @@ describe("completion SHELL and completions/", () => {
 });
 
 /**
- * kubectl's help conventions, as problems found: a `Usage:` line, an `Examples:` section of `# comment` lines each
+ * kubectl's help conventions, as problems found: a `Usage:` line ending in `[flags]` or `[options]`, an `Examples:` section of `# comment` lines each
  * followed by command lines that start with `kubectl netpath` or `kubectl-netpath` (or a shell command for
  * completion), a blank line between examples.
  */
 function helpProblems(text: string): string[] {
   const problems: string[] = [];
-  if (!/^Usage: kubectl-netpath( \S+)* \[flags\]$/m.test(text)) problems.push("no `Usage: kubectl-netpath … [flags]` line");
+  if (!/^Usage: kubectl-netpath( \S+)* \[(flags|options)\]$/m.test(text)) problems.push("no `Usage: kubectl-netpath … [flags]` line");
   const i = text.indexOf("\nExamples:\n");
   if (i < 0) return [...problems, "no Examples: section"];
   const lines = text.slice(i + "\nExamples:\n".length).split("\n");
