@@ -261,7 +261,7 @@ describe("completion SHELL and completions/", () => {
  */
 function helpProblems(text: string): string[] {
   const problems: string[] = [];
-  if (!/^Usage: kubectl-netpath( \S+)* \[(flags|options)\]$/m.test(text)) problems.push("no `Usage: kubectl-netpath … [flags]` line");
+  if (!/^Usage: kubectl[- ]netpath( \S+)* \[(flags|options)\]$/m.test(text)) problems.push("no `Usage: kubectl-netpath … [flags]` line");
   const i = text.indexOf("\nExamples:\n");
   if (i < 0) return [...problems, "no Examples: section"];
   const lines = text.slice(i + "\nExamples:\n".length).split("\n");

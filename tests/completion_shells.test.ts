@@ -139,6 +139,21 @@ describe("import graph: the Kubernetes client only for dynamic candidates", () =
   });
 });
 
+describe("under Deno (src/completion/entry_bin.ts run by deno)", () => {
+  it.each([
+    { name: "static", words: ["s"], want: ["svc/", "service/"], directive: 6 },
+    { name: "from a bundle", words: ["--from", IPTABLES_LAB, "-n", "kube-system", "svc/"], want: ["svc/kube-dns"], directive: 4 },
+    { name: "from the API server", words: ["--context", "other", "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
+  ])("$name", async ({ words, want, directive }) => {
+    const deno = join(ROOT, "node_modules/.bin/deno");
+    const r = await run(deno, ["run", "-A", join(ROOT, "src/completion/entry_bin.ts"), "complete", "--", ...words], { env: env({ PATH: `${dirname(deno)}:${basePath}` }) });
+    expect(r.status, r.stderr).toBe(0);
+    const a = parseAnswer(r.stdout);
+    expect(a.candidates.map((c) => c.value)).toEqual(want);
+    expect(a.directive).toBe(directive);
+  });
+});
+
 describe("real kubectl: `kubectl __complete netpath …` through kubectl_complete-netpath", () => {
   const versions = kubectlVersions();
   it("at least two kubectl versions >= 1.26 are installed", () => {
