@@ -1,12 +1,17 @@
-// Bundles the CLI into one ESM file so `npm install` leaves a runnable, fast-starting plugin.
-// The Kubernetes client is kept external: it is loaded lazily, only by live commands.
+// Bundles the CLI for `npm install` (run in `prepare`), so the plugin runs from dist/ and starts fast.
+// Dependencies stay external (node_modules); the Kubernetes client is loaded lazily, only by live commands.
 import { build } from "esbuild";
-import { chmodSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 
 const outfile = "dist/kubectl-netpath.js";
+rmSync("dist", { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/bin.ts"],
-  outfile,
+  // Code splitting keeps lazily imported modules (analyses, the Kubernetes client, YAML) in their own chunks, so
+  // start-up (every TAB press runs the plugin) loads only the CLI layer.
+  entryPoints: { "kubectl-netpath": "src/cli/bin.ts" },
+  outdir: "dist",
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",

@@ -16,7 +16,7 @@
 #   nc          netcat-openbsd   sends one TCP SYN / UDP datagram from a namespace
 #   curl        curl             the collection script's /proxyMode read, in the live test bed's node namespaces
 #   openssl     openssl          the live test bed's self-signed CA and certificates
-#   bash zsh fish                completion tests
+#   bash zsh fish                completion tests (bash-completion: kubectl's own bash script needs it)
 # kubectl itself is not installed here: the tests that dispatch through it use the kubectl on PATH (the machines
 # of this project ship kubectl 1.27-1.33) and say so when it is missing.
 #
@@ -38,6 +38,7 @@ TOOLS=(
   "curl:curl"
   "openssl:openssl"
   "bash:bash"
+  "/usr/share/bash-completion/bash_completion:bash-completion"
   "zsh:zsh"
   "fish:fish"
 )
@@ -49,7 +50,8 @@ for entry in "${TOOLS[@]}"; do
   cmd=${entry%%:*}
   pkg=${entry#*:}
   # /usr/sbin is not always on a non-root PATH; look there too.
-  if command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/sbin/$cmd" ]; then
+  # An entry naming a file (/usr/share/...) is present when the file is; a command when it is on PATH.
+  if { [ "${cmd#/}" != "$cmd" ] && [ -f "$cmd" ]; } || command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/sbin/$cmd" ]; then
     continue
   fi
   missing_pkgs+=("$pkg")

@@ -10,7 +10,6 @@ import { writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { Bundle } from "../bundle/bundle.ts";
-import { encodeBundle } from "../bundle/decode.ts";
 import type { CliIo } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import type { RunPlan } from "./run_target.ts";
@@ -86,6 +85,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const bundle = await live.gatherWith(cluster, plan, main, s, io);
   if (s.dryRun) return 0;
   const format = /\.ya?ml$/i.test(o.output) ? "yaml" : "json";
+  const { encodeBundle } = await import("../bundle/decode.ts"); // on use: keeps YAML out of start-up
   const text = encodeBundle(bundle, format);
   if (o.output === "-") io.stdout(text);
   else writeFileSync(isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output), text);

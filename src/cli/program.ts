@@ -5,13 +5,12 @@
  * @module
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
-import { BundleError } from "../bundle/decode.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { NotFoundError } from "../explain/errors.ts";
 import { registerCapture } from "./capture.ts";
 import { registerCleanup } from "./cleanup.ts";
+import { registerCompletion } from "./completion.ts";
 import type { CliIo } from "./io.ts";
-import { runTarget } from "./run_target.ts";
 import { UsageError } from "./target.ts";
 import { VERSION } from "./version.ts";
 
@@ -99,11 +98,14 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
     .action(async (target, opts) => {
+      // Loaded on use: completion and --help must not pay for the analyses.
+      const { runTarget } = await import("./run_target.ts");
       result.code = await runTarget(target, opts as MainOptions, io);
     });
   // Subcommands inherit exitOverride/configureOutput from here.
   registerCapture(program, io, result);
   registerCleanup(program, io, result);
+  registerCompletion(program, io, result); // last: it completes the subcommands registered before it
   return program;
 }
 
@@ -138,7 +140,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
  * One line for any error, with the next step where there is one.
  */
 export function describeError(e: unknown): string {
-  if (e instanceof NotFoundError || e instanceof BundleError) return e.message;
+  // BundleError is matched by name so that this module does not load the bundle decoder (and YAML) at start-up.
+  if (e instanceof NotFoundError || (e instanceof Error && e.name === "BundleError")) return e.message;
   if (e instanceof DumpParseError) return `${e.message}\n  the dump is malformed or truncated: capture it again (kubectl netpath capture …)`;
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;
