@@ -298,7 +298,32 @@ export interface KubeProxyNftAnomaly {
   evidence: NftEvidence[];
 }
 
-/** The decoded kube-proxy table of one IP family. */
+/**
+ * What {@link KubeProxyNft.overview} tells about a whole table without decoding every per-Service chain: the
+ * table-wide anomalies (the dispatch maps' elements, the fixed chains, and rules that disagree on the local-traffic
+ * detector), the local-traffic detector and `--masquerade-all`.
+ */
+export interface KubeProxyNftOverview {
+  /** The same as {@link KubeProxyNft.localDetector}. */
+  localDetector: LocalTrafficDetector;
+  /** The same as {@link KubeProxyNft.masqueradeAll}. */
+  masqueradeAll: boolean;
+  /**
+   * The anomalies of {@link KubeProxyNft.anomalies} that are not about one chain of a ServicePort or endpoint: map
+   * elements (shape, missing target chain), the fixed chains, the detector. Those of one chain:
+   * {@link KubeProxyNft.chainAnomalies}.
+   */
+  anomalies: KubeProxyNftAnomaly[];
+}
+
+/**
+ * The decoded kube-proxy table of one IP family.
+ *
+ * Decoded on demand: each field is computed the first time it is read (and kept), and a per-Service question reads
+ * only what it needs: {@link KubeProxyNft.policyChain} decodes one `service-`/`local-` chain (and its endpoint
+ * chains), {@link KubeProxyNft.overview} the table-wide facts. Reading `servicePorts`, `endpointChains`,
+ * `localDetector` or `anomalies` decodes every chain of the table (100,000+ on a node with 10,000 Services).
+ */
 export interface KubeProxyNft {
   family: "ip" | "ip6";
   /** The parsed table, for tracing packets rule by rule. */
@@ -347,7 +372,30 @@ export interface KubeProxyNft {
   affinitySets: AffinitySet[];
   /** Flushed service/endpoint chains (exist, no rules): kube-proxy deletes them after a delay. */
   staleChains: { chain: string; kind?: KubeProxyChainKind; evidence: NftEvidence }[];
+  /**
+   * Everything that does not fit the layout, in this order: map elements, fixed chains, endpoint chains, ServicePort
+   * chains (each in listing order), the local-traffic detector.
+   */
   anomalies: KubeProxyNftAnomaly[];
+  /**
+   * One `service-…` or `local-…` chain, decoded on first use (with the endpoint chains its numgen rule points to):
+   * the same object as the `clusterChain` / `localChain` of its ServicePort in `servicePorts`.
+   * @param chain the chain name.
+   * @returns the decoded chain; undefined when the table has no such chain or the name is not a service/local one.
+   */
+  policyChain(chain: string): PolicyChain | undefined;
+  /**
+   * The anomalies found in one per-ServicePort or endpoint chain (decoding it on first use); [] for other chains.
+   * @param chain the chain name, e.g. `service-ULMVA6XW-ns1/svc1/tcp/p80`.
+   * @returns the chain's entries of `anomalies`, in the same order.
+   */
+  chainAnomalies(chain: string): KubeProxyNftAnomaly[];
+  /**
+   * Table-wide facts, decoding only the maps, the fixed chains and the rules that show the local-traffic detector
+   * (ClusterIP masquerade rules, pod short-circuits): what a per-node summary needs on a table of any size.
+   * @returns the detector, `--masquerade-all` and the table-wide anomalies.
+   */
+  overview(): KubeProxyNftOverview;
 }
 
 /** Thrown by {@link decodeKubeProxyTable} for a table that is not kube-proxy's. */
@@ -498,6 +546,7 @@ function dnatText(ip: string, port: number | undefined): string {
  * Decodes every kube-proxy table (`ip kube-proxy`, `ip6 kube-proxy`) of a ruleset.
  * @param ruleset a ruleset from parseNftJson / parseNftText.
  * @returns one decoded layout per kube-proxy table, IPv4 first; [] when the node has none (not in nftables mode).
+ *   Each is decoded on demand (see {@link KubeProxyNft}).
  */
 export function decodeKubeProxyNft(ruleset: NftRuleset): KubeProxyNft[] {
   return ruleset.tables
@@ -508,7 +557,7 @@ export function decodeKubeProxyNft(ruleset: NftRuleset): KubeProxyNft[] {
 
 /**
  * Decodes one kube-proxy table into its maps, per-ServicePort chains with exact endpoint shares, endpoint chains,
- * affinity sets, masquerade setup, local-traffic detector, stale chains and anomalies.
+ * affinity sets, masquerade setup, local-traffic detector, stale chains and anomalies, each on first use.
  *
  * @param table the `ip kube-proxy` or `ip6 kube-proxy` table.
  * @returns the decoded layout.
@@ -518,170 +567,440 @@ export function decodeKubeProxyTable(table: NftTable): KubeProxyNft {
   if (table.name !== KUBE_PROXY_TABLE || (table.family !== "ip" && table.family !== "ip6")) {
     throw new KubeProxyNftError(`not a kube-proxy table: ${table.family} ${table.name}`);
   }
-  const out: KubeProxyNft = {
-    family: table.family,
-    table,
-    clusterIPs: [],
-    serviceIPs: [],
-    serviceNodePorts: [],
-    firewallIPs: [],
-    noEndpointServices: [],
-    noEndpointNodePorts: [],
-    dispatch: {},
-    masquerade: {},
-    localDetector: { kind: "unknown", evidence: [] },
-    masqueradeAll: false,
-    servicePorts: [],
-    endpointChains: new Map(),
-    affinitySets: [],
-    staleChains: [],
-    anomalies: [],
-  };
-  const anomaly = (message: string, ...evidence: NftEvidence[]) => out.anomalies.push({ message, evidence });
-
-  // Sets and maps.
-  const addrSet = (name: string) => {
-    const s = table.sets.get(name);
-    return s?.elements.map((e) => ({ ip: e.key[0] ?? e.keyText, evidence: elementEvidence(s, e) }));
-  };
-  out.clusterIPs = addrSet("cluster-ips") ?? [];
-  const np = addrSet("nodeport-ips");
-  if (np) out.nodePortIPs = np;
-  const mapEntries = (name: KubeProxyMapName, withIP: boolean): DispatchEntry[] => {
-    const s = table.sets.get(name);
-    if (!s) return [];
-    return s.elements.flatMap((e) => {
-      const d = dispatchEntry(name, s, e, withIP);
-      if (!d) {
-        anomaly(`${name} element is not "${withIP ? "IP . " : ""}PROTO . PORT : VERDICT"`, elementEvidence(s, e));
-        return [];
-      }
-      if (d.target !== undefined && !table.chains.has(d.target)) {
-        anomaly(`${name} element points to missing chain ${d.target}`, d.evidence);
-      }
-      return [d];
-    });
-  };
-  out.serviceIPs = mapEntries("service-ips", true);
-  out.serviceNodePorts = mapEntries("service-nodeports", false);
-  out.firewallIPs = mapEntries("firewall-ips", true);
-  out.noEndpointServices = mapEntries("no-endpoint-services", true);
-  out.noEndpointNodePorts = mapEntries("no-endpoint-nodeports", false);
-
-  for (const s of table.sets.values()) {
-    if (!s.name.startsWith("affinity-")) continue;
-    const a: AffinitySet = {
-      name: s.name,
-      endpointChain: "endpoint-" + s.name.slice("affinity-".length),
-      flags: s.flags,
-      clients: s.elements.map((e) => {
-        const c: { ip: string; expiresSeconds?: number } = { ip: e.key[0] ?? e.keyText };
-        if (e.expires !== undefined) c.expiresSeconds = e.expires;
-        return c;
-      }),
-      evidence: { family: s.family, table: s.table, set: s.name, line: s.line, text: `set ${s.name}` },
-    };
-    if (s.timeout !== undefined) a.timeoutSeconds = s.timeout;
-    out.affinitySets.push(a);
-  }
-
-  decodeFixedChains(table, out, anomaly);
-
-  // Endpoint chains first (policy chains look their DNAT up).
-  for (const c of table.chains.values()) {
-    const name = parseKubeProxyChainName(c.name);
-    if (name?.kind === "endpoint") out.endpointChains.set(c.name, decodeEndpointChain(c, name, anomaly));
-  }
-
-  // Per-ServicePort chains.
-  const ports = new Map<string, ServicePortNft>();
-  const portFor = (key: string, n?: KubeProxyChainName): ServicePortNft => {
-    let sp = ports.get(key);
-    if (!sp) {
-      sp = { servicePortName: key, clusterIPs: [], externalAddresses: [], nodePorts: [], dispatch: [] };
-      const parsed = n?.namespace !== undefined ? n : parseServicePortName(key);
-      if (parsed?.namespace !== undefined) {
-        sp.namespace = parsed.namespace;
-        sp.name = parsed.name;
-        sp.portName = parsed.portName;
-      }
-      ports.set(key, sp);
-    }
-    if (n) {
-      sp.hash ??= n.hash;
-      if (n.protocol !== undefined) sp.protocol ??= n.protocol;
-    }
-    return sp;
-  };
-  const chainOwner = new Map<string, ServicePortNft>();
-  for (const c of table.chains.values()) {
-    const name = parseKubeProxyChainName(c.name);
-    if (!name) continue;
-    if (c.rules.length === 0) out.staleChains.push({ chain: c.name, kind: name.kind, evidence: chainEvidence(c) });
-    if (name.kind === "endpoint") continue;
-    const sp = portFor(name.servicePortName ?? `${name.hash}-${name.base}`, name);
-    chainOwner.set(c.name, sp);
-    if (name.kind === "service" || name.kind === "local") {
-      const pc = decodePolicyChain(c, name.kind, table, out, anomaly);
-      if (name.kind === "service") sp.clusterChain = pc;
-      else sp.localChain = pc;
-    } else if (name.kind === "external") {
-      sp.externalChain = decodeExternalChain(c, anomaly);
-    } else {
-      sp.firewallChain = decodeFirewallChain(c, anomaly);
-    }
-  }
-  for (const c of table.chains.values()) {
-    if (c.rules.length === 0 && !parseKubeProxyChainName(c.name) && c.name.includes("/")) {
-      out.staleChains.push({ chain: c.name, evidence: chainEvidence(c) });
-    }
-  }
-
-  // Attach map entries to ServicePorts.
-  const clusterIPSet = new Set(out.clusterIPs.map((x) => x.ip));
-  const all = [
-    ...out.serviceIPs,
-    ...out.serviceNodePorts,
-    ...out.firewallIPs,
-    ...out.noEndpointServices,
-    ...out.noEndpointNodePorts,
-  ];
-  for (const d of all) {
-    let sp = d.target !== undefined ? chainOwner.get(d.target) : undefined;
-    if (!sp && d.comment !== undefined) sp = portFor(d.comment);
-    if (!sp) continue;
-    sp.dispatch.push(d);
-    sp.port ??= d.map === "service-nodeports" || d.map === "no-endpoint-nodeports" ? undefined : d.port;
-    sp.protocol ??= d.protocol;
-    if (d.map === "service-nodeports" || d.map === "no-endpoint-nodeports") {
-      if (!sp.nodePorts.includes(d.port)) sp.nodePorts.push(d.port);
-    } else if (d.ip !== undefined && d.map !== "firewall-ips") {
-      const internal = d.action === "service" || d.action === "local" ||
-        (d.map === "no-endpoint-services" && clusterIPSet.has(d.ip));
-      const list = internal ? sp.clusterIPs : sp.externalAddresses;
-      if (!list.includes(d.ip)) list.push(d.ip);
-    }
-  }
-  out.servicePorts = [...ports.values()].sort((a, b) => a.servicePortName.localeCompare(b.servicePortName));
-
-  out.localDetector = detectLocal(out);
-  const masqRules = out.servicePorts.flatMap((p) => [
-    ...(p.clusterChain?.masquerade ?? []),
-    ...(p.localChain?.masquerade ?? []),
-  ]);
-  out.masqueradeAll = masqRules.length > 0 && masqRules.every((m) => m.notLocal === undefined);
-  return out;
+  return new LazyKubeProxyNft(table, table.family);
 }
 
-function dispatchEntry(map: KubeProxyMapName, set: NftSet, e: NftElement, withIP: boolean): DispatchEntry | undefined {
+type Anomaly = (message: string, ...evidence: NftEvidence[]) => void;
+
+/** What the chain decoders read besides the chain: the table, and the endpoint chains a numgen rule points to. */
+interface DecodeContext {
+  table: NftTable;
+  endpointChain(name: string): EndpointChain | undefined;
+}
+
+/** A decoded per-ServicePort or endpoint chain, with the anomalies found in it. */
+type DecodedChain =
+  | { kind: "service" | "local"; value: PolicyChain; anomalies: KubeProxyNftAnomaly[] }
+  | { kind: "external"; value: ExternalChain; anomalies: KubeProxyNftAnomaly[] }
+  | { kind: "firewall"; value: FirewallChain; anomalies: KubeProxyNftAnomaly[] }
+  | { kind: "endpoint"; value: EndpointChain; anomalies: KubeProxyNftAnomaly[] };
+
+/** The dispatch maps' entries, and the anomalies of their elements. */
+type MapsDecoded = { entries: Record<KubeProxyMapName, DispatchEntry[]>; anomalies: KubeProxyNftAnomaly[] };
+/** The fixed chains' dispatch and masquerade setup, and their anomalies. */
+type FixedDecoded = Pick<KubeProxyNft, "dispatch" | "masquerade"> & { anomalies: KubeProxyNftAnomaly[] };
+
+/** kube-proxy's dispatch maps, in the order their entries and anomalies are listed; true: keyed by IP too. */
+const MAPS: [KubeProxyMapName, boolean][] = [
+  ["service-ips", true],
+  ["service-nodeports", false],
+  ["firewall-ips", true],
+  ["no-endpoint-services", true],
+  ["no-endpoint-nodeports", false],
+];
+
+/** {@link KubeProxyNft} whose parts are decoded the first time they are read. */
+class LazyKubeProxyNft implements KubeProxyNft {
+  readonly table: NftTable;
+  readonly family: "ip" | "ip6";
+  readonly #names = new Map<string, KubeProxyChainName | undefined>();
+  readonly #chains = new Map<string, DecodedChain | undefined>();
+  readonly #ctx: DecodeContext;
+  #maps?: MapsDecoded;
+  #mapAnomalies?: KubeProxyNftAnomaly[];
+  #fixed?: FixedDecoded;
+  #overview?: KubeProxyNftOverview;
+  #ports?: ServicePortNft[];
+  #endpointChains?: Map<string, EndpointChain>;
+  #affinitySets?: AffinitySet[];
+  #stale?: KubeProxyNft["staleChains"];
+  #anomalies?: KubeProxyNftAnomaly[];
+  #clusterIPs?: KubeProxyNft["clusterIPs"];
+  #nodePortIPs?: { value: KubeProxyNft["nodePortIPs"] };
+
+  constructor(table: NftTable, family: "ip" | "ip6") {
+    this.table = table;
+    this.family = family;
+    this.#ctx = { table, endpointChain: (name) => this.#endpointChain(name) };
+  }
+
+  get clusterIPs(): KubeProxyNft["clusterIPs"] {
+    return this.#clusterIPs ??= this.#addrSet("cluster-ips") ?? [];
+  }
+
+  get nodePortIPs(): KubeProxyNft["nodePortIPs"] {
+    this.#nodePortIPs ??= { value: this.#addrSet("nodeport-ips") };
+    return this.#nodePortIPs.value;
+  }
+
+  get serviceIPs(): DispatchEntry[] {
+    return this.#mapsDecoded().entries["service-ips"];
+  }
+
+  get serviceNodePorts(): DispatchEntry[] {
+    return this.#mapsDecoded().entries["service-nodeports"];
+  }
+
+  get firewallIPs(): DispatchEntry[] {
+    return this.#mapsDecoded().entries["firewall-ips"];
+  }
+
+  get noEndpointServices(): DispatchEntry[] {
+    return this.#mapsDecoded().entries["no-endpoint-services"];
+  }
+
+  get noEndpointNodePorts(): DispatchEntry[] {
+    return this.#mapsDecoded().entries["no-endpoint-nodeports"];
+  }
+
+  get dispatch(): KubeProxyNft["dispatch"] {
+    return this.#fixedDecoded().dispatch;
+  }
+
+  get masquerade(): KubeProxyNft["masquerade"] {
+    return this.#fixedDecoded().masquerade;
+  }
+
+  get localDetector(): LocalTrafficDetector {
+    return this.overview().localDetector;
+  }
+
+  get masqueradeAll(): boolean {
+    return this.overview().masqueradeAll;
+  }
+
+  get affinitySets(): AffinitySet[] {
+    if (this.#affinitySets) return this.#affinitySets;
+    const out: AffinitySet[] = [];
+    for (const s of this.table.sets.values()) {
+      if (!s.name.startsWith("affinity-")) continue;
+      const a: AffinitySet = {
+        name: s.name,
+        endpointChain: "endpoint-" + s.name.slice("affinity-".length),
+        flags: s.flags,
+        clients: s.elements.map((e) => {
+          const c: { ip: string; expiresSeconds?: number } = { ip: e.key[0] ?? e.keyText };
+          if (e.expires !== undefined) c.expiresSeconds = e.expires;
+          return c;
+        }),
+        evidence: { family: s.family, table: s.table, set: s.name, line: s.line, text: `set ${s.name}` },
+      };
+      if (s.timeout !== undefined) a.timeoutSeconds = s.timeout;
+      out.push(a);
+    }
+    return this.#affinitySets = out;
+  }
+
+  get staleChains(): KubeProxyNft["staleChains"] {
+    if (this.#stale) return this.#stale;
+    const out: KubeProxyNft["staleChains"] = [];
+    const unnamed: NftChain[] = [];
+    for (const c of this.table.chains.values()) {
+      if (c.rules.length !== 0) continue;
+      const name = this.#name(c.name);
+      if (name) out.push({ chain: c.name, kind: name.kind, evidence: chainEvidence(c) });
+      else if (c.name.includes("/")) unnamed.push(c);
+    }
+    for (const c of unnamed) out.push({ chain: c.name, evidence: chainEvidence(c) });
+    return this.#stale = out;
+  }
+
+  get endpointChains(): Map<string, EndpointChain> {
+    if (this.#endpointChains) return this.#endpointChains;
+    const out = new Map<string, EndpointChain>();
+    for (const c of this.table.chains.values()) {
+      const ep = this.#endpointChain(c.name);
+      if (ep) out.set(c.name, ep);
+    }
+    return this.#endpointChains = out;
+  }
+
+  get servicePorts(): ServicePortNft[] {
+    if (this.#ports) return this.#ports;
+    const ports = new Map<string, ServicePortNft>();
+    const portFor = (key: string, n?: KubeProxyChainName): ServicePortNft => {
+      let sp = ports.get(key);
+      if (!sp) {
+        sp = { servicePortName: key, clusterIPs: [], externalAddresses: [], nodePorts: [], dispatch: [] };
+        const parsed = n?.namespace !== undefined ? n : parseServicePortName(key);
+        if (parsed?.namespace !== undefined) {
+          sp.namespace = parsed.namespace;
+          sp.name = parsed.name;
+          sp.portName = parsed.portName;
+        }
+        ports.set(key, sp);
+      }
+      if (n) {
+        sp.hash ??= n.hash;
+        if (n.protocol !== undefined) sp.protocol ??= n.protocol;
+      }
+      return sp;
+    };
+    const chainOwner = new Map<string, ServicePortNft>();
+    for (const c of this.table.chains.values()) {
+      const name = this.#name(c.name);
+      if (!name || name.kind === "endpoint") continue;
+      const sp = portFor(portKey(name), name);
+      chainOwner.set(c.name, sp);
+      const d = this.#chain(c.name)!;
+      if (d.kind === "service") sp.clusterChain = d.value;
+      else if (d.kind === "local") sp.localChain = d.value;
+      else if (d.kind === "external") sp.externalChain = d.value;
+      else if (d.kind === "firewall") sp.firewallChain = d.value;
+    }
+
+    // Attach map entries to ServicePorts.
+    const clusterIPSet = new Set(this.clusterIPs.map((x) => x.ip));
+    const m = this.#mapsDecoded().entries;
+    for (const [map] of MAPS) {
+      for (const d of m[map]) {
+        let sp = d.target !== undefined ? chainOwner.get(d.target) : undefined;
+        if (!sp && d.comment !== undefined) sp = portFor(d.comment);
+        if (!sp) continue;
+        sp.dispatch.push(d);
+        sp.port ??= d.map === "service-nodeports" || d.map === "no-endpoint-nodeports" ? undefined : d.port;
+        sp.protocol ??= d.protocol;
+        if (d.map === "service-nodeports" || d.map === "no-endpoint-nodeports") {
+          if (!sp.nodePorts.includes(d.port)) sp.nodePorts.push(d.port);
+        } else if (d.ip !== undefined && d.map !== "firewall-ips") {
+          const internal = d.action === "service" || d.action === "local" ||
+            (d.map === "no-endpoint-services" && clusterIPSet.has(d.ip));
+          const list = internal ? sp.clusterIPs : sp.externalAddresses;
+          if (!list.includes(d.ip)) list.push(d.ip);
+        }
+      }
+    }
+    return this.#ports = [...ports.values()].sort((a, b) => a.servicePortName.localeCompare(b.servicePortName));
+  }
+
+  get anomalies(): KubeProxyNftAnomaly[] {
+    if (this.#anomalies) return this.#anomalies;
+    const out = [...this.#mapsDecoded().anomalies, ...this.#fixedDecoded().anomalies];
+    const perService: KubeProxyNftAnomaly[] = [];
+    for (const c of this.table.chains.values()) {
+      const d = this.#chain(c.name);
+      if (!d) continue;
+      (d.kind === "endpoint" ? out : perService).push(...d.anomalies);
+    }
+    out.push(...perService, ...this.#detectorAnomalies());
+    return this.#anomalies = out;
+  }
+
+  policyChain(chain: string): PolicyChain | undefined {
+    const d = this.#chain(chain);
+    return d?.kind === "service" || d?.kind === "local" ? d.value : undefined;
+  }
+
+  chainAnomalies(chain: string): KubeProxyNftAnomaly[] {
+    return this.#chain(chain)?.anomalies ?? [];
+  }
+
+  overview(): KubeProxyNftOverview {
+    if (this.#overview) return this.#overview;
+    // The chains of each ServicePort, as servicePorts would hold them (the last chain of each kind wins), in
+    // servicePortName order: the detector and its evidence come out exactly as from the fully decoded servicePorts.
+    const slots = new Map<string, { service?: NftChain; local?: NftChain; external?: NftChain }>();
+    for (const c of this.table.chains.values()) {
+      if (!isServicePortChainName(c.name)) continue; // most chains are endpoint chains: not parsed here
+      const name = this.#chains.has(c.name) ? this.#name(c.name) : parseKubeProxyChainName(c.name);
+      if (!name || (name.kind !== "service" && name.kind !== "local" && name.kind !== "external")) continue;
+      const key = portKey(name);
+      let slot = slots.get(key);
+      if (!slot) slots.set(key, slot = {});
+      slot[name.kind] = c;
+    }
+    const keys = [...slots.keys()].sort((a, b) => a.localeCompare(b));
+    const seen: { m: LocalTrafficMatch; ev: NftEvidence }[] = [];
+    const masqRules: ClusterIPMasqueradeRule[] = [];
+    let policyChainsWithRules = 0;
+    for (const key of keys) {
+      const slot = slots.get(key)!;
+      for (const c of [slot.service, slot.local]) {
+        if (!c) continue;
+        // A decoded chain has them already; otherwise only the rules that can be masquerade requests are decoded.
+        const d = this.#chains.get(c.name);
+        const masq = d?.kind === "service" || d?.kind === "local" ? d.value.masquerade : masqueradeRulesOf(c);
+        masqRules.push(...masq);
+        if (c.rules.length === 0) continue;
+        policyChainsWithRules++;
+        for (const m of masq) if (m.notLocal) seen.push({ m: m.notLocal, ev: m.evidence });
+      }
+      if (slot.external) {
+        const d = this.#chains.get(slot.external.name);
+        const sc = d?.kind === "external" ? d.value.podShortCircuit : podShortCircuitOf(slot.external);
+        if (sc) seen.push({ m: sc.local, ev: sc.evidence });
+      }
+    }
+    const detector = detectLocal(seen, policyChainsWithRules);
+    this.#detectorAnomaly = detector.anomaly;
+    const ov: KubeProxyNftOverview = {
+      localDetector: detector.detector,
+      masqueradeAll: masqRules.length > 0 && masqRules.every((m) => m.notLocal === undefined),
+      anomalies: [
+        ...this.#mapShapeAnomalies(),
+        ...this.#fixedDecoded().anomalies,
+        ...(detector.anomaly ? [detector.anomaly] : []),
+      ],
+    };
+    return this.#overview = ov;
+  }
+
+  #detectorAnomaly?: KubeProxyNftAnomaly;
+
+  #detectorAnomalies(): KubeProxyNftAnomaly[] {
+    if (!this.#overview) this.overview();
+    return this.#detectorAnomaly ? [this.#detectorAnomaly] : [];
+  }
+
+  #name(chain: string): KubeProxyChainName | undefined {
+    if (this.#names.has(chain)) return this.#names.get(chain);
+    const n = parseKubeProxyChainName(chain);
+    this.#names.set(chain, n);
+    return n;
+  }
+
+  #chain(chain: string): DecodedChain | undefined {
+    if (this.#chains.has(chain)) return this.#chains.get(chain);
+    const c = this.table.chains.get(chain);
+    const name = c ? this.#name(chain) : undefined;
+    let d: DecodedChain | undefined;
+    if (c && name) {
+      const anomalies: KubeProxyNftAnomaly[] = [];
+      const anomaly: Anomaly = (message, ...evidence) => anomalies.push({ message, evidence });
+      switch (name.kind) {
+        case "endpoint":
+          d = { kind: "endpoint", value: decodeEndpointChain(c, name, anomaly), anomalies };
+          break;
+        case "service":
+        case "local":
+          d = { kind: name.kind, value: decodePolicyChain(c, name.kind, this.#ctx, anomaly), anomalies };
+          break;
+        case "external":
+          d = { kind: "external", value: decodeExternalChain(c, anomaly), anomalies };
+          break;
+        case "firewall":
+          d = { kind: "firewall", value: decodeFirewallChain(c, anomaly), anomalies };
+          break;
+      }
+    }
+    this.#chains.set(chain, d);
+    return d;
+  }
+
+  #endpointChain(chain: string): EndpointChain | undefined {
+    const d = this.#chain(chain);
+    return d?.kind === "endpoint" ? d.value : undefined;
+  }
+
+  #addrSet(name: string): { ip: string; evidence: NftEvidence }[] | undefined {
+    const s = this.table.sets.get(name);
+    return s?.elements.map((e) => ({ ip: e.key[0] ?? e.keyText, evidence: elementEvidence(s, e) }));
+  }
+
+  /** The dispatch maps' entries, and their anomalies (a shape kube-proxy does not write, a missing target chain). */
+  #mapsDecoded(): MapsDecoded {
+    if (this.#maps) return this.#maps;
+    const anomalies: KubeProxyNftAnomaly[] = [];
+    const entries = {} as Record<KubeProxyMapName, DispatchEntry[]>;
+    for (const [name, withIP] of MAPS) {
+      entries[name] = [];
+      const s = this.table.sets.get(name);
+      if (!s) continue;
+      for (const e of s.elements) {
+        const d = dispatchEntry(name, s, e, withIP, (target) => this.#name(target)?.kind);
+        const bad = mapElementAnomaly(name, s, e, withIP, this.table);
+        if (bad) anomalies.push(bad);
+        if (d) entries[name].push(d);
+      }
+    }
+    this.#mapAnomalies ??= anomalies;
+    return this.#maps = { entries, anomalies };
+  }
+
+  /** The map anomalies alone: shape and target chain, without building the dispatch entries. */
+  #mapShapeAnomalies(): KubeProxyNftAnomaly[] {
+    if (this.#mapAnomalies) return this.#mapAnomalies;
+    const out: KubeProxyNftAnomaly[] = [];
+    for (const [name, withIP] of MAPS) {
+      const s = this.table.sets.get(name);
+      if (!s) continue;
+      for (const e of s.elements) {
+        const bad = mapElementAnomaly(name, s, e, withIP, this.table);
+        if (bad) out.push(bad);
+      }
+    }
+    return this.#mapAnomalies = out;
+  }
+
+  #fixedDecoded(): FixedDecoded {
+    if (this.#fixed) return this.#fixed;
+    const f: FixedDecoded = { dispatch: {}, masquerade: {}, anomalies: [] };
+    decodeFixedChains(this.table, f, (message, ...evidence) => f.anomalies.push({ message, evidence }));
+    return this.#fixed = f;
+  }
+}
+
+/** Whether a chain name starts like a `service-`, `local-` or `external-` chain (a cheap test before parsing it). */
+function isServicePortChainName(chain: string): boolean {
+  switch (chain.charCodeAt(0)) {
+    case 115: // s
+      return chain.startsWith("service-");
+    case 108: // l
+      return chain.startsWith("local-");
+    case 101: // e
+      return chain.charCodeAt(1) === 120 /* x */ && chain.startsWith("external-");
+  }
+  return false;
+}
+
+/** The key of a chain's ServicePort in `servicePorts`: its ServicePortName, else hash and base. */
+function portKey(name: KubeProxyChainName): string {
+  return name.servicePortName ?? `${name.hash}-${name.base}`;
+}
+
+/** `ns/name/proto/port . PORT` key parts of a dispatch element, or undefined when it is not shaped so. */
+function dispatchShape(e: NftElement, withIP: boolean): { protocol: string; port: number } | undefined {
   const n = withIP ? 3 : 2;
   if (e.key.length !== n || !e.verdict) return undefined;
   const port = Number(e.key[n - 1]);
   if (!Number.isInteger(port)) return undefined;
+  return { protocol: e.key[n - 2]!, port };
+}
+
+/** The anomaly of one dispatch map element, if any (the same checks as the full decode, in the same order). */
+function mapElementAnomaly(
+  map: KubeProxyMapName,
+  set: NftSet,
+  e: NftElement,
+  withIP: boolean,
+  table: NftTable,
+): KubeProxyNftAnomaly | undefined {
+  if (!dispatchShape(e, withIP)) {
+    return {
+      message: `${map} element is not "${withIP ? "IP . " : ""}PROTO . PORT : VERDICT"`,
+      evidence: [elementEvidence(set, e)],
+    };
+  }
+  const v = e.verdict!;
+  if ((v.kind === "goto" || v.kind === "jump") && v.target !== undefined && !table.chains.has(v.target)) {
+    return { message: `${map} element points to missing chain ${v.target}`, evidence: [elementEvidence(set, e)] };
+  }
+  return undefined;
+}
+
+function dispatchEntry(
+  map: KubeProxyMapName,
+  set: NftSet,
+  e: NftElement,
+  withIP: boolean,
+  kindOf: (chain: string) => KubeProxyChainKind | undefined,
+): DispatchEntry | undefined {
+  const shape = dispatchShape(e, withIP);
+  if (!shape || !e.verdict) return undefined;
   const d: DispatchEntry = {
     map,
-    protocol: e.key[n - 2]!,
-    port,
+    protocol: shape.protocol,
+    port: shape.port,
     verdict: e.verdict,
     action: "other",
     evidence: elementEvidence(set, e),
@@ -693,15 +1012,17 @@ function dispatchEntry(map: KubeProxyMapName, set: NftSet, e: NftElement, withIP
   if ((v.kind === "goto" || v.kind === "jump") && v.target !== undefined) {
     d.target = v.target;
     if (v.target === REJECT_CHAIN) d.action = "reject";
-    else d.action = parseKubeProxyChainName(v.target)?.kind ?? "other";
+    else d.action = kindOf(v.target) ?? "other";
   }
   return d;
 }
 
-type Anomaly = (message: string, ...evidence: NftEvidence[]) => void;
-
 /** The fixed chains: services, *-check, mark-for-masquerade, masquerading. */
-function decodeFixedChains(table: NftTable, out: KubeProxyNft, anomaly: Anomaly): void {
+function decodeFixedChains(
+  table: NftTable,
+  out: Pick<KubeProxyNft, "dispatch" | "masquerade">,
+  anomaly: Anomaly,
+): void {
   const vmapRule = (chain: string, map: string): NftRule | undefined =>
     table.chains.get(chain)?.rules.find((r) => r.statements.some((s) => s.kind === "vmap" && s.map === map));
   const ev = (r: NftRule | undefined) => (r ? ruleEvidence(r) : undefined);
@@ -821,8 +1142,7 @@ function decodeEndpointChain(c: NftChain, name: KubeProxyChainName, anomaly: Ano
 function decodePolicyChain(
   c: NftChain,
   kind: "service" | "local",
-  table: NftTable,
-  out: KubeProxyNft,
+  ctx: DecodeContext,
   anomaly: Anomaly,
 ): PolicyChain {
   const pc: PolicyChain = {
@@ -841,17 +1161,8 @@ function decodePolicyChain(
     const vm = st.find((s) => s.kind === "vmap");
     const v = lastVerdict(r);
     if (isJumpToMarkMasq(r)) {
-      const m: ClusterIPMasqueradeRule = { evidence: ruleEvidence(r) };
-      let ok = true;
-      for (const x of ms) {
-        if (/^ip6? daddr$/.test(x.selector) && x.op === "==" && x.value.kind === "literal") m.daddr = x.value.value;
-        else if (/^(tcp|udp|sctp|th) dport$/.test(x.selector) && x.op === "==") {
-          m.dport = Number(x.value.text);
-          if (!x.selector.startsWith("th")) m.protocol = x.selector.split(" ")[0]!;
-        } else if (x.op === "!=" && localMatchOf(x)) m.notLocal = localMatchOf(x)!;
-        else ok = false;
-      }
-      if (ok) {
+      const m = masqueradeRuleOf(r);
+      if (m) {
         pc.masquerade.push(m);
         continue;
       }
@@ -861,14 +1172,14 @@ function decodePolicyChain(
     ) {
       const setName = ms[0]!.value.name;
       const a: AffinityRule = { set: setName, endpointChain: v.target, evidence: ruleEvidence(r) };
-      const s = table.sets.get(setName);
+      const s = ctx.table.sets.get(setName);
       if (s?.timeout !== undefined) a.timeoutSeconds = s.timeout;
       if (!s) anomaly(`affinity set ${setName} does not exist`, ruleEvidence(r));
       pc.affinity.push(a);
       continue;
     } else if (vm?.kind === "vmap" && vm.numgen && vm.entries && st.length === 1) {
       if (pc.loadBalancing) anomaly(`more than one numgen rule in ${c.name}`, ruleEvidence(r));
-      decodeNumgen(pc, vm.numgen.mod, vm.numgen.offset, vm.entries, r, out, anomaly);
+      decodeNumgen(pc, vm.numgen.mod, vm.numgen.offset, vm.entries, r, ctx, anomaly);
       continue;
     }
     pc.otherRules.push(ruleEvidence(r));
@@ -886,7 +1197,7 @@ function decodeNumgen(
   offset: number,
   entries: { key: NftValue; verdict: NftVerdict }[],
   r: NftRule,
-  out: KubeProxyNft,
+  ctx: DecodeContext,
   anomaly: Anomaly,
 ): void {
   const ev = ruleEvidence(r);
@@ -907,7 +1218,7 @@ function decodeNumgen(
     const list = byTarget.get(target) ?? [];
     list.push(...usable);
     byTarget.set(target, list);
-    if (!out.table.chains.has(target)) anomaly(`numgen entry points to missing chain ${target}`, ev);
+    if (!ctx.table.chains.has(target)) anomaly(`numgen entry points to missing chain ${target}`, ev);
   }
   const unmatched = mod - covered.size;
   pc.loadBalancing = { mod, offset, unmatched: fraction(unmatched, mod), evidence: ev };
@@ -920,7 +1231,7 @@ function decodeNumgen(
   for (const [target, indexes] of byTarget) {
     const share = fraction(indexes.length, mod);
     const es: EndpointShare = { endpointChain: target, share, probability: share.num / share.den, indexes };
-    const ep = out.endpointChains.get(target);
+    const ep = ctx.endpointChain(target);
     if (ep?.dnat) es.dnatTo = ep.dnat;
     pc.endpoints.push(es);
   }
@@ -940,14 +1251,14 @@ function decodeExternalChain(c: NftChain, anomaly: Anomaly): ExternalChain {
     const v = lastVerdict(r);
     const ev = ruleEvidence(r);
     const fibLocal = ms.length === 1 && ms[0]!.selector === "fib saddr type" && ms[0]!.value.text === "local";
-    const local = ms.length === 1 && ms[0]!.op === "==" ? localMatchOf(ms[0]!) : undefined;
+    let pod: ExternalChain["podShortCircuit"];
     if (st.length === 1 && isJumpToMarkMasq(r)) ex.masquerade = ev;
     else if (st.length === 1 && v?.kind === "goto" && v.target) ex.target = { chain: v.target, evidence: ev };
     else if (st.length === 2 && fibLocal && isJumpToMarkMasq(r)) ex.localMasquerade = ev;
     else if (st.length === 2 && fibLocal && v?.kind === "goto" && v.target) {
       ex.localShortCircuit = { target: v.target, evidence: ev };
-    } else if (st.length === 2 && local && v?.kind === "goto" && v.target) {
-      ex.podShortCircuit = { local, target: v.target, evidence: ev };
+    } else if ((pod = podShortCircuitRule(r)) !== undefined) {
+      ex.podShortCircuit = pod;
     } else {
       ex.otherRules.push(ev);
       anomaly(`unexpected rule in external chain ${c.name}`, ev);
@@ -980,37 +1291,86 @@ function decodeFirewallChain(c: NftChain, anomaly: Anomaly): FirewallChain {
   return fw;
 }
 
-function detectLocal(out: KubeProxyNft): LocalTrafficDetector {
-  const seen: { m: LocalTrafficMatch; ev: NftEvidence }[] = [];
-  let policyChainsWithRules = 0;
-  for (const p of out.servicePorts) {
-    for (const pc of [p.clusterChain, p.localChain]) {
-      if (!pc || pc.flushed) continue;
-      policyChainsWithRules++;
-      for (const m of pc.masquerade) if (m.notLocal) seen.push({ m: m.notLocal, ev: m.evidence });
-    }
-    const sc = p.externalChain?.podShortCircuit;
-    if (sc) seen.push({ m: sc.local, ev: sc.evidence });
+/**
+ * The ClusterIP masquerade rule `ip daddr VIP [tcp dport P] [ip saddr != CIDR | iifname != IF] jump
+ * mark-for-masquerade` of a service/local chain, or undefined when the rule is not one (or has other matches).
+ */
+function masqueradeRuleOf(r: NftRule): ClusterIPMasqueradeRule | undefined {
+  if (!isJumpToMarkMasq(r)) return undefined;
+  const m: ClusterIPMasqueradeRule = { evidence: ruleEvidence(r) };
+  for (const x of matches(r)) {
+    if (/^ip6? daddr$/.test(x.selector) && x.op === "==" && x.value.kind === "literal") m.daddr = x.value.value;
+    else if (/^(tcp|udp|sctp|th) dport$/.test(x.selector) && x.op === "==") {
+      m.dport = Number(x.value.text);
+      if (!x.selector.startsWith("th")) m.protocol = x.selector.split(" ")[0]!;
+    } else if (x.op === "!=" && localMatchOf(x)) m.notLocal = localMatchOf(x)!;
+    else return undefined;
   }
+  return m;
+}
+
+/** The masquerade rules {@link decodePolicyChain} finds in a chain, decoding only rules that may jump to mark. */
+function masqueradeRulesOf(c: NftChain): ClusterIPMasqueradeRule[] {
+  const out: ClusterIPMasqueradeRule[] = [];
+  for (const r of c.rules) {
+    if (r.mayContain?.(MARK_FOR_MASQUERADE_CHAIN) === false) continue;
+    const m = masqueradeRuleOf(r);
+    if (m) out.push(m);
+  }
+  return out;
+}
+
+/** `ip saddr 10.0.0.0/8 goto service-…` (short-circuit pod traffic) in an external chain; undefined otherwise. */
+function podShortCircuitRule(r: NftRule): ExternalChain["podShortCircuit"] {
+  const st = effective(r);
+  const ms = matches(r);
+  const v = lastVerdict(r);
+  const local = ms.length === 1 && ms[0]!.op === "==" ? localMatchOf(ms[0]!) : undefined;
+  if (st.length === 2 && local && v?.kind === "goto" && v.target) {
+    return { local, target: v.target, evidence: ruleEvidence(r) };
+  }
+  return undefined;
+}
+
+/** The `podShortCircuit` {@link decodeExternalChain} finds (the last one), decoding only rules that may be one. */
+function podShortCircuitOf(c: NftChain): ExternalChain["podShortCircuit"] {
+  let out: ExternalChain["podShortCircuit"];
+  for (const r of c.rules) {
+    if (r.mayContain?.("goto") === false) continue;
+    if (r.mayContain && !r.mayContain("saddr") && !r.mayContain("iifname")) continue;
+    out = podShortCircuitRule(r) ?? out;
+  }
+  return out;
+}
+
+/**
+ * The local-traffic detector most rules show (ties: the first seen), from the ClusterIP masquerade rules and pod
+ * short-circuits in servicePorts order; an anomaly when rules disagree.
+ */
+function detectLocal(
+  seen: { m: LocalTrafficMatch; ev: NftEvidence }[],
+  policyChainsWithRules: number,
+): { detector: LocalTrafficDetector; anomaly?: KubeProxyNftAnomaly } {
   if (seen.length === 0) {
-    return { kind: policyChainsWithRules > 0 ? "none" : "unknown", evidence: [] };
+    return { detector: { kind: policyChainsWithRules > 0 ? "none" : "unknown", evidence: [] } };
   }
   const key = (m: LocalTrafficMatch) => `${m.kind}:${localMatchText(m)}`;
-  // The detector most rules show (ties: the first seen).
   const counts = new Map<string, number>();
   for (const s of seen) counts.set(key(s.m), (counts.get(key(s.m)) ?? 0) + 1);
   const best = Math.max(...counts.values());
   const first = seen.find((s) => counts.get(key(s.m)) === best)!.m;
   const differing = seen.filter((s) => key(s.m) !== key(first));
-  if (differing.length) {
-    out.anomalies.push({
-      message: `rules disagree on the local-traffic detector: ${[...counts.keys()].join(", ")}`,
-      evidence: differing.map((d) => d.ev),
-    });
-  }
-  return {
+  const detector: LocalTrafficDetector = {
     kind: first.kind,
     value: localMatchText(first),
     evidence: seen.filter((s) => key(s.m) === key(first)).map((s) => s.ev),
+  };
+  if (differing.length === 0) return { detector };
+  return {
+    detector,
+    anomaly: {
+      message: `rules disagree on the local-traffic detector: ${[...counts.keys()].join(", ")}`,
+      evidence: differing.map((d) => d.ev),
+    },
   };
 }

@@ -131,6 +131,12 @@ export interface NftRule {
   /** The rule's `comment "…"`, unquoted. */
   comment?: string;
   statements: NftStatement[];
+  /**
+   * A cheap pre-check some parsers offer (nft_json.ts, whose rules decode their statements on first use): false only
+   * when the rule's input certainly does not contain `word`, so a decoder looking for, e.g., `mark-for-masquerade`
+   * can skip the rule without decoding it. Absent or true: decode and look.
+   */
+  mayContain?(word: string): boolean;
 }
 
 /** Base chain properties: `type filter hook prerouting priority dstnat - 10; policy accept;`. */

@@ -15,12 +15,12 @@
  */
 import type { BundleObjects, CommandOutput, NodeCapture } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
-import { decodeKubeProxyNft, type KubeProxyNft } from "../datapath/kube_proxy_nft.ts";
+import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../datapath/kube_proxy_nft.ts";
 import { parseNftJson } from "../datapath/nft_json.ts";
 import type { NftRuleset } from "../datapath/nft_model.ts";
 import { parseNftText } from "../datapath/nft_text.ts";
 import type { TraceResult } from "./iptables_trace.ts";
-import { nftTableLabel, traceNft } from "./nft_trace.ts";
+import { nftAnomalyNote, nftTableLabel, traceNft } from "./nft_trace.ts";
 import { configMapMode } from "./proxy_mode.ts";
 import type { TracePacket } from "./rule_match.ts";
 
@@ -96,7 +96,8 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     ["nft-json", node.sections["nft-json"], parseNftJson],
     ["nft-text", node.sections["nft-text"], parseNftText],
   ];
-  let ruleset: NftRuleset | undefined;
+  const want = family === 6 ? "ip6" : "ip";
+  let read: ReadTable | undefined;
   const failures: string[] = [];
   for (const [name, section, parse] of attempts) {
     if (!section) continue;
@@ -105,23 +106,22 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
       continue;
     }
     try {
-      ruleset = parse(section.stdout);
+      read = readTable(parse(section.stdout), want, !otherModeAnswers);
       break;
     } catch (e) {
+      // nft_json.ts decodes a rule's statements when first read: a malformed rule shows while reading the table.
       if (e instanceof DumpParseError) failures.push(e.message);
       else throw e;
     }
   }
-  if (!ruleset) {
+  if (!read) {
     // A failed nft command matters only where nftables could be the answer.
     if (!otherModeAnswers && (declared === "nftables" || options.iptablesDump !== true)) out.problems.push(...failures);
     return out;
   }
   if (failures.length > 0) out.problems.push(`read the node's nftables state from nft-text (${failures.join("; ")})`);
-  const layouts = decodeKubeProxyNft(ruleset);
+  const { layouts, layout } = read;
   out.signals.nftablesTable = layouts.length > 0;
-  const want = family === 6 ? "ip6" : "ip";
-  const layout = layouts.find((l) => l.family === want);
   if (!layout) {
     if (layouts.length > 0 && !otherModeAnswers) {
       out.problems.push(
@@ -131,7 +131,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     return out;
   }
   out.layout = layout;
-  if (otherModeAnswers) {
+  if (otherModeAnswers || !read.overview) {
     out.problems.push(
       `table ${
         nftTableLabel(layout.table)
@@ -140,46 +140,65 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     return out;
   }
 
-  const notes = otherTableNotes(ruleset, layout);
+  const { overview, notes } = read;
   out.trace = (packet, hook) => traceNft(layout, packet, hook, { notes });
   out.balancingMethod = "nftables-numgen";
-  if (layout.localDetector.kind === "cidr" && layout.localDetector.value !== undefined) {
-    out.clusterCIDRs = [layout.localDetector.value];
-  } else if (layout.localDetector.kind === "interface" || layout.localDetector.kind === "interface-prefix") {
+  const detector = overview.localDetector;
+  if (detector.kind === "cidr" && detector.value !== undefined) {
+    out.clusterCIDRs = [detector.value];
+  } else if (detector.kind === "interface" || detector.kind === "interface-prefix") {
     out.problems.push(
-      `the local-traffic detector tests the input interface (iifname ${layout.localDetector.value}${
-        layout.localDetector.kind === "interface-prefix" ? "*" : ""
+      `the local-traffic detector tests the input interface (iifname ${detector.value}${
+        detector.kind === "interface-prefix" ? "*" : ""
       }): a capture does not say which interface a client arrives on, so those rules are assumed not to match`,
     );
   }
-  if (layout.masqueradeAll) {
+  if (overview.masqueradeAll) {
     out.problems.push(
       "kube-proxy masquerades all traffic to ClusterIPs here (--masquerade-all: no source condition on the ClusterIP masquerade rules)",
     );
   }
-  for (const a of layout.anomalies.slice(0, MAX_ANOMALIES)) {
-    const ev = a.evidence[0];
-    const where = ev
-      ? ` (${ev.chain ?? (ev.set !== undefined ? `@${ev.set}` : "")}${
-        ev.handle !== undefined ? ` handle ${ev.handle}` : ""
-      }: ${ev.text})`
-      : "";
-    out.problems.push(`nftables: ${a.message}${where}`);
+  for (const a of overview.anomalies.slice(0, MAX_ANOMALIES)) out.problems.push(nftAnomalyNote(a));
+  if (overview.anomalies.length > MAX_ANOMALIES) {
+    out.problems.push(`nftables: and ${overview.anomalies.length - MAX_ANOMALIES} more layout anomalies`);
   }
-  if (layout.anomalies.length > MAX_ANOMALIES) {
-    out.problems.push(`nftables: and ${layout.anomalies.length - MAX_ANOMALIES} more layout anomalies`);
-  }
-  if (layout.staleChains.length > 0) {
-    const names = layout.staleChains.slice(0, MAX_STALE).map((s) => s.chain);
-    const more = layout.staleChains.length > MAX_STALE ? `, … (${layout.staleChains.length - MAX_STALE} more)` : "";
+  const stale = layout.staleChains;
+  if (stale.length > 0) {
+    const names = stale.slice(0, MAX_STALE).map((s) => s.chain);
+    const more = stale.length > MAX_STALE ? `, … (${stale.length - MAX_STALE} more)` : "";
     out.problems.push(
-      `${layout.staleChains.length} flushed chain(s) in ${
+      `${stale.length} flushed chain(s) in ${
         nftTableLabel(layout.table)
       } await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): ${
         names.join(", ")
       }${more}`,
     );
   }
+  return out;
+}
+
+/** A parsed ruleset's kube-proxy tables, the one of the family asked for, and what the node notes need of it. */
+interface ReadTable {
+  layouts: KubeProxyNft[];
+  layout?: KubeProxyNft;
+  /** Set when asked for (the table answers for the node). */
+  overview?: KubeProxyNftOverview;
+  notes: string[];
+}
+
+/**
+ * Decodes the kube-proxy tables and, when `answers`, the table-wide facts of the family's table (which read rules:
+ * with nft -j input, a malformed rule throws its DumpParseError here).
+ */
+function readTable(ruleset: NftRuleset, want: "ip" | "ip6", answers: boolean): ReadTable {
+  const layouts = decodeKubeProxyNft(ruleset);
+  const layout = layouts.find((l) => l.family === want);
+  const out: ReadTable = { layouts, notes: [] };
+  if (!layout) return out;
+  out.layout = layout;
+  if (!answers) return out;
+  out.overview = layout.overview();
+  out.notes = otherTableNotes(ruleset, layout);
   return out;
 }
 

@@ -41,7 +41,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { Fraction, KubeProxyNft, PolicyChain } from "../datapath/kube_proxy_nft.ts";
+import type { Fraction, KubeProxyNft, KubeProxyNftAnomaly } from "../datapath/kube_proxy_nft.ts";
 import {
   type NftChain,
   type NftElement,
@@ -314,6 +314,40 @@ function inAddrRange(a: string, from: string, to: string): boolean | undefined {
 
 interface SetLookup {
   set(name: string): NftSet | undefined;
+  /** The set's elements that are plain addresses, by value, and the others (prefixes, ranges, …). */
+  addresses(set: NftSet): AddressIndex;
+}
+
+/**
+ * Membership of a named set for an address, without testing each of its (10,000+) elements: elements that are a
+ * plain IPv4 or IPv6 address match exactly when they equal the address (what cidrContains decides for them); the
+ * others are tested one by one.
+ */
+interface AddressIndex {
+  /** IPv4 elements as written; IPv6 elements as `v6:` + their value in hex. */
+  plain: Set<string>;
+  others: NftElement[];
+}
+
+const IPV4_TEXT = /^\d{1,3}(?:\.\d{1,3}){3}$/;
+const IPV6_TEXT = /^(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}$/i;
+
+/** The key of a plain address in an AddressIndex, or undefined when the text is not one. */
+function plainAddressKey(text: string): string | undefined {
+  if (IPV4_TEXT.test(text)) return text;
+  if (!IPV6_TEXT.test(text) || text.indexOf("::") !== text.lastIndexOf("::")) return undefined;
+  const bits = addrBits(text.toLowerCase());
+  return bits === undefined ? undefined : `v6:${bits.toString(16)}`;
+}
+
+function addressIndex(set: NftSet): AddressIndex {
+  const ix: AddressIndex = { plain: new Set(), others: [] };
+  for (const e of set.elements) {
+    const key = e.key.length === 1 ? plainAddressKey(e.key[0]!) : undefined;
+    if (key !== undefined) ix.plain.add(key);
+    else ix.others.push(e);
+  }
+  return ix;
 }
 
 /** Whether the field's value is in an NftValue (literal, prefix, range, anonymous set, named set, flag list). */
@@ -339,8 +373,15 @@ function valueHas(f: Field, v: NftValue, sets: SetLookup): boolean | undefined {
     case "set-ref": {
       const s = sets.set(v.name);
       if (!s) return undefined;
+      let elements = s.elements;
+      if (f.kind === "addr") {
+        const ix = sets.addresses(s);
+        const key = plainAddressKey(f.value);
+        if (key !== undefined && ix.plain.has(key)) return true;
+        if (key !== undefined || ix.plain.size === 0) elements = ix.others;
+      }
       let unknown = false;
-      for (const e of s.elements) {
+      for (const e of elements) {
         const r = scalarHas(f, e.key[0] ?? e.keyText);
         if (r === true) return true;
         if (r === undefined) unknown = true;
@@ -498,19 +539,62 @@ function canonicalPart(s: string): string {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * What a tracer derives from a parsed table and keeps for the next trace of the same table (a `svc/NAME` question
+ * traces a dozen packets through a table of 100,000+ chains): base chains per hook, map indexes.
+ */
+const baseChainCache = new WeakMap<NftTable, Map<string, NftChain[]>>();
+const setIndexCache = new WeakMap<NftSet, SetIndex>();
+const addressIndexCache = new WeakMap<NftSet, AddressIndex>();
+
+/** Base chains of a table by hook, each in the order the kernel runs them. */
+function baseChainsByHook(table: NftTable): Map<string, NftChain[]> {
+  let byHook = baseChainCache.get(table);
+  if (byHook) return byHook;
+  byHook = new Map();
+  for (const c of table.chains.values()) {
+    if (!c.base) continue;
+    const list = byHook.get(c.base.hook);
+    if (list) list.push(c);
+    else byHook.set(c.base.hook, [c]);
+  }
+  for (const list of byHook.values()) {
+    const order = new Map(list.map((c, i) => [c, i]));
+    list.sort((a, b) =>
+      a.base!.priority - b.base!.priority || (a.handle ?? Infinity) - (b.handle ?? Infinity) ||
+      order.get(a)! - order.get(b)!
+    );
+  }
+  baseChainCache.set(table, byHook);
+  return byHook;
+}
+
+/** Caveat words for a layout anomaly: `nftables: MESSAGE (CHAIN handle N: TEXT)`, as node notes word them too. */
+export function nftAnomalyNote(a: KubeProxyNftAnomaly): string {
+  const ev = a.evidence[0];
+  const where = ev
+    ? ` (${ev.chain ?? (ev.set !== undefined ? `@${ev.set}` : "")}${
+      ev.handle !== undefined ? ` handle ${ev.handle}` : ""
+    }: ${ev.text})`
+    : "";
+  return `nftables: ${a.message}${where}`;
+}
+
 class NftTracer {
   private steps = 0;
-  private readonly indexes = new Map<string, SetIndex>();
-  private readonly policyChains = new Map<string, PolicyChain>();
   private readonly markBit: number;
   readonly sets: SetLookup;
 
   constructor(private readonly layout: KubeProxyNft, private readonly maxOutcomes: number, markBit: number) {
     this.markBit = markBit;
-    this.sets = { set: (n) => this.layout.table.sets.get(n) };
-    for (const sp of layout.servicePorts) {
-      for (const pc of [sp.clusterChain, sp.localChain]) if (pc) this.policyChains.set(pc.chain, pc);
-    }
+    this.sets = {
+      set: (n) => this.layout.table.sets.get(n),
+      addresses: (set) => {
+        let ix = addressIndexCache.get(set);
+        if (!ix) addressIndexCache.set(set, ix = addressIndex(set));
+        return ix;
+      },
+    };
   }
 
   get table(): NftTable {
@@ -519,12 +603,7 @@ class NftTracer {
 
   /** Base chains hooked at `hook`, in the order the kernel runs them. */
   baseChains(hook: Hook): NftChain[] {
-    const out = [...this.table.chains.values()].filter((c) => c.base?.hook === hook);
-    const order = new Map(out.map((c, i) => [c, i]));
-    return out.sort((a, b) =>
-      a.base!.priority - b.base!.priority || (a.handle ?? Infinity) - (b.handle ?? Infinity) ||
-      order.get(a)! - order.get(b)!
-    );
+    return baseChainsByHook(this.table).get(hook) ?? [];
   }
 
   /** Whether evaluating `rule` is a masquerade request (for RuleCheck records). */
@@ -544,7 +623,7 @@ class NftTracer {
   }
 
   private index(set: NftSet): SetIndex {
-    let ix = this.indexes.get(set.name);
+    let ix = setIndexCache.get(set);
     if (ix) return ix;
     ix = { exact: new Map(), patterns: [] };
     for (const e of set.elements) {
@@ -554,7 +633,7 @@ class NftTracer {
         if (!ix.exact.has(k)) ix.exact.set(k, e);
       } else ix.patterns.push(e);
     }
-    this.indexes.set(set.name, ix);
+    setIndexCache.set(set, ix);
     return ix;
   }
 
@@ -592,7 +671,12 @@ class NftTracer {
     const chain = this.table.chains.get(name);
     if (!chain) return states.map((s) => ({ ...s, how: "missing", missingChain: name }));
     const ended: Ended[] = [];
-    let live = states;
+    // What does not fit kube-proxy's layout in this chain (a numgen value without an entry, an unexpected rule) is a
+    // caveat of every branch that runs it.
+    const anomalies = this.layout.chainAnomalies(name);
+    let live = anomalies.length === 0
+      ? states
+      : states.map((s) => ({ ...s, caveats: [...s.caveats, ...anomalies.map(nftAnomalyNote)] }));
     for (const rule of chain.rules) {
       if (live.length === 0) break;
       const next: State[] = [];
@@ -807,7 +891,7 @@ class NftTracer {
     rule: NftRule,
     st: Extract<NftStatement, { kind: "vmap" }>,
   ): { verdict: NftVerdict; share: Fraction }[] {
-    const pc = this.policyChains.get(rule.chain);
+    const pc = this.layout.policyChain(rule.chain);
     const ev = pc?.loadBalancing?.evidence;
     if (pc && ev && (ev.handle === undefined ? ev.line === rule.line : ev.handle === rule.handle)) {
       return pc.endpoints.map((e) => ({ verdict: verdictOf(st, e.endpointChain), share: e.share }));
