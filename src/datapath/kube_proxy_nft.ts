@@ -24,6 +24,11 @@
  * Everything decoded keeps its evidence (table, chain, handle, line, rule or element text). Rules that do not fit the
  * layout are listed per chain (`otherRules`) and in `anomalies`, never dropped.
  *
+ * Decoded on demand (a node with 10,000 Services has 60,000 chains and a `svc/NAME` question needs about ten): every
+ * part of {@link KubeProxyNft} is decoded when first read, a per-Service chain on its own (`policyChain`,
+ * `chainAnomalies`), and `overview()` gives the table-wide facts reading only the maps, the fixed chains and the rules
+ * that show the local-traffic detector. The result is the same as decoding everything at once.
+ *
  * Runtime-neutral: no I/O.
  * @module
  */

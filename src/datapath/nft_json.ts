@@ -5,6 +5,9 @@
  * Expressions outside the decoded vocabulary are rendered as text, kept as `unknown` statements and listed in
  * `unparsed`; nothing is dropped.
  *
+ * Large rulesets (10,000 Services: 50 MB on one line) are read without building the whole JSON tree: a rule's
+ * statements and text are decoded the first time they are read (see {@link parseNftJson}).
+ *
  * Runtime-neutral: no I/O.
  * @module
  */
@@ -807,6 +810,9 @@ class Builder {
   #order: NftChain[] | undefined;
   #orderTable: NftTable | undefined;
   #orderAt = 0;
+  /** Rules of #pendingChain not yet given to it. */
+  #pending: NftRule[] = [];
+  #pendingChain: NftChain | undefined;
 
   constructor() {
     const producers = this.#producers;
@@ -886,8 +892,7 @@ class Builder {
       const rule = new JsonRule(c.family, c.table, c.name, doc.lineOf(start), doc, start, exprAt, end, undefined);
       rule.handle = Number(m[2]);
       if (m[3] !== undefined) rule.comment = m[3];
-      c.rules.push(rule);
-      this.#producers.push(rule);
+      this.#addRule(c, rule);
       return true;
     }
     if (c0 === 99 /* c */) {
@@ -912,6 +917,34 @@ class Builder {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Adds a rule to its chain. nft lists a chain's rules together: they are gathered and given to the chain as an array
+   * of their exact number (a chain holds 1 to 3 rules; an array grown by push would reserve room for 17).
+   */
+  #addRule(c: NftChain, rule: NftRule): void {
+    if (c !== this.#pendingChain) {
+      this.#flush();
+      this.#pendingChain = c;
+    }
+    this.#pending.push(rule);
+    this.#producers.push(rule);
+  }
+
+  #flush(): void {
+    const c = this.#pendingChain;
+    if (c === undefined) return;
+    if (c.rules.length === 0) c.rules = this.#pending.slice();
+    else c.rules.push(...this.#pending);
+    this.#pending.length = 0;
+    this.#pendingChain = undefined;
+  }
+
+  /** The ruleset, once every element was added. */
+  finish(): NftRuleset {
+    this.#flush();
+    return this.ruleset;
   }
 
   /** The chain of a rule: the previous rule's, or one of the next few chains of the table in listing order. */
@@ -992,8 +1025,7 @@ class Builder {
         const rule = new JsonRule(t.family, t.name, c.name, line, undefined, 0, 0, 0, body.expr);
         if (num(body.handle) !== undefined) rule.handle = body.handle as number;
         if (str(body.comment) !== undefined) rule.comment = body.comment as string;
-        c.rules.push(rule);
-        this.#producers.push(rule);
+        this.#addRule(c, rule);
         return;
       }
       case "set":
@@ -1096,7 +1128,7 @@ export function parseNftJson(text: string): NftRuleset {
       const end = ends[i]!;
       if (!b.fast(doc, start, end)) b.item(parseSpan(doc, start, end), lineOf(start));
     }
-    return b.ruleset;
+    return b.finish();
   }
   // Not the plain shape: JSON.parse judges the whole text (and words the error).
   const whole = parseWhole(text, lineOf);
@@ -1106,7 +1138,7 @@ export function parseNftJson(text: string): NftRuleset {
   const items = whole.nftables;
   const offsets = elementOffsets(text);
   items.forEach((item, i) => b.item(item, offsets.length === items.length ? lineOf(offsets[i]!) : 1));
-  return b.ruleset;
+  return b.finish();
 }
 
 /** Adds the `elem` array of a set/map object to `set`; undecodable elements are kept as text and listed. */

@@ -3,8 +3,13 @@
  * preferred) or `nft-text` section (`nft list ruleset`), the fields that make {@link explainService} answer from
  * kube-proxy's nftables table (`ip kube-proxy` for IPv4, `ip6 kube-proxy` for IPv6; pkg/proxy/nftables/proxier.go):
  * the packet tracer (nft_trace.ts), the balancing method, the cluster CIDR the table's local-traffic detector uses,
- * the mode signal, and the problems worth a note (parse errors, layout anomalies, flushed chains awaiting deletion,
- * other tables hooking the same points).
+ * the mode signal, and the problems worth a note (parse errors, table-wide layout anomalies, flushed chains awaiting
+ * deletion, other tables hooking the same points).
+ *
+ * Sized for nodes with 10,000+ Services: the table is decoded on demand (kube_proxy_nft.ts), so the node notes hold
+ * what the whole table shows without decoding every chain: anomalies of the maps and fixed chains, rules that disagree
+ * on the local-traffic detector (KubeProxyNft.overview), flushed chains. An anomaly inside one Service's chains (an
+ * unmapped numgen value, an unexpected rule) is a caveat of each packet the tracer runs through that chain.
  *
  * Whether the nftables table answers for the node: when kube-proxy says (the `/proxyMode` section) or is configured
  * (kube-system/kube-proxy ConfigMap) to run nftables, or says nothing; not when it runs iptables or IPVS and an

@@ -32,6 +32,11 @@
  * entry expires), interface matches (`iifname`), `numgen inc` (a round-robin counter), rate limits. Only the
  * kube-proxy table is evaluated; the caller says which other tables hook the same points.
  *
+ * A chain that does not fit kube-proxy's layout (KubeProxyNft.chainAnomalies: an unmapped numgen value, an unexpected
+ * rule) adds its findings as caveats of the branches that run it, worded like the node notes: `nftables: MESSAGE
+ * (CHAIN handle N: RULE)`. What a trace derives from a table (base chains per hook, set indexes) is kept for the next
+ * trace of the same table; per-Service chains are decoded as the trace reaches them.
+ *
  * Evidence: every decision carries a {@link RuleRef} `{ table: "ip kube-proxy", chain, line, raw }` where `line` is
  * the rule's kernel handle when known (JSON input, `nft -a` listings) and its line in the input otherwise, and `raw`
  * is the rule as `nft -a list ruleset` prints it (`… comment "…" # handle 64`). A decision taken by a named map
