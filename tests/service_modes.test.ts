@@ -197,3 +197,17 @@ describe("IPVS ipset entries the Service needs", () => {
     );
   });
 });
+
+describe("ipvs-kind (seed 002: a partial IPVS-mode listing)", () => {
+  const r = explainServiceFull(readBundle(new URL("../examples/ipvs-kind", import.meta.url).pathname), "default", "web");
+  it("knows the virtual server and its real servers from ipvsadm", () => {
+    const e = entry(r, undefined, "ClusterIP");
+    expect(e.balancing.scheduler?.name).toBe("rr");
+    expect(e.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.244.1.6:80", 0.5], ["10.244.2.4:80", 0.5]]);
+  });
+  it("does not guess past KUBE-NODE-PORT, which the seed's listing does not show", () => {
+    const pod = client(r, undefined, "ClusterIP", "pod-same-node");
+    expect(pod.endpoints.map((e) => e.endpoint)).toEqual(["unknown (KUBE-NODE-PORT not in the dump)"]);
+    expect(pod.caveats.some((c) => c.startsWith("chain KUBE-NODE-PORT is not in the dump"))).toBe(true);
+  });
+});

@@ -361,7 +361,9 @@ export function traceIptables(
   const afterNatRaw = t.run("nat", natEntry, [start], 0);
   const afterNat: Ended[] = [];
   for (const e of afterNatRaw) {
-    const rs = e.how === "dnat" || e.how === "drop" || e.how === "reject" ? undefined : options.ipvsDispatch?.(e.packet);
+    // IPVS translates what nat let through; a branch into a chain the dump lacks stays unresolved (that chain may mark
+    // for masquerade, drop, or DNAT itself).
+    const rs = e.how === "dnat" || e.how === "drop" || e.how === "reject" || e.how === "missing" ? undefined : options.ipvsDispatch?.(e.packet);
     if (!rs || rs.length === 0) {
       afterNat.push(e);
       continue;
