@@ -219,6 +219,46 @@ describe("errors inside a rule's expr surface when the rule is read, with the me
   });
 });
 
+describe("a malformed rule the node summary does not read: the branch through its chain is unresolved", () => {
+  it("svc1's endpoint chain cannot be read: its share is unresolved, with the parse error; other Services are traced", () => {
+    const json = fixture("nftables/TestOverallNFTablesRules.json");
+    const dnat = '{"dnat": {"addr": "10.180.0.1", "port": 80}}';
+    expect(json.split(dnat)).toHaveLength(2);
+    const dp = nftDatapath({
+      name: "n1",
+      sections: { "nft-json": { stdout: json.replace(dnat, dnat.replace(", ", " ")), exitCode: 0 } },
+    }, 4);
+    expect(dp.problems).toEqual([]);
+    const pkt = (dst: string): TracePacket => ({
+      family: 4,
+      src: "10.0.0.200",
+      dst,
+      proto: "tcp",
+      dport: 80,
+      srcLocal: false,
+      dstLocal: false,
+      mark: 0,
+      ctstate: new Set(["NEW"]),
+    });
+    const [o, ...more] = dp.trace!(pkt("172.30.0.41"), "PREROUTING").outcomes;
+    expect(more).toEqual([]);
+    expect(o).toMatchObject({
+      verdict: "unresolved",
+      probability: 1,
+      missingChain: "endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80",
+    });
+    expect(o!.caveats).toContainEqual(
+      expect.stringMatching(
+        /^chain endpoint-5OJB2KTY-ns1\/svc1\/tcp\/p80__10\.180\.0\.1\/80 cannot be read \(nft-json line 1: malformed JSON: "\{"nftables": \[.*…"\): where this branch goes cannot be told$/,
+      ),
+    );
+    expect(dp.trace!(pkt("172.30.0.44"), "PREROUTING").outcomes.map((x) => [x.dnatTo, x.probability])).toEqual([
+      ["10.180.0.4:80", 0.5],
+      ["10.180.0.5:80", 0.5],
+    ]);
+  });
+});
+
 describe("mayContain: which rules a decoder may skip", () => {
   const rs = parseNftJson(fixture("nftables/TestOverallNFTablesRules.json"));
   const t = rs.tables[0]!;

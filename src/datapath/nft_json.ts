@@ -807,9 +807,10 @@ class Builder {
   #ruleRe = RULE_HEAD;
   #chainRe = CHAIN_ITEM;
   /** #lastTable's chains in listing order, and where the last rule's chain is in it. */
-  #order: NftChain[] | undefined;
-  #orderTable: NftTable | undefined;
-  #orderAt = 0;
+  /** Every chain in the order it was listed (created), its place in that list, and the last rule's chain's place. */
+  readonly #chainList: NftChain[] = [];
+  readonly #chainSeq = new Map<NftChain, number>();
+  #chainAt = -1;
   /** Rules of #pendingChain not yet given to it. */
   #pending: NftRule[] = [];
   #pendingChain: NftChain | undefined;
@@ -859,6 +860,8 @@ class Builder {
     if (!c) {
       c = { family: t.family, table: t.name, name, line, rules: [] };
       t.chains.set(name, c);
+      this.#chainSeq.set(c, this.#chainList.length);
+      this.#chainList.push(c);
     }
     this.#lastChain = c;
     return c;
@@ -947,26 +950,21 @@ class Builder {
     return this.ruleset;
   }
 
-  /** The chain of a rule: the previous rule's, or one of the next few chains of the table in listing order. */
+  /** The chain of a rule: the previous rule's, or one of the next few chains in listing order, else by name. */
   #ruleChain(t: NftTable, name: string, line: number): NftChain {
     const last = this.#lastChain;
     if (last !== undefined && last.name === name && last.table === t.name && last.family === t.family) return last;
-    if (this.#order !== undefined && this.#orderTable === t) {
-      const order = this.#order;
-      for (let i = this.#orderAt, stop = Math.min(order.length, i + 8); i < stop; i++) {
-        if (order[i]!.name === name) {
-          this.#orderAt = i;
-          this.#lastChain = order[i]!;
-          return order[i]!;
-        }
+    const list = this.#chainList;
+    for (let i = this.#chainAt + 1, stop = Math.min(list.length, i + 8); i < stop; i++) {
+      const c = list[i]!;
+      if (c.name === name && c.table === t.name && c.family === t.family) {
+        this.#chainAt = i;
+        this.#lastChain = c;
+        return c;
       }
     }
     const c = this.chain(t, name, line);
-    if (this.#orderTable !== t || this.#order === undefined || this.#order.length !== t.chains.size) {
-      this.#order = [...t.chains.values()];
-      this.#orderTable = t;
-    }
-    this.#orderAt = this.#order.indexOf(c);
+    this.#chainAt = this.#chainSeq.get(c)!;
     return c;
   }
 

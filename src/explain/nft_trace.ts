@@ -35,7 +35,9 @@
  * A chain that does not fit kube-proxy's layout (KubeProxyNft.chainAnomalies: an unmapped numgen value, an unexpected
  * rule) adds its findings as caveats of the branches that run it, worded like the node notes: `nftables: MESSAGE
  * (CHAIN handle N: RULE)`. What a trace derives from a table (base chains per hook, set indexes) is kept for the next
- * trace of the same table; per-Service chains are decoded as the trace reaches them.
+ * trace of the same table; per-Service chains are decoded as the trace reaches them. A chain whose rules cannot be
+ * read (nft -j input with a syntax error inside a rule, found when the rule is first read) ends its branches as
+ * `unresolved`, like a chain missing from the dump, with the parse error as a caveat.
  *
  * Evidence: every decision carries a {@link RuleRef} `{ table: "ip kube-proxy", chain, line, raw }` where `line` is
  * the rule's kernel handle when known (JSON input, `nft -a` listings) and its line in the input otherwise, and `raw`
@@ -46,6 +48,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { DumpParseError } from "../datapath/errors.ts";
 import type { Fraction, KubeProxyNft, KubeProxyNftAnomaly } from "../datapath/kube_proxy_nft.ts";
 import {
   type NftChain,
@@ -98,6 +101,8 @@ interface Ended extends State {
   dnatTo?: string;
   decidedBy?: RuleRef;
   missingChain?: string;
+  /** how = "missing" because the chain is in the dump but cannot be read: the parse error. */
+  unreadable?: string;
 }
 
 /** A branch between base chains: its NAT bindings so far. */
@@ -112,6 +117,7 @@ interface FlowEnd extends Flow {
   how: "drop" | "reject" | "missing";
   decidedBy?: RuleRef;
   missingChain?: string;
+  unreadable?: string;
 }
 
 /** The chain kube-proxy uses to request masquerade, and the helpers that are not themselves requests. */
@@ -585,6 +591,19 @@ export function nftAnomalyNote(a: KubeProxyNftAnomaly): string {
   return `nftables: ${a.message}${where}`;
 }
 
+/**
+ * `read()`, or undefined when it meets a rule that cannot be read: decoding a service chain decodes the endpoint
+ * chains it points to, and an unreadable one is reported where the trace reaches it.
+ */
+function readable<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof DumpParseError) return undefined;
+    throw e;
+  }
+}
+
 class NftTracer {
   private steps = 0;
   private readonly markBit: number;
@@ -678,7 +697,13 @@ class NftTracer {
     const ended: Ended[] = [];
     // What does not fit kube-proxy's layout in this chain (a numgen value without an entry, an unexpected rule) is a
     // caveat of every branch that runs it.
-    const anomalies = this.layout.chainAnomalies(name);
+    try {
+      for (const r of chain.rules) void r.statements; // nft -j rules are decoded when first read (nft_json.ts)
+    } catch (e) {
+      if (!(e instanceof DumpParseError)) throw e;
+      return states.map((s) => ({ ...s, how: "missing", missingChain: name, unreadable: e.message }));
+    }
+    const anomalies = readable(() => this.layout.chainAnomalies(name)) ?? [];
     let live = anomalies.length === 0
       ? states
       : states.map((s) => ({ ...s, caveats: [...s.caveats, ...anomalies.map(nftAnomalyNote)] }));
@@ -896,7 +921,7 @@ class NftTracer {
     rule: NftRule,
     st: Extract<NftStatement, { kind: "vmap" }>,
   ): { verdict: NftVerdict; share: Fraction }[] {
-    const pc = this.layout.policyChain(rule.chain);
+    const pc = readable(() => this.layout.policyChain(rule.chain));
     const ev = pc?.loadBalancing?.evidence;
     if (pc && ev && (ev.handle === undefined ? ev.line === rule.line : ev.handle === rule.handle)) {
       return pc.endpoints.map((e) => ({ verdict: verdictOf(st, e.endpointChain), share: e.share }));
@@ -1061,6 +1086,7 @@ class NftTracer {
             case "missing": {
               const end: FlowEnd = { ...flow, how: "missing", missingChain: missingChain! };
               if (decidedBy) end.decidedBy = decidedBy;
+              if (e.unreadable !== undefined) end.unreadable = e.unreadable;
               stopped.push(end);
               break;
             }
@@ -1174,7 +1200,9 @@ export function traceNft(
         const o = outcomeOf(e, "unresolved", undefined, e.decidedBy);
         o.missingChain = e.missingChain!;
         o.caveats.push(
-          `chain ${e.missingChain} is not in the dump (a partial listing?): where this branch goes cannot be told`,
+          e.unreadable !== undefined
+            ? `chain ${e.missingChain} cannot be read (${e.unreadable}): where this branch goes cannot be told`
+            : `chain ${e.missingChain} is not in the dump (a partial listing?): where this branch goes cannot be told`,
         );
         outcomes.push(o);
       } else outcomes.push(outcomeOf(e, e.how, undefined, e.decidedBy));
