@@ -520,8 +520,11 @@ function valueTexts(v: NftValue): string[] {
   return v.kind === "set" ? v.elements.map((e) => e.text) : [v.text];
 }
 
-/** numgen vmap keys → the indexes they cover (integers, ranges `a-b`, anonymous sets). */
-function indexesOf(v: NftValue): number[] | undefined {
+/**
+ * numgen vmap keys → the indexes they cover (integers, ranges `a-b`, anonymous sets).
+ * @returns the indexes, or undefined when a key is not a number, range or set of them.
+ */
+export function indexesOf(v: NftValue): number[] | undefined {
   if (v.kind === "literal" && /^\d+$/.test(v.value)) return [Number(v.value)];
   if (v.kind === "range" && /^\d+$/.test(v.from) && /^\d+$/.test(v.to)) {
     const out: number[] = [];

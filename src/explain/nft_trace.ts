@@ -49,7 +49,7 @@
  * @module
  */
 import { DumpParseError } from "../datapath/errors.ts";
-import type { Fraction, KubeProxyNft, KubeProxyNftAnomaly } from "../datapath/kube_proxy_nft.ts";
+import { type Fraction, indexesOf, type KubeProxyNft, type KubeProxyNftAnomaly } from "../datapath/kube_proxy_nft.ts";
 import {
   type NftChain,
   type NftElement,
@@ -930,7 +930,7 @@ class NftTracer {
     const seen = new Set<number>();
     const out: { verdict: NftVerdict; share: Fraction }[] = [];
     for (const e of st.entries ?? []) {
-      const idx = numgenIndexes(e.key)?.filter((x) => x >= ng.offset && x < ng.offset + ng.mod && !seen.has(x)) ?? [];
+      const idx = indexesOf(e.key)?.filter((x) => x >= ng.offset && x < ng.offset + ng.mod && !seen.has(x)) ?? [];
       idx.forEach((x) => seen.add(x));
       if (idx.length > 0) out.push({ verdict: e.verdict, share: { num: idx.length, den: ng.mod } });
     }
@@ -1104,24 +1104,6 @@ function verdictOf(st: Extract<NftStatement, { kind: "vmap" }>, target: string):
   return e?.verdict ?? { kind: "goto", target };
 }
 
-function numgenIndexes(v: NftValue): number[] | undefined {
-  if (v.kind === "literal" && /^\d+$/.test(v.value)) return [Number(v.value)];
-  if (v.kind === "range" && /^\d+$/.test(v.from) && /^\d+$/.test(v.to)) {
-    const out: number[] = [];
-    for (let i = Number(v.from); i <= Number(v.to); i++) out.push(i);
-    return out;
-  }
-  if (v.kind === "set") {
-    const all: number[] = [];
-    for (const e of v.elements) {
-      const x = numgenIndexes(e);
-      if (!x) return undefined;
-      all.push(...x);
-    }
-    return all;
-  }
-  return undefined;
-}
 
 function outcomeOf(
   f: Flow,
