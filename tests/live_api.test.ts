@@ -341,6 +341,16 @@ describe("why-pending, live", () => {
     ]);
   });
 
+  it("RBAC forbids list nodes: the answer says which verb and resource is missing and what it can say without it", async () => {
+    const s = await fake({ objects: zones.objects, denials: [{ verb: "list", resource: "nodes" }] });
+    const r = await run(["pod/busybox", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('warning: list nodes is forbidden (403): RBAC must allow "list nodes"; answered without it');
+    const report = JSON.parse(r.stdout);
+    expect(report.nodesListed).toBe(false);
+    expect(JSON.stringify(report.findings)).toContain('needs \\"list nodes\\" (verb list, resource nodes, cluster scope)');
+  });
+
   it("pvc that does not exist", async () => {
     const s = await fake({ objects: zones.objects });
     const r = await run(["pvc/nope", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig]);

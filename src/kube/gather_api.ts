@@ -231,13 +231,26 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
     const pods = await rest.list<Pod>(R.pods(namespace));
     objects.pods.push(...pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name)).map((p) => sanitizeObject(p)));
   }
-  objects.persistentVolumes.push(...(await rest.list<PersistentVolume>(R.pvs())).items.map((p) => sanitizeObject(p)).sort(byName));
-  objects.storageClasses.push(...(await rest.list<StorageClass>(R.storageClasses())).items.map((s) => sanitizeObject(s)).sort(byName));
-  objects.nodes.push(...(await rest.list<Node>(R.nodes())).items.map((n) => sanitizeObject(n)).sort(byName));
+  // Cluster-scoped reads a namespaced role may not grant: without them the answer is partial, not impossible. The
+  // warning names the verb and resource (the pending analysis turns a missing Node list into its own finding).
+  const forbiddenOk = async <T>(what: string, read: () => Promise<T[]>): Promise<T[]> => {
+    try {
+      return await read();
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 403) {
+        warnings.push(`${what} is forbidden (403): RBAC must allow "${what}"; answered without it`);
+        return [];
+      }
+      throw e;
+    }
+  };
+  objects.persistentVolumes.push(...(await forbiddenOk("list persistentvolumes", async () => (await rest.list<PersistentVolume>(R.pvs())).items)).map((p) => sanitizeObject(p)).sort(byName));
+  objects.storageClasses.push(...(await forbiddenOk("list storageclasses", async () => (await rest.list<StorageClass>(R.storageClasses())).items)).map((s) => sanitizeObject(s)).sort(byName));
+  objects.nodes.push(...(await forbiddenOk("list nodes", async () => (await rest.list<Node>(R.nodes())).items)).map((n) => sanitizeObject(n)).sort(byName));
   const involved = kind === "pod" ? [{ kind: "Pod", name }, ...[...claimNames].map((c) => ({ kind: "PersistentVolumeClaim", name: c }))] : [{ kind: "PersistentVolumeClaim", name }];
   for (const inv of involved) {
-    const ev = await rest.list<KubeEvent>(R.events(namespace), { fieldSelector: `involvedObject.kind=${inv.kind},involvedObject.name=${inv.name}` });
-    objects.events.push(...ev.items);
+    const ev = await forbiddenOk("list events", async () => (await rest.list<KubeEvent>(R.events(namespace), { fieldSelector: `involvedObject.kind=${inv.kind},involvedObject.name=${inv.name}` })).items);
+    objects.events.push(...ev);
   }
   return { objects, nodes: [], warnings };
 }
