@@ -282,3 +282,32 @@ describe("terminating endpoints with externalTrafficPolicy Local (v1.27)", () =>
     });
   }
 });
+
+describe("IPv6 (ip6tables-save, v1.27, no local-traffic detector)", () => {
+  it.each([
+    { form: "restore buffer", text: fixture("kube-proxy/TestEnableLocalhostNodePortsIPv6.v1.27.ip6tables-save") },
+    { form: "ip6tables-nft-save", text: fixture("node-format/TestEnableLocalhostNodePortsIPv6.v1.27.nft.ip6tables-save") },
+  ])("$form: NodePort eTP=Local keeps external clients on the local endpoint, unmasqueraded", ({ text }) => {
+    const svc = service("ns1", "svc1", {
+      type: "NodePort",
+      clusterIP: "fd00:ab34::20",
+      clusterIPs: ["fd00:ab34::20"],
+      ipFamilies: ["IPv6"],
+      externalTrafficPolicy: "Local",
+      ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 30001 }],
+    });
+    const s = { ...slice("ns1", "svc1", [{ ip: "ff06::c1" }, { ip: "ff06::c2", node: "test-hostname" }], [{ name: "p80", port: 80 }]), addressType: "IPv6" as const };
+    const b = bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "2001:db8::2", section: "ip6tables-save", clusterCIDRs: ["fd00:10::/64"], services: [svc], slices: [s] });
+    const r = explainServiceFull(b, "ns1", "svc1");
+    const pod = client(r, 80, "ClusterIP", "pod-same-node");
+    expect(pod.endpoints.map((e) => [e.endpoint, e.share])).toEqual([["[ff06::c1]:80", 0.5], ["[ff06::c2]:80", 0.5]]);
+    expect(pod.masquerade).toBe("never");
+    const ext = client(r, 30001, "NodePort", "external");
+    expect(ext.source).toBe("2001:db8:ffff::10");
+    expect(ext.endpoints.map((e) => [e.endpoint, e.share])).toEqual([["[ff06::c2]:80", 1]]);
+    expect(ext.masquerade).toBe("never");
+    const host = client(r, 30001, "NodePort", "host-network");
+    expect(host.endpoints).toHaveLength(2);
+    expect(host.masquerade).toBe("always");
+  });
+});

@@ -159,9 +159,26 @@ interface Sources {
   notes: string[];
 }
 
+/** Expands an IPv6 address into its 8 groups (numbers); undefined when malformed. */
+function v6Groups(a: string): number[] | undefined {
+  const [head, tail] = a.includes("::") ? a.split("::") : [a, undefined];
+  const h = head ? head.split(":") : [];
+  const t = tail !== undefined && tail !== "" ? tail.split(":") : [];
+  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
+  const groups = [...h, ...Array(Math.max(fill, 0)).fill("0"), ...t].map((g) => parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
 function hostIn(cidr: string, offset: number): string | undefined {
   const [base, lenS] = cidr.split("/");
-  if (!base || isIPv6(base)) return undefined;
+  if (!base) return undefined;
+  if (isIPv6(base)) {
+    // Offsets here are small (< 2^16): add them to the last group of the prefix's first address.
+    const g = v6Groups(base);
+    if (!g || Number(lenS ?? 128) > 112) return undefined;
+    g[7] = offset;
+    return g.map((x) => x.toString(16)).join(":");
+  }
   const len = Number(lenS ?? 32);
   const n = base.split(".").reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
   const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
