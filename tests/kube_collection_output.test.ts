@@ -155,7 +155,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["proxy-mode"]!.stderr).toMatch(/^curl: \(7\)/);
   });
 
-  it("an image without iptables-legacy on a legacy node: exit 127 with the hint, backend still detected as nft default", async () => {
+  it("an image without iptables-legacy on a legacy node: legacy from iptables-nft-save's warning, iptables-save exit 127 with the hint", async () => {
     // PATH with only what netshoot-like images have: sh, grep, iptables-nft-*, no legacy binaries, no curl/wget/bash
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
     for (const t of ["sh", "grep", "iptables-nft-save", "ip6tables-nft-save", "cat", "printf"]) {
@@ -165,8 +165,10 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.complete).toBe(true);
-    expect(c.sections["iptables-backend"]!.stdout).toBe("nft\n");
-    expect(c.sections["iptables-backend"]!.stderr).toContain("iptables-legacy-save is not in this image: the legacy backend was not checked");
+    expect(c.sections["iptables-backend"]!.stdout).toBe("legacy\n");
+    expect(c.sections["iptables-backend"]!.stderr).toContain("no kubelet chain found by iptables-nft-save, which warns that iptables-legacy tables are present; iptables-legacy-save is not in this image");
+    expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-legacy-save", exitCode: 127 });
+    expect(c.sections["iptables-save"]!.stderr).toContain("iptables-legacy-save: not found (the node uses the legacy iptables backend: use the kube-proxy pod");
     expect(c.sections.ipvsadm).toMatchObject({ exitCode: 127, stderr: "ipvsadm: not found\n" });
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
   });

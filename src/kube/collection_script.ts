@@ -7,7 +7,10 @@
  * - `iptables-backend`: `nft` or `legacy`, detected as kubernetes-sigs/iptables-wrappers does
  *   (pkg/xtables/detect.go DetectMode): kubelet's `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` chain in
  *   `iptables-nft-save -t mangle` (then ip6tables) → nft; else the same chains in the full `iptables-legacy-save`
- *   (never `-t mangle`, which would create the table) → legacy; else nft (the wrappers' default). stderr says why.
+ *   (never `-t mangle`, which would create the table) → legacy; else, when this image has no iptables-legacy-save
+ *   (netshoot) and `iptables-nft-save` prints on stderr its own `# Warning: iptables-legacy tables present` (iptables
+ *   v1.8+, iptables/xtables-save.c, from /proc/net/ip_tables_names) → legacy, so the missing binary is reported with
+ *   its hint instead of an empty nft dump being analysed; else nft (the wrappers' default). stderr says why.
  * - `iptables-save`, `ip6tables-save`: the save command of that backend: `iptables-<backend>-save`, or plain
  *   `iptables-save` when its `--version` names that backend, or (legacy only) the host's binary through
  *   `chroot /host` when the host filesystem is mounted there (`--profile sysadmin`). The command used is in the
@@ -56,6 +59,8 @@ if [ -n "$N4" ] && { $N4 -t mangle; if [ -n "$N6" ]; then $N6 -t mangle; fi; } 2
   B=nft; echo "kubelet chain KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY found by $N4 -t mangle" >&2
 elif [ -n "$L4" ] && { $L4; if [ -n "$L6" ]; then $L6; fi; } 2>/dev/null | kubelet_chains; then
   B=legacy; echo "kubelet chain KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY found by $L4" >&2
+elif [ -z "$L4" ] && [ -n "$N4" ] && $N4 2>&1 >/dev/null | grep -q '^# Warning: iptables-legacy tables present'; then
+  B=legacy; echo "no kubelet chain found by $N4, which warns that iptables-legacy tables are present; iptables-legacy-save is not in this image" >&2
 else
   B=nft; echo "no kubelet chain found by either backend: nft, the iptables-wrappers default" >&2
   if [ -z "$L4" ]; then echo "iptables-legacy-save is not in this image: the legacy backend was not checked" >&2; fi
