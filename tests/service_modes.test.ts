@@ -211,3 +211,17 @@ describe("ipvs-kind (seed 002: a partial IPVS-mode listing)", () => {
     expect(pod.caveats.some((c) => c.startsWith("chain KUBE-NODE-PORT is not in the dump"))).toBe(true);
   });
 });
+
+describe("IPVS node whose ipvsadm failed", () => {
+  it("says the IPVS table is unknown instead of claiming the Service is not programmed", () => {
+    const b = structuredClone(readBundle(IPVS_LAB));
+    b.nodes[0]!.sections.ipvsadm = { command: "ipvsadm -Ln --exact", stdout: "", stderr: "Can't initialize ipvs: Protocol not available\n", exitCode: 2 };
+    const r = explainServiceFull(b, "kube-system", "kube-dns");
+    expect(r.nodes[0]!.proxyMode.mode).toBe("ipvs");
+    expect(r.nodes[0]!.notes).toContain("ipvsadm failed (exit 2: Can't initialize ipvs: Protocol not available): the IPVS virtual servers of this node are unknown");
+    const pod = client(r, "dns", "ClusterIP", "pod-same-node");
+    expect(pod.outcome).toBe("unknown");
+    expect(pod.masquerade).toBe("n/a");
+    expect(r.nodes[0]!.drift.filter((d) => d.kind === "service-missing")).toEqual([]);
+  });
+});

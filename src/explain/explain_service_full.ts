@@ -51,6 +51,13 @@ export function fullDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
       else throw e;
     }
   }
+  const ipvsSection = node.sections.ipvsadm;
+  if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === ""))) {
+    // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
+    const why = ipvsSection.truncated ? "its output was cut off" : `exit ${ipvsSection.exitCode}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
+    dp.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
+    dp.ipvsUnavailable = true;
+  }
   const ipvsText = usable(node, "ipvsadm");
   if (ipvsText !== undefined && ipvsText.trim() !== "") {
     try {

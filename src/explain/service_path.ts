@@ -42,6 +42,8 @@ export interface NodeDatapath {
   traceOptions: TraceOptions;
   /** Shares and scheduler for IPVS virtual servers, when IPVS. */
   ipvs?: IpvsBalancer;
+  /** The node's IPVS table could not be read (ipvsadm failed or was cut off). */
+  ipvsUnavailable?: boolean;
   /**
    * A tracer for a datapath other than iptables (nftables mode). When set, it answers instead of the iptables
    * tracer: same packet in, same {@link TraceResult} out (outcomes with probabilities, evidence, caveats).
@@ -439,6 +441,11 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
             const pkt = packet(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
             const trace = tracer(pkt, c.hook);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            if (ipvsMode && !dp.ipvs && v.outcome === "not-handled") {
+              // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
+              v.outcome = "unknown";
+              v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
+            }
             if (ipvsBal) {
               // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
               for (const e of v.endpoints) {
@@ -456,7 +463,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           }
           pr.entryPoints.push(entry);
         }
-        report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs"));
+        report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !dp.ipvsUnavailable));
         if (report.proxyMode.mode === "ipvs" && dp.traceOptions.ipsets) {
           report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, dp.traceOptions.ipsets));
         }

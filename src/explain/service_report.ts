@@ -105,8 +105,9 @@ export interface ClientVerdict {
   /** Human description, e.g. "pod on k8s1 (10.244.0.10)". */
   description: string;
   source: string;
-  /** What happens to a new connection. `not-handled`: no kube-proxy rule took it. */
-  outcome: "forwarded" | "dropped" | "rejected" | "not-handled" | "mixed";
+  /** What happens to a new connection. `not-handled`: no kube-proxy rule took it; `unknown`: the state that decides
+   * it was not captured (e.g. IPVS mode without ipvsadm output). */
+  outcome: "forwarded" | "dropped" | "rejected" | "not-handled" | "mixed" | "unknown";
   endpoints: EndpointShare[];
   /** Probability the connection is dropped / rejected / not handled, when not 0. */
   dropped?: number;

@@ -45,6 +45,8 @@ function outcomeText(v: ClientVerdict, st: Style): string {
       return st.red("REJECTED");
     case "not-handled":
       return st.red("not handled by kube-proxy");
+    case "unknown":
+      return st.yellow("unknown (state not captured)");
     default: {
       const parts = [];
       if (v.endpoints.length) parts.push(`→ ${v.endpoints.length} endpoints`);
