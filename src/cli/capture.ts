@@ -15,23 +15,28 @@ import type { MainOptions } from "./program.ts";
 import type { RunPlan } from "./run_target.ts";
 import { parseTarget, UsageError } from "./target.ts";
 
-/** Flags of `capture`. */
-export interface CaptureOptions {
-  output: string;
-  namespace?: string;
-  context?: string;
-  kubeconfig?: string;
-  requestTimeout?: string;
-  node?: string[];
-  allNodes?: boolean;
-  fromPod?: string;
-  exec?: boolean;
-  image?: string;
-  profile?: string;
-  parallel?: string;
-  timeout?: string;
-  dryRun?: boolean;
-}
+/**
+ * Flags of `capture`: the main command's cluster and collection flags (one definition, in program.ts), with `-o`
+ * naming the bundle file instead of a format.
+ */
+export type CaptureOptions =
+  & Pick<
+    MainOptions,
+    | "namespace"
+    | "context"
+    | "kubeconfig"
+    | "requestTimeout"
+    | "node"
+    | "allNodes"
+    | "fromPod"
+    | "exec"
+    | "image"
+    | "profile"
+    | "parallel"
+    | "timeout"
+    | "dryRun"
+  >
+  & { output: string };
 
 const EXAMPLES = `
 Examples:
