@@ -258,6 +258,25 @@ async function main() {
   const load0 = loadavg()[0];
   const baseline = [];
   for (let i = 0; i < opts.runs; i++) baseline.push((await measure([process.execPath, "-e", "0"], timeBin)).wall);
+  // Floors: the same dump read by a few lines of plain Node with no analysis (bench/floor.mjs), against grep in the
+  // same run: the least any Node program pays, so the query rows can be judged against what the runtime allows.
+  const floorDump = rows.find((r) => r.manifest.mode === "iptables" && r.manifest.services === big)?.manifest.dumpPath;
+  const floors = [];
+  if (floorDump) {
+    process.stderr.write(`bench: floors…\n`);
+    const grepNeedle = rows.find((r) => r.manifest.dumpPath === floorDump).manifest.query.servicePortName;
+    for (const mode of ["read", "lines", "chains"]) {
+      const argv = [process.execPath, join(ROOT, "bench", "floor.mjs"), mode, floorDump];
+      await measure(argv, timeBin);
+      const walls = [];
+      const greps = [];
+      for (let i = 0; i < opts.runs; i++) {
+        greps.push((await measure(["grep", "-c", "-F", grepNeedle, floorDump], timeBin)).wall);
+        walls.push((await measure(argv, timeBin)).wall);
+      }
+      floors.push({ mode, wallS: median(walls), grepS: median(greps), ratio: median(walls) / median(greps) });
+    }
+  }
   const results = [];
   for (const row of rows) {
     process.stderr.write(`bench: ${row.label} ${row.manifest.services.toLocaleString("en-US")}…\n`);
@@ -281,6 +300,12 @@ async function main() {
       "the objects a live svc/NAME query reads (the Service, its EndpointSlice, its endpoints' Nodes), as `capture` would save them",
   );
   out.push("grep = grep -c -F <the Service's text> on the node dump alone (nft -j prints one line, so its count is 1)");
+  if (floors.length > 0) {
+    out.push("");
+    out.push(`floors: plain Node on the ${big.toLocaleString("en-US")}-Service dump, no analysis (node bench/floor.mjs MODE DUMP), median of ${opts.runs}:`);
+    const what = { read: "start Node, read the dump into a string", lines: "... and find every line", chains: "... and index the chains (first rule of each)" };
+    for (const f of floors) out.push(`  ${f.mode.padEnd(6)} ${f.wallS.toFixed(3)} s = ${f.ratio.toFixed(1)}x grep (${f.grepS.toFixed(3)} s)  ${what[f.mode]}`);
+  }
   for (const r of results) {
     out.push(`  ${r.label} ${r.services} (${r.objects}): ${r.command}`);
     out.push(`    grep: ${r.grep}  (count ${r.grepCount}); runs ${r.wallRuns.map((w) => w.toFixed(2)).join(", ")} s`);
@@ -288,7 +313,7 @@ async function main() {
   }
   process.stdout.write(out.join("\n") + "\n");
   if (opts.json) {
-    writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, load: [load0, load1], baseline: median(baseline), target: TARGET, results }, null, 2) + "\n");
+    writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, load: [load0, load1], baseline: median(baseline), floors, target: TARGET, results }, null, 2) + "\n");
   }
 }
 

@@ -1,5 +1,5 @@
 // Bundles the CLI for `npm install` (run in `prepare`), so the plugin runs from dist/ and starts fast.
-// Dependencies stay external (node_modules); the Kubernetes client is loaded lazily, only by live commands.
+// Dependencies are bundled in, except the Kubernetes client, which is loaded lazily from node_modules by live commands.
 import { build } from "esbuild";
 import { chmodSync, rmSync } from "node:fs";
 
@@ -16,8 +16,11 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  packages: "external",
-  banner: { js: "#!/usr/bin/env node" },
+  // Dependencies are bundled too (resolving packages through node_modules costs Node ~15 ms of start-up), except the
+  // Kubernetes client: it is large, only live commands load it, and it must resolve its own optional dependencies.
+  external: ["@kubernetes/client-node"],
+  // Bundled CommonJS dependencies (commander) require Node built-ins; ESM output needs a real `require` for that.
+  banner: { js: '#!/usr/bin/env node\nimport { createRequire as __netpathCreateRequire } from "node:module";\nconst require = __netpathCreateRequire(import.meta.url);' },
   // bin.ts calls main(); keep main.ts from running it again on runtimes that set import.meta.main (Node >= 24).
   define: { "import.meta.main": "false" },
   logLevel: "warning",

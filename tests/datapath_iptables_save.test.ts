@@ -151,3 +151,112 @@ describe("bad input gets a clear error naming the line", () => {
     expect(d.legacyTablesPresent).toBe(true);
   });
 });
+
+/**
+ * A reference grouping written independently of the parser: every `-A CHAIN …` line of each table, in order, with
+ * its 1-based line number. The parser locates rules as runs of consecutive lines and finds a run's chain by the
+ * declaration order when it can; this must give the same rules whatever the layout.
+ */
+function referenceRules(text: string): Map<string, { raw: string; line: number }[]> {
+  const out = new Map<string, { raw: string; line: number }[]>();
+  let table = "";
+  text.split("\n").forEach((l, i) => {
+    const line = l.replace(/\r$/, "");
+    if (line.startsWith("*")) table = line.slice(1).trim();
+    const m = /^-A (\S+)/.exec(line);
+    if (!m) return;
+    const key = `${table}/${m[1]}`;
+    if (!out.has(key)) out.set(key, []);
+    out.get(key)!.push({ raw: line, line: i + 1 });
+  });
+  return out;
+}
+
+function parsedRules(text: string): Map<string, { raw: string; line: number }[]> {
+  const out = new Map<string, { raw: string; line: number }[]>();
+  for (const t of parseIptablesSave(text).tables.values()) {
+    for (const c of t.chains.values()) {
+      if (c.ruleCount === 0) continue;
+      out.set(`${t.name}/${c.name}`, c.rawRules.map((raw, i) => ({ raw, line: c.ruleLines[i]! })));
+      expect(c.rules.map((r) => r.line)).toEqual(c.ruleLines);
+    }
+  }
+  return out;
+}
+
+/** The same dump with each table's rule blocks in reverse chain order (declarations unchanged). */
+function reverseRuleBlocks(text: string): string {
+  const lines = text.split("\n");
+  const out: string[] = [];
+  let blocks: string[][] = [];
+  let current = "";
+  const flush = () => {
+    for (const b of blocks.reverse()) out.push(...b);
+    blocks = [];
+    current = "";
+  };
+  for (const line of lines) {
+    const m = /^-A (\S+)/.exec(line);
+    if (m) {
+      if (m[1] !== current) blocks.push([]);
+      current = m[1]!;
+      blocks[blocks.length - 1]!.push(line);
+      continue;
+    }
+    flush();
+    out.push(line);
+  }
+  flush();
+  return out.join("\n");
+}
+
+describe("rule location: runs of lines and declaration order", () => {
+  const kubeProxy = readdirSync(fixturePath("kube-proxy")).filter((f) => f.endsWith("tables-save"));
+  const nodeFormat = readdirSync(fixturePath("node-format")).filter((f) => f.endsWith("tables-save"));
+  it("kube-proxy restore buffers (chains interleaved) give every chain's rules in order, with their lines", () => {
+    for (const f of kubeProxy) {
+      const text = fixture(`kube-proxy/${f}`);
+      expect(parsedRules(text), f).toEqual(referenceRules(text));
+    }
+  });
+  it("iptables-nft-save and iptables-legacy-save output (one block per chain, in declaration order)", () => {
+    for (const f of nodeFormat) {
+      const text = fixture(`node-format/${f}`);
+      expect(parsedRules(text), f).toEqual(referenceRules(text));
+    }
+    const seed = fixture("seeds/001-k8s1.iptables-save");
+    expect(parsedRules(seed)).toEqual(referenceRules(seed));
+  });
+  it("rule blocks out of declaration order, and CRLF line ends", () => {
+    for (const f of nodeFormat.slice(0, 20)) {
+      const reversed = reverseRuleBlocks(fixture(`node-format/${f}`));
+      expect(parsedRules(reversed), f).toEqual(referenceRules(reversed));
+      const crlf = fixture(`node-format/${f}`).replace(/\n/g, "\r\n");
+      expect(parsedRules(crlf), f).toEqual(referenceRules(crlf));
+    }
+  });
+  it("a chain whose name prefixes the next one's, and a rule with no options after the chain name", () => {
+    const text = [
+      "*nat",
+      ":KUBE-A - [0:0]",
+      ":KUBE-AB - [0:0]",
+      ":KUBE-ABC - [0:0]",
+      "-A KUBE-AB -j KUBE-ABC",
+      "-A KUBE-AB",
+      "-A KUBE-ABC -j RETURN",
+      "-A KUBE-A -j KUBE-AB",
+      "-A KUBE-A -j RETURN",
+      "COMMIT",
+      "",
+    ].join("\n");
+    const nat = parseIptablesSave(text).tables.get("nat")!;
+    expect(nat.chains.get("KUBE-A")!.rules.map((r) => [r.line, r.target])).toEqual([[8, "KUBE-AB"], [9, "RETURN"]]);
+    expect(nat.chains.get("KUBE-AB")!.rules.map((r) => [r.line, r.target])).toEqual([[5, "KUBE-ABC"], [6, undefined]]);
+    expect(nat.chains.get("KUBE-ABC")!.rules.map((r) => [r.line, r.target])).toEqual([[7, "RETURN"]]);
+  });
+  it("a chain declared twice keeps only the rules after its second declaration", () => {
+    const text = "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j RETURN\n:KUBE-X - [0:0]\n-A KUBE-X -j ACCEPT\nCOMMIT\n";
+    const x = parseIptablesSave(text).tables.get("nat")!.chains.get("KUBE-X")!;
+    expect(x.rules.map((r) => [r.line, r.target])).toEqual([[5, "ACCEPT"]]);
+  });
+});

@@ -329,16 +329,27 @@ export function findTargetOption(rule: IptablesRule, option: string): RuleOption
 }
 
 const EMPTY: number[] = [];
+/** Counters of a `- [0:0]` declaration, shared (a dump declares tens of thousands of chains this way). */
+const ZERO_COUNTERS: { packets: number; bytes: number } = Object.freeze({ packets: 0, bytes: 0 });
 
 class LazyChain implements IptablesChain {
   name: string;
   policy?: string;
   counters?: { packets: number; bytes: number };
   line: number;
-  /** Offsets of each rule line in the dump text: [start, end) pairs, and line numbers (allocated on first rule:
-   * most chains of a large dump are read never, and 60,000 empty arrays cost more than the parse). */
-  private bounds: number[] = EMPTY;
-  private lines: number[] = EMPTY;
+  /**
+   * Where the rules are, as runs of consecutive lines. iptables-save prints each chain's rules together, so a chain
+   * is one run, kept in three number fields (no per-chain array: a dump has tens of thousands of chains); a kube-proxy
+   * restore buffer interleaves chains, and later runs go to `moreRuns` as `[offset, line, count]` triples.
+   */
+  private runOffset = 0;
+  private runLine = 0;
+  private runCount = 0;
+  private moreRuns?: number[];
+  private count = 0;
+  /** Per-rule `[start, end)` offsets and line numbers, computed from the runs on first use. */
+  private bounds?: number[];
+  private lines?: number[];
   private parsed?: (IptablesRule | undefined)[];
   private raws?: string[];
   private readonly table: string;
@@ -351,51 +362,87 @@ class LazyChain implements IptablesChain {
     this.line = line;
   }
 
-  add(start: number, end: number, line: number): void {
-    if (this.lines === EMPTY) {
-      this.bounds = [];
-      this.lines = [];
+  /** Appends `count` rule lines starting at `offset` (line number `line`). */
+  addRun(offset: number, line: number, count: number): void {
+    if (this.count === 0) {
+      this.runOffset = offset;
+      this.runLine = line;
+      this.runCount = count;
+    } else {
+      (this.moreRuns ??= []).push(offset, line, count);
     }
-    this.bounds.push(start, end);
-    this.lines.push(line);
+    this.count += count;
+    this.bounds = undefined;
+    this.lines = undefined;
     this.raws = undefined;
   }
 
+  private locate(): void {
+    if (this.bounds) return;
+    const bounds: number[] = new Array(this.count * 2);
+    const lines: number[] = new Array(this.count);
+    const text = this.text;
+    const runs = this.count === 0 ? EMPTY : [this.runOffset, this.runLine, this.runCount, ...(this.moreRuns ?? EMPTY)];
+    let k = 0;
+    for (let r = 0; r < runs.length; r += 3) {
+      let pos = runs[r]!;
+      const first = runs[r + 1]!;
+      const n = runs[r + 2]!;
+      for (let j = 0; j < n; j++) {
+        let end = text.indexOf("\n", pos);
+        if (end === -1) end = text.length;
+        const lineEnd = end > pos && text.charCodeAt(end - 1) === 13 /* \r */ ? end - 1 : end;
+        bounds[2 * k] = pos;
+        bounds[2 * k + 1] = lineEnd;
+        lines[k] = first + j;
+        k++;
+        pos = end + 1;
+      }
+    }
+    this.bounds = bounds;
+    this.lines = lines;
+  }
+
   get ruleCount(): number {
-    return this.lines.length;
+    return this.count;
   }
 
   get ruleLines(): readonly number[] {
-    return this.lines;
+    if (this.count === 0) return EMPTY;
+    this.locate();
+    return this.lines!;
   }
 
   get rawRules(): readonly string[] {
     if (!this.raws) {
-      const out: string[] = new Array(this.lines.length);
-      for (let i = 0; i < this.lines.length; i++) out[i] = this.raw(i);
+      const out: string[] = new Array(this.count);
+      for (let i = 0; i < this.count; i++) out[i] = this.raw(i);
       this.raws = out;
     }
     return this.raws;
   }
 
   private raw(i: number): string {
-    return this.raws?.[i] ?? this.text.slice(this.bounds[2 * i], this.bounds[2 * i + 1]);
+    if (this.raws) return this.raws[i]!;
+    this.locate();
+    return this.text.slice(this.bounds![2 * i], this.bounds![2 * i + 1]);
   }
 
   rule(i: number): IptablesRule {
-    if (i < 0 || i >= this.lines.length) throw new RangeError(`chain ${this.name} has no rule ${i}`);
+    if (i < 0 || i >= this.count) throw new RangeError(`chain ${this.name} has no rule ${i}`);
     this.parsed ??= [];
     let r = this.parsed[i];
     if (!r) {
-      r = parseRuleLine(this.raw(i), this.lines[i]!, this.table);
+      this.locate();
+      r = parseRuleLine(this.raw(i), this.lines![i]!, this.table);
       this.parsed[i] = r;
     }
     return r;
   }
 
   get rules(): IptablesRule[] {
-    const out: IptablesRule[] = new Array(this.lines.length);
-    for (let i = 0; i < this.lines.length; i++) out[i] = this.rule(i);
+    const out: IptablesRule[] = new Array(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.rule(i);
     return out;
   }
 }
@@ -430,6 +477,24 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
   let lastStart = 0;
   let lastEnd = 0;
   let lastLineNo = 0;
+  // The run of consecutive `-A` lines of one chain being read (see LazyChain): its chain, `-A NAME ` prefix, first
+  // line's offset and number, and length.
+  let run: LazyChain | undefined;
+  let runName = "";
+  let runStart = 0;
+  let runLine = 0;
+  let runCount = 0;
+  // iptables-save prints the rule blocks in the order it declared the chains: the chain of the next run is usually
+  // the next declared one, found by comparing names in place (no slice, no Map lookup). Declarations of the open
+  // table in order, the next expected one, and whether the order can still be trusted (no -X, -N, -F or
+  // re-declaration seen, table not re-opened).
+  let declared: LazyChain[] = [];
+  let cursor = 0;
+  let inOrder = false;
+  const endRun = () => {
+    if (run) run.addRun(runStart, runLine, runCount);
+    run = undefined;
+  };
   while (pos < len) {
     let end = text.indexOf("\n", pos);
     if (end === -1) end = len;
@@ -440,23 +505,69 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13 /* \r */) lineEnd--;
     const c = text.charCodeAt(lineStart);
     if (c === 45 /* - */ && text.startsWith("-A ", lineStart)) {
-      // The hot path (a dump is mostly rules): find the chain name without slicing the line.
+      // The hot path (a dump is mostly rules): the next rule of the chain being read costs one prefix comparison.
       lastStart = lineStart;
       lastEnd = lineEnd;
       lastLineNo = lineNo;
+      dump.ruleCount++;
+      if (run && text.charCodeAt(lineStart + 3 + runName.length) === 32 /* space */ && text.startsWith(runName, lineStart + 3)) {
+        runCount++;
+        continue;
+      }
+      endRun();
       if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, text.slice(lineStart, lineEnd));
+      if (inOrder) {
+        let next: LazyChain | undefined;
+        for (let k = cursor; k < declared.length && k < cursor + 8; k++) {
+          const d = declared[k]!;
+          if (text.charCodeAt(lineStart + 3 + d.name.length) === 32 && text.startsWith(d.name, lineStart + 3)) {
+            next = d;
+            cursor = k + 1;
+            break;
+          }
+        }
+        if (next) {
+          run = next;
+          runName = next.name;
+          runStart = lineStart;
+          runLine = lineNo;
+          runCount = 1;
+          sawContent = true;
+          continue;
+        }
+      }
       let sp = text.indexOf(" ", lineStart + 3);
       if (sp === -1 || sp > lineEnd) sp = lineEnd;
       const chainName = text.slice(lineStart + 3, sp);
-      const chain = table.chains.get(chainName) as LazyChain | undefined;
       if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
+      const chain = table.chains.get(chainName) as LazyChain | undefined;
       if (!chain) {
         throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, text.slice(lineStart, lineEnd));
       }
-      chain.add(lineStart, lineEnd, lineNo);
-      dump.ruleCount++;
+      run = chain;
+      runName = chain.name;
+      runStart = lineStart;
+      runLine = lineNo;
+      runCount = 1;
       sawContent = true;
       continue;
+    }
+    endRun();
+    if (c === 58 /* : */ && table) {
+      // `:NAME - [0:0]`, the declaration of nearly every chain, without the regular expression.
+      const sp = text.indexOf(" ", lineStart + 1);
+      if (sp > lineStart + 1 && sp + 8 === lineEnd && text.startsWith(" - [0:0]", sp)) {
+        const chain = new LazyChain(text, table.name, text.slice(lineStart + 1, sp), lineNo);
+        chain.counters = ZERO_COUNTERS;
+        if (table.chains.has(chain.name)) inOrder = false;
+        table.chains.set(chain.name, chain);
+        declared.push(chain);
+        sawContent = true;
+        lastStart = lineStart;
+        lastEnd = lineEnd;
+        lastLineNo = lineNo;
+        continue;
+      }
     }
     const line = text.slice(lineStart, lineEnd);
     if (line.trim() !== "") {
@@ -479,13 +590,15 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
         if (!chain) {
           throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, line);
         }
-        chain.add(lineStart, lineEnd, lineNo);
+        chain.addRun(lineStart, lineNo, 1);
         dump.ruleCount++;
         sawContent = true;
       } else if (verb === "-X" || verb === "--delete-chain") {
+        inOrder = false;
         table.deletedChains.push(chainName);
         table.chains.delete(chainName);
       } else if (verb === "-F" || verb === "--flush" || verb === "-N" || verb === "--new-chain") {
+        inOrder = false;
         if (!table.chains.has(chainName)) table.chains.set(chainName, new LazyChain(text, table.name, chainName, lineNo));
       } else {
         throw new DumpParseError(FORMAT, lineNo, `unknown command "${verb}" (want -A, -X, -F or -N)`, line);
@@ -499,7 +612,9 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       const chain = new LazyChain(text, table.name, m[1]!, lineNo);
       if (m[2] !== "-") chain.policy = m[2]!;
       if (m[3] !== undefined) chain.counters = { packets: Number(m[3]), bytes: Number(m[4]) };
+      if (table.chains.has(chain.name)) inOrder = false;
       table.chains.set(chain.name, chain);
+      declared.push(chain);
       sawContent = true;
       continue;
     }
@@ -507,6 +622,9 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       if (table) throw new DumpParseError(FORMAT, lineNo, `table "${table.name}" (line ${table.line}) not closed by COMMIT before this one`, line);
       const name = line.slice(1).trim();
       if (!/^[a-z]+$/.test(name)) throw new DumpParseError(FORMAT, lineNo, `malformed table header`, line);
+      inOrder = !dump.tables.has(name);
+      declared = [];
+      cursor = 0;
       table = dump.tables.get(name) ?? { name, line: lineNo, chains: new Map(), deletedChains: [] };
       dump.tables.set(name, table);
       sawContent = true;
@@ -534,6 +652,7 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     }
     throw new DumpParseError(FORMAT, lineNo, "unexpected line (want *table, :CHAIN, -A rule, COMMIT or # comment)", line);
   }
+  endRun();
   if (table) {
     throw new DumpParseError(
       FORMAT,

@@ -186,7 +186,7 @@ class Tracer {
     const ended: Ended[] = [];
     if (!chain) return states.map((s) => ({ ...s, how: "return" }));
     let live = states;
-    for (const index of this.candidates(table, chain, live)) {
+    for (const index of this.candidates(chain, live)) {
       if (live.length === 0) break;
       const rule = chain.rule(index);
       const next: State[] = [];
@@ -237,21 +237,19 @@ class Tracer {
    * whose only destination is one host address (`-d 10.96.0.10/32`) cannot match a packet to another address, so it
    * is skipped without being tokenised; the raw text gives the address. Order, and so first-match semantics, is kept.
    */
-  private candidates(table: string, chain: IptablesChain, live: State[]): Iterable<number> {
+  private candidates(chain: IptablesChain, live: State[]): Iterable<number> {
     const n = chain.ruleCount;
     if (n < 64) return range(n);
-    const key = `${table}/${chain.name}`;
-    let idx = this.indexes.get(key);
+    let idx = DESTINATION_INDEXES.get(chain);
     if (!idx) {
       idx = indexByDestination(chain);
-      this.indexes.set(key, idx);
+      DESTINATION_INDEXES.set(chain, idx);
     }
     const dsts = new Set(live.map((s) => s.packet.dst));
     const lists = [idx.other, ...[...dsts].map((d) => idx!.byHost.get(d) ?? [])];
     return mergeSorted(lists);
   }
 
-  private readonly indexes = new Map<string, { byHost: Map<string, number[]>; other: number[] }>();
 
   private isMasqueradeMarking(table: string, rule: IptablesRule): boolean {
     if (table !== "nat" || rule.target === undefined) return false;
@@ -460,7 +458,32 @@ function range(n: number): number[] {
   return out;
 }
 
+/**
+ * Destination indexes of long chains, kept per chain object: a report traces tens of packets through the same dump,
+ * and a parsed dump never changes.
+ */
+const DESTINATION_INDEXES = new WeakMap<IptablesChain, { byHost: Map<string, number[]>; other: number[] }>();
+
 const DEST_RE = /(?:^| )(!\s+)?(?:-d|--destination|--dst) (\S+)/;
+
+/** The host a rule's raw text requires as destination (`-d 10.96.0.10/32` → "10.96.0.10"); undefined otherwise. */
+function destinationHost(raw: string): string | undefined {
+  let value: string | undefined;
+  const i = raw.indexOf(" -d ");
+  if (i !== -1 && !raw.includes(" --destination ") && !raw.includes(" --dst ")) {
+    // iptables-save's and kube-proxy's spelling: one `-d`, negated as `! -d`.
+    if (raw.charCodeAt(i - 1) === 33 /* ! */) return undefined;
+    const end = raw.indexOf(" ", i + 4);
+    value = raw.slice(i + 4, end === -1 ? raw.length : end);
+  } else {
+    const m = DEST_RE.exec(raw);
+    if (!m || m[1]) return undefined;
+    value = m[2]!;
+  }
+  if (value.endsWith("/32")) return value.slice(0, -3);
+  if (value.endsWith("/128")) return value.slice(0, -4);
+  return value.includes("/") ? undefined : value;
+}
 
 /** Groups a chain's rules by the single host they require as destination; the rest go to `other`. */
 function indexByDestination(chain: IptablesChain): { byHost: Map<string, number[]>; other: number[] } {
@@ -468,9 +491,7 @@ function indexByDestination(chain: IptablesChain): { byHost: Map<string, number[
   const other: number[] = [];
   const raws = chain.rawRules;
   for (let i = 0; i < raws.length; i++) {
-    const m = DEST_RE.exec(raws[i]!);
-    const value = m && !m[1] ? m[2]! : undefined;
-    const host = value === undefined ? undefined : value.endsWith("/32") ? value.slice(0, -3) : value.endsWith("/128") ? value.slice(0, -4) : value.includes("/") ? undefined : value;
+    const host = destinationHost(raws[i]!);
     if (host === undefined) {
       other.push(i);
       continue;
