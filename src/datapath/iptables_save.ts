@@ -516,33 +516,26 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       }
       endRun();
       if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, text.slice(lineStart, lineEnd));
+      let chain: LazyChain | undefined;
       if (inOrder) {
-        let next: LazyChain | undefined;
         for (let k = cursor; k < declared.length && k < cursor + 8; k++) {
           const d = declared[k]!;
           if (text.charCodeAt(lineStart + 3 + d.name.length) === 32 && text.startsWith(d.name, lineStart + 3)) {
-            next = d;
+            chain = d;
             cursor = k + 1;
             break;
           }
         }
-        if (next) {
-          run = next;
-          runName = next.name;
-          runStart = lineStart;
-          runLine = lineNo;
-          runCount = 1;
-          sawContent = true;
-          continue;
-        }
       }
-      let sp = text.indexOf(" ", lineStart + 3);
-      if (sp === -1 || sp > lineEnd) sp = lineEnd;
-      const chainName = text.slice(lineStart + 3, sp);
-      if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
-      const chain = table.chains.get(chainName) as LazyChain | undefined;
       if (!chain) {
-        throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, text.slice(lineStart, lineEnd));
+        let sp = text.indexOf(" ", lineStart + 3);
+        if (sp === -1 || sp > lineEnd) sp = lineEnd;
+        const chainName = text.slice(lineStart + 3, sp);
+        if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
+        chain = table.chains.get(chainName) as LazyChain | undefined;
+        if (!chain) {
+          throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, text.slice(lineStart, lineEnd));
+        }
       }
       run = chain;
       runName = chain.name;
