@@ -14,6 +14,7 @@
  */
 import { parseAllDocuments, stringify as toYaml } from "yaml";
 import type { KubeObject } from "../model/k8s.ts";
+import { compareText } from "../model/order.ts";
 import {
   type Bundle,
   BUNDLE_FORMAT,
@@ -192,7 +193,7 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
   const bundle = emptyBundle({});
   const nodes = new Map<string, NodeCapture>();
   const exits = new Map<string, number>();
-  const sorted = [...files].sort((a, b) => a.path.localeCompare(b.path));
+  const sorted = [...files].sort((a, b) => compareText(a.path, b.path));
   let objects = 0;
   for (const f of sorted) {
     const parts = f.path.split("/");

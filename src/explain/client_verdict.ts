@@ -7,6 +7,7 @@
  */
 import type { RuleCheck, TraceOutcome, TraceResult } from "./iptables_trace.ts";
 import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./service_report.ts";
+import { compareNatural, compareText } from "../model/order.ts";
 
 const EPS = 1e-9;
 
@@ -54,7 +55,7 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     else notHandled += o.probability;
   }
   const endpoints = [...byEndpoint.values()].map((e) => ({ ...e, share: snap(e.share ?? 0) }));
-  endpoints.sort((a, b) => a.endpoint.localeCompare(b.endpoint, "en", { numeric: true }));
+  endpoints.sort((a, b) => compareNatural(a.endpoint, b.endpoint));
   dropped = snap(dropped);
   rejected = snap(rejected);
   notHandled = snap(notHandled);
@@ -125,7 +126,7 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
       add({ rule: o.decidedBy, role }, `d/${o.decidedBy.table}/${o.decidedBy.line}`);
     }
   }
-  out.sort((a, b) => a.rule.table.localeCompare(b.rule.table) || a.rule.line - b.rule.line);
+  out.sort((a, b) => compareText(a.rule.table, b.rule.table) || a.rule.line - b.rule.line);
   return out;
 }
 

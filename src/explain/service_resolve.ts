@@ -12,6 +12,7 @@ import type { BundleObjects } from "../bundle/bundle.ts";
 import type { EndpointSlice, Node, Pod, Service } from "../model/k8s.ts";
 import { NotFoundError } from "./errors.ts";
 import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./service_report.ts";
+import { compareText } from "../model/order.ts";
 
 /** Label linking an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
@@ -163,7 +164,7 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
     else c.notReady++;
     zoneMap.set(z, c);
   }
-  return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => a.zone.localeCompare(b.zone)), slices };
+  return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => compareText(a.zone, b.zone)), slices };
 }
 
 /**
