@@ -113,9 +113,7 @@ export function iptablesDatapath(node: NodeCapture, family: 4 | 6): NodeDatapath
         const nat = dp.iptables.tables.get("nat");
         if (nat) {
           for (const name of nat.chains.keys()) {
-            if (name.startsWith("KUBE-S") && (name.startsWith("VC-", 6) || name.startsWith("EP-", 6) || name.startsWith("VL-", 6))) {
-              dp.signals.iptablesServiceChains++;
-            }
+            if (name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-SEP-") || name.startsWith("KUBE-SVL-")) dp.signals.iptablesServiceChains++;
           }
           const svcs = nat.chains.get("KUBE-SERVICES");
           if (svcs?.rawRules.some((r) => r.includes("KUBE-CLUSTER-IP"))) dp.signals.ipvsMatchSets = true;
@@ -260,28 +258,23 @@ function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, fami
     };
     if (nat) {
       const svcs = nat.chains.get("KUBE-SERVICES");
-      if (svcs) scan(svcs.rawRules.slice(0, 2000));
+      const head = svcs?.rawRules.slice(0, 2000) ?? [];
+      scan(head);
       // The detector rule is the first rule of KUBE-SVC/KUBE-SVL chains (v1.21+) or in KUBE-EXT "pod traffic" rules:
       // look at the first rule of up to 200 such chains (chains of Services without endpoints have none).
       // Those chains are found through the jumps of KUBE-SERVICES (a dump has tens of thousands of chains; walking
       // them all would cost more than the rest of the analysis), then, for chains no rule there jumps to, by name.
-      const jumpedTo: string[] = [];
-      for (const r of svcs?.rawRules.slice(0, 2000) ?? []) {
-        const j = r.lastIndexOf(" -j KUBE-");
-        if (j !== -1) jumpedTo.push(r.slice(j + 4, r.indexOf(" ", j + 4) === -1 ? r.length : r.indexOf(" ", j + 4)));
-      }
+      const jumpedTo = head.map((r) => / -j (KUBE-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined);
+      const named = function* (prefix: string): Generator<string> {
+        for (const name of nat.chains.keys()) if (name.startsWith(prefix)) yield name;
+      };
       for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-"]) {
         if (found.size > 0) break;
+        const jumped = jumpedTo.filter((n) => n.startsWith(prefix));
         let looked = 0;
-        for (const name of jumpedTo) {
-          const ch = name.startsWith(prefix) ? nat.chains.get(name) : undefined;
+        for (const name of jumped.length > 0 ? jumped : named(prefix)) {
+          const ch = nat.chains.get(name);
           if (!ch || ch.ruleCount === 0) continue;
-          scan(ch.rawRules.slice(0, 3));
-          if (found.size > 0 || ++looked >= 200) break;
-        }
-        if (found.size > 0 || looked > 0) continue;
-        for (const [name, ch] of nat.chains) {
-          if (!name.startsWith(prefix) || ch.ruleCount === 0) continue;
           scan(ch.rawRules.slice(0, 3));
           if (found.size > 0 || ++looked >= 200) break;
         }
