@@ -477,7 +477,7 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
   let lastStart = 0;
   let lastEnd = 0;
   let lastLineNo = 0;
-  // The run of consecutive `-A` lines of one chain being read (see LazyChain): its chain, `-A NAME ` prefix, first
+  // The run of consecutive `-A` lines of one chain being read (see LazyChain): its chain and name, and its first
   // line's offset and number, and length.
   let run: LazyChain | undefined;
   let runName = "";
