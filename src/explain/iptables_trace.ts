@@ -233,9 +233,11 @@ class Tracer {
   }
 
   /**
-   * Rule indexes worth evaluating, in order. In a long chain (KUBE-SERVICES holds a rule per Service port) a rule
-   * whose only destination is one host address (`-d 10.96.0.10/32`) cannot match a packet to another address, so it
-   * is skipped without being tokenised; the raw text gives the address. Order, and so first-match semantics, is kept.
+   * Rule indexes worth evaluating, in order. In a long chain (KUBE-SERVICES holds a rule per Service port,
+   * KUBE-NODEPORTS one per NodePort) a rule whose only destination is one host address (`-d 10.96.0.10/32`), or,
+   * without one, one destination port (`--dport 30080`), cannot match a packet to another address or port, so it is
+   * skipped without being tokenised; the raw text gives the address or port. Order, and so first-match semantics, is
+   * kept.
    */
   private candidates(chain: IptablesChain, live: State[]): Iterable<number> {
     const n = chain.ruleCount;
@@ -245,11 +247,11 @@ class Tracer {
       idx = indexByDestination(chain);
       DESTINATION_INDEXES.set(chain, idx);
     }
-    const dsts = new Set(live.map((s) => s.packet.dst));
-    const lists = [idx.other, ...[...dsts].map((d) => idx!.byHost.get(d) ?? [])];
+    const lists = [idx.other];
+    for (const d of new Set(live.map((s) => s.packet.dst))) lists.push(idx.byHost.get(d) ?? []);
+    for (const p of new Set(live.map((s) => s.packet.dport))) lists.push(idx.byPort.get(p) ?? []);
     return mergeSorted(lists);
   }
-
 
   private isMasqueradeMarking(table: string, rule: IptablesRule): boolean {
     if (table !== "nat" || rule.target === undefined) return false;
@@ -458,23 +460,48 @@ function range(n: number): number[] {
   return out;
 }
 
+/** Rules of a long chain grouped by the one destination host, or else the one destination port, they require. */
+interface DestinationIndex {
+  byHost: Map<string, number[]>;
+  byPort: Map<number, number[]>;
+  /** Rules that may match any destination. */
+  other: number[];
+}
+
 /**
  * Destination indexes of long chains, kept per chain object: a report traces tens of packets through the same dump,
  * and a parsed dump never changes.
  */
-const DESTINATION_INDEXES = new WeakMap<IptablesChain, { byHost: Map<string, number[]>; other: number[] }>();
+const DESTINATION_INDEXES = new WeakMap<IptablesChain, DestinationIndex>();
 
 const DEST_RE = /(?:^| )(!\s+)?(?:-d|--destination|--dst) (\S+)/;
+
+/**
+ * Where the option `flag` (e.g. ` -d `, ` --dport `) starts in a raw rule, when it occurs once, outside the quoted
+ * comment, and not negated; -1 otherwise (the rule then goes to the index's `other` list, which is always safe).
+ */
+function optionAt(raw: string, flag: string): number {
+  const i = raw.indexOf(flag);
+  if (i === -1 || raw.indexOf(flag, i + 1) !== -1) return -1;
+  const q = raw.indexOf('"');
+  if (q !== -1 && i > q && i < raw.lastIndexOf('"')) return -1;
+  return raw.charCodeAt(i - 1) === 33 /* ! */ ? -1 : i;
+}
+
+/** The word of a raw rule that starts at position `at`. */
+function wordAt(raw: string, at: number): string {
+  const end = raw.indexOf(" ", at);
+  return raw.slice(at, end === -1 ? raw.length : end);
+}
 
 /** The host a rule's raw text requires as destination (`-d 10.96.0.10/32` → "10.96.0.10"); undefined otherwise. */
 function destinationHost(raw: string): string | undefined {
   let value: string | undefined;
-  const i = raw.indexOf(" -d ");
-  if (i !== -1 && !raw.includes(" --destination ") && !raw.includes(" --dst ")) {
+  if (!raw.includes(" --destination ") && !raw.includes(" --dst ")) {
     // iptables-save's and kube-proxy's spelling: one `-d`, negated as `! -d`.
-    if (raw.charCodeAt(i - 1) === 33 /* ! */) return undefined;
-    const end = raw.indexOf(" ", i + 4);
-    value = raw.slice(i + 4, end === -1 ? raw.length : end);
+    const i = optionAt(raw, " -d ");
+    if (i === -1) return undefined;
+    value = wordAt(raw, i + 4);
   } else {
     const m = DEST_RE.exec(raw);
     if (!m || m[1]) return undefined;
@@ -485,22 +512,28 @@ function destinationHost(raw: string): string | undefined {
   return value.includes("/") ? undefined : value;
 }
 
-/** Groups a chain's rules by the single host they require as destination; the rest go to `other`. */
-function indexByDestination(chain: IptablesChain): { byHost: Map<string, number[]>; other: number[] } {
-  const byHost = new Map<string, number[]>();
-  const other: number[] = [];
+/** The one destination port a rule's raw text requires (`--dport 30080`); undefined for none, a range or a list. */
+function destinationPort(raw: string): number | undefined {
+  if (raw.includes(" --destination-port ")) return undefined;
+  const i = optionAt(raw, " --dport ");
+  if (i === -1) return undefined;
+  const word = wordAt(raw, i + 9);
+  return /^\d+$/.test(word) ? Number(word) : undefined;
+}
+
+/** Groups a chain's rules by the single host, else the single port, they require as destination. */
+function indexByDestination(chain: IptablesChain): DestinationIndex {
+  const idx: DestinationIndex = { byHost: new Map(), byPort: new Map(), other: [] };
   const raws = chain.rawRules;
   for (let i = 0; i < raws.length; i++) {
     const host = destinationHost(raws[i]!);
-    if (host === undefined) {
-      other.push(i);
-      continue;
-    }
-    const list = byHost.get(host);
+    const port = host === undefined ? destinationPort(raws[i]!) : undefined;
+    const list = host !== undefined ? idx.byHost.get(host) : port !== undefined ? idx.byPort.get(port) : idx.other;
     if (list) list.push(i);
-    else byHost.set(host, [i]);
+    else if (host !== undefined) idx.byHost.set(host, [i]);
+    else idx.byPort.set(port!, [i]);
   }
-  return { byHost, other };
+  return idx;
 }
 
 /** Merges ascending lists into one ascending list without duplicates. */
