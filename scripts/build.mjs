@@ -1,5 +1,6 @@
 // Bundles the CLI for `npm install` (run in `prepare`), so the plugin runs from dist/ and starts fast.
-// Dependencies are bundled in, except the Kubernetes client, which is loaded lazily from node_modules by live commands.
+// Everything is bundled in, dependencies included: krew installs the files of the npm tarball without node_modules
+// (plugins/netpath.yaml), so dist/ must run on its own. The Kubernetes client is a chunk loaded by live commands only.
 import { build } from "esbuild";
 import { chmodSync, rmSync } from "node:fs";
 
@@ -16,9 +17,9 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  // Dependencies are bundled too (resolving packages through node_modules costs Node ~15 ms of start-up), except the
-  // Kubernetes client: it is large, only live commands load it, and it must resolve its own optional dependencies.
-  external: ["@kubernetes/client-node"],
+  // Dependencies are bundled too: krew's install has no node_modules, and resolving packages through node_modules costs
+  // Node ~15 ms of start-up. ws's optional native add-ons (bufferutil, utf-8-validate) stay optional: ws loads them
+  // in a try/catch, and without them uses its JavaScript code.
   // Bundled CommonJS dependencies (commander) require Node built-ins; ESM output needs a real `require` for that.
   banner: { js: '#!/usr/bin/env node\nimport { createRequire as __netpathCreateRequire } from "node:module";\nconst require = __netpathCreateRequire(import.meta.url);' },
   // bin.ts calls main(); keep main.ts from running it again on runtimes that set import.meta.main (Node >= 24).

@@ -9,13 +9,13 @@
  * client-node's WebSocketHandler is given private sink streams: by default it would end the process's own
  * stdout/stderr when a v5 server half-closes a channel.
  *
- * Uses `node:stream`/`node:module`, which Node and Deno 2 provide.
+ * Uses `node:stream` and the `ws` package, which Node and Deno 2 both run.
  * @module
  */
 import { Buffer } from "node:buffer";
-import { createRequire } from "node:module";
 import { PassThrough, Writable } from "node:stream";
 import type { KubeConfig } from "@kubernetes/client-node";
+import WebSocket from "ws";
 import { formatMs } from "./duration.ts";
 import { ApiUnreachableError, apiError, type KubeApiError } from "./errors.ts";
 import { describeRequest } from "./rest.ts";
@@ -53,20 +53,13 @@ class Collector extends Writable {
   }
 }
 
+/** What this module uses of a `ws` socket (client-node's WebSocketHandler drives the rest). */
 interface WsLike {
   protocol: string;
   readyState: number;
   on(ev: string, fn: (...a: unknown[]) => void): void;
   terminate(): void;
   close(): void;
-}
-type WsCtor = new (uri: string, protocols: string[], opts: unknown) => WsLike;
-
-let wsCtor: WsCtor | undefined;
-function webSocketClass(): WsCtor {
-  // The `ws` package client-node depends on, resolved from client-node's own location.
-  wsCtor ??= createRequire(import.meta.resolve("@kubernetes/client-node"))("ws") as WsCtor;
-  return wsCtor;
 }
 
 function exitCodeOf(st: { status?: string; details?: { causes?: { reason?: string; message?: string }[] } }): number | undefined {
@@ -97,13 +90,13 @@ export async function execInPod(
 ): Promise<ExecOutcome> {
   const { Exec } = await import("@kubernetes/client-node");
   const { WebSocketHandler } = await import("@kubernetes/client-node/dist/web-socket-handler.js");
-  const WS = webSocketClass();
   const server = kc.getCurrentCluster()?.server ?? "";
   const request = describeRequest("create", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
   let socket: WsLike | undefined;
   let refused: KubeApiError | undefined;
   const factory = (uri: string, protocols: string[], opts: unknown): WsLike => {
-    const ws = new WS(uri, protocols, opts);
+    // The `ws` client client-node itself uses (same package, deduplicated by npm; bundled into dist/).
+    const ws: WsLike = new WebSocket(uri, protocols, opts as WebSocket.ClientOptions) as unknown as WsLike;
     socket = ws;
     ws.on("unexpected-response", (_req: unknown, res: unknown) => {
       const r = res as { statusCode?: number; on(ev: string, f: (c?: Buffer) => void): void };

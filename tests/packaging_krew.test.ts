@@ -1,0 +1,118 @@
+// The plugin as krew installs it: the files plugins/netpath.yaml picks from the npm tarball (`npm pack`, as published),
+// copied into a store directory outside the repository, with no node_modules anywhere above it. What runs there must
+// run on its own: --version, an offline analysis, a live run against the fake API server (the bundled Kubernetes
+// client), and, as root with the netns harness, a live run that execs into a kube-proxy pod (the bundled `ws`).
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { parse } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readBundle } from "../src/io/read_bundle.ts";
+import type { ServiceReport } from "../src/explain/service_report.ts";
+import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
+import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
+import { requireNetns } from "./helpers/netns.ts";
+
+const ROOT = resolve(".");
+const manifest = parse(readFileSync(join(ROOT, "plugins/netpath.yaml"), "utf8")) as {
+  spec: { version: string; platforms: { files: { from: string; to: string }[]; bin: string }[] };
+};
+const web = readBundle("tests/fixtures/live/web");
+
+/** krew's `from`: a path whose last segment may hold `*` (one segment); a matching directory moves whole. */
+function krewMatches(extracted: string, from: string): string[] {
+  const dir = join(extracted, dirname(from));
+  const re = new RegExp(`^${basename(from).split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+  return existsSync(dir) ? readdirSync(dir).filter((n) => re.test(n)).map((n) => join(dir, n)) : [];
+}
+
+/** Runs a command without blocking the event loop (the fake API server lives in this process). */
+function exec(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")));
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
+    const t = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.on("close", (status) => {
+      clearTimeout(t);
+      done({ status, stdout, stderr });
+    });
+  });
+}
+
+describe("the plugin as krew installs it (no node_modules)", () => {
+  const work = mkdtempSync(join(tmpdir(), "knp-krew-"));
+  const store = join(work, "store", "netpath", manifest.spec.version);
+  const servers: FakeApiServer[] = [];
+  let exe = "";
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+  beforeAll(() => {
+    expect(existsSync(join(ROOT, "dist/kubectl-netpath.js")), "dist/ is built by `npm install` (prepare)").toBe(true);
+    const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" });
+    expect(pack.status, pack.stderr).toBe(0);
+    const tgz = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+    const extracted = join(work, "extracted");
+    mkdirSync(extracted);
+    expect(spawnSync("tar", ["-xzf", tgz, "-C", extracted]).status).toBe(0);
+    const platform = manifest.spec.platforms[0]!;
+    for (const f of platform.files) {
+      const found = krewMatches(extracted, f.from);
+      expect(found.length, f.from).toBeGreaterThan(0);
+      for (const m of found) cpSync(m, join(store, f.to, basename(m)), { recursive: true });
+    }
+    exe = join(store, platform.bin);
+    // Nothing above the store may resolve packages for it.
+    for (let d = store; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, "node_modules")), d).toBe(false);
+  });
+
+  it("--version and an offline analysis", async () => {
+    const v = await exec([exe, "--version"], work);
+    expect(v.stderr).toBe("");
+    expect(v.stdout.trim()).toBe(manifest.spec.version.slice(1));
+    const r = await exec([exe, "svc/kube-dns", "-n", "kube-system", "--from", join(ROOT, "examples/iptables-lab")], work);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("10.244.0.5:53");
+    expect(r.stdout).toContain("10.244.2.21:53");
+  });
+
+  it("a live run (--no-exec) through the bundled Kubernetes client", async () => {
+    const s = await startFakeApiServer({ objects: web.objects });
+    servers.push(s);
+    const r = await exec([exe, "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", "json"], work);
+    expect(r.stderr).toBe("warning: the bundle holds no node state: only the API side was analysed\n");
+    expect(r.status).toBe(0);
+    const rep = JSON.parse(r.stdout) as ServiceReport;
+    expect(rep.endpoints.map((e) => e.address).sort()).toEqual(["10.244.1.6", "10.244.2.4"]);
+  });
+
+  describe.runIf(requireNetns(["nc", "curl", "ss"]))("as root, with a node in a network namespace", () => {
+    let node: FakeNode | undefined;
+    afterAll(async () => {
+      await node?.stop();
+    });
+    it("a live run that execs into the kube-proxy pod over WebSocket (the bundled ws)", async () => {
+      const rules = kubeProxyRules(web.objects.services, web.objects.endpointSlices, "10.244.0.0/16");
+      node = await startFakeNode("k8s-guide-worker", { rules: { text: rules, backend: "nft" }, proxyMode: "iptables" });
+      const s = await startFakeApiServer({ objects: web.objects, exec: { netnsFor: (n) => (n === "k8s-guide-worker" ? node!.netns.name : undefined) } });
+      servers.push(s);
+      const r = await exec([exe, "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "-o", "json"], work);
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      const rep = JSON.parse(r.stdout) as ServiceReport;
+      expect(rep.nodes.map((n) => [n.node, n.proxyMode.mode, n.error])).toEqual([["k8s-guide-worker", "iptables", undefined]]);
+      const clusterIP = rep.nodes[0]!.ports[0]!.entryPoints[0]!;
+      expect(clusterIP.balancing.shares.map((x) => [x.endpoint, x.share])).toEqual([["10.244.1.6:80", 0.5], ["10.244.2.4:80", 0.5]]);
+      expect(s.requests.some((x) => x.kind === "exec")).toBe(true);
+      expect(s.debugPods()).toEqual([]);
+    });
+  });
+});
