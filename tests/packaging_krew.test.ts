@@ -1,9 +1,10 @@
 // The plugin as krew installs it: the files plugins/netpath.yaml picks from the npm tarball (`npm pack`, as published),
 // copied into a store directory outside the repository, with no node_modules anywhere above it. What runs there must
-// run on its own: --version, an offline analysis, a live run against the fake API server (the bundled Kubernetes
+// run on its own: --version, an offline analysis, completion through the helper krew's caveats link, a live run
+// against the fake API server (the bundled Kubernetes
 // client), and, as root with the netns harness, a live run that execs into a kube-proxy pod (the bundled `ws`).
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
@@ -82,6 +83,19 @@ describe("the plugin as krew installs it (no node_modules)", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("10.244.0.5:53");
     expect(r.stdout).toContain("10.244.2.21:53");
+  });
+
+  it("linked onto PATH as krew links it, with the completion helper the caveats link: kubectl's completion works", () => {
+    const bin = join(work, "bin");
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(exe, join(bin, "kubectl-netpath"));
+    symlinkSync(join(store, "kubectl_complete-netpath"), join(bin, "kubectl_complete-netpath"));
+    const env = { ...process.env, PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin` };
+    const r = spawnSync("kubectl_complete-netpath", ["s"], { cwd: work, env, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout.split("\n").map((l) => l.split("\t")[0])).toContain("svc/");
+    expect(r.stdout.trimEnd().split("\n").pop()).toMatch(/^:\d+$/);
   });
 
   it("a live run (--no-exec) through the bundled Kubernetes client", async () => {
