@@ -1,8 +1,8 @@
 // The plugin as krew installs it: the files plugins/netpath.yaml picks from the npm tarball (`npm pack`, as published),
 // copied into a store directory outside the repository, with no node_modules anywhere above it. What runs there must
 // run on its own: --version, an offline analysis, completion through the helper krew's caveats link, a live run
-// against the fake API server (the bundled Kubernetes
-// client), and, as root with the netns harness, a live run that execs into a kube-proxy pod (the bundled `ws`).
+// against the fake API server (the bundled Kubernetes client), and, as root with the netns harness, a live run that
+// execs into a kube-proxy pod (the bundled `ws`).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
