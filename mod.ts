@@ -49,22 +49,26 @@ export type { NftChain, NftRule, NftRuleset, NftSet, NftTable } from "./src/data
 export { decodeKubeProxyNft, type KubeProxyNft } from "./src/datapath/kube_proxy_nft.ts";
 
 // Service analysis
-export { kernelProbability, iptablesSaveProbability } from "./src/explain/probability.ts";
-export { type RuleRef, type TraceOutcome, type TraceResult, traceIptables, TraceError } from "./src/explain/iptables_trace.ts";
-export type { TracePacket } from "./src/explain/rule_match.ts";
-export { explainService, type ExplainServiceOptions, type PacketQuestion } from "./src/explain/service_path.ts";
-export { explainServiceFull, fullDatapath } from "./src/explain/explain_service_full.ts";
-export { traceNft } from "./src/explain/nft_trace.ts";
-export { nftDatapath } from "./src/explain/nft_datapath.ts";
-export { resolveService, portKey } from "./src/explain/service_resolve.ts";
-export { NotFoundError } from "./src/explain/errors.ts";
-export * from "./src/explain/service_report.ts";
+export { kernelProbability, iptablesSaveProbability } from "./src/service/iptables/probability.ts";
+export { traceIptables, TraceError } from "./src/service/iptables/trace.ts";
+export { type RuleRef, type TraceOutcome, type TraceResult } from "./src/service/trace.ts";
+export type { TracePacket } from "./src/service/trace.ts";
+export { explainService, type ExplainServiceOptions } from "./src/service/explain.ts";
+export type { PacketQuestion, Target, TargetKind } from "./src/model/question.ts";
+export { type Datapath, type DatapathBuilder, type NodeDatapath, nodeDatapath } from "./src/service/datapath.ts";
+export { iptablesDatapath, readIptables } from "./src/service/iptables/datapath.ts";
+export { readIpvs } from "./src/service/ipvs/datapath.ts";
+export { traceNft } from "./src/service/nftables/trace.ts";
+export { nftDatapath } from "./src/service/nftables/datapath.ts";
+export { resolveService, portKey } from "./src/service/resolve.ts";
+export { NotFoundError } from "./src/model/errors.ts";
+export * from "./src/service/report.ts";
 
 // Why-pending analysis
-export { explainPending } from "./src/explain/pending.ts";
-export type { PendingQuestion, PendingReport } from "./src/explain/pending_types.ts";
-export { evaluateNodeSelector, evaluateNodeSelectorTerm } from "./src/explain/node_selector.ts";
-export { parseSchedulerMessage } from "./src/explain/scheduler_message.ts";
+export { explainPending } from "./src/pending/explain.ts";
+export type { PendingQuestion, PendingReport } from "./src/pending/report.ts";
+export { evaluateNodeSelector, evaluateNodeSelectorTerm } from "./src/pending/node_selector.ts";
+export { parseSchedulerMessage } from "./src/pending/scheduler_message.ts";
 
 // Renderers
 export { renderServiceText } from "./src/report/service_text.ts";

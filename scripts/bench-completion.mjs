@@ -4,7 +4,7 @@
 //
 // Runs `node <executable> complete -- <words>` --runs times per row (after one warm-up run that also checks the
 // answer), measuring from spawn to exit in this process, and prints median, min and max. The executable is
-// dist/kubectl-netpath.js when it already has the `complete` entry, else src/completion/entry_bin.ts bundled the way
+// dist/kubectl-netpath.js when it already has the `complete` entry, else src/cli/completion/entry_bin.ts bundled the way
 // scripts/build.mjs bundles src/cli/bin.ts. The local API server is plain HTTP with insecure-skip-tls-verify (one
 // list of 3 Services), served from this process. A `node -e 0` row shows the runtime's own start-up.
 //
@@ -51,7 +51,7 @@ async function executable() {
   const out = join(ROOT, ".tmp", "bench-completion", "kubectl-netpath.js");
   mkdirSync(dirname(out), { recursive: true });
   await build({
-    entryPoints: [join(ROOT, "src/completion/entry_bin.ts")],
+    entryPoints: [join(ROOT, "src/cli/completion/entry_bin.ts")],
     outfile: out,
     bundle: true,
     platform: "node",
@@ -63,7 +63,7 @@ async function executable() {
     logLevel: "warning",
   });
   chmodSync(out, 0o755);
-  return { path: out, what: "src/completion/entry_bin.ts bundled to .tmp/bench-completion/ (dist/ has no completion entry yet)" };
+  return { path: out, what: "src/cli/completion/entry_bin.ts bundled to .tmp/bench-completion/ (dist/ has no completion entry yet)" };
 }
 
 /** Wall time of one run in ms, and its stdout. Asynchronous: the API server answers from this process. */

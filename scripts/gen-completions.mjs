@@ -1,5 +1,5 @@
 // Regenerates the standalone completion scripts kept in completions/ (bash, zsh, fish, PowerShell) from
-// src/completion/scripts.ts — the same text `kubectl-netpath completion SHELL` prints.
+// src/cli/completion/scripts.ts — the same text `kubectl-netpath completion SHELL` prints.
 //
 //   node scripts/gen-completions.mjs           write completions/*
 //   node scripts/gen-completions.mjs --check   exit 1, naming the stale files, when a file differs
@@ -16,7 +16,7 @@ const out = join(root, ".tmp", "gen-completions", "scripts.mjs");
 mkdirSync(dirname(out), { recursive: true });
 // Bundled inside the repository so that the packages it imports (@bomb.sh/tab) resolve from node_modules.
 await build({
-  entryPoints: [join(root, "src/completion/scripts.ts")],
+  entryPoints: [join(root, "src/cli/completion/scripts.ts")],
   outfile: out,
   bundle: true,
   platform: "node",

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli/io.ts";
 import { buildProgram } from "../src/cli/program.ts";
 import { registerCompletion } from "../src/cli/completion.ts";
-import { parseAnswer } from "../src/completion/directive.ts";
-import { runCliWithCompletion } from "../src/completion/entry.ts";
-import { completionScript, correctBashScript, SCRIPT_FILES, ScriptShapeError, SHELLS } from "../src/completion/scripts.ts";
+import { parseAnswer } from "../src/cli/completion/directive.ts";
+import { runCliWithCompletion } from "../src/cli/completion/entry.ts";
+import { completionScript, correctBashScript, SCRIPT_FILES, ScriptShapeError, SHELLS } from "../src/cli/completion/scripts.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
 

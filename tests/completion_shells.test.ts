@@ -10,7 +10,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAnswer } from "../src/completion/directive.ts";
+import { parseAnswer } from "../src/cli/completion/directive.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
 import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
@@ -79,7 +79,7 @@ beforeAll(async () => {
   const out = join(ROOT, ".tmp", `completion-shells-${process.pid}`);
   mkdirSync(out, { recursive: true });
   exe = join(out, "kubectl-netpath.js");
-  meta = await bundle("src/completion/entry_bin.ts", exe);
+  meta = await bundle("src/cli/completion/entry_bin.ts", exe);
   work = mkdtempSync(join(tmpdir(), "netpath-shells-"));
   bin = join(work, "bin");
   mkdirSync(bin);
@@ -139,14 +139,14 @@ describe("import graph: the Kubernetes client only for dynamic candidates", () =
   });
 });
 
-describe("under Deno (src/completion/entry_bin.ts run by deno)", () => {
+describe("under Deno (src/cli/completion/entry_bin.ts run by deno)", () => {
   it.each([
     { name: "static", words: ["s"], want: ["svc/", "service/"], directive: 6 },
     { name: "from a bundle", words: ["--from", IPTABLES_LAB, "-n", "kube-system", "svc/"], want: ["svc/kube-dns"], directive: 4 },
     { name: "from the API server", words: ["--context", "other", "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
   ])("$name", async ({ words, want, directive }) => {
     const deno = join(ROOT, "node_modules/.bin/deno");
-    const r = await run(deno, ["run", "-A", join(ROOT, "src/completion/entry_bin.ts"), "complete", "--", ...words], { env: env({ PATH: `${dirname(deno)}:${basePath}` }) });
+    const r = await run(deno, ["run", "-A", join(ROOT, "src/cli/completion/entry_bin.ts"), "complete", "--", ...words], { env: env({ PATH: `${dirname(deno)}:${basePath}` }) });
     expect(r.status, r.stderr).toBe(0);
     const a = parseAnswer(r.stdout);
     expect(a.candidates.map((c) => c.value)).toEqual(want);

@@ -4,7 +4,7 @@ import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DumpParseError } from "../src/datapath/errors.ts";
 import { findOption, parseIptablesSave, parseRuleLine, splitRuleWords } from "../src/datapath/iptables_save.ts";
-import { iptablesSaveProbability, kernelProbability } from "../src/explain/probability.ts";
+import { iptablesSaveProbability, kernelProbability } from "../src/service/iptables/probability.ts";
 import { fixture, fixturePath } from "./helpers/bundles.ts";
 
 describe("seed 001: complete iptables-save of node k8s1", () => {

@@ -11,9 +11,9 @@ import { decodeKubeProxyNft, type KubeProxyNft } from "../src/datapath/kube_prox
 import { parseNftJson } from "../src/datapath/nft_json.ts";
 import type { NftRuleset } from "../src/datapath/nft_model.ts";
 import { parseNftText } from "../src/datapath/nft_text.ts";
-import { nftDatapath } from "../src/explain/nft_datapath.ts";
-import { traceNft } from "../src/explain/nft_trace.ts";
-import type { TracePacket } from "../src/explain/rule_match.ts";
+import { nftDatapath } from "../src/service/nftables/datapath.ts";
+import { traceNft } from "../src/service/nftables/trace.ts";
+import type { TracePacket } from "../src/service/trace.ts";
 import { fixture, fixturePath } from "./helpers/bundles.ts";
 
 const names = [

@@ -2,7 +2,7 @@
 // into a network namespace, send the same packet(s), read conntrack, and require the same verdict — forwarded or
 // dropped/rejected, the endpoint set and shares (within 4 binomial sigma), masqueraded or not.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
+import { explainService } from "../src/service/explain.ts";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { type KernelOracle, openKernelOracle, ORACLE_TOOLS, type OracleTopology, TOPOLOGY_MASTER, TOPOLOGY_V127 } from "./helpers/kernel_oracle.ts";
 import { compareWithKernel } from "./helpers/nft_oracle.ts";
@@ -87,7 +87,7 @@ describe.runIf(requireNetns(ORACLE_TOOLS))("analysis agrees with the kernel", ()
         await oracle?.close();
       });
       it("every client verdict matches conntrack", async () => {
-        const report = explainServiceFull(c.bundle, c.service[0], c.service[1]);
+        const report = explainService(c.bundle, c.service[0], c.service[1]);
         const compared = await compareWithKernel(oracle, report, c.topo);
         expect(compared.length).toBeGreaterThan(0);
       });

@@ -10,7 +10,7 @@ import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBundle } from "../src/bundle/decode.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import type { ServiceReport } from "../src/explain/service_report.ts";
+import type { ServiceReport } from "../src/service/report.ts";
 import { type FakeApiOptions, type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BundleObjects } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { EndpointSlice, Node, Pod, Service } from "../src/model/k8s.ts";
-import type { ServiceReport } from "../src/explain/service_report.ts";
+import type { ServiceReport } from "../src/service/report.ts";
 import { type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";

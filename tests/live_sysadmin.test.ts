@@ -16,7 +16,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { decodeBundle } from "../src/bundle/decode.ts";
-import type { ServiceReport } from "../src/explain/service_report.ts";
+import type { ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { Pod } from "../src/model/k8s.ts";
 import { type FakeApiOptions, type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emptyBundle } from "../src/bundle/bundle.ts";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { parseNftJson } from "../src/datapath/nft_json.ts";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
+import { explainService } from "../src/service/explain.ts";
 import type { EndpointSlice, Service } from "../src/model/k8s.ts";
 import type { KernelOracle } from "./helpers/kernel_oracle.ts";
 import { requireNetns } from "./helpers/netns.ts";
@@ -123,7 +123,7 @@ describe.runIf(requireNetns(NFT_ORACLE_TOOLS))("nftables analysis agrees with th
 
       for (const [ns, name] of c.services) {
         it(`${ns}/${name}: every client verdict matches conntrack`, async () => {
-          const report = explainServiceFull(c.bundle, ns, name);
+          const report = explainService(c.bundle, ns, name);
           const compared = await compareWithKernel(oracle, report);
           expect(compared.length).toBeGreaterThan(0);
           tally.push({ name: `${c.name} ${ns}/${name}`, compared });

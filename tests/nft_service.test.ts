@@ -1,5 +1,5 @@
-// svc/NAME in kube-proxy nftables mode: the tracer (src/explain/nft_trace.ts) and the datapath builder
-// (src/explain/nft_datapath.ts) on kube-proxy's own nftables test rulesets (pkg/proxy/nftables/proxier_test.go @
+// svc/NAME in kube-proxy nftables mode: the tracer (src/service/nftables/trace.ts) and the datapath builder
+// (src/service/nftables/datapath.ts) on kube-proxy's own nftables test rulesets (pkg/proxy/nftables/proxier_test.go @
 // 81810de6), as real nft 1.0.6 prints them (tests/fixtures/nftables, scripts/gen-nft-fixtures.sh). Expected verdicts:
 // the same as the iptables twin (tests/service_path.test.ts, TestOverallIPTablesRules) and the notes in
 // ../shared/fixtures/real-dumps/nftables/*.md.
@@ -9,12 +9,12 @@ import { emptyBundle } from "../src/bundle/bundle.ts";
 import { decodeKubeProxyNft, decodeKubeProxyTable, type KubeProxyNft } from "../src/datapath/kube_proxy_nft.ts";
 import { parseNftJson } from "../src/datapath/nft_json.ts";
 import { parseNftText } from "../src/datapath/nft_text.ts";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
-import { nftDatapath } from "../src/explain/nft_datapath.ts";
-import { nftRuleRef, NftTraceError, traceNft } from "../src/explain/nft_trace.ts";
-import type { TraceResult } from "../src/explain/iptables_trace.ts";
-import type { TracePacket } from "../src/explain/rule_match.ts";
-import type { ClientVerdict, ServiceReport } from "../src/explain/service_report.ts";
+import { explainService } from "../src/service/explain.ts";
+import { nftDatapath } from "../src/service/nftables/datapath.ts";
+import { nftRuleRef, NftTraceError, traceNft } from "../src/service/nftables/trace.ts";
+import type { TraceResult } from "../src/service/trace.ts";
+import type { TracePacket } from "../src/service/trace.ts";
+import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { EndpointSlice, Service } from "../src/model/k8s.ts";
 import { fixture, node, overallObjects, service, slice } from "./helpers/bundles.ts";
@@ -84,7 +84,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   const b = nftBundle({ sections: { [section]: text }, services, slices });
 
   it("mode nftables from the rules; balancing by numgen; cluster CIDR from the detector", () => {
-    const r = explainServiceFull(b, "ns1", "svc1");
+    const r = explainService(b, "ns1", "svc1");
     const n = r.nodes[0]!;
     expect(n.proxyMode).toEqual({
       mode: "nftables",
@@ -97,7 +97,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   });
 
   it("svc1 ClusterIP: pods → 10.180.0.1:80 unmasqueraded; sources outside 10.0.0.0/8 masqueraded", () => {
-    const r = explainServiceFull(b, "ns1", "svc1");
+    const r = explainService(b, "ns1", "svc1");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(shares(pod)).toEqual({ "10.180.0.1:80": 1 });
     expect(pod.masquerade).toBe("never");
@@ -122,7 +122,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   });
 
   it("svc2 eTP=Local without local endpoints: external traffic dropped by the no-endpoint maps, pods short-circuited", () => {
-    const r = explainServiceFull(b, "ns2", "svc2");
+    const r = explainService(b, "ns2", "svc2");
     for (
       const [kind, chain, element] of [
         [
@@ -161,7 +161,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   });
 
   it("svc4 externalIP (eTP=Cluster): external clients split 1/2 : 1/2 over .4 and .5, always masqueraded; hairpin only to itself", () => {
-    const r = explainServiceFull(b, "ns4", "svc4");
+    const r = explainService(b, "ns4", "svc4");
     const ext = client(r, 80, "ExternalIP", "external");
     expect(shares(ext)).toEqual({ "10.180.0.4:80": 0.5, "10.180.0.5:80": 0.5 });
     expect(ext.masquerade).toBe("always");
@@ -182,7 +182,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   });
 
   it("svc5 loadBalancerSourceRanges: an allowed client is forwarded (masqueraded), another is dropped by the firewall chain; affinity is a caveat", () => {
-    const r = explainServiceFull(b, "ns5", "svc5");
+    const r = explainService(b, "ns5", "svc5");
     const ok = client(r, 80, "LoadBalancer", "external");
     expect(ok.source).toBe("203.0.113.2");
     expect(ok.outcome).toBe("forwarded");
@@ -206,7 +206,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
   });
 
   it("svc6 without endpoints: rejected through reject-chain, and the evidence is the no-endpoint element", () => {
-    const r = explainServiceFull(b, "ns6", "svc6");
+    const r = explainService(b, "ns6", "svc6");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(pod.outcome).toBe("rejected");
     const rej = pod.evidence.find((e) => e.role === "rejects")!.rule;
@@ -245,14 +245,14 @@ describe("examples/nftables-lab", () => {
     const b = nftBundle({ sections: { "nft-json": fixture(`${OVERALL}.json`) }, services, slices });
     for (let i = 1; i <= 6; i++) {
       const strip = (r: ServiceReport) => r.nodes.map((n) => ({ ...n, source: undefined }));
-      expect(strip(explainServiceFull(bundle, `ns${i}`, `svc${i}`)), `svc${i}`).toEqual(
-        strip(explainServiceFull(b, `ns${i}`, `svc${i}`)),
+      expect(strip(explainService(bundle, `ns${i}`, `svc${i}`)), `svc${i}`).toEqual(
+        strip(explainService(b, `ns${i}`, `svc${i}`)),
       );
     }
   });
 
   it("answers one packet: 203.0.113.7 → 192.168.99.33:80/tcp (svc4's externalIP)", () => {
-    const r = explainServiceFull(bundle, "ns4", "svc4", {
+    const r = explainService(bundle, "ns4", "svc4", {
       packet: { source: "203.0.113.7", destination: "192.168.99.33", port: 80, protocol: "tcp" },
     });
     const a = r.packet![0]!;
@@ -337,7 +337,7 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
   ];
   it.each(cases)("$name", ({ stage: s, objects, svc, want, outcome }) => {
     const b = nftBundle({ sections: { "nft-json": stage(s) }, ...objects });
-    const r = explainServiceFull(b, svc[0], svc[1]);
+    const r = explainService(b, svc[0], svc[1]);
     const pod = client(r, svc[1] === "svc2" ? 8080 : 80, "ClusterIP", "pod-same-node");
     expect(pod.outcome).toBe(outcome);
     expect(r.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual(want);
@@ -348,7 +348,7 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
       sections: { "nft-json": stage("09-svc3-endpoints-emptied-chains-flushed-not-deleted") },
       ...repeatedObjects(["10.0.3.2"]),
     });
-    const d = explainServiceFull(b, "ns3", "svc3").nodes[0]!.drift.find((x) => x.kind === "unexpected-reject")!;
+    const d = explainService(b, "ns3", "svc3").nodes[0]!.drift.find((x) => x.kind === "unexpected-reject")!;
     expect(d.message).toBe(
       'ns3/svc3:p80: test-node rejects new connections to 172.30.0.43:80/tcp ("has no endpoints") but the API lists 1 usable endpoint(s): the node\'s rules are stale',
     );
@@ -362,7 +362,7 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
   it("flushed chains awaiting deletion are a node note (03: svc2's two chains; 07: the old endpoint chain)", () => {
     const objects = repeatedObjects(["10.0.3.2"]);
     const note = (s: string) =>
-      explainServiceFull(nftBundle({ sections: { "nft-json": stage(s) }, ...objects }), "ns3", "svc3").nodes[0]!.notes
+      explainService(nftBundle({ sections: { "nft-json": stage(s) }, ...objects }), "ns3", "svc3").nodes[0]!.notes
         .find((n) => n.includes("flushed chain"));
     expect(note("03-delete-svc2-chains-flushed-not-deleted")).toBe(
       "2 flushed chain(s) in ip kube-proxy await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): service-MHHHYRWA-ns2/svc2/tcp/p8080, endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080",
@@ -383,7 +383,7 @@ describe("proxy mode with leftovers of the other mode", () => {
   const ipt = fixture("nftables/synthetic/mixed-iptables-leftovers.iptables-save");
 
   it("KUBE-SVC chains next to table ip kube-proxy: nftables answers, the leftovers are a ProxyModeConflict", () => {
-    const r = explainServiceFull(
+    const r = explainService(
       nftBundle({ sections: { "nft-json": json, "iptables-save": ipt }, services, slices }),
       "ns4",
       "svc4",
@@ -402,7 +402,7 @@ describe("proxy mode with leftovers of the other mode", () => {
   });
 
   it("declared iptables (/proxyMode): traced from iptables-save; the nftables table is the leftover", () => {
-    const r = explainServiceFull(
+    const r = explainService(
       nftBundle({ sections: { "nft-json": json, "iptables-save": ipt, "proxy-mode": "iptables\n" }, services, slices }),
       "ns4",
       "svc4",
@@ -426,7 +426,7 @@ describe("proxy mode with leftovers of the other mode", () => {
       metadata: { name: "kube-proxy", namespace: "kube-system" },
       data: { "config.conf": "mode: nftables\nclusterCIDR: 10.0.0.0/8\n" },
     });
-    const n = explainServiceFull(b, "ns1", "svc1").nodes[0]!;
+    const n = explainService(b, "ns1", "svc1").nodes[0]!;
     expect(n.proxyMode.mode).toBe("nftables");
     expect(n.proxyMode.conflicts).toEqual([]);
   });

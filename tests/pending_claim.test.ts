@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { explainPending } from "../src/explain/pending.ts";
-import { parseQuantity, volumeMismatches } from "../src/explain/pending_claim.ts";
-import type { ClaimReport } from "../src/explain/pending_types.ts";
+import { explainPending } from "../src/pending/explain.ts";
+import { parseQuantity, volumeMismatches } from "../src/pending/claim.ts";
+import type { ClaimReport } from "../src/pending/report.ts";
 import { bundleOf, event, node, pod, pv, pvc, storageClass } from "./fixtures/pending/objects.ts";
 
 const NODES = [node("ip-10-0-1-10", { zone: "us-east-1a", region: "us-east-1" }), node("ip-10-0-2-10", { zone: "us-east-1b", region: "us-east-1" })];

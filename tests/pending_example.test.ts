@@ -6,7 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { parse } from "yaml";
 import { BUNDLE_FORMAT, BUNDLE_VERSION } from "../src/bundle/bundle.ts";
-import { formatTerm } from "../src/explain/node_selector.ts";
+import { formatTerm } from "../src/pending/node_selector.ts";
 import type { PersistentVolume } from "../src/model/k8s.ts";
 import { azureBundle, pendingFixture } from "./fixtures/pending/objects.ts";
 

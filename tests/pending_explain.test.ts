@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { NotFoundError } from "../src/explain/errors.ts";
-import { explainPending, PENDING_REPORT_API_VERSION } from "../src/explain/pending.ts";
+import { NotFoundError } from "../src/model/errors.ts";
+import { explainPending, PENDING_REPORT_API_VERSION } from "../src/pending/explain.ts";
 import { azureBundle, bundleOf, event, node, pod, pv, pvc, storageClass, term } from "./fixtures/pending/objects.ts";
 
 const MD_PV = "pvc-0a20ee9f-0c34-11e9-b302-000d3aa0aa40";

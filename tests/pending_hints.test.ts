@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { explainPending } from "../src/explain/pending.ts";
-import type { Finding, PendingReport } from "../src/explain/pending_types.ts";
+import { explainPending } from "../src/pending/explain.ts";
+import type { Finding, PendingReport } from "../src/pending/report.ts";
 import { azureBundle, bundleOf, event, node, pod, pv, pvc, storageClass, term } from "./fixtures/pending/objects.ts";
 
 const ZONE = "topology.kubernetes.io/zone";

@@ -10,7 +10,7 @@ import {
   parseGoInt64,
   validateLabelKey,
   validateLabelValue,
-} from "../src/explain/node_selector.ts";
+} from "../src/pending/node_selector.ts";
 import { azureBundle } from "./fixtures/pending/objects.ts";
 
 // Node k8s-01 of seed 000, labels exactly as `kubectl get node --show-labels` printed them.

@@ -7,7 +7,7 @@ import {
   type SchedulerReason,
   wordingForVersion,
   wordingOfMessage,
-} from "../src/explain/scheduler_message.ts";
+} from "../src/pending/scheduler_message.ts";
 import { pendingFixture } from "./fixtures/pending/objects.ts";
 
 type Want = { total: number | null; reasons: Partial<SchedulerReason>[]; preemption?: { total: number | null; reasons: Partial<SchedulerReason>[] }; notes?: string[] };

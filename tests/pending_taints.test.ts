@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import type { Taint, Toleration } from "../src/model/k8s.ts";
-import { evaluateTaints, formatTaint, toleratesTaint, toleratesUnschedulable } from "../src/explain/taints.ts";
+import { evaluateTaints, formatTaint, toleratesTaint, toleratesUnschedulable } from "../src/pending/taints.ts";
 import { DEFAULT_TOLERATIONS } from "./fixtures/pending/objects.ts";
 
 const CONTROL_PLANE: Taint = { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" };

@@ -4,8 +4,8 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { explainPending } from "../src/explain/pending.ts";
-import type { PendingQuestion } from "../src/explain/pending_types.ts";
+import { explainPending } from "../src/pending/explain.ts";
+import type { PendingQuestion } from "../src/pending/report.ts";
 import { renderPendingText } from "../src/report/pending_text.ts";
 import { azureBundle, bundleOf, node, pendingFixturePath, pod, pvc, storageClass } from "./fixtures/pending/objects.ts";
 

@@ -4,11 +4,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
-import { ipsetMembership } from "../src/explain/ipset_membership.ts";
-import { kernelProbability } from "../src/explain/probability.ts";
-import type { TracePacket } from "../src/explain/rule_match.ts";
-import type { ClientVerdict, ServiceReport } from "../src/explain/service_report.ts";
+import { explainService } from "../src/service/explain.ts";
+import { ipsetMembership } from "../src/service/ipvs/ipset_membership.ts";
+import { kernelProbability } from "../src/service/iptables/probability.ts";
+import type { TracePacket } from "../src/service/trace.ts";
+import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { fixture } from "./helpers/bundles.ts";
 
@@ -31,7 +31,7 @@ function withIpvsadm(b: Bundle, transform: (t: string) => string): Bundle {
 
 describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
   const b = readBundle(IPVS_LAB);
-  const r = explainServiceFull(b, "kube-system", "kube-dns");
+  const r = explainService(b, "kube-system", "kube-dns");
 
   it("detects IPVS from the virtual servers and the KUBE-CLUSTER-IP match-set, without conflict", () => {
     expect(r.nodes[0]!.proxyMode.mode).toBe("ipvs");
@@ -66,17 +66,17 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
     const wrr = withIpvsadm(b, (t) =>
       t.replace(/UDP {2}10\.96\.0\.10:53 rr\n(\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "UDP  10.96.0.10:53 wrr\n$13")
     );
-    const r2 = explainServiceFull(wrr, "kube-system", "kube-dns");
+    const r2 = explainService(wrr, "kube-system", "kube-dns");
     expect(entry(r2, "dns", "ClusterIP").balancing.shares.map((s) => s.share)).toEqual([0.75, 0.25]);
     const quiesced = withIpvsadm(b, (t) => t.replace(/(TCP {2}10\.96\.0\.10:53 rr\n\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "$10"));
-    const r3 = explainServiceFull(quiesced, "kube-system", "kube-dns");
+    const r3 = explainService(quiesced, "kube-system", "kube-dns");
     expect(entry(r3, "dns-tcp", "ClusterIP").balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["192.168.0.17:53", 0], ["192.168.0.18:53", 1]]);
     expect(r3.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "192.168.0.17:53"], ["quiesced", "192.168.0.17:53"]]);
   });
 
   it("live-count schedulers have no fixed share", () => {
     const wlc = withIpvsadm(b, (t) => t.replace("UDP  10.96.0.10:53 rr", "UDP  10.96.0.10:53 wlc"));
-    const e = entry(explainServiceFull(wlc, "kube-system", "kube-dns"), "dns", "ClusterIP");
+    const e = entry(explainService(wlc, "kube-system", "kube-dns"), "dns", "ClusterIP");
     expect(e.balancing.scheduler?.deterministicShares).toBe(false);
     expect(e.balancing.shares.map((s) => s.share)).toEqual([null, null]);
     expect(e.clients.find((c) => c.client === "pod-same-node")!.endpoints.map((x) => x.share)).toEqual([null, null]);
@@ -84,7 +84,7 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
 
   it("a missing virtual server is drift", () => {
     const gone = withIpvsadm(b, (t) => t.split("\n").filter((l) => !/^UDP|192\.168\.0\.1[78]:53/.test(l)).join("\n"));
-    const r4 = explainServiceFull(gone, "kube-system", "kube-dns");
+    const r4 = explainService(gone, "kube-system", "kube-dns");
     expect(r4.nodes[0]!.drift.find((d) => d.portKey === "kube-system/kube-dns:dns")?.kind).toBe("service-missing");
   });
 
@@ -92,7 +92,7 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
     const stale = structuredClone(b);
     const s = stale.nodes[0]!.sections["iptables-save"]!;
     s.stdout = s.stdout.replace(":KUBE-SERVICES - [0:0]", ":KUBE-SERVICES - [0:0]\n:KUBE-SVC-TCOU7JCQXEZGVUNU - [0:0]\n:KUBE-SEP-2NK74F4BXH6S2KMP - [0:0]");
-    const r5 = explainServiceFull(stale, "kube-system", "kube-dns");
+    const r5 = explainService(stale, "kube-system", "kube-dns");
     expect(r5.nodes[0]!.proxyMode.mode).toBe("ipvs");
     expect(r5.findings.find((f) => f.code === "ProxyModeConflict")?.message).toContain("2 KUBE-SVC/KUBE-SEP chain(s) remain in iptables nat although the node runs IPVS");
   });
@@ -117,7 +117,7 @@ describe("ipset membership as the kernel's set match", () => {
 });
 
 describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-XLB)", () => {
-  const r = explainServiceFull(readBundle(LB_LEGACY), "default", "testsvc");
+  const r = explainService(readBundle(LB_LEGACY), "default", "testsvc");
 
   it("computes the 7-way cascade exactly as the kernel applies the 5-decimal probabilities", () => {
     const shares = entry(r, undefined, "ClusterIP").balancing.shares;
@@ -172,7 +172,7 @@ describe("example bundles are the seeds' data", () => {
 describe("IPVS ipset entries the Service needs", () => {
   const b = readBundle(IPVS_LAB);
   it("all present in seed 000's sets: no ipset drift", () => {
-    const r = explainServiceFull(b, "kube-system", "kube-dns");
+    const r = explainService(b, "kube-system", "kube-dns");
     expect(r.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing")).toEqual([]);
   });
   it("a KUBE-LOOP-BACK entry missing (rancher/rancher#30363-style breakage) is reported", () => {
@@ -180,7 +180,7 @@ describe("IPVS ipset entries the Service needs", () => {
     const s = broken.nodes[0]!.sections.ipset!;
     // as ipset prints it after the entry is gone: one member and one count fewer
     s.stdout = s.stdout.replace("192.168.0.17,udp:53,192.168.0.17\n", "").replace("Size in memory: 416\nReferences: 1\nNumber of entries: 4", "Size in memory: 416\nReferences: 1\nNumber of entries: 3");
-    const r = explainServiceFull(broken, "kube-system", "kube-dns");
+    const r = explainService(broken, "kube-system", "kube-dns");
     expect(r.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing").map((d) => d.message)).toEqual([
       "kube-system/kube-dns:dns: ipset KUBE-LOOP-BACK on k8s-01 lacks 192.168.0.17,udp:53,192.168.0.17: an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)",
     ]);
@@ -191,7 +191,7 @@ describe("IPVS ipset entries the Service needs", () => {
     const broken = structuredClone(b);
     const s = broken.nodes[0]!.sections.ipset!;
     s.stdout = s.stdout.replace("10.96.0.10,tcp:53\n", "").replace(/(Name: KUBE-CLUSTER-IP\n(?:.*\n){5})Number of entries: 4/, "$1Number of entries: 3");
-    const r = explainServiceFull(broken, "kube-system", "kube-dns");
+    const r = explainService(broken, "kube-system", "kube-dns");
     expect(r.nodes[0]!.drift.map((d) => d.message)).toContain(
       "kube-system/kube-dns:dns-tcp: ipset KUBE-CLUSTER-IP on k8s-01 lacks 10.96.0.10,tcp:53: traffic to the ClusterIP from outside the cluster CIDR is not masqueraded (and not accepted in KUBE-SERVICES)",
     );
@@ -199,7 +199,7 @@ describe("IPVS ipset entries the Service needs", () => {
 });
 
 describe("ipvs-kind (seed 002: a partial IPVS-mode listing)", () => {
-  const r = explainServiceFull(readBundle(new URL("../examples/ipvs-kind", import.meta.url).pathname), "default", "web");
+  const r = explainService(readBundle(new URL("../examples/ipvs-kind", import.meta.url).pathname), "default", "web");
   it("knows the virtual server and its real servers from ipvsadm", () => {
     const e = entry(r, undefined, "ClusterIP");
     expect(e.balancing.scheduler?.name).toBe("rr");
@@ -216,7 +216,7 @@ describe("IPVS node whose ipvsadm failed", () => {
   it("says the IPVS table is unknown instead of claiming the Service is not programmed", () => {
     const b = structuredClone(readBundle(IPVS_LAB));
     b.nodes[0]!.sections.ipvsadm = { command: "ipvsadm -Ln --exact", stdout: "", stderr: "Can't initialize ipvs: Protocol not available\n", exitCode: 2 };
-    const r = explainServiceFull(b, "kube-system", "kube-dns");
+    const r = explainService(b, "kube-system", "kube-dns");
     expect(r.nodes[0]!.proxyMode.mode).toBe("ipvs");
     expect(r.nodes[0]!.notes).toContain("ipvsadm failed (exit 2: Can't initialize ipvs: Protocol not available): the IPVS virtual servers of this node are unknown");
     const pod = client(r, "dns", "ClusterIP", "pod-same-node");

@@ -2,8 +2,8 @@
 // the restore-buffer form kube-proxy writes and in the form iptables-save prints on a node (node-format fixtures,
 // produced by the real kernel). Expected verdicts come from the dumps' notes (../shared/fixtures/real-dumps).
 import { describe, expect, it } from "vitest";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
-import type { ClientVerdict, ServiceReport } from "../src/explain/service_report.ts";
+import { explainService } from "../src/service/explain.ts";
+import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { bundleOf, fixture, IPTABLES_LAB, overallObjects, service, slice } from "./helpers/bundles.ts";
 
@@ -25,7 +25,7 @@ describe("iptables-lab (seed 001, node k8s1, v1.22)", () => {
   const bundle = readBundle(IPTABLES_LAB);
 
   it("kube-dns:dns goes to 10.244.0.5:53 or 10.244.2.21:53 with probability 0.5 each", () => {
-    const r = explainServiceFull(bundle, "kube-system", "kube-dns");
+    const r = explainService(bundle, "kube-system", "kube-dns");
     expect(r.service.clusterIPs).toEqual(["10.96.0.10"]);
     expect(r.nodes.map((n) => n.node)).toEqual(["k8s1"]);
     expect(r.nodes[0]!.proxyMode.mode).toBe("iptables");
@@ -40,7 +40,7 @@ describe("iptables-lab (seed 001, node k8s1, v1.22)", () => {
   });
 
   it("a pod inside 10.244.0.0/16 is not masqueraded; a client outside it and the node itself are, by line 171", () => {
-    const r = explainServiceFull(bundle, "kube-system", "kube-dns");
+    const r = explainService(bundle, "kube-system", "kube-dns");
     const pod = client(r, 53, "ClusterIP", "pod-same-node");
     expect(pod.masquerade).toBe("never");
     expect(pod.reason).toContain("line 171");
@@ -55,7 +55,7 @@ describe("iptables-lab (seed 001, node k8s1, v1.22)", () => {
   });
 
   it("hairpin: coredns 10.244.0.5 reaching kube-dns is masqueraded only when it picks itself", () => {
-    const r = explainServiceFull(bundle, "kube-system", "kube-dns");
+    const r = explainService(bundle, "kube-system", "kube-dns");
     const h = client(r, 53, "ClusterIP", "hairpin");
     expect(h.masquerade).toBe("some");
     expect(h.endpoints.find((e) => e.endpoint === "10.244.0.5:53")?.masqueraded).toBe(true);
@@ -64,20 +64,20 @@ describe("iptables-lab (seed 001, node k8s1, v1.22)", () => {
   });
 
   it("my-nginx-svc has one endpoint, 10.244.3.38:80 on k8s3, and k8s1 sends everything there", () => {
-    const r = explainServiceFull(bundle, "default", "my-nginx-svc");
+    const r = explainService(bundle, "default", "my-nginx-svc");
     expect(r.endpoints.map((e) => [e.address, e.node, e.pod])).toEqual([["10.244.3.38", "k8s3", "nginx"]]);
     const pod = client(r, 3000, "ClusterIP", "pod-same-node");
     expect(shares(pod)).toEqual({ "10.244.3.38:80": 1 });
   });
 
   it("notes the -o eth0 MASQUERADE rule it cannot decide without knowing the output interface", () => {
-    const r = explainServiceFull(bundle, "default", "my-nginx-svc");
+    const r = explainService(bundle, "default", "my-nginx-svc");
     const pod = client(r, 3000, "ClusterIP", "pod-same-node");
     expect(pod.caveats.some((c) => c.includes("line 128") && c.includes("-o eth0"))).toBe(true);
   });
 
   it("answers one packet: 10.244.1.7 → 10.96.0.10:53/udp", () => {
-    const r = explainServiceFull(bundle, "kube-system", "kube-dns", { packet: { source: "10.244.1.7", destination: "10.96.0.10", port: 53, protocol: "udp" } });
+    const r = explainService(bundle, "kube-system", "kube-dns", { packet: { source: "10.244.1.7", destination: "10.96.0.10", port: 53, protocol: "udp" } });
     const a = r.packet![0]!;
     expect(a.outcome).toBe("forwarded");
     expect(a.masquerade).toBe("never");
@@ -97,7 +97,7 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
   const b = bundleOf({ dump: text, nodeName: "test-node", nodeIP: "192.168.0.2", services, slices });
 
   it("svc1 ClusterIP: pods → 10.180.0.1:80 unmasqueraded; sources outside 10.0.0.0/8 masqueraded", () => {
-    const r = explainServiceFull(b, "ns1", "svc1");
+    const r = explainService(b, "ns1", "svc1");
     expect(r.nodes[0]!.notes).toContain("cluster CIDR 10.0.0.0/8 (from the rules (local-traffic detector))");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(shares(pod)).toEqual({ "10.180.0.1:80": 1 });
@@ -107,7 +107,7 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
   });
 
   it("svc2 eTP=Local without local endpoints: external traffic dropped, pod traffic short-circuited to all endpoints", () => {
-    const r = explainServiceFull(b, "ns2", "svc2");
+    const r = explainService(b, "ns2", "svc2");
     for (const kind of ["LoadBalancer", "ExternalIP", "NodePort"]) {
       const ext = client(r, kind === "NodePort" ? 3001 : 80, kind, "external");
       expect(ext.outcome, kind).toBe("dropped");
@@ -123,7 +123,7 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
   });
 
   it("svc4 externalIP (eTP=Cluster): external clients split 50/50 over .4 and .5, always masqueraded", () => {
-    const r = explainServiceFull(b, "ns4", "svc4");
+    const r = explainService(b, "ns4", "svc4");
     const ext = client(r, 80, "ExternalIP", "external");
     expect(shares(ext)).toEqual({ "10.180.0.4:80": 0.5, "10.180.0.5:80": 0.5 });
     expect(ext.masquerade).toBe("always");
@@ -131,7 +131,7 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
   });
 
   it("svc5 loadBalancerSourceRanges: an allowed client is forwarded (masqueraded), another is dropped by KUBE-PROXY-FIREWALL", () => {
-    const r = explainServiceFull(b, "ns5", "svc5");
+    const r = explainService(b, "ns5", "svc5");
     const ok = client(r, 80, "LoadBalancer", "external");
     expect(ok.source).toBe("203.0.113.2");
     expect(ok.outcome).toBe("forwarded");
@@ -145,7 +145,7 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
   });
 
   it("svc6 without endpoints: rejected by filter KUBE-SERVICES, and the report says why", () => {
-    const r = explainServiceFull(b, "ns6", "svc6");
+    const r = explainService(b, "ns6", "svc6");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(pod.outcome).toBe("rejected");
     expect(pod.evidence.find((e) => e.role === "rejects")?.rule.raw).toContain("has no endpoints");
@@ -160,7 +160,7 @@ describe("TestEndpointSliceE2E (v1.20): masquerade rule in KUBE-SERVICES, 3-endp
   };
   it.each(forms("TestEndpointSliceE2E.v1.20"))("$form: 1/3 each, masquerade decided in KUBE-SERVICES", ({ text }) => {
     const b = bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", ...objects });
-    const r = explainServiceFull(b, "ns1", "svc1");
+    const r = explainService(b, "ns1", "svc1");
     const pod = client(r, 0, "ClusterIP", "pod-same-node");
     for (const e of pod.endpoints) expect(e.share).toBeCloseTo(1 / 3, 9);
     expect(Object.keys(shares(pod))).toEqual(["10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80"]);
@@ -176,7 +176,7 @@ describe("internalTrafficPolicy (v1.27)", () => {
     service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.1.1", internalTrafficPolicy: itp, selector: { foo: "bar" }, ports: [{ port: 80, protocol: "TCP" }] });
   it.each(forms("TestInternalTrafficPolicyE2E-2-local-with-local-endpoint.v1.27"))("$form: Local with a local endpoint → only 10.0.1.1", ({ text }) => {
     const s = slice("ns1", "svc1", [{ ip: "10.0.1.1", node: "test-hostname" }, { ip: "10.0.1.2", node: "host1" }, { ip: "10.0.1.3", node: "host2" }], [{ port: 80 }]);
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Local")], slices: [s] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Local")], slices: [s] }), "ns1", "svc1");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(shares(pod)).toEqual({ "10.0.1.1:80": 1 });
     expect(r.nodes[0]!.drift).toEqual([]);
@@ -184,7 +184,7 @@ describe("internalTrafficPolicy (v1.27)", () => {
   });
   it.each(forms("TestInternalTrafficPolicyE2E-3-local-no-local-endpoints.v1.27"))("$form: Local without local endpoints → DROP, not REJECT", ({ text }) => {
     const s = slice("ns1", "svc1", [{ ip: "10.0.1.1", node: "host0" }, { ip: "10.0.1.2", node: "host1" }, { ip: "10.0.1.3", node: "host2" }], [{ port: 80 }]);
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Local")], slices: [s] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Local")], slices: [s] }), "ns1", "svc1");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(pod.outcome).toBe("dropped");
     expect(pod.evidence.find((e) => e.role === "drops")?.rule.raw).toContain("has no local endpoints");
@@ -193,7 +193,7 @@ describe("internalTrafficPolicy (v1.27)", () => {
   it("drift: the API says Cluster with 3 endpoints but the node only knows the local one", () => {
     const text = fixture("kube-proxy/TestInternalTrafficPolicyE2E-2-local-with-local-endpoint.v1.27.iptables-save");
     const s = slice("ns1", "svc1", [{ ip: "10.0.1.1", node: "test-hostname" }, { ip: "10.0.1.2", node: "host1" }, { ip: "10.0.1.3", node: "host2" }], [{ port: 80 }]);
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Cluster")], slices: [s] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc("Cluster")], slices: [s] }), "ns1", "svc1");
     expect(r.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "10.0.1.2:80"], ["missing-on-node", "10.0.1.3:80"]]);
   });
 });
@@ -207,7 +207,7 @@ describe("LoadBalancer source ranges (v1.27)", () => {
       ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3001 }],
     }, { loadBalancer: { ingress: [{ ip: "1.2.3.4" }, { ip: "5.6.7.8" }] } });
     const s = slice("ns1", "svc1", [{ ip: "10.180.0.1" }], [{ name: "p80", port: 80 }]);
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
     expect(client(r, 80, "LoadBalancer", "external-denied").outcome).toBe("dropped");
     expect(client(r, 80, "LoadBalancer", "external").outcome).toBe("forwarded");
     expect(client(r, 80, "LoadBalancer", "external").masquerade).toBe("always");
@@ -222,14 +222,14 @@ describe("LoadBalancer source ranges (v1.27)", () => {
 describe("no endpoints: REJECT (v1.27)", () => {
   it.each(forms("TestClusterIPReject.v1.27"))("$form", ({ text }) => {
     const svc = service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [] }), "ns1", "svc1");
     expect(client(r, 80, "ClusterIP", "pod-same-node").outcome).toBe("rejected");
   });
   it("drift: a node that still rejects while the API has a ready endpoint", () => {
     const text = fixture("kube-proxy/TestClusterIPReject.v1.27.iptables-save");
     const svc = service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
     const s = slice("ns1", "svc1", [{ ip: "10.180.0.9" }], [{ name: "p80", port: 80 }]);
-    const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
+    const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
     expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["unexpected-reject", "missing-on-node"]);
   });
 });
@@ -266,7 +266,7 @@ describe("terminating endpoints with externalTrafficPolicy Local (v1.27)", () =>
   for (const c of cases) {
     it.each(forms(`TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-${c.name}.v1.27`))(`${c.name}, $form`, ({ text }) => {
       const s = slice("ns1", "svc1", c.eps, [{ port: 80 }]);
-      const r = explainServiceFull(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
+      const r = explainService(bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"], services: [svc], slices: [s] }), "ns1", "svc1");
       const pod = client(r, 80, "ClusterIP", "pod-same-node");
       if (typeof c.pod === "string") expect(pod.outcome).toBe(c.pod);
       else expect(pod.endpoints.map((e) => e.endpoint)).toEqual(c.pod);
@@ -298,7 +298,7 @@ describe("IPv6 (ip6tables-save, v1.27, no local-traffic detector)", () => {
     });
     const s = { ...slice("ns1", "svc1", [{ ip: "ff06::c1" }, { ip: "ff06::c2", node: "test-hostname" }], [{ name: "p80", port: 80 }]), addressType: "IPv6" as const };
     const b = bundleOf({ dump: text, nodeName: "test-hostname", nodeIP: "2001:db8::2", section: "ip6tables-save", clusterCIDRs: ["fd00:10::/64"], services: [svc], slices: [s] });
-    const r = explainServiceFull(b, "ns1", "svc1");
+    const r = explainService(b, "ns1", "svc1");
     const pod = client(r, 80, "ClusterIP", "pod-same-node");
     expect(pod.endpoints.map((e) => [e.endpoint, e.share])).toEqual([["[ff06::c1]:80", 0.5], ["[ff06::c2]:80", 0.5]]);
     expect(pod.masquerade).toBe("never");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { writeFixture } from "../bench/write_fixture.ts";
-import { explainServiceFull } from "../src/explain/explain_service_full.ts";
+import { explainService } from "../src/service/explain.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 
 /** The report without line numbers (the cut-down dump has fewer lines). */
@@ -56,8 +56,8 @@ describe("destination index of long chains", () => {
     cpSync(m.dir, small, { recursive: true });
     writeFileSync(join(small, "nodes", "node-1", "iptables-save.txt"), cut);
 
-    const long = explainServiceFull(readBundle(m.dir), q.namespace, q.name);
-    const short = explainServiceFull(readBundle(small), q.namespace, q.name);
+    const long = explainService(readBundle(m.dir), q.namespace, q.name);
+    const short = explainService(readBundle(small), q.namespace, q.name);
     expect(JSON.stringify(long)).toContain(q.endpoints[0]);
     expect(long.service.type).toBe("NodePort");
     expect(withoutLines(long)).toEqual(withoutLines(short));

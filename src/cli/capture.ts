@@ -12,6 +12,7 @@ import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { Bundle } from "../bundle/bundle.ts";
 import type { CliIo } from "./io.ts";
 import type { MainOptions } from "./program.ts";
+import { gatherRequest } from "./gather_request.ts";
 import type { RunPlan } from "./run_target.ts";
 import { parseTarget, UsageError } from "./target.ts";
 
@@ -83,11 +84,13 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const plan: RunPlan = { target, output: "text" };
   if (o.namespace !== undefined) plan.namespace = o.namespace;
   if (o.node) plan.nodes = o.node;
-  const main = { ...o, output: "text" } as MainOptions;
+  const { output: _file, ...flags } = o;
+  const request = gatherRequest(plan, flags);
   const live = await import("../kube/live.ts");
-  const s = live.liveSettings(main);
-  const cluster = await live.openCluster(main, io, s.requestTimeoutMs);
-  const bundle = await live.gatherWith(cluster, plan, main, s, io);
+  const s = live.liveSettings(request);
+  const cluster = await live.openCluster(request, io, s.requestTimeoutMs);
+  const { bundle, namespace } = await live.gatherWith(cluster, request, s, io);
+  plan.namespace = namespace;
   if (s.dryRun) return 0;
   const format = /\.ya?ml$/i.test(o.output) ? "yaml" : "json";
   const { encodeBundle } = await import("../bundle/decode.ts"); // on use: keeps YAML out of start-up

@@ -3,7 +3,7 @@
  * hidden `kubectl-netpath complete -- <words…> <current word>` answers one completion request in Cobra's
  * `__complete` format. The scripts call the latter; so does `kubectl_complete-netpath`, the executable kubectl
  * (>= 1.26) runs from PATH to complete `kubectl netpath …`. The engine is @bomb.sh/tab's commander adapter
- * (src/completion/engine.ts).
+ * (src/cli/completion/engine.ts).
  *
  * Static candidates (subcommands, flags, `-o` formats, target prefixes) never load the Kubernetes client; dynamic
  * ones (Service, claim, pod, namespace, node names) come from the `--from` bundle on the line, else from the cluster,
@@ -13,8 +13,8 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { Command as PlainCommand } from "commander";
 import tab from "@bomb.sh/tab/commander";
-import { answerCompletion } from "../completion/engine.ts";
-import { completionScript, type Shell } from "../completion/scripts.ts";
+import { answerCompletion } from "./completion/engine.ts";
+import { completionScript, type Shell } from "./completion/scripts.ts";
 import type { CliIo } from "./io.ts";
 
 /** Subcommands offered even before the program registers them (their own flags complete once it does). */

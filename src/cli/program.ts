@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { DumpParseError } from "../datapath/errors.ts";
-import { NotFoundError } from "../explain/errors.ts";
+import { NotFoundError } from "../model/errors.ts";
 import { registerCapture } from "./capture.ts";
 import { registerCleanup } from "./cleanup.ts";
 import { registerCompletion } from "./completion.ts";

@@ -1,10 +1,10 @@
 /**
- * `pvc/NAME --why-pending` and `pod/NAME --why-pending`: the pure analysis (src/explain/pending.ts) on the bundle,
+ * `pvc/NAME --why-pending` and `pod/NAME --why-pending`: the pure analysis (src/pending/explain.ts) on the bundle,
  * rendered as text (a node × rule table) or as the PendingReport in JSON/YAML.
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import { explainPending } from "../explain/pending.ts";
+import { explainPending } from "../pending/explain.ts";
 import { renderPendingText } from "../report/pending_text.ts";
 import { serializeReport } from "../report/serialize.ts";
 import { type CliIo, useColor } from "./io.ts";

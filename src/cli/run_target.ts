@@ -5,8 +5,9 @@
  */
 import type { Bundle } from "../bundle/bundle.ts";
 import { readBundle } from "../io/read_bundle.ts";
-import { explainServiceFull } from "../explain/explain_service_full.ts";
-import type { PacketQuestion } from "../explain/service_path.ts";
+import { explainService } from "../service/explain.ts";
+import { gatherRequest } from "./gather_request.ts";
+import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
 import { serializeReport } from "../report/serialize.ts";
 import { type CliIo, useColor } from "./io.ts";
@@ -52,7 +53,11 @@ async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle>
   const live = await import("../kube/live.ts").catch((e: Error) => {
     throw new Error(`live cluster access is not available in this build (${e.message}); analyse a saved bundle with --from`);
   });
-  return live.gatherBundle(plan, o, io);
+  const got = await live.gatherBundle(gatherRequest(plan, o), io);
+  plan.namespace = got.namespace;
+  if (got.packet) plan.packet = got.packet;
+  if (got.nodes) plan.nodes = got.nodes;
+  return got.bundle;
 }
 
 /**
@@ -67,14 +72,14 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const namespace = plan.namespace ?? "default";
   if (plan.target.kind === "service") {
-    const opts: Parameters<typeof explainServiceFull>[3] = {};
+    const opts: Parameters<typeof explainService>[3] = {};
     if (plan.nodes) opts.nodes = plan.nodes;
     if (plan.packet) opts.packet = plan.packet;
     if (plan.nodes) {
       const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
       if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
     }
-    const report = explainServiceFull(bundle, namespace, plan.target.name, opts);
+    const report = explainService(bundle, namespace, plan.target.name, opts);
     if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
     else io.stdout(renderServiceText(report, { color: useColor(io, o.color), wide: plan.output === "wide" }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1.

@@ -5,19 +5,11 @@
  * @module
  */
 
-/** A usage error: printed as `error: …` with a hint to `--help`, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
+import { UsageError } from "../model/errors.ts";
+import type { Target, TargetKind } from "../model/question.ts";
 
-/** The kinds of target kubectl-netpath answers for. */
-export type TargetKind = "service" | "pvc" | "pod";
-
-/** A parsed target. */
-export interface Target {
-  kind: TargetKind;
-  name: string;
-}
+export { UsageError };
+export type { Target, TargetKind };
 
 const ALIASES: Record<string, TargetKind> = {
   svc: "service",

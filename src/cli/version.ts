@@ -1,2 +1,2 @@
-/** The plugin's version (kept equal to package.json's "version"; a test checks it). */
-export const VERSION = "0.1.0";
+/** The plugin's version, for the CLI (`--version`); defined in src/model/version.ts so the edges share it. @module */
+export { VERSION } from "../model/version.ts";

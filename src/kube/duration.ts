@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { UsageError } from "../cli/target.ts";
+import { UsageError } from "../model/errors.ts";
 
 /**
  * A flag value that is not a duration or count; the message names the flag and shows a valid example. A

@@ -16,7 +16,7 @@
  */
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
-import { NotFoundError } from "../explain/errors.ts";
+import { NotFoundError } from "../model/errors.ts";
 import type { ConfigMap, EndpointSlice, KubeEvent, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";

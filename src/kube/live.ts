@@ -10,13 +10,10 @@
  * @module
  */
 import { stringify as toYaml } from "yaml";
-import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+import type { NodeCapture } from "../bundle/bundle.ts";
 import { emptyBundle } from "../bundle/bundle.ts";
-import type { CliIo } from "../cli/io.ts";
-import type { MainOptions } from "../cli/program.ts";
-import type { RunPlan } from "../cli/run_target.ts";
-import { VERSION } from "../cli/version.ts";
 import type { Node } from "../model/k8s.ts";
+import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
 import { activeDeadlineFor, type CollectAccess, collectNode } from "./collect_node.ts";
 import { buildDebugPod, DEFAULT_IMAGE, debugPodName, type DebugProfile } from "./debug_pod.ts";
@@ -26,6 +23,7 @@ import { gatherPendingObjects, gatherServiceObjects } from "./gather_api.ts";
 import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
 import { mapLimit } from "./pool.ts";
 import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
+import type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
 
 /** Namespace of the debug pods: kube-system, where kube-proxy runs and privileged pods belong. */
@@ -46,7 +44,7 @@ export interface LiveSettings {
  * Validates the live flags (pure).
  * @throws {FlagValueError} for a malformed duration or count, naming the flag.
  */
-export function liveSettings(o: MainOptions): LiveSettings {
+export function liveSettings(o: LiveOptions): LiveSettings {
   const profile = o.profile ?? "netadmin";
   return {
     requestTimeoutMs: parseDurationMs("--request-timeout", o.requestTimeout ?? "30s"),
@@ -70,7 +68,7 @@ export interface Cluster {
  * and makes the REST client.
  * @throws {KubeconfigError} when no usable kubeconfig/context is found.
  */
-export async function openCluster(o: Pick<MainOptions, "kubeconfig" | "context">, io: CliIo, requestTimeoutMs: number): Promise<Cluster> {
+export async function openCluster(o: ClusterOptions, io: Pick<GatherIo, "env" | "cwd">, requestTimeoutMs: number): Promise<Cluster> {
   const config = await loadKubeconfig({
     env: io.env,
     cwd: io.cwd,
@@ -88,9 +86,9 @@ function randomSuffix(): string {
   return s;
 }
 
-function commandLine(plan: RunPlan, o: MainOptions, namespace: string): string {
-  const words = ["kubectl", "netpath", `${plan.target.kind === "service" ? "svc" : plan.target.kind}/${plan.target.name}`, "-n", namespace];
-  for (const n of o.node ?? []) words.push("--node", n);
+function commandLine(o: GatherRequest, namespace: string): string {
+  const words = ["kubectl", "netpath", `${o.target.kind === "service" ? "svc" : o.target.kind}/${o.target.name}`, "-n", namespace];
+  for (const n of o.nodes ?? []) words.push("--node", n);
   if (o.allNodes) words.push("--all-nodes");
   if (o.fromPod) words.push("--from-pod", o.fromPod);
   if (o.exec === false) words.push("--no-exec");
@@ -102,7 +100,7 @@ function commandLine(plan: RunPlan, o: MainOptions, namespace: string): string {
  * @returns one NodeCapture per node (failed ones carry `error`) and warnings.
  * @throws {PermissionDeniedError} when exec is denied outright (nothing could be collected anywhere).
  */
-export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: CliIo): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
+export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: GatherIo): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
   const { rest, config } = cluster;
   const answers = await reviewAccess(rest, collectionChecks(DEBUG_NAMESPACE));
   const find = (verb: string, resource: string) => answers.find((a) => a.verb === verb && a.resource === resource)?.allowed;
@@ -161,49 +159,51 @@ export function dryRunManifests(nodes: string[], s: LiveSettings): string {
 }
 
 /**
- * Gathers a Bundle for the plan from an open cluster (the shared core of a live run and `capture`).
- * Fills `plan.namespace` with the context's namespace when `-n` was not given, and, with `--from-pod`, fills
- * `plan.packet` (source = the pod's IP, destination = the Service's ClusterIP and first port) unless `--dest` set it.
+ * Gathers a Bundle for a request from an open cluster (the shared core of a live run and `capture`).
+ * With `fromPod`, the packet's source is the pod's IP (the packet is made from the Service's ClusterIP and first
+ * port unless the request has one) and only the pod's node is collected.
  * @param cluster the open cluster.
- * @param plan the validated plan (mutated as said above).
- * @param o the raw flags (--all-nodes, --from-pod).
- * @param s live settings.
+ * @param request the question and collection options.
+ * @param s live settings, validated from the request by {@link liveSettings}.
  * @param io streams (dry-run manifests go to stdout, progress to stderr).
- * @returns the Bundle.
+ * @returns the Bundle and the question as completed (namespace, packet, nodes).
+ * @throws {NotFoundError} / {KubeApiError} / {PermissionDeniedError} with a message for humans.
  */
-export async function gatherWith(cluster: Cluster, plan: RunPlan, o: MainOptions, s: LiveSettings, io: CliIo): Promise<Bundle> {
-  const namespace = plan.namespace ?? cluster.config.namespace;
-  plan.namespace = namespace;
+export async function gatherWith(cluster: Cluster, request: GatherRequest, s: LiveSettings, io: GatherIo): Promise<GatherResult> {
+  const namespace = request.namespace ?? cluster.config.namespace;
   const bundle = emptyBundle({
     capturedAt: new Date().toISOString(),
     context: cluster.config.context,
     tool: `kubectl-netpath ${VERSION}`,
-    command: commandLine(plan, o, namespace),
+    command: commandLine(request, namespace),
   });
-  if (plan.target.kind !== "service") {
-    const found = await gatherPendingObjects(cluster.rest, plan.target.kind, namespace, plan.target.name);
+  const result: GatherResult = { bundle, namespace };
+  if (request.packet) result.packet = { ...request.packet };
+  if (request.nodes) result.nodes = request.nodes;
+  if (request.target.kind !== "service") {
+    const found = await gatherPendingObjects(cluster.rest, request.target.kind, namespace, request.target.name);
     bundle.objects = found.objects;
     bundle.warnings.push(...found.warnings);
-    return bundle;
+    return result;
   }
   const found = await gatherServiceObjects(cluster.rest, {
     namespace,
-    service: plan.target.name,
-    ...(plan.nodes ? { nodes: plan.nodes } : {}),
-    ...(o.allNodes ? { allNodes: true } : {}),
-    ...(o.fromPod !== undefined ? { fromPod: o.fromPod } : {}),
+    service: request.target.name,
+    ...(request.nodes ? { nodes: request.nodes } : {}),
+    ...(request.allNodes ? { allNodes: true } : {}),
+    ...(request.fromPod !== undefined ? { fromPod: request.fromPod } : {}),
   });
   bundle.objects = found.objects;
   bundle.warnings.push(...found.warnings);
   if (found.fromPod) {
     const svc = found.objects.services[0]!;
     const port = svc.spec.ports?.[0];
-    if (!plan.packet && svc.spec.clusterIP && svc.spec.clusterIP !== "None" && port) {
-      plan.packet = { source: found.fromPod.ip, destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as "tcp" | "udp" | "sctp" };
-    } else if (plan.packet) {
-      plan.packet.source = found.fromPod.ip;
+    if (!result.packet && svc.spec.clusterIP && svc.spec.clusterIP !== "None" && port) {
+      result.packet = { source: found.fromPod.ip, destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as "tcp" | "udp" | "sctp" };
+    } else if (result.packet) {
+      result.packet.source = found.fromPod.ip;
     }
-    if (s.exec && !s.dryRun) plan.nodes = [found.fromPod.node];
+    if (s.exec && !s.dryRun) result.nodes = [found.fromPod.node];
   }
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
@@ -212,25 +212,31 @@ export async function gatherWith(cluster: Cluster, plan: RunPlan, o: MainOptions
       io.stdout(dryRunManifests(found.nodes, s));
     }
     // No node state: the report is the API's side only (and says so).
-    return bundle;
+    return result;
   }
   const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io);
   bundle.nodes = captures;
   bundle.warnings.push(...warnings);
-  return bundle;
+  return result;
 }
 
 /**
- * Gathers the bundle a live run analyses (called by src/cli/run_target.ts for a run without `--from`).
- * @param plan the validated plan (`plan.namespace` is filled from the context when `-n` was not given).
- * @param o the flags.
+ * Gathers the Bundle a live run analyses: opens the cluster of the request's kubeconfig/context, then
+ * {@link gatherWith}. This is the library entry of live collection (exported by mod.ts).
+ * @param request the question and collection options.
  * @param io streams and environment.
- * @returns the Bundle.
+ * @returns the Bundle and the question as completed (namespace, packet, nodes).
  * @throws {KubeconfigError} / {ApiUnreachableError} / {KubeApiError} / {NotFoundError} / {PermissionDeniedError} /
  *   {FlagValueError}, each with a message for humans.
+ * @example
+ * ```ts
+ * import { gatherBundle, explainService } from "./mod.ts";
+ * const { bundle, namespace } = await gatherBundle({ target: { kind: "service", name: "web" }, namespace: "shop" }, io);
+ * const report = explainService(bundle, namespace, "web");
+ * ```
  */
-export async function gatherBundle(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle> {
-  const s = liveSettings(o);
-  const cluster = await openCluster(o, io, s.requestTimeoutMs);
-  return gatherWith(cluster, plan, o, s, io);
+export async function gatherBundle(request: GatherRequest, io: GatherIo): Promise<GatherResult> {
+  const s = liveSettings(request);
+  const cluster = await openCluster(request, io, s.requestTimeoutMs);
+  return gatherWith(cluster, request, s, io);
 }

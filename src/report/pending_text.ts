@@ -16,8 +16,8 @@ import type {
   PodReport,
   RuleCheck,
   VolumeReport,
-} from "../explain/pending_types.ts";
-import type { TermEvaluation } from "../explain/node_selector.ts";
+} from "../pending/report.ts";
+import type { TermEvaluation } from "../pending/node_selector.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 
 /** Options of {@link renderPendingText}. */

@@ -6,8 +6,8 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, ServiceReport } from "../explain/service_report.ts";
-import { formatShare } from "../explain/probability.ts";
+import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, ServiceReport } from "../service/report.ts";
+import { formatShare } from "../service/iptables/probability.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 
 /** Options of {@link renderServiceText}. */

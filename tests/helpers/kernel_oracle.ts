@@ -1,7 +1,7 @@
 /**
  * The kernel as the oracle for kube-proxy's masquerade and load-balancing verdicts: load a ruleset into a network
  * namespace that plays the node, send real TCP SYNs / UDP datagrams through it, and read the verdict back from
- * conntrack. Tests compare the pure analysis (src/explain) with what netfilter really does.
+ * conntrack. Tests compare the pure analysis (src/service) with what netfilter really does.
  *
  * Topology (all addresses live only inside the namespaces created here; nothing leaves them):
  *

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { ClientVerdict, ServiceReport } from "../../src/explain/service_report.ts";
+import type { ClientVerdict, ServiceReport } from "../../src/service/report.ts";
 import {
   type ClientKind,
   type KernelOracle,

@@ -12,7 +12,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import type { BundleObjects, NodeCapture } from "../bundle/bundle.ts";
-import type { ProxyModeInfo } from "./service_report.ts";
+import type { ProxyModeInfo } from "./report.ts";
 
 type Mode = ProxyModeInfo["mode"];
 

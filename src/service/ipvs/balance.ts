@@ -13,10 +13,17 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { IpvsTable, VirtualServer } from "../datapath/ipvsadm.ts";
-import { joinHostPort } from "./ip.ts";
-import type { IpvsBalancer } from "./service_path.ts";
-import type { EndpointShare, EntryPointReport } from "./service_report.ts";
+import type { IpvsTable, VirtualServer } from "../../datapath/ipvsadm.ts";
+import { joinHostPort } from "../../model/ip.ts";
+import type { EndpointShare, EntryPointReport } from "../report.ts";
+
+/** The IPVS virtual servers of a node: their balancing, and their real servers as DNAT alternatives for the tracer. */
+export interface IpvsBalancer {
+  /** The virtual server for `ip:port/proto`, its scheduler and real servers with shares. */
+  lookup(ip: string, port: number, proto: string): EntryPointReport["balancing"] | undefined;
+  /** Real servers as DNAT alternatives `{ dnatTo, probability }` for the tracer. */
+  dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number }[] | undefined;
+}
 
 /** What each scheduler does, and whether it gives fixed shares. */
 export const SCHEDULERS: Record<string, { description: string; shares: "equal" | "weight" | "hash" | "live" }> = {

@@ -19,8 +19,8 @@
  */
 import type { NodeSelector, NodeSelectorRequirement } from "../model/k8s.ts";
 import { formatRequirement, matchTopologySelectorTerms } from "./node_selector.ts";
-import { cmp, NO_PROVISIONER, type PendingContext, ZONE_KEYS, REGION_KEYS } from "./pending_context.ts";
-import type { ClaimReport, Finding, NodeState, PodReport } from "./pending_types.ts";
+import { cmp, NO_PROVISIONER, type PendingContext, ZONE_KEYS, REGION_KEYS } from "./context.ts";
+import type { ClaimReport, Finding, NodeState, PodReport } from "./report.ts";
 
 /** What the hints look at. */
 export interface HintInput {

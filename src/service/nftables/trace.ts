@@ -48,8 +48,8 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { DumpParseError } from "../datapath/errors.ts";
-import { type Fraction, indexesOf, type KubeProxyNft, type KubeProxyNftAnomaly } from "../datapath/kube_proxy_nft.ts";
+import { DumpParseError } from "../../datapath/errors.ts";
+import { type Fraction, indexesOf, type KubeProxyNft, type KubeProxyNftAnomaly } from "../../datapath/kube_proxy_nft.ts";
 import {
   type NftChain,
   type NftElement,
@@ -60,10 +60,10 @@ import {
   type NftValue,
   type NftVerdict,
   verdictText,
-} from "../datapath/nft_model.ts";
-import { cidrContains, isIPv6, joinHostPort } from "./ip.ts";
-import type { RuleCheck, RuleRef, TraceOutcome, TraceResult } from "./iptables_trace.ts";
-import type { TracePacket } from "./rule_match.ts";
+} from "../../datapath/nft_model.ts";
+import { cidrContains, isIPv6, joinHostPort } from "../../model/ip.ts";
+import type { RuleCheck, RuleRef, TraceOutcome, TraceResult } from "../trace.ts";
+import type { TracePacket } from "../trace.ts";
 
 /** Options of {@link traceNft}. */
 export interface NftTraceOptions {
@@ -1140,8 +1140,8 @@ function outcomeOf(
  *   many outcomes`, `trace too large: the ruleset branches too much`.
  * @example
  * ```ts
- * import { decodeKubeProxyNft } from "../datapath/kube_proxy_nft.ts";
- * import { parseNftJson } from "../datapath/nft_json.ts";
+ * import { decodeKubeProxyNft } from "../../datapath/kube_proxy_nft.ts";
+ * import { parseNftJson } from "../../datapath/nft_json.ts";
  * const [layout] = decodeKubeProxyNft(parseNftJson(json));
  * const t = traceNft(layout!, { family: 4, src: "10.0.0.5", dst: "172.30.0.41", proto: "tcp", dport: 80,
  *   srcLocal: false, dstLocal: false, mark: 0, ctstate: new Set(["NEW"]) }, "PREROUTING");

@@ -18,16 +18,16 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { BundleObjects, CommandOutput, NodeCapture } from "../bundle/bundle.ts";
-import { DumpParseError } from "../datapath/errors.ts";
-import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../datapath/kube_proxy_nft.ts";
-import { parseNftJson } from "../datapath/nft_json.ts";
-import type { NftRuleset } from "../datapath/nft_model.ts";
-import { parseNftText } from "../datapath/nft_text.ts";
-import type { TraceResult } from "./iptables_trace.ts";
-import { nftAnomalyNote, nftTableLabel, traceNft } from "./nft_trace.ts";
-import { configMapMode } from "./proxy_mode.ts";
-import type { TracePacket } from "./rule_match.ts";
+import type { BundleObjects, CommandOutput, NodeCapture } from "../../bundle/bundle.ts";
+import { DumpParseError } from "../../datapath/errors.ts";
+import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../../datapath/kube_proxy_nft.ts";
+import { parseNftJson } from "../../datapath/nft_json.ts";
+import type { NftRuleset } from "../../datapath/nft_model.ts";
+import { parseNftText } from "../../datapath/nft_text.ts";
+import type { TraceResult } from "../trace.ts";
+import { nftAnomalyNote, nftTableLabel, traceNft } from "./trace.ts";
+import { configMapMode } from "../proxy_mode.ts";
+import type { TracePacket } from "../trace.ts";
 
 /** What {@link nftDatapath} contributes to a node's datapath (service_path.ts `NodeDatapath`). */
 export interface NftDatapath {

@@ -21,55 +21,11 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { IptablesChain, IptablesDump, IptablesRule } from "../datapath/iptables_save.ts";
-import { findTargetOption } from "../datapath/iptables_save.ts";
+import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/iptables_save.ts";
+import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
-import { type IpsetMembership, matchRule, type TracePacket } from "./rule_match.ts";
-
-/** A reference to one rule in a dump: the evidence behind a verdict. */
-export interface RuleRef {
-  table: string;
-  chain: string;
-  /** 1-based line in the dump. */
-  line: number;
-  raw: string;
-}
-
-/** A rule that was evaluated for a decision (e.g. a KUBE-MARK-MASQ jump), whether it fired, and why not. */
-export interface RuleCheck {
-  rule: RuleRef;
-  matched: boolean | "unknown";
-  why?: string;
-}
-
-/** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */
-export interface TraceOutcome {
-  /** Probability of this outcome in [0, 1], from the `--probability` cascade as the kernel applies it. */
-  probability: number;
-  /**
-   * - `dnat`: translated to `dnatTo` by an iptables DNAT rule;
-   * - `accept`: accepted in nat without DNAT (IPVS mode: IPVS translates next; or not a service address);
-   * - `no-match`: no kube-proxy rule took the packet (it leaves untranslated);
-   * - `drop` / `reject`: dropped (e.g. no local endpoints, loadBalancerSourceRanges) or rejected (no endpoints).
-   */
-  verdict: "dnat" | "accept" | "no-match" | "drop" | "reject" | "unresolved";
-  /** `unresolved`: the path jumps to this chain, which the dump does not contain (a partial listing or grep). */
-  missingChain?: string;
-  /** `IP:PORT` the connection is DNATed to. */
-  dnatTo?: string;
-  /** Whether the packet leaves with its source rewritten (MASQUERADE/SNAT in POSTROUTING). Undefined if dropped. */
-  masqueraded?: boolean;
-  /** The packet mark after nat PREROUTING/OUTPUT (0x4000 set by KUBE-MARK-MASQ). */
-  mark: number;
-  /** Rules whose target was taken, in order (jumps, MARK, DNAT, the filter verdict, the POSTROUTING verdict). */
-  path: RuleRef[];
-  /** Rules that mark for masquerade (targets KUBE-MARK-MASQ or MARK) met on the way, fired or not, with why. */
-  masqueradeChecks: RuleCheck[];
-  /** The rule that dropped/rejected the packet, or that masqueraded/SNATed it. */
-  decidedBy?: RuleRef;
-  /** Things this outcome depends on that the dump cannot show. */
-  caveats: string[];
-}
+import type { RuleCheck, RuleRef, TraceOutcome, TracePacket, TraceResult } from "../trace.ts";
+import { type IpsetMembership, matchRule } from "./rule_match.ts";
 
 /** Options of {@link traceIptables}. */
 export interface TraceOptions {
@@ -84,13 +40,6 @@ export interface TraceOptions {
    * virtual server (IPVS translates after nat PREROUTING/OUTPUT, at LOCAL_IN). Undefined when it is not one.
    */
   ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number }[] | undefined;
-}
-
-/** The result of a trace. */
-export interface TraceResult {
-  outcomes: TraceOutcome[];
-  /** Notes that apply to every outcome (e.g. "started at KUBE-SERVICES: no PREROUTING jump in the dump"). */
-  notes: string[];
 }
 
 /** Thrown when a dump makes the tracer loop (a chain that jumps to itself) or explode. */

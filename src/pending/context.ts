@@ -21,7 +21,7 @@ import type {
   StorageClass,
 } from "../model/k8s.ts";
 import type { NodeFacts } from "./node_selector.ts";
-import type { EventSummary, NodeState, ObjectRef, StorageClassSummary } from "./pending_types.ts";
+import type { EventSummary, NodeState, ObjectRef, StorageClassSummary } from "./report.ts";
 import { formatTaint } from "./taints.ts";
 
 /** Zone label keys, most specific first: GA, beta, then the CSI drivers' own topology keys. */

@@ -5,8 +5,8 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { RuleCheck, TraceOutcome, TraceResult } from "./iptables_trace.ts";
-import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./service_report.ts";
+import type { RuleCheck, TraceOutcome, TraceResult } from "./trace.ts";
+import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./report.ts";
 import { compareNatural, compareText } from "../model/order.ts";
 
 const EPS = 1e-9;

@@ -9,32 +9,9 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { IptablesRule, MatchModule, Negatable, RuleOption } from "../datapath/iptables_save.ts";
-import { cidrContains } from "./ip.ts";
-
-/** A packet as the tracer sees it at one point of its path. */
-export interface TracePacket {
-  /** 4 or 6. */
-  family: 4 | 6;
-  src: string;
-  dst: string;
-  proto: "tcp" | "udp" | "sctp";
-  dport: number;
-  /** Client source port; matters only for `--sport` matches (rare). @default 40000 */
-  sport?: number;
-  /** `-m addrtype --src-type LOCAL`: the source is an address of this node. */
-  srcLocal: boolean;
-  /** `-m addrtype --dst-type LOCAL`: the destination is an address of this node (NodePort, IPVS VIPs on kube-ipvs0). */
-  dstLocal: boolean;
-  /** Input interface when known (`-i`); unknown interfaces make `-i` matches "unknown". */
-  inInterface?: string;
-  /** Output interface when known (`-o`). */
-  outInterface?: string;
-  /** Packet mark (`-m mark`), e.g. 0x4000 after KUBE-MARK-MASQ. */
-  mark: number;
-  /** conntrack states for `-m conntrack --ctstate`: NEW, plus DNAT/SNAT once translated. */
-  ctstate: Set<string>;
-}
+import type { IptablesRule, MatchModule, Negatable, RuleOption } from "../../datapath/iptables_save.ts";
+import { cidrContains } from "../../model/ip.ts";
+import type { TracePacket } from "../trace.ts";
 
 /**
  * How an ipset member test is answered (IPVS mode matches `-m set --match-set KUBE-CLUSTER-IP dst,dst`).

@@ -8,9 +8,10 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { IpsetSet } from "../datapath/ipset.ts";
-import { cidrContains } from "./ip.ts";
-import type { IpsetMembership, TracePacket } from "./rule_match.ts";
+import type { IpsetSet } from "../../datapath/ipset.ts";
+import { cidrContains } from "../../model/ip.ts";
+import type { IpsetMembership } from "../iptables/rule_match.ts";
+import type { TracePacket } from "../trace.ts";
 
 function addr(p: TracePacket, flag: string | undefined): string {
   return flag === "src" ? p.src : p.dst;

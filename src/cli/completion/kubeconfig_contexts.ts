@@ -9,7 +9,7 @@
  * @module
  */
 import { parse } from "yaml";
-import { type KubeconfigDoc, mergeKubeconfigs } from "../kube/kubeconfig_merge.ts";
+import { type KubeconfigDoc, mergeKubeconfigs } from "../../kube/kubeconfig_merge.ts";
 import type { ContextInfo } from "./candidates.ts";
 
 /** A kubeconfig file that is not YAML; the message names the file. */

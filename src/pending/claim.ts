@@ -27,7 +27,7 @@ import {
   VOLUME_ZONE_KEYS,
   ZONE_KEYS,
   REGION_KEYS,
-} from "./pending_context.ts";
+} from "./context.ts";
 import type {
   ClaimReport,
   ClaimState,
@@ -35,7 +35,7 @@ import type {
   StaticCandidate,
   VolumeMismatch,
   VolumeReport,
-} from "./pending_types.ts";
+} from "./report.ts";
 
 const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
 const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };

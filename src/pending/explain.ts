@@ -18,14 +18,14 @@
  */
 import type { Bundle } from "../bundle/bundle.ts";
 import type { Node, PersistentVolume, Pod, Toleration } from "../model/k8s.ts";
-import { NotFoundError } from "./errors.ts";
+import { NotFoundError } from "../model/errors.ts";
 import {
   evaluateNodeSelector,
   evaluateNodeSelectorMap,
   matchTopologySelectorTerms,
   type NodeSelectorEvaluation,
 } from "./node_selector.ts";
-import { analyseClaim, isClaimFullyBound, volumeMismatches } from "./pending_claim.ts";
+import { analyseClaim, isClaimFullyBound, volumeMismatches } from "./claim.ts";
 import {
   ANN_SELECTED_NODE,
   buildContext,
@@ -38,8 +38,8 @@ import {
   type PendingContext,
   podClaimNames,
   podsUsingClaim,
-} from "./pending_context.ts";
-import { pendingHints } from "./pending_hints.ts";
+} from "./context.ts";
+import { pendingHints } from "./causes.ts";
 import {
   type ClaimReport,
   type FailedSchedulingEvent,
@@ -54,7 +54,7 @@ import {
   type Reconciliation,
   type RuleCheck,
   type SchedulingSummary,
-} from "./pending_types.ts";
+} from "./report.ts";
 import {
   classifyReason,
   CURRENT_WORDING,
@@ -77,8 +77,8 @@ export type {
   PodReport,
   RuleCheck,
   VolumeReport,
-} from "./pending_types.ts";
-export { PENDING_REPORT_API_VERSION, PENDING_REPORT_KIND } from "./pending_types.ts";
+} from "./report.ts";
+export { PENDING_REPORT_API_VERSION, PENDING_REPORT_KIND } from "./report.ts";
 
 const BETA_TO_GA: Record<string, string> = {
   "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
@@ -561,7 +561,7 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
  * @throws {NotFoundError} when the claim or pod is not in the bundle; the message names the namespace searched and,
  *   when an object of that name exists elsewhere, `; it exists in namespace "x": use -n x`.
  * @example
- * import { explainPending } from "./pending.ts";
+ * import { explainPending } from "./explain.ts";
  * const report = explainPending(bundle, { kind: "pvc", namespace: "default", name: "md" });
  * report.pods[0]?.summary?.message; // "0/3 nodes are available: 3 node(s) had volume node affinity conflict."
  */

@@ -1,7 +1,16 @@
 /**
- * Errors raised by the analyses. Runtime-neutral: no I/O.
+ * Errors shared by the analyses and the edges. Runtime-neutral: no I/O.
  * @module
  */
+
+/**
+ * The question itself is malformed (a flag value, a target, a combination of flags): the CLI prints it as
+ * `error: …` with a hint to `--help` and exits 2. Defined here, not in the CLI, so that the edges (kube/) can raise
+ * it for the values they validate without importing the CLI.
+ */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
 
 /**
  * The object a question names is not in the bundle (or the cluster). The message is the one kubectl users know

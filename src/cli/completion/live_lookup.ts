@@ -9,7 +9,7 @@
  * `/api/v1/nodes` with `limit=500` (one page: completion offers what fits on a screen, not the whole cluster).
  * @module
  */
-import type { KubeObject } from "../model/k8s.ts";
+import type { KubeObject } from "../../model/k8s.ts";
 import type { LookupKind } from "./candidates.ts";
 
 /** Where to look: the flags typed on the line and the environment. */
@@ -36,8 +36,8 @@ const NAMESPACED = new Set<LookupKind>(["services", "persistentvolumeclaims", "p
  *   {@link ApiUnreachableError} for network and TLS errors and the timeout.
  */
 export async function listLive(kind: Exclude<LookupKind, "contexts">, source: LiveSource): Promise<KubeObject[]> {
-  const { loadKubeconfig } = await import("../kube/kubeconfig.ts");
-  const { KubeRest } = await import("../kube/rest.ts");
+  const { loadKubeconfig } = await import("../../kube/kubeconfig.ts");
+  const { KubeRest } = await import("../../kube/rest.ts");
   const opts: Parameters<typeof loadKubeconfig>[0] = { env: source.env, cwd: source.cwd };
   if (source.kubeconfig !== undefined) opts.kubeconfig = source.kubeconfig;
   if (source.context !== undefined) opts.context = source.context;

@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { RuleRef } from "./iptables_trace.ts";
+import type { RuleRef } from "./trace.ts";
 
 /** API version of every report this tool prints. */
 export const REPORT_API_VERSION = "netpath.kubectl.io/v1alpha1";

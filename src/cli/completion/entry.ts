@@ -4,8 +4,8 @@
  * @module
  */
 import process from "node:process";
-import { nodeIo } from "../cli/io.ts";
-import { runCli } from "../cli/program.ts";
+import { nodeIo } from "../io.ts";
+import { runCli } from "../program.ts";
 
 /**
  * Runs the CLI (with its `completion` and `complete` subcommands) and returns the exit code.

@@ -10,8 +10,8 @@
  */
 import type { BundleObjects } from "../bundle/bundle.ts";
 import type { EndpointSlice, Node, Pod, Service } from "../model/k8s.ts";
-import { NotFoundError } from "./errors.ts";
-import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./service_report.ts";
+import { NotFoundError } from "../model/errors.ts";
+import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./report.ts";
 import { compareText } from "../model/order.ts";
 
 /** Label linking an EndpointSlice to its Service. */

@@ -9,8 +9,8 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { KubeObject, Node, PersistentVolumeClaim, Pod, Service } from "../model/k8s.ts";
-import { parseTarget, TARGET_PREFIXES, type TargetKind } from "../cli/target.ts";
+import type { KubeObject, Node, PersistentVolumeClaim, Pod, Service } from "../../model/k8s.ts";
+import { parseTarget, TARGET_PREFIXES, type TargetKind } from "../target.ts";
 import { type Candidate, Directive } from "./directive.ts";
 import { type CompletionLine, findFlag, type LineSpec } from "./line.ts";
 

@@ -8,9 +8,9 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import process from "node:process";
-import type { Bundle } from "../bundle/bundle.ts";
-import type { KubeObject } from "../model/k8s.ts";
-import { readBundle } from "../io/read_bundle.ts";
+import type { Bundle } from "../../bundle/bundle.ts";
+import type { KubeObject } from "../../model/k8s.ts";
+import { readBundle } from "../../io/read_bundle.ts";
 import { type CompletionPlan, contextCandidates, type LookupKind, objectCandidates } from "./candidates.ts";
 import type { Candidate } from "./directive.ts";
 import { type KubeconfigPaths, kubeconfigPaths, mergeContexts } from "./kubeconfig_contexts.ts";

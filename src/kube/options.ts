@@ -1,0 +1,69 @@
+/**
+ * What a live gather is asked to do, as plain data: the CLI (or a library user, through mod.ts) fills it; nothing
+ * here knows about flags parsing. Durations and counts stay as the user wrote them (`30s`, `8`) and are validated by
+ * {@link liveSettings} (src/kube/live.ts), which names the flag in its error.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import type { PacketQuestion, Target } from "../model/question.ts";
+
+/** Which cluster: kubeconfig file(s) and context, as kubectl's `--kubeconfig` and `--context`. */
+export interface ClusterOptions {
+  /** Path of the kubeconfig; default `KUBECONFIG`, then `~/.kube/config`, then in-cluster. */
+  kubeconfig?: string;
+  /** Context name; default the kubeconfig's current-context. */
+  context?: string;
+}
+
+/** How the live collection behaves; every field optional, defaults in brackets. */
+export interface LiveOptions extends ClusterOptions {
+  /** Per API request time limit, a Go duration or bare seconds. @default "30s" */
+  requestTimeout?: string;
+  /** Per node collection time limit. @default "60s" */
+  timeout?: string;
+  /** Nodes collected at once. @default "8" */
+  parallel?: string;
+  /** Debug pod image. @default DEFAULT_IMAGE (src/kube/debug_pod.ts) */
+  image?: string;
+  /** Debug pod privileges: "netadmin" or "sysadmin". @default "netadmin" */
+  profile?: string;
+  /** false: read the API only, exec nothing (`--no-exec`). @default true */
+  exec?: boolean;
+  /** true: create nothing, print the debug pods that would be created. @default false */
+  dryRun?: boolean;
+}
+
+/** One gather: the question and how to collect for it. */
+export interface GatherRequest extends LiveOptions {
+  target: Target;
+  /** Namespace of the target; default the context's namespace. */
+  namespace?: string;
+  /** Only these nodes. */
+  nodes?: string[];
+  /** Every node of the cluster. */
+  allNodes?: boolean;
+  /** `--from-pod POD`: the client pod; its node is collected and its IP becomes the packet's source. */
+  fromPod?: string;
+  /** The packet question, when one was asked. */
+  packet?: PacketQuestion;
+}
+
+/** The streams a gather writes to: dry-run manifests on stdout, progress (only when a terminal) on stderr. */
+export interface GatherIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string | undefined>;
+  stderrIsTTY: boolean;
+  cwd: string;
+}
+
+/** What a gather returns: the Bundle, and the question as the cluster completed it. */
+export interface GatherResult {
+  bundle: Bundle;
+  /** The namespace used (the context's when the request had none). */
+  namespace: string;
+  /** The packet question, with `--from-pod`'s IP as its source (or made from the Service's first port). */
+  packet?: PacketQuestion;
+  /** The nodes collected, when the question narrowed them (`--from-pod` collects the client pod's node). */
+  nodes?: string[];
+}

@@ -1,0 +1,150 @@
+/**
+ * The clients a Service verdict is given for, per node: which address stands for a pod on this node, a pod on another
+ * node, a host-network process, an external client (allowed and denied by loadBalancerSourceRanges) and a hairpin
+ * endpoint, and which hook each enters by.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import { cidrContains, isIPv6 } from "../model/ip.ts";
+import type { Node } from "../model/k8s.ts";
+import type { ResolvedService } from "./resolve.ts";
+import type { ClientKind, EntryPointReport } from "./report.ts";
+
+function internalIP(node: Node | undefined, family: 4 | 6): string | undefined {
+  const addrs = node?.status?.addresses ?? [];
+  const pick = (type: string) => addrs.find((a) => a.type === type && isIPv6(a.address) === (family === 6))?.address;
+  return pick("InternalIP") ?? pick("ExternalIP");
+}
+
+/** The addresses that stand for each kind of client on a node. */
+export interface Sources {
+  clusterCIDRs: string[];
+  podSameNode?: string;
+  podOtherNode?: string;
+  hostNetwork?: string;
+  nodeIP?: string;
+  external: string;
+  externalDenied?: string;
+  hairpin?: string;
+  notes: string[];
+}
+
+/** Expands an IPv6 address into its 8 groups (numbers); undefined when malformed. */
+function v6Groups(a: string): number[] | undefined {
+  const [head, tail] = a.includes("::") ? a.split("::") : [a, undefined];
+  const h = head ? head.split(":") : [];
+  const t = tail !== undefined && tail !== "" ? tail.split(":") : [];
+  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
+  const groups = [...h, ...Array(Math.max(fill, 0)).fill("0"), ...t].map((g) => parseInt(g, 16));
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+/** The host at `offset` within `cidr` (IPv4, or IPv6 prefixes up to /112). */
+export function hostIn(cidr: string, offset: number): string | undefined {
+  const [base, lenS] = cidr.split("/");
+  if (!base) return undefined;
+  if (isIPv6(base)) {
+    // Offsets here are small (< 2^16): add them to the last group of the prefix's first address.
+    const g = v6Groups(base);
+    if (!g || Number(lenS ?? 128) > 112) return undefined;
+    g[7] = offset;
+    return g.map((x) => x.toString(16)).join(":");
+  }
+  const len = Number(lenS ?? 32);
+  const n = base.split(".").reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
+  const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
+  const ip = ((n & mask) + offset) >>> 0;
+  return [ip >>> 24, (ip >>> 16) & 255, (ip >>> 8) & 255, ip & 255].join(".");
+}
+
+/**
+ * Picks the addresses that represent each kind of client on a node: a pod of that node that is not an endpoint, a pod
+ * of another node, the node itself (host network), an external client (inside, and outside, loadBalancerSourceRanges),
+ * and an endpoint of that node (hairpin). Real pod IPs from the bundle first, else hosts of the pod CIDRs.
+ */
+export function chooseSources(
+  bundle: Bundle,
+  resolved: ResolvedService,
+  nodeName: string,
+  family: 4 | 6,
+  clusterCIDRs: string[],
+): Sources {
+  const objects = bundle.objects;
+  const node = objects.nodes.find((n) => n.metadata.name === nodeName);
+  const notes: string[] = [];
+  const inCluster = (ip: string) => clusterCIDRs.some((c) => cidrContains(c, ip));
+  const podIPs = objects.pods
+    .filter((p) => !p.spec?.hostNetwork && p.status?.podIP && isIPv6(p.status.podIP) === (family === 6))
+    .map((p) => ({ ip: p.status!.podIP!, node: p.spec?.nodeName }));
+  const endpointIPs = new Set(resolved.endpoints.map((e) => e.address));
+  const s: Sources = { clusterCIDRs, external: family === 6 ? "2001:db8:ffff::10" : "203.0.113.10", notes };
+  // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).
+  s.podSameNode = podIPs.find((p) => p.node === nodeName && !endpointIPs.has(p.ip))?.ip ??
+    (node?.spec?.podCIDR ? hostIn(node.spec.podCIDR, 200) : undefined) ??
+    (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 200) : undefined);
+  s.podOtherNode = podIPs.find((p) => p.node !== nodeName && p.node !== undefined && !endpointIPs.has(p.ip))?.ip ??
+    objects.nodes.filter((n) => n.metadata.name !== nodeName && n.spec?.podCIDR).map((n) => hostIn(n.spec!.podCIDR!, 201))[0] ??
+    (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 201 + 256) : undefined);
+  s.nodeIP = internalIP(node, family);
+  s.hostNetwork = s.nodeIP;
+  if (!s.nodeIP) {
+    s.nodeIP = family === 6 ? "2001:db8::2" : "192.0.2.2";
+    s.hostNetwork = s.nodeIP;
+    notes.push(`node ${nodeName} has no InternalIP in the bundle; ${s.nodeIP} stands for its address`);
+  }
+  if (s.podSameNode === undefined) {
+    notes.push("the cluster CIDR is unknown (no detector rule, ConfigMap clusterCIDR or node podCIDR): pod clients are not traced");
+  }
+  const local = resolved.endpoints.find((e) => e.node === nodeName && isIPv6(e.address) === (family === 6));
+  s.hairpin = local?.address;
+  // External clients: outside the cluster CIDR, and outside/inside the LB source ranges.
+  const ranges = resolved.summary.loadBalancerSourceRanges;
+  if (ranges.length > 0) {
+    const allowed = ranges.filter((r) => isIPv6(r.trim()) === (family === 6)).map((r) => r.trim());
+    if (allowed.length > 0) {
+      // An allowed client: a host of a source range that is neither the node nor a pod.
+      const a = allowed.flatMap((r) => [2, 10, 100].map((k) => hostIn(r, k)))
+        .find((ip) => ip !== undefined && ip !== s.nodeIP && !inCluster(ip));
+      if (a) s.external = a;
+      const candidates = family === 6 ? ["2001:db8:eeee::10"] : ["198.51.100.10", "203.0.113.130", "192.0.2.130"];
+      s.externalDenied = candidates.find((c) => !ranges.some((r) => cidrContains(r, c)) && !inCluster(c));
+    }
+  } else if (inCluster(s.external)) {
+    s.external = family === 6 ? "2001:db8:eeee::10" : "198.51.100.10";
+  }
+  return s;
+}
+
+/** Detects the cluster CIDR(s) the node's rules use for masquerade decisions, else from the bundle. */
+/** One kind of client at one entry point: its source address and the hook its first packet enters by. */
+export interface Client {
+  kind: ClientKind;
+  description: string;
+  src: string;
+  hook: "PREROUTING" | "OUTPUT";
+}
+
+/** The kinds of client asked about at an entry point of this kind. */
+export function clientsFor(kind: EntryPointReport["kind"], s: Sources, node: string): Client[] {
+  const out: Client[] = [];
+  if (s.podSameNode) out.push({ kind: "pod-same-node", description: `pod on ${node} (${s.podSameNode})`, src: s.podSameNode, hook: "PREROUTING" });
+  if (kind !== "ClusterIP" && s.podOtherNode) {
+    out.push({ kind: "pod-other-node", description: `pod on another node (${s.podOtherNode}), arriving at ${node}`, src: s.podOtherNode, hook: "PREROUTING" });
+  }
+  if (s.hostNetwork) out.push({ kind: "host-network", description: `host-network pod or process on ${node} (${s.hostNetwork})`, src: s.hostNetwork, hook: "OUTPUT" });
+  out.push({
+    kind: "external",
+    description: kind === "ClusterIP"
+      ? `client outside the cluster CIDR routed to ${node} (${s.external})`
+      : `client outside the cluster (${s.external})`,
+    src: s.external,
+    hook: "PREROUTING",
+  });
+  if (kind !== "ClusterIP" && s.externalDenied) {
+    out.push({ kind: "external-denied", description: `client outside loadBalancerSourceRanges (${s.externalDenied})`, src: s.externalDenied, hook: "PREROUTING" });
+  }
+  if (s.hairpin) out.push({ kind: "hairpin", description: `endpoint ${s.hairpin} on ${node} reaching its own Service`, src: s.hairpin, hook: "PREROUTING" });
+  return out;
+}

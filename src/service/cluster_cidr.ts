@@ -1,0 +1,63 @@
+/**
+ * The cluster CIDR a node's masquerade decisions depend on, and where it was learnt.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import type { IptablesDump } from "../datapath/iptables_save.ts";
+import { isIPv6 } from "../model/ip.ts";
+import { configMapMode } from "./proxy_mode.ts";
+
+export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, family: 4 | 6): { cidrs: string[]; source: string } {
+  if (dump) {
+    const nat = dump.tables.get("nat");
+    const found = new Set<string>();
+    // kube-proxy detect-local-mode=ClusterCIDR writes `! -s <clusterCIDR> … -j KUBE-MARK-MASQ` for ClusterIPs
+    // (in KUBE-SVC-* since ~v1.21, in KUBE-SERVICES before) and `-s <clusterCIDR>` "pod traffic" in KUBE-EXT-*.
+    const scan = (raw: readonly string[]) => {
+      for (const r of raw) {
+        const m = /! -s (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /"pod traffic for .*" -s (\S+) /.exec(r) ??
+          /-s (\S+) -m comment --comment "pod traffic for /.exec(r);
+        if (m && m[1]!.includes("/") && !m[1]!.endsWith("/32") && !m[1]!.endsWith("/128")) found.add(m[1]!);
+        if (found.size > 0) break;
+      }
+    };
+    if (nat) {
+      const svcs = nat.chains.get("KUBE-SERVICES");
+      const head = svcs?.rawRules.slice(0, 2000) ?? [];
+      scan(head);
+      // The detector rule is the first rule of KUBE-SVC/KUBE-SVL chains (v1.21+) or in KUBE-EXT "pod traffic" rules:
+      // look at the first rule of up to 200 such chains (chains of Services without endpoints have none).
+      // Those chains are found through the jumps of KUBE-SERVICES (a dump has tens of thousands of chains; walking
+      // them all would cost more than the rest of the analysis), then, for chains no rule there jumps to, by name.
+      const jumpedTo = head.map((r) => / -j (KUBE-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined);
+      const named = function* (prefix: string): Generator<string> {
+        for (const name of nat.chains.keys()) if (name.startsWith(prefix)) yield name;
+      };
+      for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-"]) {
+        if (found.size > 0) break;
+        const jumped = jumpedTo.filter((n) => n.startsWith(prefix));
+        let looked = 0;
+        for (const name of jumped.length > 0 ? jumped : named(prefix)) {
+          const ch = nat.chains.get(name);
+          if (!ch || ch.ruleCount === 0) continue;
+          scan(ch.rawRules.slice(0, 3));
+          if (found.size > 0 || ++looked >= 200) break;
+        }
+      }
+    }
+    if (found.size > 0) return { cidrs: [...found], source: "the rules (local-traffic detector)" };
+  }
+  const fromCapture = (bundle.capture.clusterCIDRs ?? []).filter((c) => isIPv6(c) === (family === 6));
+  if (fromCapture.length > 0) return { cidrs: fromCapture, source: "the bundle's capture info" };
+  const cm = configMapMode(bundle.objects)?.clusterCIDR;
+  if (cm) {
+    const c = cm.split(",").filter((x) => isIPv6(x) === (family === 6));
+    if (c.length > 0) return { cidrs: c, source: "the kube-proxy ConfigMap clusterCIDR" };
+  }
+  const podCIDRs = bundle.objects.nodes.flatMap((n) => n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []))
+    .filter((c) => isIPv6(c) === (family === 6));
+  if (podCIDRs.length > 0) return { cidrs: podCIDRs, source: "the nodes' podCIDRs" };
+  return { cidrs: [], source: "nowhere" };
+}

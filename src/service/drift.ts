@@ -1,0 +1,133 @@
+/**
+ * Where a node's datapath disagrees with the API: per ServicePort, endpoints missing or stale on the node, rejects
+ * despite endpoints, Services not programmed, quiesced IPVS real servers, and IPVS ipsets missing entries.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import { isIPv6 } from "../model/ip.ts";
+import type { IpsetMembership } from "./iptables/rule_match.ts";
+import { lowerProtocol, tracePacket } from "./entry_points.ts";
+import { type ResolvedService, usableEndpoints } from "./resolve.ts";
+import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
+import type { TracePacket } from "./trace.ts";
+
+/**
+ * IPVS mode keeps per-Service state in ipsets that the iptables rules match (pkg/proxy/ipvs/proxier.go):
+ * KUBE-CLUSTER-IP (`vip,proto:port`), KUBE-LOOP-BACK (`ep,proto:port,ep` for local endpoints, hairpin),
+ * KUBE-NODE-PORT-TCP/UDP/SCTP (the NodePort), KUBE-LOAD-BALANCER (`lbip,proto:port`), KUBE-EXTERNAL-IP.
+ * A missing entry changes masquerade (or hairpin) without any other symptom: report it.
+ */
+export function ipsetDrift(
+  resolved: ResolvedService,
+  sp: ServicePortSummary,
+  node: string,
+  family: 4 | 6,
+  nodeIP: string,
+  has: IpsetMembership,
+): DriftItem[] {
+  const out: DriftItem[] = [];
+  const proto = lowerProtocol(sp.protocol);
+  const six = family === 6 ? "KUBE-6-" : "KUBE-";
+  const pkt = (src: string, dst: string, port: number) => tracePacket(src, dst, port, proto, family, false, true);
+  const check = (set: string, flags: string, p: TracePacket, entry: string, why: string) => {
+    const name = set.replace(/^KUBE-/, six);
+    if (has(name, flags.split(","), p) === false) {
+      out.push({ portKey: sp.portKey, kind: "ipset-missing", message: `${sp.portKey}: ipset ${name} on ${node} lacks ${entry}: ${why}` });
+    }
+  };
+  const svc = resolved.summary;
+  const fam = (ip: string) => isIPv6(ip) === (family === 6);
+  for (const vip of svc.clusterIPs.filter(fam)) {
+    check("KUBE-CLUSTER-IP", "dst,dst", pkt("0.0.0.0", vip, sp.port), `${vip},${proto}:${sp.port}`, "traffic to the ClusterIP from outside the cluster CIDR is not masqueraded (and not accepted in KUBE-SERVICES)");
+  }
+  for (const e of resolved.endpoints.filter((x) => x.node === node && x.ready && fam(x.address))) {
+    const p = e.ports.find((x) => x.portKey === sp.portKey);
+    if (!p) continue;
+    check("KUBE-LOOP-BACK", "dst,dst,src", pkt(e.address, e.address, p.port), `${e.address},${proto}:${p.port},${e.address}`, "an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)");
+  }
+  if (sp.nodePort && (svc.type === "NodePort" || svc.type === "LoadBalancer")) {
+    const set = `KUBE-NODE-PORT-${sp.protocol}`;
+    const local = svc.externalTrafficPolicy === "Local" ? `KUBE-NODE-PORT-LOCAL-${sp.protocol}` : undefined;
+    check(set, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "NodePort traffic is not marked for masquerade");
+    if (local) check(local, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "externalTrafficPolicy Local is not applied to the NodePort (clients are masqueraded)");
+  }
+  if (svc.type === "LoadBalancer") {
+    for (const ip of svc.loadBalancerIngress.filter(fam)) {
+      check("KUBE-LOAD-BALANCER", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "LoadBalancer traffic is not handled by kube-proxy's rules");
+    }
+  }
+  for (const ip of svc.externalIPs.filter(fam)) {
+    check("KUBE-EXTERNAL-IP", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalIP traffic is not marked for masquerade");
+  }
+  return out;
+}
+
+/**
+ * Drift of one ServicePort on a node: endpoints the API lists as usable that the node does not send to, and the
+ * reverse; a node that rejects although endpoints exist; a Service not programmed; IPVS real servers with weight 0.
+ */
+export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean): DriftItem[] {
+  const out: DriftItem[] = [];
+  const cip = pr.entryPoints.find((e) => e.kind === "ClusterIP");
+  if (!cip) return out;
+  const ref = cip.clients.find((c) => c.client === "pod-same-node") ?? cip.clients[0];
+  if (!ref) return out;
+  const expected = new Set(usableEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, node));
+  const onNode = new Set(
+    cip.balancing.method === "ipvs"
+      ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
+      : ref.endpoints.map((e) => e.endpoint),
+  );
+  if (cip.balancing.method !== "ipvs" && ref.outcome !== "rejected" && ref.outcome !== "dropped" && ipvsMode) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "service-missing",
+      message: `${sp.portKey}: no IPVS virtual server for ${cip.destination} on ${node}; kube-proxy has not programmed this Service here`,
+    });
+    return out;
+  }
+  if (ref.outcome === "not-handled" && cip.balancing.method !== "ipvs") {
+    out.push({
+      portKey: sp.portKey,
+      kind: "service-missing",
+      message: `${sp.portKey}: no rule for ClusterIP ${cip.destination} on ${node}; kube-proxy has not programmed this Service here (not running, failing to sync, or the dump is of another node/mode)`,
+    });
+    return out;
+  }
+  if (ref.outcome === "rejected" && expected.size > 0) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "unexpected-reject",
+      message: `${sp.portKey}: ${node} rejects new connections to ${cip.destination} ("has no endpoints") but the API lists ${expected.size} usable endpoint(s): the node's rules are stale`,
+      evidence: ref.evidence.filter((e) => e.role === "rejects").map((e) => e.rule),
+    });
+  }
+  for (const e of expected) {
+    if (!onNode.has(e)) {
+      out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ready in the API but ${node} does not send traffic to it` });
+    }
+  }
+  const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
+  if (unknown.length > 0) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      message: `${sp.portKey}: ${unknown.length} branch(es) on ${node} lead to chains the dump does not contain; their endpoints cannot be compared with the API`,
+    });
+  }
+  for (const e of onNode) {
+    if (e.startsWith("unknown (")) continue;
+    if (!expected.has(e)) {
+      out.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: e, message: `${sp.portKey}: ${node} sends traffic to ${e}, which is not a usable endpoint in the API (deleted, not ready, or on another node under a Local policy)` });
+    }
+  }
+  if (cip.balancing.method === "ipvs") {
+    for (const s of cip.balancing.shares) {
+      if (s.weight === 0) {
+        out.push({ portKey: sp.portKey, kind: "quiesced", endpoint: s.endpoint, message: `${sp.portKey}: real server ${s.endpoint} has weight 0 on ${node}: it gets no new connections (being drained)` });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,186 @@
+/**
+ * `svc/NAME`: how each node of the bundle really balances and masquerades the Service, per ServicePort and entry
+ * point (ClusterIP, NodePort, LoadBalancer IP, externalIP), for each kind of client, with drift against the API.
+ *
+ * The one entry point of the Service question, whatever the proxy mode: each node's capture is read into a
+ * {@link Datapath} (datapath.ts: iptables, IPVS or nftables), every client kind's first packet is traced through it
+ * (clients.ts, entry_points.ts), the traces become verdicts (client_verdict.ts) and are compared with the API
+ * (drift.ts).
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle } from "../bundle/bundle.ts";
+import { isIPv6 } from "../model/ip.ts";
+import type { PacketQuestion } from "../model/question.ts";
+import { verdictFromTrace } from "./client_verdict.ts";
+import { chooseSources, clientsFor } from "./clients.ts";
+import { detectClusterCIDRs } from "./cluster_cidr.ts";
+import { type DatapathBuilder, nodeDatapath } from "./datapath.ts";
+import { driftFor, ipsetDrift } from "./drift.ts";
+import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
+import { answerPacket } from "./packet_answer.ts";
+import { detectProxyMode } from "./proxy_mode.ts";
+import { nodeZone, resolveService } from "./resolve.ts";
+import type { EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport } from "./report.ts";
+import { REPORT_API_VERSION } from "./report.ts";
+
+export type { PacketQuestion };
+
+/** Options of {@link explainService}. */
+export interface ExplainServiceOptions {
+  /** Only these nodes (default: every node in the bundle). */
+  nodes?: string[];
+  /** Answer one packet question on each node. */
+  packet?: PacketQuestion;
+  /** Reads a node's capture into its datapath. @default nodeDatapath (iptables, IPVS and nftables sections) */
+  datapath?: DatapathBuilder;
+}
+
+/**
+ * Explains how a Service is balanced and masqueraded on each node of a bundle.
+ *
+ * @param bundle the bundle (API objects and node captures).
+ * @param namespace the Service's namespace.
+ * @param name the Service's name.
+ * @param options {@link ExplainServiceOptions}.
+ * @returns the {@link ServiceReport}.
+ * @throws {NotFoundError} when the Service is not in the bundle (naming the namespaces where one of that name is).
+ */
+export function explainService(bundle: Bundle, namespace: string, name: string, options: ExplainServiceOptions = {}): ServiceReport {
+  const resolved = resolveService(bundle.objects, namespace, name);
+  const svc = resolved.summary;
+  const findings: Finding[] = [];
+  const limits = [
+    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started",
+    "sysctls such as net.bridge.bridge-nf-call-iptables and the bridge's hairpin mode, which decide whether hairpin traffic reaches these rules",
+  ];
+  if (svc.sessionAffinity === "ClientIP") {
+    limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
+  }
+  const builder = options.datapath ?? nodeDatapath;
+  const families: (4 | 6)[] = [...new Set(svc.clusterIPs.map((ip) => (isIPv6(ip) ? 6 : 4) as 4 | 6))];
+  if (families.length === 0) families.push(4);
+  if (svc.type === "ExternalName") {
+    findings.push({ severity: "info", code: "ExternalName", message: "an ExternalName Service is a DNS CNAME; kube-proxy programs nothing for it" });
+  }
+  if (svc.clusterIPs.length === 0 && svc.type !== "ExternalName") {
+    findings.push({ severity: "info", code: "Headless", message: "a headless Service (clusterIP: None) has no virtual IP; clients resolve the endpoints' addresses by DNS, and kube-proxy programs nothing for it" });
+  }
+  const readyCount = resolved.endpoints.filter((e) => e.ready).length;
+  if (resolved.slices.length === 0) {
+    findings.push({ severity: "warning", code: "NoEndpointSlices", message: `no EndpointSlice labelled kubernetes.io/service-name=${name} in the bundle` });
+  } else if (readyCount === 0) {
+    findings.push({ severity: "warning", code: "NoReadyEndpoints", message: "the Service has no ready endpoints: new connections to it are rejected (or go to serving-terminating endpoints, when there are any)" });
+  }
+  const nodeNames = options.nodes ?? bundle.nodes.map((n) => n.name);
+  const reports: NodeServiceReport[] = [];
+  const packets: PacketAnswer[] = [];
+  for (const nodeName of nodeNames) {
+    const capture = bundle.nodes.find((n) => n.name === nodeName);
+    const nodeObj = bundle.objects.nodes.find((n) => n.metadata.name === nodeName);
+    const report: NodeServiceReport = {
+      node: nodeName,
+      proxyMode: { mode: "unknown", evidence: [], conflicts: [] },
+      ports: [],
+      drift: [],
+      notes: [],
+    };
+    const z = nodeZone(nodeObj);
+    if (z) report.zone = z.zone;
+    reports.push(report);
+    if (!capture) {
+      report.error = "no datapath state was collected from this node";
+      continue;
+    }
+    if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
+    if (capture.error) {
+      report.error = capture.error;
+      continue;
+    }
+    for (const family of families) {
+      const dp = builder(capture, family, bundle.objects);
+      const datapath = dp.datapath;
+      if (datapath) report.notes.push(...dp.problems);
+      report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
+      for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
+      if (!datapath) {
+        if (dp.problems.length > 0) report.error = dp.problems.join("; ");
+        else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
+        continue;
+      }
+      const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
+        ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
+        : detectClusterCIDRs(bundle, dp.iptables, family);
+      if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
+      const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
+      report.notes.push(...sources.notes);
+      for (const sp of svc.ports) {
+        const pr: PortReport = { servicePort: sp, entryPoints: [] };
+        report.ports.push(pr);
+        // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
+        const ipvsMode = report.proxyMode.mode === "ipvs";
+        for (const ep of entryPoints(svc, sp, family, sources.nodeIP!)) {
+          if (ipvsMode) ep.dstLocal = true;
+          const proto = lowerProtocol(sp.protocol);
+          const entry: EntryPointReport = {
+            kind: ep.kind,
+            destination: formatDestination(ep.ip, ep.port, proto),
+            balancing: { method: datapath.balancingMethod, shares: [] },
+            clients: [],
+          };
+          const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
+          if (ipvsBal) entry.balancing = ipvsBal;
+          if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
+          for (const c of clientsFor(ep.kind, sources, nodeName)) {
+            const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
+            const trace = datapath.trace(pkt, c.hook);
+            const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
+              // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
+              v.outcome = "unknown";
+              v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
+            }
+            if (ipvsBal) {
+              // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
+              for (const e of v.endpoints) {
+                const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
+                if (s) e.share = s.share;
+              }
+            }
+            entry.clients.push(v);
+          }
+          const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
+            entry.clients.find((c) => c.endpoints.length > 0);
+          if (!ipvsBal) {
+            entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
+            if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
+          }
+          pr.entryPoints.push(entry);
+        }
+        report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
+        if (report.proxyMode.mode === "ipvs" && datapath.ipsets) {
+          report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
+        }
+      }
+      if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
+        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc));
+      }
+    }
+    for (const d of report.drift) {
+      findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
+    }
+  }
+  const out: ServiceReport = {
+    apiVersion: REPORT_API_VERSION,
+    kind: "ServiceReport",
+    service: svc,
+    endpoints: resolved.endpoints,
+    zones: resolved.zones,
+    nodes: reports,
+    findings,
+    limits,
+  };
+  if (options.packet) out.packet = packets;
+  return out;
+}

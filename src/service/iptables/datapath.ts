@@ -1,0 +1,126 @@
+/**
+ * kube-proxy's iptables mode as a {@link Datapath}: the node's iptables-save (or ip6tables-save) parsed, or, failing
+ * that, an `iptables -t nat -L` listing; traced by iptables/trace.ts. IPVS mode is the same rules plus the IPVS table
+ * and ipsets (ipvs/datapath.ts), which this datapath takes as trace options: kube-proxy's IPVS mode still marks for
+ * masquerade, filters and accepts in iptables, and IPVS translates after nat PREROUTING/OUTPUT.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { CommandOutput, NodeCapture } from "../../bundle/bundle.ts";
+import { DumpParseError } from "../../datapath/errors.ts";
+import { parseIptablesListing } from "../../datapath/iptables_list.ts";
+import { listingToDump } from "../../datapath/iptables_list_convert.ts";
+import { type IptablesDump, parseIptablesSave } from "../../datapath/iptables_save.ts";
+import type { Datapath } from "../datapath.ts";
+import type { IpvsReading } from "../ipvs/datapath.ts";
+import type { RuleModeSignals } from "../proxy_mode.ts";
+import { traceIptables } from "./trace.ts";
+
+/** What a node's iptables sections hold for one family. */
+export interface IptablesReading {
+  /** The parsed dump, when a section could be read. */
+  dump?: IptablesDump;
+  /** Rule-based proxy-mode signals. */
+  signals: RuleModeSignals;
+  /** Why a section could not be read, or what its partial form cannot show. */
+  problems: string[];
+}
+
+function usable(s: CommandOutput | undefined): string | undefined {
+  if (!s || s.truncated) return undefined;
+  if ((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") return undefined;
+  return s.stdout;
+}
+
+/**
+ * Reads the node's iptables-save (or ip6tables-save) section; for IPv4 without one, its `iptables -t nat -L` listing.
+ * @param node the node capture.
+ * @param family 4 or 6.
+ * @returns the dump and signals; never throws for bad input (parse errors become `problems`, quoting the line).
+ */
+export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading {
+  const dp: IptablesReading = {
+    signals: { iptablesServiceChains: 0, ipvsMatchSets: false, ipvsVirtualServers: 0, nftablesTable: false },
+    problems: [],
+  };
+  const name = family === 6 ? "ip6tables-save" : "iptables-save";
+  const section = node.sections[name];
+  if (section) {
+    if (section.truncated) {
+      dp.problems.push(`the ${name} output was cut off (stream ended early); not analysed`);
+    } else if ((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") {
+      dp.problems.push(`iptables-save failed (exit ${section.exitCode}): ${section.stderr?.trim() || "no output"}`);
+    } else {
+      const other = otherFormat(section.stdout);
+      if (other) {
+        dp.problems.push(`the ${name} section holds ${other}, not iptables-save output: save it under its own section name (docs/bundle.md)`);
+        return dp;
+      }
+      try {
+        dp.dump = parseIptablesSave(section.stdout);
+        countSignals(dp);
+      } catch (e) {
+        if (e instanceof DumpParseError) dp.problems.push(e.message);
+        else throw e;
+      }
+    }
+  }
+  if (node.sections["nft-json"] || node.sections["nft-text"]) {
+    const t = node.sections["nft-json"]?.stdout ?? node.sections["nft-text"]?.stdout ?? "";
+    if (/"name":\s*"kube-proxy"|table ip6? kube-proxy/.test(t)) dp.signals.nftablesTable = true;
+  }
+  const listing = usable(node.sections["iptables-list"]);
+  if (!dp.dump && listing !== undefined && family === 4 && !node.sections["iptables-save"]) {
+    try {
+      dp.dump = listingToDump(parseIptablesListing(listing));
+      dp.problems.push("iptables state comes from an `iptables -t nat -L` listing: the nat table only, and only the chains listed");
+      countSignals(dp);
+    } catch (e) {
+      if (e instanceof DumpParseError) dp.problems.push(e.message);
+      else throw e;
+    }
+  }
+  return dp;
+}
+
+/** Service chains (iptables mode) and the KUBE-CLUSTER-IP ipset match (IPVS mode) in the nat table. */
+function countSignals(dp: IptablesReading): void {
+  const nat = dp.dump?.tables.get("nat");
+  if (!nat) return;
+  for (const name of nat.chains.keys()) {
+    if (name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-SEP-") || name.startsWith("KUBE-SVL-")) dp.signals.iptablesServiceChains++;
+  }
+  if (nat.chains.get("KUBE-SERVICES")?.rawRules.some((r) => r.includes("KUBE-CLUSTER-IP"))) dp.signals.ipvsMatchSets = true;
+}
+
+/**
+ * The iptables datapath of a dump, with the IPVS table and ipsets of the node when captured (IPVS mode).
+ * @param dump the node's parsed iptables rules.
+ * @param ipvs what ipvs/datapath.ts read from the node (its balancer answers `virtualServer`).
+ * @returns a {@link Datapath} whose trace is {@link traceIptables}.
+ */
+export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { problems: [] }): Datapath {
+  const options: Parameters<typeof traceIptables>[3] = {};
+  if (ipvs.ipsets) options.ipsets = ipvs.ipsets;
+  const balancer = ipvs.balancer;
+  if (balancer) options.ipvsDispatch = (p) => balancer.dispatch(p.dst, p.dport, p.proto);
+  return {
+    balancingMethod: "iptables-probability-cascade",
+    trace: (packet, hook) => traceIptables(dump, packet, hook, options),
+    ...(balancer ? { virtualServer: (ip: string, port: number, proto: string) => balancer.lookup(ip, port, proto) } : {}),
+    ...(ipvs.ipsets ? { ipsets: ipvs.ipsets } : {}),
+    ...(ipvs.tableUnread ? { ipvsTableUnread: true } : {}),
+  };
+}
+
+/** Recognises dumps of another format put where iptables-save was expected. */
+function otherFormat(text: string): string | undefined {
+  const head = text.slice(0, 2000);
+  if (/^Prot LocalAddress:Port|^IP Virtual Server version/m.test(head)) return "ipvsadm output (section ipvsadm)";
+  if (/^Chain \S+ \((policy|\d+ references)/m.test(head) && !/^\*(nat|filter)/m.test(head)) return "an `iptables -L` listing (section iptables-list)";
+  if (/^table (ip|ip6|inet) /m.test(head) || /^add (table|rule|chain) /m.test(head)) return "nftables text (section nft-text)";
+  if (/^\s*\{\s*"nftables"/.test(head)) return "nft -j JSON (section nft-json)";
+  if (/^Name: \S+\nType: /m.test(head)) return "`ipset list` output (section ipset)";
+  return undefined;
+}

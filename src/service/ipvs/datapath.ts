@@ -1,0 +1,68 @@
+/**
+ * kube-proxy's IPVS mode: what a node's `ipvsadm -Ln` and `ipset list` sections add to its iptables rules — the
+ * virtual servers with their scheduler and real servers (balance.ts), and the KUBE-* ipsets the rules match
+ * (ipset_membership.ts). iptables/datapath.ts layers them onto the iptables trace.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { CommandOutput, NodeCapture } from "../../bundle/bundle.ts";
+import { DumpParseError } from "../../datapath/errors.ts";
+import { parseIpsetList } from "../../datapath/ipset.ts";
+import { parseIpvsadm } from "../../datapath/ipvsadm.ts";
+import type { IpsetMembership } from "../iptables/rule_match.ts";
+import { type IpvsBalancer, ipvsBalancer } from "./balance.ts";
+import { ipsetMembership } from "./ipset_membership.ts";
+
+/** The IPVS state of a node, as read from its capture. */
+export interface IpvsReading {
+  /** The virtual servers, when ipvsadm output was captured and parsed. */
+  balancer?: IpvsBalancer & { virtualServers: number };
+  /** ipset membership, when `ipset list` was captured and parsed. */
+  ipsets?: IpsetMembership;
+  /** ipvsadm ran but its output is unusable (failed or cut off): IPVS verdicts are "unknown". */
+  tableUnread?: boolean;
+  /** Why a section could not be read. */
+  problems: string[];
+}
+
+function usable(s: CommandOutput | undefined): string | undefined {
+  if (!s || s.truncated) return undefined;
+  if ((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") return undefined;
+  return s.stdout;
+}
+
+/**
+ * Reads the node's ipvsadm and ipset sections.
+ * @param node the node capture.
+ * @returns the IPVS state; never throws for bad input (parse errors become `problems`).
+ */
+export function readIpvs(node: NodeCapture): IpvsReading {
+  const out: IpvsReading = { problems: [] };
+  const ipvsSection = node.sections.ipvsadm;
+  if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === ""))) {
+    // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
+    const why = ipvsSection.truncated ? "its output was cut off" : `exit ${ipvsSection.exitCode}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
+    out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
+    out.tableUnread = true;
+  }
+  const ipvsText = usable(ipvsSection);
+  if (ipvsText !== undefined && ipvsText.trim() !== "") {
+    try {
+      out.balancer = ipvsBalancer(parseIpvsadm(ipvsText));
+    } catch (e) {
+      if (e instanceof DumpParseError) out.problems.push(e.message);
+      else throw e;
+    }
+  }
+  const ipsetText = usable(node.sections.ipset);
+  if (ipsetText !== undefined) {
+    try {
+      out.ipsets = ipsetMembership(parseIpsetList(ipsetText));
+    } catch (e) {
+      if (e instanceof DumpParseError) out.problems.push(e.message);
+      else throw e;
+    }
+  }
+  return out;
+}

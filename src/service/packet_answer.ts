@@ -1,0 +1,51 @@
+/**
+ * The answer to one packet question (`--source IP --dest IP:PORT[/proto]`) on one node.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import { isIPv6 } from "../model/ip.ts";
+import type { PacketQuestion } from "../model/question.ts";
+import { verdictFromTrace } from "./client_verdict.ts";
+import type { Sources } from "./clients.ts";
+import { formatDestination, tracePacket } from "./entry_points.ts";
+import type { ResolvedService } from "./resolve.ts";
+import type { PacketAnswer } from "./report.ts";
+import type { TracePacket, TraceResult } from "./trace.ts";
+
+/**
+ * Answers one packet question on a node: traces it (OUTPUT when the source is the node's address, else PREROUTING)
+ * and says whether the destination belongs to the Service.
+ */
+export function answerPacket(
+  q: PacketQuestion,
+  tracer: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT") => TraceResult,
+  node: string,
+  s: Sources,
+  svc: ResolvedService["summary"],
+): PacketAnswer {
+  const srcLocal = q.source === s.nodeIP;
+  const dstLocal = q.destination === s.nodeIP;
+  const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
+  const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
+  const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
+  const a: PacketAnswer = {
+    node,
+    source: q.source,
+    destination: formatDestination(q.destination, q.port, q.protocol),
+    outcome: v.outcome,
+    endpoints: v.endpoints,
+    masquerade: v.masquerade,
+    reason: v.reason,
+    evidence: v.evidence,
+    caveats: v.caveats,
+  };
+  if (v.dropped) a.dropped = v.dropped;
+  if (v.rejected) a.rejected = v.rejected;
+  if (v.notHandled) a.notHandled = v.notHandled;
+  if (srcLocal) a.caveats.push(`${q.source} is this node's address: traced as a host-network client (nat OUTPUT)`);
+  if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
+    a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
+  }
+  return a;
+}

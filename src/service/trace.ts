@@ -1,0 +1,89 @@
+/**
+ * What every datapath's tracer takes and gives (iptables, IPVS, nftables): one packet in, the possible fates of its
+ * connection out, each with its probability and the rules that decided it. A {@link Datapath} (datapath.ts) is
+ * anything that can answer {@link TraceResult}s for packets; the verdicts (client_verdict.ts), the drift and the
+ * report are computed from these alone, so they do not depend on which proxy mode programmed the node.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+
+/** Where a new connection enters the node's datapath: from the network or a pod (PREROUTING) or a local process (OUTPUT). */
+export type TraceHook = "PREROUTING" | "OUTPUT";
+
+/** A packet as the tracer sees it at one point of its path. */
+export interface TracePacket {
+  /** 4 or 6. */
+  family: 4 | 6;
+  src: string;
+  dst: string;
+  proto: "tcp" | "udp" | "sctp";
+  dport: number;
+  /** Client source port; matters only for `--sport` matches (rare). @default 40000 */
+  sport?: number;
+  /** `-m addrtype --src-type LOCAL`: the source is an address of this node. */
+  srcLocal: boolean;
+  /** `-m addrtype --dst-type LOCAL`: the destination is an address of this node (NodePort, IPVS VIPs on kube-ipvs0). */
+  dstLocal: boolean;
+  /** Input interface when known (`-i`); unknown interfaces make `-i` matches "unknown". */
+  inInterface?: string;
+  /** Output interface when known (`-o`). */
+  outInterface?: string;
+  /** Packet mark (`-m mark`), e.g. 0x4000 after KUBE-MARK-MASQ. */
+  mark: number;
+  /** conntrack states for `-m conntrack --ctstate`: NEW, plus DNAT/SNAT once translated. */
+  ctstate: Set<string>;
+}
+
+/** A reference to one rule in a dump: the evidence behind a verdict. */
+export interface RuleRef {
+  table: string;
+  chain: string;
+  /** 1-based line in the dump. */
+  line: number;
+  raw: string;
+}
+
+/** A rule that was evaluated for a decision (e.g. a KUBE-MARK-MASQ jump), whether it fired, and why not. */
+export interface RuleCheck {
+  rule: RuleRef;
+  matched: boolean | "unknown";
+  why?: string;
+}
+
+/** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */
+export interface TraceOutcome {
+  /** Probability of this outcome in [0, 1], from the `--probability` cascade as the kernel applies it. */
+  probability: number;
+  /**
+   * - `dnat`: translated to `dnatTo` by an iptables DNAT rule;
+   * - `accept`: accepted in nat without DNAT (IPVS mode: IPVS translates next; or not a service address);
+   * - `no-match`: no kube-proxy rule took the packet (it leaves untranslated);
+   * - `drop` / `reject`: dropped (e.g. no local endpoints, loadBalancerSourceRanges) or rejected (no endpoints).
+   */
+  verdict: "dnat" | "accept" | "no-match" | "drop" | "reject" | "unresolved";
+  /** `unresolved`: the path jumps to this chain, which the dump does not contain (a partial listing or grep). */
+  missingChain?: string;
+  /** `IP:PORT` the connection is DNATed to. */
+  dnatTo?: string;
+  /** Whether the packet leaves with its source rewritten (MASQUERADE/SNAT in POSTROUTING). Undefined if dropped. */
+  masqueraded?: boolean;
+  /** The packet mark after nat PREROUTING/OUTPUT (0x4000 set by KUBE-MARK-MASQ). */
+  mark: number;
+  /** Rules whose target was taken, in order (jumps, MARK, DNAT, the filter verdict, the POSTROUTING verdict). */
+  path: RuleRef[];
+  /** Rules that mark for masquerade (targets KUBE-MARK-MASQ or MARK) met on the way, fired or not, with why. */
+  masqueradeChecks: RuleCheck[];
+  /** The rule that dropped/rejected the packet, or that masqueraded/SNATed it. */
+  decidedBy?: RuleRef;
+  /** Things this outcome depends on that the dump cannot show. */
+  caveats: string[];
+}
+
+/** The result of a trace. */
+export interface TraceResult {
+  outcomes: TraceOutcome[];
+  /** Notes that apply to every outcome (e.g. "started at KUBE-SERVICES: no PREROUTING jump in the dump"). */
+  notes: string[];
+}
+
