@@ -2,15 +2,17 @@
  * kubectl-netpath as a library: the parsers of node datapath state (iptables-save, `iptables -L` listings,
  * ipvsadm, ipset, nftables), the Bundle model and its reader/writer, and the analyses — how a Service is balanced and
  * masqueraded on each node (`explainService`) and why a claim or pod is Pending (`explainPending`) — with their report
- * types. Everything here is pure (no I/O) and runs unchanged on Node >= 20 and Deno 2.
+ * types. Everything here is pure (no I/O) and runs unchanged on Node >= 20 and Deno 2, except live collection
+ * (`gatherBundle`), which reads the cluster of a kubeconfig and returns the Bundle the analyses take.
+ * Layout: docs/architecture.md.
  *
  * Under Deno, `deno run -A mod.ts svc/web --from bundle/` runs the CLI.
  *
  * @example
  * ```ts
- * import { parseIptablesSave, explainServiceFull, decodeBundle } from "./mod.ts";
+ * import { decodeBundle, explainService } from "./mod.ts";
  * const bundle = decodeBundle(text, "web.bundle.json");
- * const report = explainServiceFull(bundle, "shop", "web");
+ * const report = explainService(bundle, "shop", "web");
  * report.nodes[0]?.ports[0]?.entryPoints[0]?.balancing.shares; // [{ endpoint: "10.0.0.1:80", share: 0.5 }, …]
  * ```
  * @module
@@ -69,6 +71,10 @@ export { explainPending } from "./src/pending/explain.ts";
 export type { PendingQuestion, PendingReport } from "./src/pending/report.ts";
 export { evaluateNodeSelector, evaluateNodeSelectorTerm } from "./src/pending/node_selector.ts";
 export { parseSchedulerMessage } from "./src/pending/scheduler_message.ts";
+
+// Live collection (I/O: kubeconfig, API server, exec into nodes)
+export { gatherBundle, gatherWith, liveSettings, openCluster } from "./src/kube/live.ts";
+export type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./src/kube/options.ts";
 
 // Renderers
 export { renderServiceText } from "./src/report/service_text.ts";
