@@ -24,6 +24,11 @@ await build({
   banner: { js: '#!/usr/bin/env node\nimport { createRequire as __netpathCreateRequire } from "node:module";\nconst require = __netpathCreateRequire(import.meta.url);' },
   // bin.ts calls main(); keep main.ts from running it again on runtimes that set import.meta.main (Node >= 24).
   define: { "import.meta.main": "false" },
+  // node-fetch 2's whatwg-url and tr46 (inside @kubernetes/client-node) require the built-in `punycode`, deprecated
+  // since Node 21 (DEP0040; Deno prints the warning on every live run): bundle the userland package of the same API.
+  alias: { punycode: "punycode/" },
   logLevel: "warning",
+  minifyWhitespace: true,
+  minifySyntax: true,
 });
 chmodSync(outfile, 0o755);

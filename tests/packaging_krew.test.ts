@@ -56,7 +56,7 @@ describe("the plugin as krew installs it (no node_modules)", () => {
     rmSync(work, { recursive: true, force: true });
   });
   beforeAll(() => {
-    expect(existsSync(join(ROOT, "dist/kubectl-netpath.js")), "dist/ is built by `npm install` (prepare)").toBe(true);
+    expect(existsSync(join(ROOT, "dist/kubectl-netpath.js")), "dist/ is built by `npm test` (pretest) or `npm run build`").toBe(true);
     const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" });
     expect(pack.status, pack.stderr).toBe(0);
     const tgz = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
