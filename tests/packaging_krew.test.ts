@@ -1,8 +1,9 @@
-// The plugin as krew installs it: the files plugins/netpath.yaml picks from the npm tarball (`npm pack`, as published),
-// copied into a store directory outside the repository, with no node_modules anywhere above it. What runs there must
-// run on its own: --version, an offline analysis, completion through the helper krew's caveats link, a live run
-// against the fake API server (the bundled Kubernetes client), and, as root with the netns harness, a live run that
-// execs into a kube-proxy pod (the bundled `ws`).
+// The plugin as krew installs it (issue 17): the single-executable release archive of this platform, built by
+// scripts/build-sea.mjs as the release does, unpacked by the files plugins/netpath.yaml names into a store directory
+// outside the repository, run with NO Node.js on PATH and no node_modules anywhere above it. What runs there must run
+// on its own: --version, an offline analysis, completion through the helper krew's caveats link, a live run against
+// the fake API server (the bundled Kubernetes client), and, as root with the netns harness, a live run that execs into
+// a kube-proxy pod (the bundled `ws`).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,8 +20,10 @@ import { requireNetns } from "./helpers/netns.ts";
 
 const ROOT = resolve(".");
 const manifest = parse(readFileSync(join(ROOT, "plugins/netpath.yaml"), "utf8")) as {
-  spec: { version: string; platforms: { files: { from: string; to: string }[]; bin: string }[] };
+  spec: { version: string; platforms: { selector: { matchLabels: Record<string, string> }; uri: string; files: { from: string; to: string }[]; bin: string }[] };
 };
+const OS = ({ linux: "linux", darwin: "darwin", win32: "windows" } as Record<string, string>)[process.platform];
+const ARCH = ({ x64: "amd64", arm64: "arm64" } as Record<string, string>)[process.arch];
 const web = readBundle("tests/fixtures/live/web");
 
 /** krew's `from`: a path whose last segment may hold `*` (one segment); a matching directory moves whole. */
@@ -30,10 +33,14 @@ function krewMatches(extracted: string, from: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((n) => re.test(n)).map((n) => join(dir, n)) : [];
 }
 
-/** Runs a command without blocking the event loop (the fake API server lives in this process). */
+/** PATH of the runs: the krew bin directory only, so no `node` can be found. */
+let runPath = "";
+
+/** Runs the installed binary without blocking the event loop (the fake API server lives in this process). */
 function exec(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const [cmd, ...rest] = args;
+    const child = spawn(cmd!, rest, { cwd, env: { HOME: cwd, NO_COLOR: "1", PATH: runPath }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")));
@@ -46,7 +53,7 @@ function exec(args: string[], cwd: string): Promise<{ status: number | null; std
   });
 }
 
-describe("the plugin as krew installs it (no node_modules)", () => {
+describe("the single-executable release as krew installs it (no Node.js, no node_modules)", () => {
   const work = mkdtempSync(join(tmpdir(), "knp-krew-"));
   const store = join(work, "store", "netpath", manifest.spec.version);
   const servers: FakeApiServer[] = [];
@@ -56,23 +63,32 @@ describe("the plugin as krew installs it (no node_modules)", () => {
     rmSync(work, { recursive: true, force: true });
   });
   beforeAll(() => {
-    expect(existsSync(join(ROOT, "dist/kubectl-netpath.js")), "dist/ is built by `npm test` (pretest) or `npm run build`").toBe(true);
-    const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" });
-    expect(pack.status, pack.stderr).toBe(0);
-    const tgz = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+    const release = join(work, "release");
+    const built = spawnSync(process.execPath, ["scripts/build-sea.mjs", "--out", release], { cwd: ROOT, encoding: "utf8" });
+    expect(built.status, built.stderr).toBe(0);
+    const platform = manifest.spec.platforms.find((p) => p.selector.matchLabels.os === OS && p.selector.matchLabels.arch === ARCH);
+    expect(platform, `a manifest platform for ${OS}/${ARCH}`).toBeDefined();
+    const archive = join(release, basename(platform!.uri));
+    expect(existsSync(archive), `${archive}: the archive the manifest's uri names is what build-sea.mjs writes`).toBe(true);
     const extracted = join(work, "extracted");
     mkdirSync(extracted);
-    expect(spawnSync("tar", ["-xzf", tgz, "-C", extracted]).status).toBe(0);
-    const platform = manifest.spec.platforms[0]!;
-    for (const f of platform.files) {
+    expect(spawnSync("tar", ["-xzf", archive, "-C", extracted]).status).toBe(0);
+    for (const f of platform!.files) {
       const found = krewMatches(extracted, f.from);
       expect(found.length, f.from).toBeGreaterThan(0);
       for (const m of found) cpSync(m, join(store, f.to, basename(m)), { recursive: true });
     }
-    exe = join(store, platform.bin);
+    exe = join(store, platform!.bin);
     // Nothing above the store may resolve packages for it.
     for (let d = store; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, "node_modules")), d).toBe(false);
-  });
+    // krew's bin directory, as the only PATH: the binary and the completion helper, linked as krew and its caveats do.
+    const bin = join(work, "bin");
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(exe, join(bin, "kubectl-netpath"));
+    symlinkSync(join(store, "kubectl_complete-netpath"), join(bin, "kubectl_complete-netpath"));
+    runPath = bin;
+    expect(spawnSync("/bin/sh", ["-c", "command -v node"], { env: { PATH: runPath } }).status, "node must not be on PATH").not.toBe(0);
+  }, 180_000);
 
   it("--version and an offline analysis", async () => {
     const v = await exec([exe, "--version"], work);
@@ -86,12 +102,7 @@ describe("the plugin as krew installs it (no node_modules)", () => {
   });
 
   it("linked onto PATH as krew links it, with the completion helper the caveats link: kubectl's completion works", () => {
-    const bin = join(work, "bin");
-    mkdirSync(bin, { recursive: true });
-    symlinkSync(exe, join(bin, "kubectl-netpath"));
-    symlinkSync(join(store, "kubectl_complete-netpath"), join(bin, "kubectl_complete-netpath"));
-    const env = { ...process.env, PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin` };
-    const r = spawnSync("kubectl_complete-netpath", ["s"], { cwd: work, env, encoding: "utf8" });
+    const r = spawnSync("kubectl_complete-netpath", ["s"], { cwd: work, env: { PATH: runPath, HOME: work }, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout.split("\n").map((l) => l.split("\t")[0])).toContain("svc/");
