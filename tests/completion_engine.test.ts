@@ -45,7 +45,7 @@ describe("static candidates", () => {
     { name: "p…", input: ["p"], want: ["pvc/", "pod/"], directive: 6 },
     { name: "--fr…", input: ["--fr"], want: ["--from", "--from-pod"], directive: 4 },
     { name: "--no-…", input: ["--no-"], want: ["--no-color", "--no-exec"], directive: 4 },
-    { name: "-o formats", input: ["-o", ""], want: ["text", "wide", "json", "yaml"], directive: 4 },
+    { name: "-o formats", input: ["-o", ""], want: ["text", "wide", "json", "yaml", "mermaid", "dot"], directive: 4 },
     { name: "--output=j", input: ["--output=j"], want: ["json"], directive: 4 },
     { name: "--profile", input: ["svc/x", "--profile", ""], want: ["netadmin", "sysadmin"], directive: 4 },
     { name: "completion SHELL", input: ["completion", ""], want: ["zsh", "bash", "fish", "powershell"], directive: 4 },

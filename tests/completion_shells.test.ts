@@ -167,7 +167,7 @@ describe("real kubectl: `kubectl __complete netpath …` through kubectl_complet
     { name: "-n from the API server", words: ["-n", ""], want: ["default", "kube-system"], directive: 4 },
     { name: "pod/ from a bundle, Pending first", words: ["--from", AZURE_ZONES, "pod/"], want: ["pod/busybox", "pod/busybox-zoned"], directive: 36 },
     { name: "target prefixes", words: ["s"], want: ["svc/", "service/"], directive: 6 },
-    { name: "-o", words: ["-o", ""], want: ["text", "wide", "json", "yaml"], directive: 4 },
+    { name: "-o", words: ["-o", ""], want: ["text", "wide", "json", "yaml", "mermaid", "dot"], directive: 4 },
     { name: "--from: files", words: ["--from", ""], want: [], directive: 0 },
     { name: "a missing bundle: Error", words: ["--from", "/nonexistent", "svc/"], want: [], directive: 1 },
   ];
@@ -226,10 +226,10 @@ describe("real kubectl: `kubectl __complete netpath …` through kubectl_complet
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(readFileSync(join(ROOT, "tests/fixtures/completion/help/kubectl-netpath.txt"), "utf8"));
   });
-  it("a Deno install (deno install -g -A -n kubectl-netpath) is found by kubectl too", async () => {
+  it("a Deno install (deno install -g -A -n kubectl-netpath dist/kubectl-netpath.js) is found by kubectl too", async () => {
     const root = join(work, "deno-root");
     const denoBin = join(ROOT, "node_modules/.bin");
-    const install = await run(join(denoBin, "deno"), ["install", "-g", "-A", "-n", "kubectl-netpath", "--root", root, join(ROOT, "src/cli/main.ts")], {
+    const install = await run(join(denoBin, "deno"), ["install", "-g", "-A", "-n", "kubectl-netpath", "--root", root, join(ROOT, "dist/kubectl-netpath.js")], {
       env: env({ PATH: `${denoBin}:${basePath}` }),
     });
     expect(install.status, install.stderr).toBe(0);
@@ -291,7 +291,7 @@ describe("real bash", () => {
       { line: "kubectl-netpath svc/", reply: ["svc/kube-dns"], compopt: ["+o default"] },
       { line: "kubectl-netpath p", reply: ["pvc/", "pod/"], compopt: ["-o nospace", "+o default"] },
       { line: `kubectl-netpath --from ${AZURE_ZONES} pod/`, reply: ["pod/busybox", "pod/busybox-zoned"], compopt: ["-o nosort", "+o default"] },
-      { line: "kubectl-netpath -o ", reply: ["text", "wide", "json", "yaml"], compopt: ["+o default"] },
+      { line: "kubectl-netpath -o ", reply: ["text", "wide", "json", "yaml", "mermaid", "dot"], compopt: ["+o default"] },
       // Default directive: no candidates and default kept on, so readline completes file names.
       { line: "kubectl-netpath --from exa", reply: [], compopt: [] },
       // Error directive: nothing at all.

@@ -15,6 +15,8 @@ export interface CliIo {
   stderrIsTTY: boolean;
   /** Current directory, for relative paths. */
   cwd: string;
+  /** Width of the terminal on stdout, in columns, when it is one. */
+  columns?: number;
 }
 
 /** The process's real streams. A reader that goes away (`| head`) ends the run quietly, as kubectl does. */
@@ -32,6 +34,7 @@ export function nodeIo(): CliIo {
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
     cwd: process.cwd(),
+    ...(process.stdout.isTTY && process.stdout.columns ? { columns: process.stdout.columns } : {}),
   };
 }
 

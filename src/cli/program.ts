@@ -52,6 +52,10 @@ Examples:
   kubectl netpath svc/web -o wide
   kubectl netpath svc/web -o json
 
+  # The path as a picture: a Mermaid flowchart (renders on GitHub) or Graphviz DOT
+  kubectl netpath svc/web -o mermaid
+  kubectl netpath svc/kube-dns -n kube-system --from examples/iptables-lab --source 10.244.1.7 --dest 10.96.0.10:53/udp -o dot | dot -Tsvg > path.svg
+
   # Why is this claim (or pod) Pending?
   kubectl netpath pvc/data --why-pending
   kubectl netpath pod/busybox --why-pending --from examples/azure-zones
@@ -79,7 +83,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--kubeconfig <path>", "path to the kubeconfig file")
     .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
     .option("--from <path>", "analyse a saved bundle (file or directory) instead of a live cluster")
-    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml"]).default("text"))
+    .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml", "mermaid", "dot"]).default("text"))
     .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collect)
     .option("--all-nodes", "analyse every node (drift check across the cluster)")
     .option("--from-pod <pod>", "answer for traffic from this pod: its node and its address")

@@ -10,6 +10,7 @@ import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
 import { serializeReport } from "../report/serialize.ts";
+import type { ServiceReport } from "../service/report.ts";
 import { type CliIo, useColor } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import { parseDest, parseSource, parseTarget, type Target, UsageError } from "./target.ts";
@@ -18,7 +19,7 @@ import { parseDest, parseSource, parseTarget, type Target, UsageError } from "./
 export interface RunPlan {
   target: Target;
   namespace?: string;
-  output: "text" | "wide" | "json" | "yaml";
+  output: "text" | "wide" | "json" | "yaml" | "mermaid" | "dot";
   packet?: PacketQuestion;
   nodes?: string[];
 }
@@ -35,6 +36,9 @@ export function validate(words: string[], o: MainOptions): RunPlan {
     for (const [flag, set] of [["--source", o.source], ["--dest", o.dest], ["--node", o.node], ["--from-pod", o.fromPod], ["--all-nodes", o.allNodes]] as const) {
       if (set !== undefined && set !== false) throw new UsageError(`${flag} may only be used with a Service target`);
     }
+  }
+  if (target.kind !== "service" && (o.output === "mermaid" || o.output === "dot")) {
+    throw new UsageError(`-o ${o.output} draws a Service's path; for --why-pending use -o text, wide, json or yaml`);
   }
   if ((o.source === undefined) !== (o.dest === undefined)) throw new UsageError("--source and --dest go together");
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
@@ -61,6 +65,32 @@ async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle>
 }
 
 /**
+ * Renders a ServiceReport in the chosen output (pure but for loading the renderer a format needs):
+ * json/yaml the report itself; mermaid/dot the path picture (of the packet when one was asked, else of the Service);
+ * text the packet's tree when a packet was asked, else the report; wide the report, then the packet's tree.
+ */
+export async function renderService(report: ServiceReport, output: RunPlan["output"], o: { color: boolean; width: number }): Promise<string> {
+  switch (output) {
+    case "json":
+    case "yaml":
+      return serializeReport(report, output);
+    case "mermaid":
+    case "dot": {
+      const { packetGraph, serviceGraph } = await import("../report/path_graph.ts");
+      const g = report.packet ? packetGraph(report) : serviceGraph(report);
+      if (output === "dot") return (await import("../report/dot.ts")).renderDot(g);
+      return (await import("../report/mermaid.ts")).renderMermaid(g);
+    }
+    default: {
+      if (!report.packet) return renderServiceText(report, { color: o.color, wide: output === "wide" });
+      const { renderPacketTree } = await import("../report/packet_tree.ts");
+      const tree = renderPacketTree(report, { color: o.color, wide: output === "wide", width: o.width });
+      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : tree;
+    }
+  }
+}
+
+/**
  * Runs the main command for the positional words.
  * @returns the exit code (0, or 1 when the analysis could not be done).
  * @throws {UsageError} for usage errors; other errors are described by the caller.
@@ -80,8 +110,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
       if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
     }
     const report = explainService(bundle, namespace, plan.target.name, opts);
-    if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
-    else io.stdout(renderServiceText(report, { color: useColor(io, o.color), wide: plan.output === "wide" }));
+    io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: io.columns ?? 80 }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1.
     const failed = report.nodes.filter((n) => n.error !== undefined);
     for (const n of failed) {

@@ -10,7 +10,7 @@ import { verdictFromTrace } from "./client_verdict.ts";
 import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
 import type { ResolvedService } from "./resolve.ts";
-import type { PacketAnswer } from "./report.ts";
+import type { PacketAnswer, PacketPath } from "./report.ts";
 import type { TracePacket, TraceResult } from "./trace.ts";
 
 /**
@@ -40,6 +40,13 @@ export function answerPacket(
     evidence: v.evidence,
     caveats: v.caveats,
   };
+  a.paths = trace.outcomes.map((o) => {
+    const path: PacketPath = { probability: o.probability, verdict: o.verdict, rules: o.path };
+    if (o.dnatTo !== undefined) path.dnatTo = o.dnatTo;
+    if (o.masqueraded !== undefined) path.masqueraded = o.masqueraded;
+    if (o.missingChain !== undefined) path.missingChain = o.missingChain;
+    return path;
+  }).sort((x, y) => y.probability - x.probability);
   if (v.dropped) a.dropped = v.dropped;
   if (v.rejected) a.rejected = v.rejected;
   if (v.notHandled) a.notHandled = v.notHandled;

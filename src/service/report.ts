@@ -175,6 +175,22 @@ export interface Finding {
   evidence?: RuleRef[];
 }
 
+/** One way a traced packet can go: the rules whose target it took, in order, and where it ended. */
+export interface PacketPath {
+  /** Share of new connections that take this path, in [0, 1]. */
+  probability: number;
+  /** How the path ends (as {@link TraceOutcome}'s verdict): `dnat`, `accept`, `no-match`, `drop`, `reject`, `unresolved`. */
+  verdict: string;
+  /** `IP:PORT` the connection is DNATed to, when it is. */
+  dnatTo?: string;
+  /** Whether the packet leaves with its source rewritten. */
+  masqueraded?: boolean;
+  /** Rules whose target was taken, in order: jumps, MARK, DNAT, the filter verdict, the POSTROUTING verdict. */
+  rules: RuleRef[];
+  /** `unresolved`: the chain the dump does not contain. */
+  missingChain?: string;
+}
+
 /** The answer to one packet question (`--source IP --dest IP:PORT[/proto]`). */
 export interface PacketAnswer {
   node: string;
@@ -189,6 +205,8 @@ export interface PacketAnswer {
   reason: string;
   evidence: Evidence[];
   caveats: string[];
+  /** Every path the packet can take through the node's datapath, most likely first (for the path picture). */
+  paths?: PacketPath[];
 }
 
 /** The whole answer to `svc/NAME`. */

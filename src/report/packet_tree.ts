@@ -1,0 +1,144 @@
+/**
+ * The answer to one packet question as a compact tree, the default text of `--source/--dest` and `--from-pod`:
+ * per node, the verdict in one line, then each rule whose target the packet takes (paths merged where they share a
+ * prefix, so the probability branches show where they split), each endpoint with its share, pod, node and zone, the
+ * masquerade decision with the rule that makes it, and the caveats. `-o wide` prints the full report before it.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import { formatShare } from "../service/iptables/probability.ts";
+import type { PacketAnswer, PacketPath, ServiceReport } from "../service/report.ts";
+import type { RuleRef } from "../service/trace.ts";
+import { endpointWhere, pathEnd, routingRules, ruleLabel } from "./path_graph.ts";
+import { makeStyle, type Style } from "./style.ts";
+
+/** Options of {@link renderPacketTree}. */
+export interface PacketTreeOptions {
+  /** ANSI colour. @default false */
+  color?: boolean;
+  /** Full rule text however long. @default false */
+  wide?: boolean;
+  /** Terminal width in columns; rule texts are cut to fit (not with `wide`). @default 80 */
+  width?: number;
+}
+
+interface Trie {
+  rule?: RuleRef;
+  children: Map<string, Trie>;
+  ends: PacketPath[];
+}
+
+function trieOf(paths: PacketPath[]): Trie {
+  const root: Trie = { children: new Map(), ends: [] };
+  for (const p of paths) {
+    let t = root;
+    for (const r of routingRules(p)) {
+      const k = `${r.table}/${r.chain}/${r.line}`;
+      let c = t.children.get(k);
+      if (!c) {
+        c = { rule: r, children: new Map(), ends: [] };
+        t.children.set(k, c);
+      }
+      t = c;
+    }
+    t.ends.push(p);
+  }
+  return root;
+}
+
+function verdictLine(a: PacketAnswer): string {
+  const parts: string[] = [];
+  switch (a.outcome) {
+    case "forwarded":
+      parts.push(a.endpoints.length === 1 ? `forwarded to ${a.endpoints[0]!.endpoint}` : `forwarded to ${a.endpoints.length} endpoints`);
+      break;
+    case "dropped":
+      parts.push("DROPPED");
+      break;
+    case "rejected":
+      parts.push("REJECTED");
+      break;
+    case "not-handled":
+      parts.push("not handled by kube-proxy (leaves untranslated)");
+      break;
+    case "unknown":
+      parts.push("unknown: the state that decides it was not captured");
+      break;
+    default:
+      parts.push("split between several fates");
+  }
+  parts.push(a.masquerade === "always" ? "masqueraded" : a.masquerade === "never" ? "not masqueraded" : a.masquerade === "some" ? "masqueraded on some paths" : "");
+  return parts.filter(Boolean).join(", ");
+}
+
+/**
+ * Renders the packet answers of a report as trees.
+ * @param r a ServiceReport made with a packet question (`packet` set).
+ * @param o options.
+ * @returns the text, ending in a newline.
+ */
+export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): string {
+  const st = makeStyle(o.color === true);
+  const width = o.width ?? 80;
+  const out: string[] = [];
+  const answers = r.packet ?? [];
+  const q = answers[0];
+  out.push(st.bold(`Service ${r.service.namespace}/${r.service.name}: packet ${q ? `${q.source} → ${q.destination}` : "(no node answered)"}`));
+  for (const a of answers) {
+    out.push("");
+    out.push(`${st.bold(`node ${a.node}`)}: ${verdictLine(a)}`);
+    renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width);
+    out.push(`  masquerade: ${a.reason}`);
+    for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));
+  }
+  if (answers.length === 0) out.push("no node of the bundle answers for this packet's address family");
+  return out.join("\n") + "\n";
+}
+
+/** Share of new connections that reach a subtree. */
+function weight(t: Trie): number {
+  let w = t.ends.reduce((a, p) => a + p.probability, 0);
+  for (const c of t.children.values()) w += weight(c);
+  return w;
+}
+
+function endText(p: PacketPath, st: Style, r: ServiceReport): string {
+  if (p.dnatTo && (p.verdict === "dnat" || p.verdict === "accept")) {
+    return `→ ${st.green(p.dnatTo)}  ${endpointWhere(r.endpoints, p.dnatTo)}${p.masqueraded ? st.yellow(" (masqueraded)") : ""}`;
+  }
+  const text = pathEnd(p);
+  return `→ ${p.verdict === "drop" || p.verdict === "reject" ? st.red(text) : st.yellow(text)}`;
+}
+
+/**
+ * Prints a subtree: a run of rules every path takes as a plain list, then, where the paths split, one branch each
+ * (`├─ 50% …`) with the share of new connections that take it.
+ */
+function renderTrie(t: Trie, indent: string, out: string[], st: Style, r: ServiceReport, wide: boolean, width: number): void {
+  const room = (prefix: string) => (wide ? Infinity : Math.max(40, width - prefix.length));
+  let cur = t;
+  while (cur.children.size === 1 && cur.ends.length === 0) {
+    cur = [...cur.children.values()][0]!;
+    out.push(indent + ruleLabel(cur.rule!, room(indent)));
+  }
+  const items: ({ kind: "rule"; t: Trie } | { kind: "end"; p: PacketPath })[] = [
+    ...[...cur.children.values()].map((c) => ({ kind: "rule" as const, t: c })),
+    ...cur.ends.map((p) => ({ kind: "end" as const, p })),
+  ];
+  if (items.length === 1 && items[0]!.kind === "end") {
+    out.push(indent + endText(items[0]!.p, st, r));
+    return;
+  }
+  items.forEach((item, i) => {
+    const last = i === items.length - 1;
+    const next = indent + (last ? "   " : "│  ");
+    if (item.kind === "end") {
+      out.push(`${indent}${last ? "└─" : "├─"} ${formatShare(item.p.probability)} ${endText(item.p, st, r)}`);
+      return;
+    }
+    const head = `${indent}${last ? "└─" : "├─"} ${formatShare(weight(item.t))} `;
+    out.push(head + ruleLabel(item.t.rule!, room(head)));
+    renderTrie(item.t, next, out, st, r, wide, width);
+  });
+}
