@@ -22,6 +22,7 @@ import { PermissionDeniedError } from "./errors.ts";
 import { gatherPendingObjects, gatherServiceObjects } from "./gather_api.ts";
 import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
 import { mapLimit } from "./pool.ts";
+import { nodeProgress } from "./progress.ts";
 import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
 import type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
@@ -123,11 +124,12 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
   const abort = new AbortController();
   const uninstall = installInterruptCleanup(registry, rest, abort, io.stderr);
   const runId = `${Date.now().toString(36)}-${randomSuffix()}`;
-  const progress = io.stderrIsTTY ? (node: string, text: string) => io.stderr(`node ${node}: ${text}\n`) : () => {};
+  const tracker = nodeProgress(nodes.length, io.stderr, io.stderrIsTTY);
   const warnings: string[] = [];
   try {
-    const results = await mapLimit(nodes, s.parallel, (node: Node) =>
-      collectNode({
+    const results = await mapLimit(nodes, s.parallel, async (node: Node) => {
+      tracker.started(node.metadata.name);
+      const r = await collectNode({
         rest,
         kc: config.kc,
         namespace: DEBUG_NAMESPACE,
@@ -138,9 +140,12 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
         registry,
         signal: abort.signal,
         access,
-        progress,
+        progress: tracker.step,
         suffix: randomSuffix,
-      }, node));
+      }, node);
+      tracker.ended(node.metadata.name, r.capture.error !== undefined);
+      return r;
+    });
     for (const r of results) warnings.push(...r.warnings);
     return { captures: results.map((r) => r.capture), warnings };
   } finally {
