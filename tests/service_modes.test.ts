@@ -138,14 +138,31 @@ describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-X
     expect(shares.filter((s) => s.endpoint.startsWith("unknown (")).length).toBe(6);
   });
 
-  it("external clients at the LB IP are dropped by KUBE-XLB's KUBE-MARK-DROP (no local endpoints); pods short-circuit", () => {
+  // Issue 14 point 1: KUBE-MARK-DROP's mark 0x8000 is dropped by kubelet's filter KUBE-FIREWALL, which kubelet hooks
+  // from INPUT and OUTPUT only. Whether the LB IP is local to the node decides INPUT (dropped) or FORWARD (not).
+  it("external clients at the LB IP, LB IP not known to be local: marked for drop by KUBE-XLB, but forwarded untranslated, saying which fact decides it", () => {
     const ext = client(r, undefined, "LoadBalancer", "external");
-    expect(ext.outcome).toBe("dropped");
-    expect(ext.evidence.find((e) => e.role === "drops")?.rule.raw).toContain("has no local endpoints");
-    expect(ext.caveats.some((c) => c.includes("kubelet's filter KUBE-FIREWALL"))).toBe(true);
+    expect(ext.outcome).toBe("not-handled");
+    expect(ext.reason).toMatch(/^marked for drop by line 24 \(KUBE-XLB-M42ZCW2EYUCRBVAF\), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only/);
+    expect(ext.caveats.some((c) => c.startsWith("whether 172.6.6.6 is a local address of the node decides it"))).toBe(true);
     const pod = client(r, undefined, "LoadBalancer", "pod-other-node");
     expect(pod.outcome).toBe("forwarded");
     expect(pod.masquerade).toBe("never");
+  });
+  it("external clients at the LB IP, LB IP bound on the node (ip -o addr collected): dropped by KUBE-FIREWALL in INPUT", () => {
+    const b = readBundle(LB_LEGACY);
+    b.nodes[0]!.sections["ip-addr"] = {
+      stdout: "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n" +
+        "2: eth0    inet 172.31.9.10/20 brd 172.31.15.255 scope global eth0\\       valid_lft forever preferred_lft forever\n" +
+        "2: eth0    inet 172.6.6.6/32 scope global eth0\\       valid_lft forever preferred_lft forever\n",
+      exitCode: 0,
+    };
+    const local = explainService(b, "default", "testsvc");
+    const ext = client(local, undefined, "LoadBalancer", "external");
+    expect(ext.outcome).toBe("dropped");
+    expect(ext.evidence.find((e) => e.role === "drops")?.rule.raw).toContain("has no local endpoints");
+    expect(ext.caveats.some((c) => c.includes("kubelet's filter KUBE-FIREWALL, jumped to from INPUT, drops it"))).toBe(true);
+    expect(ext.caveats.some((c) => c.includes("decides it"))).toBe(false);
   });
 
   it("says what the partial listing cannot show instead of guessing", () => {

@@ -36,6 +36,10 @@ export const BUNDLE_VERSION = 1;
  * - `nft-json`: `nft -j list ruleset`; `nft-text`: `nft list ruleset`.
  * - `proxy-mode`: body of `http://127.0.0.1:10249/proxyMode` (`iptables`, `ipvs`, `nftables`).
  * - `iptables-backend`: the backend detected as iptables-wrappers does (`nft` or `legacy`).
+ * - `ip-addr`: `ip -o addr show`, every address on every interface of the node (ExternalIP, secondary IPs, the
+ *   kube-ipvs0 dummy addresses, load-balancer IPs bound locally).
+ * - `ip-route-local`: `ip route show table local`, the routes that decide `-m addrtype --dst-type LOCAL` (including
+ *   prefixes routed locally, e.g. AnyIP `local 203.0.113.0/24 dev lo`).
  */
 export const SECTION_NAMES = [
   "iptables-save",
@@ -47,6 +51,8 @@ export const SECTION_NAMES = [
   "nft-text",
   "proxy-mode",
   "iptables-backend",
+  "ip-addr",
+  "ip-route-local",
 ] as const;
 
 /** One of {@link SECTION_NAMES}. */

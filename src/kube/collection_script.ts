@@ -18,6 +18,8 @@
  * - `ipvsadm` (`ipvsadm -Ln --exact`), `ipset` (`ipset list`), `nft-json` (`nft -j list ruleset`).
  * - `proxy-mode`: the body of `http://127.0.0.1:10249/proxyMode` (kube-proxy's metrics server, which binds to
  *   localhost by default) with curl, wget, or bash's /dev/tcp, whichever exists.
+ * - `ip-addr` (`ip -o addr show`) and `ip-route-local` (`ip route show table local`): the node's local addresses,
+ *   which decide `-m addrtype --dst-type LOCAL` and so the hook a packet reaches.
  * Every section records its own exit status, so a missing tool is a finding, not a failure; the script exits 0.
  *
  * POSIX sh (dash, busybox ash, bash): the kube-proxy image and netshoot both have one.
@@ -81,6 +83,7 @@ if have curl; then run proxy-mode curl -sS -m 5 "$U"
 elif have wget; then run proxy-mode wget -q -T 5 -O - "$U"
 elif have bash; then run proxy-mode bash -c 'exec 3<>/dev/tcp/127.0.0.1/10249 && printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" >&3 && tr -d "\\r" <&3 | sed "1,/^$/d"'
 else absent proxy-mode curl ' (nor wget, nor bash)'; fi
+if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
 both "\${M}done"
 exit 0
 `;

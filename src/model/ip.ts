@@ -15,6 +15,14 @@ export function isIPv6(s: string): boolean {
 }
 
 /**
+ * Whether `s` is one literal IPv4 or IPv6 address (no prefix length), as ip-cidr validates it.
+ * @example isIPAddress("10.0.0.1") // true; isIPAddress(":::::") // false; isIPAddress("10.0.0.0/8") // false
+ */
+export function isIPAddress(s: string): boolean {
+  return !s.includes("/") && IPCIDR.isValidAddress(s);
+}
+
+/**
  * Strips a host-length prefix (`/32` for IPv4, `/128` for IPv6) and returns the address part.
  * @param s an address, with or without prefix.
  * @returns the address when `s` denotes one host, else undefined.

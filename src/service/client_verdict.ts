@@ -149,6 +149,12 @@ function explain(
     return `dropped by ${lineOf(o)} (${o?.decidedBy?.chain})`;
   }
   if (outcome === "not-handled") {
+    // Layouts before v1.25: KUBE-MARK-DROP marked it, but only INPUT/OUTPUT jump to kubelet's KUBE-FIREWALL.
+    const marked = all.find((o) => (o.mark & 0x8000) !== 0);
+    if (marked) {
+      const by = marked.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
+      return `marked for drop by ${lineOf({ ...marked, decidedBy: by })} (${by?.chain}), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
+    }
     return "no kube-proxy rule matches this destination on this node: the packet leaves untranslated";
   }
   if (masquerade === "n/a") return "";

@@ -19,6 +19,7 @@ import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { driftFor, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
+import { readNodeFacts } from "./node_facts.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
@@ -114,13 +115,15 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         : detectClusterCIDRs(bundle, dp.iptables, family);
       if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
       const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
+      const facts = readNodeFacts(capture);
+      report.notes.push(...facts.problems);
       report.notes.push(...sources.notes);
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };
         report.ports.push(pr);
         // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
         const ipvsMode = report.proxyMode.mode === "ipvs";
-        for (const ep of entryPoints(svc, sp, family, sources.nodeIP!)) {
+        for (const ep of entryPoints(svc, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
           if (ipvsMode) ep.dstLocal = true;
           const proto = lowerProtocol(sp.protocol);
           const entry: EntryPointReport = {
@@ -134,6 +137,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
           for (const c of clientsFor(ep.kind, sources, nodeName)) {
             const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
+            if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
             const trace = datapath.trace(pkt, c.hook);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
             if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
@@ -164,7 +168,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         }
       }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc));
+        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal));
       }
     }
     for (const d of report.drift) {

@@ -23,10 +23,13 @@ export function answerPacket(
   node: string,
   s: Sources,
   svc: ResolvedService["summary"],
+  isLocal?: (ip: string) => boolean,
 ): PacketAnswer {
-  const srcLocal = q.source === s.nodeIP;
-  const dstLocal = q.destination === s.nodeIP;
+  const srcLocal = isLocal ? isLocal(q.source) : q.source === s.nodeIP;
+  const dstLocal = isLocal ? isLocal(q.destination) : q.destination === s.nodeIP;
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
+  // Only the node's InternalIP is known to be local; any other address outside the Service's ClusterIPs may be bound.
+  if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) pkt.dstLocalAssumed = true;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
   const a: PacketAnswer = {
@@ -50,7 +53,7 @@ export function answerPacket(
   if (v.dropped) a.dropped = v.dropped;
   if (v.rejected) a.rejected = v.rejected;
   if (v.notHandled) a.notHandled = v.notHandled;
-  if (srcLocal) a.caveats.push(`${q.source} is this node's address: traced as a host-network client (nat OUTPUT)`);
+  if (srcLocal) a.caveats.push(`${q.source} is ${isLocal ? "a local address of the node" : "this node's address"}: traced as a host-network client (nat OUTPUT)`);
   if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }

@@ -25,6 +25,11 @@ export interface TracePacket {
   srcLocal: boolean;
   /** `-m addrtype --dst-type LOCAL`: the destination is an address of this node (NodePort, IPVS VIPs on kube-ipvs0). */
   dstLocal: boolean;
+  /**
+   * `dstLocal` is an assumption, not a fact: the node's local addresses were not collected (an address such as a
+   * LoadBalancer IP may or may not be bound on the node). Verdicts that depend on it say so.
+   */
+  dstLocalAssumed?: boolean;
   /** Input interface when known (`-i`); unknown interfaces make `-i` matches "unknown". */
   inInterface?: string;
   /** Output interface when known (`-o`). */

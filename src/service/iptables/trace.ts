@@ -274,6 +274,11 @@ class Tracer {
     return { cont, ended };
   }
 
+  /** Whether the dump holds this table with any chain. */
+  hasTable(table: string): boolean {
+    return (this.dump.tables.get(table)?.chains.size ?? 0) > 0;
+  }
+
   /** The chain to start a hook at: the builtin chain if it leads to `kubeChain`, else `kubeChain`. */
   entry(table: string, builtin: string, kubeChain: string, notes: string[]): string {
     const b = this.chain(table, builtin);
@@ -347,15 +352,31 @@ export function traceIptables(
       outcomes.push(o);
       continue;
     }
-    if ((e.packet.mark & DROP_MARK) !== 0) {
-      const marker = e.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
-      const o = finish(e, "drop", undefined, undefined, marker);
-      o.caveats.push("marked 0x8000 by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL drops it (`-m mark --mark 0x8000/0x8000 -j DROP`)");
-      outcomes.push(o);
-      continue;
-    }
     // filter
     const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal ? "INPUT" : "FORWARD";
+    if ((e.packet.mark & DROP_MARK) !== 0) {
+      // The 0x8000 mark of kubelet's KUBE-MARK-DROP (layouts before v1.25) drops only where kubelet's filter
+      // KUBE-FIREWALL sees it: kubelet jumps to it from INPUT and OUTPUT (pkg/kubelet/kubelet_network_linux.go, up to
+      // v1.24), not FORWARD. A packet to an address that is not local to the node is forwarded, untranslated, marked.
+      const marker = e.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
+      const hooked = firewallHooked(t, filterHook);
+      // From a local process (OUTPUT) the hook is OUTPUT whatever the destination; from outside, locality decides.
+      const where = p.dstLocalAssumed && hook === "PREROUTING"
+        ? `whether ${p.dst} is a local address of the node decides it (not collected: the node's \`ip -o addr\` / local routing table)`
+        : undefined;
+      if (hooked) {
+        const o = finish(e, "drop", undefined, undefined, marker);
+        o.caveats.push(`marked 0x8000 by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL, jumped to from ${filterHook}, drops it (\`-m mark --mark 0x8000/0x8000 -j DROP\`)`);
+        if (where) o.caveats.push(`${where}: were it not local, the packet would be forwarded untranslated (FORWARD has no KUBE-FIREWALL)`);
+        outcomes.push(o);
+        continue;
+      }
+      e.caveats = [
+        ...e.caveats,
+        `marked 0x8000 by KUBE-MARK-DROP, but the packet is ${filterHook === "FORWARD" ? "forwarded" : `in ${filterHook}`} and KUBE-FIREWALL is not hooked there: it is not dropped, and leaves untranslated`,
+        ...(where ? [`${where}: were it local, INPUT's KUBE-FIREWALL would drop it`] : []),
+      ];
+    }
     let filtered: Ended | undefined;
     let filterState: State = { ...e, packet: p };
     for (const name of FILTER_CHAINS_BY_HOOK[filterHook]) {
@@ -401,6 +422,18 @@ export function traceIptables(
   }
   if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
   return { outcomes, notes };
+}
+
+/** The filter hooks kubelet jumps to KUBE-FIREWALL from (pkg/kubelet/kubelet_network_linux.go, v1.10–v1.24). */
+const KUBELET_FIREWALL_HOOKS = new Set(["INPUT", "OUTPUT"]);
+
+/**
+ * Whether filter KUBE-FIREWALL (which drops the 0x8000 mark) is jumped to from a filter hook: as the dump shows when it
+ * holds the filter table, else kubelet's own hooks.
+ */
+function firewallHooked(t: Tracer, hook: "INPUT" | "FORWARD" | "OUTPUT"): boolean {
+  if (!t.hasTable("filter")) return KUBELET_FIREWALL_HOOKS.has(hook);
+  return t.chain("filter", hook)?.rawRules.some((r) => /-j KUBE-FIREWALL(\s|$)/.test(r)) ?? false;
 }
 
 function range(n: number): number[] {

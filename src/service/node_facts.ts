@@ -1,0 +1,40 @@
+/**
+ * Facts of a node that change verdicts and are not rules: its local addresses (the `ip-addr` and `ip-route-local`
+ * sections), which decide `--dst-type LOCAL` and so whether a packet is delivered (INPUT) or forwarded (FORWARD).
+ * Without them, only the Node object's InternalIP is known to be local, and verdicts that depend on it say so.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { NodeCapture } from "../bundle/bundle.ts";
+import { DumpParseError } from "../datapath/errors.ts";
+import { nodeAddresses, type NodeAddresses } from "../datapath/ip_addr.ts";
+
+/** The node's addresses when the capture has them, and why not otherwise. */
+export interface NodeFacts {
+  addresses?: NodeAddresses;
+  /** A section that was there but could not be read. */
+  problems: string[];
+}
+
+/**
+ * Reads the node's facts from its capture.
+ * @param node the capture.
+ * @returns the facts; never throws for bad input (a parse error becomes a problem).
+ */
+export function readNodeFacts(node: NodeCapture): NodeFacts {
+  const out: NodeFacts = { problems: [] };
+  const addr = node.sections["ip-addr"];
+  if (!addr || addr.truncated || ((addr.exitCode ?? 0) !== 0)) {
+    if (addr) out.problems.push(`ip -o addr ${addr.truncated ? "was cut off" : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
+    return out;
+  }
+  const routes = node.sections["ip-route-local"];
+  try {
+    out.addresses = nodeAddresses(addr.stdout, routes && !routes.truncated && (routes.exitCode ?? 0) === 0 ? routes.stdout : undefined);
+  } catch (e) {
+    if (e instanceof DumpParseError) out.problems.push(e.message);
+    else throw e;
+  }
+  return out;
+}
