@@ -6,6 +6,7 @@
 import type { Bundle } from "../bundle/bundle.ts";
 import { readBundle } from "../io/read_bundle.ts";
 import { explainService } from "../service/explain.ts";
+import { packetFromPod } from "../service/from_pod.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
@@ -102,6 +103,12 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const namespace = plan.namespace ?? "default";
   if (plan.target.kind === "service") {
+    if (o.from !== undefined && o.fromPod !== undefined) {
+      // Offline --from-pod: the pod from the bundle, traced on its own node (as the live path collects that node).
+      const q = packetFromPod(bundle.objects, namespace, o.fromPod, plan.target.name, plan.packet);
+      plan.packet = q.packet;
+      if (!plan.nodes) plan.nodes = [q.node];
+    }
     const opts: Parameters<typeof explainService>[3] = {};
     if (plan.nodes) opts.nodes = plan.nodes;
     if (plan.packet) opts.packet = plan.packet;

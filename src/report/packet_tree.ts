@@ -93,6 +93,9 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));
   }
   if (answers.length === 0) out.push("no node of the bundle answers for this packet's address family");
+  const warnings = r.findings.filter((f) => f.severity !== "info");
+  if (warnings.length > 0) out.push("");
+  for (const f of warnings) out.push(`${f.severity === "error" ? st.red("ERROR") : st.yellow("WARN")} ${f.node ? `[${f.node}] ` : ""}${f.message}`);
   return out.join("\n") + "\n";
 }
 

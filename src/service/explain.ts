@@ -75,6 +75,16 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     findings.push({ severity: "warning", code: "NoReadyEndpoints", message: "the Service has no ready endpoints: new connections to it are rejected (or go to serving-terminating endpoints, when there are any)" });
   }
   const nodeNames = options.nodes ?? bundle.nodes.map((n) => n.name);
+  // The pod a packet question's source belongs to, if the bundle has it: its node handles the packet first.
+  const srcPod = options.packet ? bundle.objects.pods.find((p) => p.status?.podIP === options.packet!.source && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
+  const sourcePod = srcPod ? { name: srcPod.metadata.name, node: srcPod.spec!.nodeName! } : undefined;
+  if (sourcePod && !nodeNames.includes(sourcePod.node)) {
+    findings.push({
+      severity: "warning",
+      code: "ClientNodeNotTraced",
+      message: `${options.packet!.source} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; the answers below trace it on other nodes`,
+    });
+  }
   const reports: NodeServiceReport[] = [];
   const packets: PacketAnswer[] = [];
   for (const nodeName of nodeNames) {
@@ -168,7 +178,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         }
       }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal));
+        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod));
       }
     }
     for (const d of report.drift) {

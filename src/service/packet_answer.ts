@@ -24,6 +24,7 @@ export function answerPacket(
   s: Sources,
   svc: ResolvedService["summary"],
   isLocal?: (ip: string) => boolean,
+  sourcePod?: { name: string; node: string },
 ): PacketAnswer {
   const srcLocal = isLocal ? isLocal(q.source) : q.source === s.nodeIP;
   const dstLocal = isLocal ? isLocal(q.destination) : q.destination === s.nodeIP;
@@ -54,6 +55,11 @@ export function answerPacket(
   if (v.rejected) a.rejected = v.rejected;
   if (v.notHandled) a.notHandled = v.notHandled;
   if (srcLocal) a.caveats.push(`${q.source} is ${isLocal ? "a local address of the node" : "this node's address"}: traced as a host-network client (nat OUTPUT)`);
+  if (sourcePod && sourcePod.node !== node) {
+    a.caveats.push(
+      `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
+    );
+  }
   if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }

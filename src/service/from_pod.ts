@@ -1,0 +1,50 @@
+/**
+ * `--from-pod POD` on a saved bundle: the client pod read from the bundle's Pods, as the live path reads it from the
+ * API (src/kube/gather_api.ts) — its IP is the packet's source, and its node is where the packet is first handled.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { BundleObjects } from "../bundle/bundle.ts";
+import { NotFoundError, UsageError } from "../model/errors.ts";
+import type { PacketQuestion } from "../model/question.ts";
+
+/** The packet question and the node of a `--from-pod` client. */
+export interface FromPodQuestion {
+  packet: PacketQuestion;
+  /** The pod's node: its rules handle the packet first. */
+  node: string;
+  pod: string;
+}
+
+/**
+ * Resolves `--from-pod` against a bundle.
+ * @param objects the bundle's objects.
+ * @param namespace the namespace of the Service (and of the pod, as kubectl's `-n`).
+ * @param fromPod `NAME` or `pod/NAME`.
+ * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given).
+ * @param packet a `--dest` already given: only its source is replaced.
+ * @returns the packet and the pod's node.
+ * @throws {NotFoundError} when the bundle has no such pod (or Service).
+ * @throws {UsageError} when the pod has no node or IP in the bundle, or the Service no ClusterIP and no --dest.
+ */
+export function packetFromPod(objects: BundleObjects, namespace: string, fromPod: string, service: string, packet?: PacketQuestion): FromPodQuestion {
+  const name = fromPod.replace(/^(pods?|po)\//, "");
+  const pod = objects.pods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace);
+  if (!pod) {
+    const elsewhere = objects.pods.filter((p) => p.metadata.name === name).map((p) => p.metadata.namespace ?? "default");
+    throw new NotFoundError("pod", name, namespace, elsewhere);
+  }
+  const node = pod.spec?.nodeName;
+  const ip = pod.status?.podIP;
+  if (!node) throw new UsageError(`--from-pod ${name}: the bundle shows the pod on no node (phase ${pod.status?.phase ?? "unknown"})`);
+  if (!ip) throw new UsageError(`--from-pod ${name}: the bundle shows no IP address for the pod (phase ${pod.status?.phase ?? "unknown"})`);
+  if (packet) return { packet: { ...packet, source: ip }, node, pod: name };
+  const svc = objects.services.find((s) => s.metadata.name === service && (s.metadata.namespace ?? "default") === namespace);
+  if (!svc) throw new NotFoundError("service", service, namespace);
+  const port = svc.spec.ports?.[0];
+  if (!svc.spec.clusterIP || svc.spec.clusterIP === "None" || !port) {
+    throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
+  }
+  return { packet: { source: ip, destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"] }, node, pod: name };
+}

@@ -1,0 +1,57 @@
+// Issue 14 point 6: the client's node. `--from-pod` with `--from` resolves the pod from the bundle and traces on its
+// node; a `--source` that is a pod of another node says where its packets are really handled.
+import { describe, expect, it } from "vitest";
+import type { CliIo } from "../src/cli/io.ts";
+import { runCli } from "../src/cli/program.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { NotFoundError, UsageError } from "../src/model/errors.ts";
+import { explainService } from "../src/service/explain.ts";
+import { packetFromPod } from "../src/service/from_pod.ts";
+import { IPTABLES_LAB } from "./helpers/bundles.ts";
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: CliIo = { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: {}, stdoutIsTTY: false, stderrIsTTY: false, cwd: process.cwd() };
+  return { code: await runCli(args, io), out, err };
+}
+
+const lab = readBundle(IPTABLES_LAB);
+
+describe("--from-pod on a bundle", () => {
+  it("the pod's IP is the source, the Service's ClusterIP and first port the destination, its node the one traced", () => {
+    const q = packetFromPod(lab.objects, "kube-system", "pod/coredns-78fcd69978-cvpx2", "kube-dns");
+    expect(q).toEqual({ packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp" }, node: "k8s1", pod: "coredns-78fcd69978-cvpx2" });
+  });
+  it("a --dest keeps its destination; only the source is the pod's", () => {
+    const q = packetFromPod(lab.objects, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns", { source: "1.2.3.4", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
+    expect(q.packet).toEqual({ source: "10.244.0.5", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
+  });
+  it("a pod the bundle lacks is not found (naming where one of that name is); one without IP is a usage error", () => {
+    expect(() => packetFromPod(lab.objects, "default", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(NotFoundError);
+    expect(() => packetFromPod(lab.objects, "default", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(/use -n kube-system/);
+    const copy = structuredClone(lab.objects);
+    delete copy.pods.find((p) => p.metadata.name === "coredns-78fcd69978-cvpx2")!.status!.podIP;
+    expect(() => packetFromPod(copy, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(UsageError);
+  });
+  it("the CLI answers it (it used to ignore --from-pod with --from)", async () => {
+    const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "-o", "json"]);
+    expect(r.code, r.err).toBe(0);
+    const rep = JSON.parse(r.out);
+    expect(rep.packet.map((a: { node: string; source: string; destination: string }) => [a.node, a.source, a.destination])).toEqual([["k8s1", "10.244.0.5", "10.96.0.10:53/udp"]]);
+  });
+});
+
+describe("a --source that is a pod of another node", () => {
+  it("each answer on another node says where the packet really starts, and a finding says that node is not in the bundle", () => {
+    const r = explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.2.21", destination: "10.96.0.10", port: 53, protocol: "udp" } });
+    expect(r.packet![0]!.node).toBe("k8s1");
+    expect(r.packet![0]!.caveats).toContainEqual(expect.stringMatching(/^10\.244\.2\.21 is pod coredns-78fcd69978-hf5sj on node k8s2: its packets are first handled by k8s2's rules, not k8s1's/));
+    expect(r.findings.find((f) => f.code === "ClientNodeNotTraced")?.message).toMatch(/on node k8s2, whose rules are not in the bundle/);
+  });
+  it("a pod of the traced node gets no such caveat", () => {
+    const r = explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp" } });
+    expect(r.packet![0]!.caveats.some((c) => c.includes("first handled by"))).toBe(false);
+    expect(r.findings.some((f) => f.code === "ClientNodeNotTraced")).toBe(false);
+  });
+});
