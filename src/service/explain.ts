@@ -11,6 +11,7 @@
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
+import { DumpParseError } from "../datapath/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
@@ -109,77 +110,90 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       report.error = capture.error;
       continue;
     }
-    for (const family of families) {
-      const dp = builder(capture, family, bundle.objects);
-      const datapath = dp.datapath;
-      if (datapath) report.notes.push(...dp.problems);
-      report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
-      for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
-      if (!datapath) {
-        if (dp.problems.length > 0) report.error = dp.problems.join("; ");
-        else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
-        continue;
-      }
-      const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
-        ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
-        : detectClusterCIDRs(bundle, dp.iptables, family);
-      if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
-      const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
-      const facts = readNodeFacts(capture);
-      report.notes.push(...facts.problems);
-      report.notes.push(...sources.notes);
-      for (const sp of svc.ports) {
-        const pr: PortReport = { servicePort: sp, entryPoints: [] };
-        report.ports.push(pr);
-        // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
-        const ipvsMode = report.proxyMode.mode === "ipvs";
-        for (const ep of entryPoints(svc, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
-          if (ipvsMode) ep.dstLocal = true;
-          const proto = lowerProtocol(sp.protocol);
-          const entry: EntryPointReport = {
-            kind: ep.kind,
-            destination: formatDestination(ep.ip, ep.port, proto),
-            balancing: { method: datapath.balancingMethod, shares: [] },
-            clients: [],
-          };
-          const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
-          if (ipvsBal) entry.balancing = ipvsBal;
-          if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
-          for (const c of clientsFor(ep.kind, sources, nodeName)) {
-            const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
-            if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
-            const trace = datapath.trace(pkt, c.hook);
-            const v = verdictFromTrace(c.kind, c.description, c.src, trace);
-            if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
-              // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
-              v.outcome = "unknown";
-              v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
-            }
-            if (ipvsBal) {
-              // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
-              for (const e of v.endpoints) {
-                const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
-                if (s) e.share = s.share;
+    let current: 4 | 6 = families[0] ?? 4;
+    try {
+      for (const family of families) {
+        current = family;
+        const dp = builder(capture, family, bundle.objects);
+        const datapath = dp.datapath;
+        if (datapath) report.notes.push(...dp.problems);
+        report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
+        for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
+        if (!datapath) {
+          if (dp.problems.length > 0) report.error = dp.problems.join("; ");
+          else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
+          continue;
+        }
+        const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
+          ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
+          : detectClusterCIDRs(bundle, dp.iptables, family);
+        if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
+        const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
+        const facts = readNodeFacts(capture);
+        report.notes.push(...facts.problems);
+        report.notes.push(...sources.notes);
+        for (const sp of svc.ports) {
+          const pr: PortReport = { servicePort: sp, entryPoints: [] };
+          report.ports.push(pr);
+          // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
+          const ipvsMode = report.proxyMode.mode === "ipvs";
+          for (const ep of entryPoints(svc, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
+            if (ipvsMode) ep.dstLocal = true;
+            const proto = lowerProtocol(sp.protocol);
+            const entry: EntryPointReport = {
+              kind: ep.kind,
+              destination: formatDestination(ep.ip, ep.port, proto),
+              balancing: { method: datapath.balancingMethod, shares: [] },
+              clients: [],
+            };
+            const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
+            if (ipvsBal) entry.balancing = ipvsBal;
+            if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
+            for (const c of clientsFor(ep.kind, sources, nodeName)) {
+              const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
+              if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
+              const trace = datapath.trace(pkt, c.hook);
+              const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+              if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
+                // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
+                v.outcome = "unknown";
+                v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
               }
+              if (ipvsBal) {
+                // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
+                for (const e of v.endpoints) {
+                  const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
+                  if (s) e.share = s.share;
+                }
+              }
+              entry.clients.push(v);
             }
-            entry.clients.push(v);
+            const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
+              entry.clients.find((c) => c.endpoints.length > 0);
+            if (!ipvsBal) {
+              entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
+              if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
+            }
+            pr.entryPoints.push(entry);
           }
-          const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
-            entry.clients.find((c) => c.endpoints.length > 0);
-          if (!ipvsBal) {
-            entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
-            if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
+          report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
+          if (report.proxyMode.mode === "ipvs" && datapath.ipsets) {
+            report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
           }
-          pr.entryPoints.push(entry);
         }
-        report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
-        if (report.proxyMode.mode === "ipvs" && datapath.ipsets) {
-          report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
+        if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
+          packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod));
         }
       }
-      if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-        packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod));
-      }
+    } catch (e) {
+      // One node's malformed dump: that node gets the error (node, section, line), the other nodes are still answered.
+      const why = nodeDumpError(e, current);
+      if (why === undefined) throw e;
+      report.error = why;
+      report.ports = [];
+      report.drift = [];
+      for (let i = packets.length - 1; i >= 0; i--) if (packets[i]!.node === nodeName) packets.splice(i, 1);
+      continue;
     }
     for (const d of report.drift) {
       findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
@@ -197,4 +211,19 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   };
   if (options.packet) out.packet = packets;
   return out;
+}
+
+/**
+ * What a node's report says when reading its dump failed part-way through the analysis (a rule on the path that cannot
+ * be tokenised, a loop, a trace too large), naming the section and the line; undefined for any other error (a bug).
+ * @param e the error thrown while analysing the node.
+ * @param family the address family being analysed (4 or 6), which decides the section name of an iptables dump.
+ */
+export function nodeDumpError(e: unknown, family: 4 | 6): string | undefined {
+  if (e instanceof DumpParseError) {
+    const section = e.format === "iptables-save" && family === 6 ? "ip6tables-save" : e.format;
+    return `section ${section} line ${e.line}: ${e.message.replace(/^\S+ line \d+: /, "")}`;
+  }
+  if (e instanceof Error && (e.name === "TraceError" || e.name === "NftTraceError")) return e.message;
+  return undefined;
 }

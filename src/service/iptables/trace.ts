@@ -21,6 +21,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { DumpParseError } from "../../datapath/errors.ts";
 import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/iptables_save.ts";
 import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
@@ -155,7 +156,7 @@ class Tracer {
         }
         let taken = s;
         if (r.kind === "random") {
-          const p = kernelProbability(r.probability);
+          const p = probabilityOf(r.probability, rule);
           if (p < 1) {
             next.push({ ...s, probability: s.probability * (1 - p) });
           }
@@ -559,4 +560,14 @@ function finish(
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
   return o;
+}
+
+/** The kernel probability of a rule's `--probability`, or the rule's line as a {@link DumpParseError} when malformed. */
+function probabilityOf(written: string, rule: IptablesRule): number {
+  try {
+    return kernelProbability(written);
+  } catch (e) {
+    if (e instanceof RangeError) throw new DumpParseError("iptables-save", rule.line, e.message, rule.raw);
+    throw e;
+  }
 }
