@@ -22,6 +22,7 @@ import { driftFor, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import { readNodeFacts } from "./node_facts.ts";
 import { answerPacket } from "./packet_answer.ts";
+import { checkReplyPath } from "./reply_path.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
 import type { EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport } from "./report.ts";
@@ -154,6 +155,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
               if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
               const trace = datapath.trace(pkt, c.hook);
               const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+              checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
               if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
                 // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
                 v.outcome = "unknown";

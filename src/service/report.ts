@@ -91,6 +91,8 @@ export interface EndpointShare {
   inactiveConn?: number;
   /** Chain that DNATs to it (KUBE-SEP-…) or the IPVS real server line. */
   via?: string;
+  /** The endpoint's reply to this client does not return through this node (unmasqueraded DNAT to a remote endpoint). */
+  replyBypassesNode?: boolean;
 }
 
 /** A piece of evidence: a rule and the role it played. */

@@ -1,0 +1,55 @@
+/**
+ * The reply path of a connection DNATed on this node (issue 14 point 5). When a client that is not on this node
+ * reaches an endpoint on a third node and is not masqueraded, the endpoint replies straight to the client's address:
+ * the reply never crosses this node, so its conntrack entry never reverses the DNAT, and the client receives a reply
+ * from the endpoint's address instead of the Service address it sent to — it drops it, and the connection never
+ * completes. This is the `externalTrafficPolicy: Local` case where kube-proxy (v1.22+) sends pods of other nodes to
+ * the cluster-wide chain without masquerade ("pod traffic for … external destinations"), and any other unmasqueraded
+ * DNAT to a remote endpoint for a client routed through this node.
+ * A client on this node, a host-network process of this node, and an endpoint on this node all get their replies
+ * through this node: no finding.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { ClientVerdict, EndpointInfo } from "./report.ts";
+
+/** Where the client of a verdict is, as far as the reply is concerned. */
+export type ClientPlace = "this-node" | "elsewhere";
+
+/**
+ * Marks the endpoints whose replies cannot return through this node, and says so in the verdict.
+ * @param v the verdict (mutated: `endpoints[].replyBypassesNode`, `caveats`, and the reason when every forwarded
+ *   connection is affected).
+ * @param place where the client is.
+ * @param node this node's name.
+ * @param endpoints the Service's endpoints with their nodes (from the API).
+ */
+export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: string, endpoints: EndpointInfo[]): void {
+  if (place === "this-node" || v.outcome === "dropped" || v.outcome === "rejected") return;
+  const nodeOf = (ep: string) => endpoints.find((e) => e.address === ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1"))?.node;
+  const bypass: string[] = [];
+  const unknown: string[] = [];
+  for (const e of v.endpoints) {
+    if (e.masqueraded !== false || e.endpoint.startsWith("unknown (")) continue;
+    const where = nodeOf(e.endpoint);
+    if (where === node) continue;
+    if (where === undefined) {
+      unknown.push(e.endpoint);
+      continue;
+    }
+    e.replyBypassesNode = true;
+    bypass.push(`${e.endpoint} (on ${where})`);
+  }
+  if (bypass.length > 0) {
+    v.caveats.push(
+      `reply path: ${bypass.join(", ")} ${bypass.length === 1 ? "replies" : "reply"} straight to ${v.source}, not through ${node}, since the client is not masqueraded: ` +
+        `${node}'s conntrack never reverses the DNAT, the client gets a reply from the endpoint's address instead of the one it sent to, and the connection does not complete`,
+    );
+    const all = v.endpoints.filter((e) => e.masqueraded === false).every((e) => e.replyBypassesNode);
+    if (all && v.endpoints.length > 0) v.reason = `${v.reason}; but the replies bypass ${node}: the connection does not complete`;
+  }
+  if (unknown.length > 0) {
+    v.caveats.push(`reply path: the node of ${unknown.join(", ")} is not in the API objects; if it is not ${node}, the unmasqueraded reply bypasses ${node} and the connection does not complete`);
+  }
+}
