@@ -26,6 +26,7 @@ import {
   SECTION_NAMES,
   type SectionName,
 } from "./bundle.ts";
+import { checkObjectShape } from "./shape.ts";
 
 /** A bundle that cannot be read; the message says what is wrong and what to do. */
 export class BundleError extends Error {
@@ -44,6 +45,67 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   StorageClass: "storageClasses",
   Event: "events",
 };
+
+/** list of {@link BundleObjects} → the kind it holds. */
+const LIST_TO_KIND: Record<string, string> = Object.fromEntries(Object.entries(KIND_TO_LIST).map(([k, l]) => [l, k]));
+
+/** A value as a message names it: `the string "1"`, `null`, `a list`. */
+function describeValue(v: unknown): string {
+  if (v === null) return "null";
+  if (v === undefined) return "missing";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "a map";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * The top-level keys of a one-file bundle: `version` a whole number, `capture` a map, `objects` a map of lists,
+ * `nodes` and `warnings` lists.
+ * @throws {BundleError} naming the key, what it is and what is wanted.
+ */
+function checkTopLevel(doc: Record<string, unknown>, name: string): asserts doc is Record<string, unknown> & { version: number } {
+  const v = doc.version;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    throw new BundleError(`${name}: version is ${describeValue(v)}: want a whole number, the bundle format version (\`version: ${BUNDLE_VERSION}\`, no quotes)`);
+  }
+  for (const [key, ok, wanted] of [
+    ["capture", isMap, "a map (capturedAt, context, …)"],
+    ["objects", isMap, "a map of object lists (services, endpointSlices, pods, nodes, …)"],
+    ["nodes", Array.isArray, "a list of node captures ({name, sections})"],
+    ["warnings", Array.isArray, "a list of strings"],
+  ] as const) {
+    const value = doc[key];
+    if (value !== undefined && value !== null && !ok(value)) throw new BundleError(`${name}: ${key} is ${describeValue(value)}: want ${wanted}`);
+  }
+}
+
+/**
+ * One entry of a one-file bundle's `nodes`: a map with `name`, an optional `error` text, and `sections`, a map of
+ * section name → {stdout text, optional exitCode number or null}.
+ * @throws {BundleError} naming the field path (`nodes[0].sections.iptables-save.stdout is missing: …`).
+ */
+function checkNodeCapture(n: unknown, path: string, name: string): void {
+  const fail = (what: string) => {
+    throw new BundleError(`${name}: ${what}`);
+  };
+  if (!isMap(n)) return fail(`${path} is ${describeValue(n)}: want a node capture ({name, sections})`);
+  if (typeof n.name !== "string" || n.name === "") fail(`${path}.name is ${describeValue(n.name)}: want the Node's name`);
+  if (n.error !== undefined && n.error !== null && typeof n.error !== "string") fail(`${path}.error is ${describeValue(n.error)}: want a string`);
+  if (n.sections === undefined || n.sections === null) return;
+  if (!isMap(n.sections)) return fail(`${path}.sections is ${describeValue(n.sections)}: want a map of section name → {stdout, exitCode}`);
+  for (const [sec, out] of Object.entries(n.sections)) {
+    const at = `${path}.sections.${sec}`;
+    if (!isMap(out)) return fail(`${at} is ${describeValue(out)}: want {stdout, exitCode}`);
+    if (typeof out.stdout !== "string") fail(`${at}.stdout is ${describeValue(out.stdout)}: want the command's output text`);
+    if (out.exitCode !== undefined && out.exitCode !== null && typeof out.exitCode !== "number") fail(`${at}.exitCode is ${describeValue(out.exitCode)}: want a number`);
+    if (out.stderr !== undefined && out.stderr !== null && typeof out.stderr !== "string") fail(`${at}.stderr is ${describeValue(out.stderr)}: want a string`);
+  }
+}
 
 function parseStructured(text: string, name: string): unknown[] {
   const trimmed = text.trimStart();
@@ -102,6 +164,8 @@ export function addObjects(bundle: Bundle, value: unknown, origin: string): numb
     bundle.warnings.push(`${origin}: a ${obj.kind} without metadata.name; ignored`);
     return 0;
   }
+  const bad = checkObjectShape(value, obj.kind!, `${obj.kind} ${JSON.stringify((obj.metadata as { name: string }).name)}`);
+  if (bad) throw new BundleError(`${origin}: ${bad}; fix that object or export it again (kubectl get -o yaml)`);
   (bundle.objects[list] as KubeObject[]).push(value as KubeObject);
   return 1;
 }
@@ -128,7 +192,8 @@ export function decodeBundle(text: string, name: string): Bundle {
     }
     throw new BundleError(`${name} is not a kubectl-netpath bundle (no "format: ${BUNDLE_FORMAT}"); write one with \`kubectl netpath capture\``);
   }
-  if (typeof doc.version !== "number" || doc.version > BUNDLE_VERSION) {
+  checkTopLevel(doc, name);
+  if (doc.version > BUNDLE_VERSION) {
     throw new BundleError(`${name} has bundle format version ${String(doc.version)}, newer than this kubectl-netpath understands (${BUNDLE_VERSION}); upgrade kubectl-netpath`);
   }
   const bundle = emptyBundle((doc.capture ?? {}) as CaptureInfo);
@@ -142,31 +207,26 @@ export function decodeBundle(text: string, name: string): Bundle {
       bundle.warnings.push(`${name}: unknown object list "objects.${key}" ignored`);
       continue;
     }
-    if (!Array.isArray(value)) {
-      bundle.warnings.push(`${name}: objects.${key} is not a list; ignored`);
-      continue;
+    const kind = LIST_TO_KIND[key]!;
+    if (!Array.isArray(value)) throw new BundleError(`${name}: objects.${key} is ${describeValue(value)}: want a list of ${kind} objects`);
+    for (const [i, item] of value.entries()) {
+      const bad = checkObjectShape(item, kind, `objects.${key}[${i}]`);
+      if (bad) throw new BundleError(`${name}: ${bad}`);
     }
     (bundle.objects[key as keyof BundleObjects] as unknown[]).push(...value);
   }
-  for (const [i, n] of (Array.isArray(doc.nodes) ? doc.nodes : []).entries()) {
+  for (const [i, n] of ((doc.nodes ?? []) as unknown[]).entries()) {
     const node = n as Partial<NodeCapture>;
-    if (!node || typeof node.name !== "string") {
-      bundle.warnings.push(`${name}: nodes[${i}] has no name; ignored`);
-      continue;
-    }
+    checkNodeCapture(n, `nodes[${i}]`, name);
     const sections: NodeCapture["sections"] = {};
     for (const [sec, out] of Object.entries(node.sections ?? {})) {
       if (!(SECTION_NAMES as readonly string[]).includes(sec)) {
         bundle.warnings.push(`${name}: node ${node.name}: unknown section "${sec}" ignored`);
         continue;
       }
-      if (!out || typeof (out as { stdout?: unknown }).stdout !== "string") {
-        bundle.warnings.push(`${name}: node ${node.name}: section ${sec} has no stdout text; ignored`);
-        continue;
-      }
       sections[sec as SectionName] = out;
     }
-    const capture: NodeCapture = { name: node.name, sections };
+    const capture: NodeCapture = { name: node.name!, sections };
     if (node.source) capture.source = node.source;
     if (node.error) capture.error = node.error;
     bundle.nodes.push(capture);
