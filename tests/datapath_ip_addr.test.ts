@@ -49,3 +49,13 @@ describe("parseIpAddr", () => {
     expect(() => parseIpAddr("2: eth0    inet bogus/24 scope global eth0\n")).toThrow(/^ip-addr line 1: "bogus\/24" is not an IPv4 address/);
   });
 });
+
+describe("parseSysctls", () => {
+  it("reads NAME=VALUE and bridge ports", async () => {
+    const { parseSysctls } = await import("../src/datapath/sysctls.ts");
+    const s = parseSysctls("net.bridge.bridge-nf-call-iptables=1\nbrport.cni0.veth1.hairpin_mode=0\nbrport.cni0.veth2.hairpin_mode=1\n\n");
+    expect(s.values.get("net.bridge.bridge-nf-call-iptables")).toBe("1");
+    expect(s.bridgePorts).toEqual([{ bridge: "cni0", port: "veth1", hairpin: false }, { bridge: "cni0", port: "veth2", hairpin: true }]);
+    expect(() => parseSysctls("net.ipv4.ip_forward 1\n")).toThrow(/^sysctls line 1: want NAME=VALUE/);
+  });
+});

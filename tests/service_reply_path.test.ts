@@ -28,22 +28,22 @@ describe("reply path of unmasqueraded DNAT", () => {
     const r = explainService(withEndpointNode(base, "node-c"), "ns2", "svc2");
     const v = verdict(r, "NodePort", "pod-other-node");
     expect(v.masquerade).toBe("never");
-    expect(v.endpoints.map((e) => [e.endpoint, e.replyBypassesNode])).toEqual([["10.180.0.2:80", true]]);
+    expect(v.endpoints.map((e) => [e.endpoint, e.replyFails])).toEqual([["10.180.0.2:80", "bypasses-node"]]);
     expect(v.reason).toMatch(/; but the replies bypass test-node: the connection does not complete$/);
     expect(v.caveats).toContainEqual(expect.stringMatching(/^reply path: 10\.180\.0\.2:80 \(on node-c\) replies straight to \S+, not through test-node/));
   });
   it("endpoint on this node: the reply returns through it; no finding", () => {
     const r = explainService(withEndpointNode(base, r0node()), "ns2", "svc2");
     const v = verdict(r, "NodePort", "pod-other-node");
-    expect(v.endpoints.some((e) => e.replyBypassesNode)).toBe(false);
+    expect(v.endpoints.some((e) => e.replyFails)).toBe(false);
     expect(v.caveats.some((c) => c.startsWith("reply path"))).toBe(false);
   });
   it("clients on this node and masqueraded clients are never affected", () => {
     const r = explainService(withEndpointNode(base, "node-c"), "ns2", "svc2");
     for (const e of r.nodes[0]!.ports[0]!.entryPoints) {
       for (const c of e.clients) {
-        if (c.client === "pod-same-node" || c.client === "host-network" || c.client === "hairpin") expect(c.endpoints.some((x) => x.replyBypassesNode), `${e.kind} ${c.client}`).toBe(false);
-        for (const x of c.endpoints) if (x.masqueraded) expect(x.replyBypassesNode).toBeUndefined();
+        if (c.client === "pod-same-node" || c.client === "host-network" || c.client === "hairpin") expect(c.endpoints.some((x) => x.replyFails), `${e.kind} ${c.client}`).toBe(false);
+        for (const x of c.endpoints) if (x.masqueraded) expect(x.replyFails).toBeUndefined();
       }
     }
   });

@@ -40,6 +40,9 @@ export const BUNDLE_VERSION = 1;
  *   kube-ipvs0 dummy addresses, load-balancer IPs bound locally).
  * - `ip-route-local`: `ip route show table local`, the routes that decide `-m addrtype --dst-type LOCAL` (including
  *   prefixes routed locally, e.g. AnyIP `local 203.0.113.0/24 dev lo`).
+ * - `sysctls`: `NAME=VALUE` lines: net.bridge.bridge-nf-call-iptables (and ip6; absent when br_netfilter is not
+ *   loaded), net.netfilter.nf_conntrack_tcp_be_liberal, net.ipv4.vs.conntrack, net.ipv4.conf.*.route_localnet, and
+ *   `brport.BRIDGE.PORT.hairpin_mode` for every bridge port.
  */
 export const SECTION_NAMES = [
   "iptables-save",
@@ -53,6 +56,7 @@ export const SECTION_NAMES = [
   "iptables-backend",
   "ip-addr",
   "ip-route-local",
+  "sysctls",
 ] as const;
 
 /** One of {@link SECTION_NAMES}. */

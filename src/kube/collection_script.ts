@@ -20,6 +20,8 @@
  *   localhost by default) with curl, wget, or bash's /dev/tcp, whichever exists.
  * - `ip-addr` (`ip -o addr show`) and `ip-route-local` (`ip route show table local`): the node's local addresses,
  *   which decide `-m addrtype --dst-type LOCAL` and so the hook a packet reaches.
+ * - `sysctls`: the settings that change verdicts (bridge-nf-call-iptables, each bridge port's hairpin_mode,
+ *   route_localnet, conntrack liberal mode, IPVS conntrack), read from /proc/sys and /sys/class/net.
  * Every section records its own exit status, so a missing tool is a finding, not a failure; the script exits 0.
  *
  * POSIX sh (dash, busybox ash, bash): the kube-proxy image and netshoot both have one.
@@ -84,6 +86,17 @@ elif have wget; then run proxy-mode wget -q -T 5 -O - "$U"
 elif have bash; then run proxy-mode bash -c 'exec 3<>/dev/tcp/127.0.0.1/10249 && printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" >&3 && tr -d "\\r" <&3 | sed "1,/^$/d"'
 else absent proxy-mode curl ' (nor wget, nor bash)'; fi
 if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
+begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
+for k in net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables net/netfilter/nf_conntrack_tcp_be_liberal net/ipv4/vs/conntrack; do
+  if [ -r "/proc/sys/$k" ]; then printf '%s=%s\\n' "$(printf '%s' "$k" | tr / .)" "$(cat "/proc/sys/$k")"; fi
+done
+for f in /proc/sys/net/ipv4/conf/*/route_localnet; do
+  if [ -r "$f" ]; then printf 'net.ipv4.conf.%s.route_localnet=%s\\n' "$(basename "$(dirname "$f")")" "$(cat "$f")"; fi
+done
+for f in /sys/class/net/*/brport/hairpin_mode; do
+  if [ -r "$f" ]; then p=$(basename "$(dirname "$(dirname "$f")")"); printf 'brport.%s.%s.hairpin_mode=%s\\n' "$(basename "$(readlink "/sys/class/net/$p/master")")" "$p" "$(cat "$f")"; fi
+done
+end sysctls 0
 both "\${M}done"
 exit 0
 `;

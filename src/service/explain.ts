@@ -23,6 +23,7 @@ import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./en
 import { readNodeFacts } from "./node_facts.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
+import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
 import type { EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport } from "./report.ts";
@@ -56,8 +57,13 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   const findings: Finding[] = [];
   const limits = [
     "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started",
-    "sysctls such as net.bridge.bridge-nf-call-iptables and the bridge's hairpin mode, which decide whether hairpin traffic reaches these rules",
   ];
+  const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
+  if (withoutSysctls.length > 0) {
+    limits.push(
+      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, net.bridge.bridge-nf-call-iptables decides whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
+    );
+  }
   if (svc.sessionAffinity === "ClientIP") {
     limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
   }
@@ -156,6 +162,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
               const trace = datapath.trace(pkt, c.hook);
               const v = verdictFromTrace(c.kind, c.description, c.src, trace);
               checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
+            if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
               if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
                 // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
                 v.outcome = "unknown";

@@ -19,7 +19,7 @@ export type ClientPlace = "this-node" | "elsewhere";
 
 /**
  * Marks the endpoints whose replies cannot return through this node, and says so in the verdict.
- * @param v the verdict (mutated: `endpoints[].replyBypassesNode`, `caveats`, and the reason when every forwarded
+ * @param v the verdict (mutated: `endpoints[].replyFails`, `caveats`, and the reason when every forwarded
  *   connection is affected).
  * @param place where the client is.
  * @param node this node's name.
@@ -38,7 +38,7 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
       unknown.push(e.endpoint);
       continue;
     }
-    e.replyBypassesNode = true;
+    e.replyFails = "bypasses-node";
     bypass.push(`${e.endpoint} (on ${where})`);
   }
   if (bypass.length > 0) {
@@ -46,7 +46,7 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
       `reply path: ${bypass.join(", ")} ${bypass.length === 1 ? "replies" : "reply"} straight to ${v.source}, not through ${node}, since the client is not masqueraded: ` +
         `${node}'s conntrack never reverses the DNAT, the client gets a reply from the endpoint's address instead of the one it sent to, and the connection does not complete`,
     );
-    const all = v.endpoints.filter((e) => e.masqueraded === false).every((e) => e.replyBypassesNode);
+    const all = v.endpoints.filter((e) => e.masqueraded === false).every((e) => e.replyFails === "bypasses-node");
     if (all && v.endpoints.length > 0) v.reason = `${v.reason}; but the replies bypass ${node}: the connection does not complete`;
   }
   if (unknown.length > 0) {

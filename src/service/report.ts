@@ -91,8 +91,16 @@ export interface EndpointShare {
   inactiveConn?: number;
   /** Chain that DNATs to it (KUBE-SEP-…) or the IPVS real server line. */
   via?: string;
-  /** The endpoint's reply to this client does not return through this node (unmasqueraded DNAT to a remote endpoint). */
-  replyBypassesNode?: boolean;
+  /**
+   * Why a connection on this branch does not complete although it is forwarded:
+   * - `bypasses-node`: unmasqueraded DNAT to an endpoint on another node for a client not on this node; the reply goes
+   *   straight to the client and this node never reverses the DNAT (reply_path.ts);
+   * - `bridge-not-filtered`: client and endpoint on the same bridge with net.bridge.bridge-nf-call-iptables 0 (or
+   *   br_netfilter not loaded): the bridged reply skips conntrack's reverse NAT;
+   * - `hairpin-off`: the endpoint is the client itself and its bridge port has hairpin_mode 0: the packet is never sent
+   *   back out the port it came in on.
+   */
+  replyFails?: "bypasses-node" | "bridge-not-filtered" | "hairpin-off";
 }
 
 /** A piece of evidence: a rule and the role it played. */

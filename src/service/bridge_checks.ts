@@ -1,0 +1,78 @@
+/**
+ * What a bridge between pods does to a verdict (issue 14 point 4), for clients on this node whose connection is
+ * DNATed to an endpoint on this node without masquerade. With a bridge CNI (cni0, cbr0, docker0: ports in the
+ * node's `sysctls` section) the endpoint's reply crosses the bridge at layer 2:
+ * - it is un-NATed only if bridged packets pass netfilter: net.bridge.bridge-nf-call-iptables = 1 (br_netfilter
+ *   loaded). With 0, or the module absent, the client gets a reply from the endpoint's address instead of the Service
+ *   address it sent to, and the connection never completes;
+ * - an endpoint reaching itself through its Service (hairpin): with bridge-nf-call-iptables 1, br_netfilter DNATs the
+ *   frame inside the bridge, which must then send it back out the port it came in on: only if that port has
+ *   hairpin_mode 1 (kubelet's --hairpin-mode / the bridge plugin's hairpinMode). With 0 the packet is DNATed at the
+ *   node's IP layer and routed back out of the bridge device itself, and hairpin_mode does not matter (the kernel says
+ *   so: tests/kernel_bridge.test.ts).
+ * Known values decide the answer; unknown ones (no `sysctls` section) add a caveat to that answer only.
+ * A node without bridge ports (routed CNIs: Calico, Cilium, ptp) is not affected.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { NodeSysctls } from "../datapath/sysctls.ts";
+import type { ClientVerdict, EndpointInfo } from "./report.ts";
+
+function ipOf(ep: string): string {
+  return ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1");
+}
+
+/**
+ * Checks a verdict of a client on this node (a pod of this node, or an endpoint reaching its own Service).
+ * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, and the reason when every branch fails).
+ * @param node this node.
+ * @param endpoints the Service's endpoints with their nodes.
+ * @param sysctls the node's settings; undefined when not collected.
+ */
+export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined): void {
+  if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
+  const onThisNode = (ep: string) => endpoints.find((e) => e.address === ipOf(ep))?.node === node;
+  const self = v.endpoints.filter((e) => ipOf(e.endpoint) === v.source);
+  const sameBridge = v.endpoints.filter((e) => ipOf(e.endpoint) !== v.source && e.masqueraded === false && onThisNode(e.endpoint));
+  if (self.length === 0 && sameBridge.length === 0) return;
+  const ports = sysctls?.bridgePorts ?? [];
+  if (sysctls && ports.length === 0) return; // no bridge: replies are routed, through netfilter
+  const failed: string[] = [];
+  if (sameBridge.length > 0) {
+    const list = sameBridge.map((e) => e.endpoint).join(", ");
+    const value = sysctls?.values.get("net.bridge.bridge-nf-call-iptables");
+    if (!sysctls) {
+      v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with net.bridge.bridge-nf-call-iptables=1 (not collected; with 0 the connection does not complete)`);
+    } else if (value !== "1") {
+      for (const e of sameBridge) e.replyFails = "bridge-not-filtered";
+      failed.push(list);
+      v.caveats.push(
+        `replies from ${list} cross bridge ${ports[0]!.bridge} at layer 2 and ${value === undefined ? "br_netfilter is not loaded" : `net.bridge.bridge-nf-call-iptables=${value}`}: ` +
+          `conntrack never un-NATs them, so ${v.source} gets them from the endpoint's address and the connection does not complete`,
+      );
+    }
+  }
+  if (self.length > 0) {
+    const list = self.map((e) => e.endpoint).join(", ");
+    if (!sysctls) {
+      v.caveats.push(`the branch to itself (${list}) works only if this pod's bridge port has hairpin_mode 1, when the pods are on a bridge and net.bridge.bridge-nf-call-iptables is 1 (not collected)`);
+    } else if (sysctls.values.get("net.bridge.bridge-nf-call-iptables") !== "1") {
+      // Bridged frames skip netfilter: the packet to the Service goes up to the node's IP layer, is DNATed there and
+      // routed back out of the bridge device itself, which needs no hairpin (kernel-checked: tests/kernel_bridge.test.ts).
+    } else {
+      const off = ports.filter((p) => !p.hairpin);
+      if (off.length === ports.length) {
+        for (const e of self) e.replyFails = "hairpin-off";
+        failed.push(list);
+        v.caveats.push(`hairpin_mode is 0 on every port of bridge ${ports[0]!.bridge}: the branch to itself (${list}) never comes back to the pod; that connection does not complete`);
+      } else if (off.length > 0) {
+        v.caveats.push(`hairpin_mode is 0 on bridge port(s) ${off.map((p) => `${p.bridge}/${p.port}`).join(", ")}: if ${v.source} is attached there, the branch to itself (${list}) does not complete`);
+      }
+    }
+  }
+  if (failed.length > 0) {
+    const ok = v.endpoints.filter((e) => e.replyFails === undefined);
+    v.reason = `${v.reason}; but ${ok.length === 0 ? "no" : "not every"} connection completes: ${failed.join(", ")} (see caveats)`;
+  }
+}
