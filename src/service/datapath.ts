@@ -44,6 +44,8 @@ export interface Datapath {
   readonly ipvsTableUnread?: boolean;
   /** Cluster CIDRs the datapath's own local-traffic detector uses, when it has one (nftables `ip saddr != CIDR`). */
   readonly clusterCIDRs?: string[];
+  /** The pod interface of an interface-based local-traffic detector (`cni0`, `veth*`), when it has one. */
+  readonly podInterface?: string;
 }
 
 /** What a node's capture yields for one IP family: its datapath (when one could be read) and what was seen on the way. */
@@ -84,7 +86,12 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
     out.signals.nftablesTable = out.signals.nftablesTable || nft.signals.nftablesTable;
     out.problems.push(...nft.problems);
     if (nft.trace) {
-      out.datapath = { balancingMethod: "nftables-numgen", trace: nft.trace, ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}) };
+      out.datapath = {
+        balancingMethod: "nftables-numgen",
+        trace: nft.trace,
+        ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}),
+        ...(nft.podInterface ? { podInterface: nft.podInterface } : {}),
+      };
     }
   }
   return out;

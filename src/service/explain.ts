@@ -21,6 +21,7 @@ import { type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { driftFor, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import { readNodeFacts } from "./node_facts.ts";
+import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -138,6 +139,17 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
         const facts = readNodeFacts(capture);
         report.notes.push(...facts.problems);
+        const podIf = datapath.podInterface
+          ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
+          : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
+        const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!)) : undefined;
+        if (podIf && ifaces) {
+          report.notes.push(
+            `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
+              facts.addresses ? "" : " (the uplink's name is assumed: the node's addresses were not collected)"
+            }`,
+          );
+        }
         report.notes.push(...sources.notes);
         for (const sp of svc.ports) {
           const pr: PortReport = { servicePort: sp, entryPoints: [] };
@@ -159,10 +171,11 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
             for (const c of clientsFor(ep.kind, sources, nodeName)) {
               const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
               if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
+              if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
               const trace = datapath.trace(pkt, c.hook);
               const v = verdictFromTrace(c.kind, c.description, c.src, trace);
               checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
-            if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
+              if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
               if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
                 // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
                 v.outcome = "unknown";
@@ -191,7 +204,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           }
         }
         if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-          packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod));
+          packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod, ifaces));
         }
       }
     } catch (e) {

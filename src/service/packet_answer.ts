@@ -25,12 +25,15 @@ export function answerPacket(
   svc: ResolvedService["summary"],
   isLocal?: (ip: string) => boolean,
   sourcePod?: { name: string; node: string },
+  ifaces?: { pod: string; uplink: string },
 ): PacketAnswer {
   const srcLocal = isLocal ? isLocal(q.source) : q.source === s.nodeIP;
   const dstLocal = isLocal ? isLocal(q.destination) : q.destination === s.nodeIP;
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
   // Only the node's InternalIP is known to be local; any other address outside the Service's ClusterIPs may be bound.
   if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) pkt.dstLocalAssumed = true;
+  // Interface-based local-traffic detection: a pod of this node arrives on the pod interface, a local process on none.
+  if (ifaces) pkt.inInterface = srcLocal ? "" : sourcePod?.node === node ? ifaces.pod : ifaces.uplink;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
   const a: PacketAnswer = {

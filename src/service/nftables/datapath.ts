@@ -37,6 +37,8 @@ export interface NftDatapath {
   balancingMethod?: "nftables-numgen";
   /** The CIDR of the table's local-traffic detector (`ip saddr != 10.0.0.0/8 jump mark-for-masquerade`). */
   clusterCIDRs?: string[];
+  /** The pod interface of an interface-based detector (`iifname != "veth*"`): `veth*` or `cni0`. */
+  podInterface?: string;
   signals: {
     /** A kube-proxy table (`ip` or `ip6`) is in the ruleset. */
     nftablesTable: boolean;
@@ -151,11 +153,12 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
   const detector = overview.localDetector;
   if (detector.kind === "cidr" && detector.value !== undefined) {
     out.clusterCIDRs = [detector.value];
-  } else if (detector.kind === "interface" || detector.kind === "interface-prefix") {
+  } else if ((detector.kind === "interface" || detector.kind === "interface-prefix") && detector.value !== undefined) {
+    out.podInterface = detector.kind === "interface-prefix" ? `${detector.value}*` : detector.value;
     out.problems.push(
       `the local-traffic detector tests the input interface (iifname ${detector.value}${
         detector.kind === "interface-prefix" ? "*" : ""
-      }): a capture does not say which interface a client arrives on, so those rules are assumed not to match`,
+      }): each client is traced as arriving on the interface of its kind (a pod of this node on the pod interface, other clients on the uplink, host processes on none)`,
     );
   }
   if (overview.masqueradeAll) {
