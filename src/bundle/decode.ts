@@ -255,6 +255,7 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
   const exits = new Map<string, number>();
   const sorted = [...files].sort((a, b) => compareText(a.path, b.path));
   let objects = 0;
+  const oneFileBundles: string[] = [];
   for (const f of sorted) {
     const parts = f.path.split("/");
     if (parts[0] === "nodes" && parts.length === 3) {
@@ -298,7 +299,13 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       continue;
     }
     if ((docs[0] as { format?: unknown } | undefined)?.format === BUNDLE_FORMAT) {
-      // A one-file bundle inside a directory: merge it.
+      // A one-file bundle inside a directory: merge it (with the directory's loose objects; never with another bundle).
+      oneFileBundles.push(f.path);
+      if (oneFileBundles.length > 1) {
+        throw new BundleError(
+          `${dirName} holds several one-file bundles (${oneFileBundles.join(", ")}), which may come from different clusters: give one, e.g. --from ${dirName}/${oneFileBundles[0]}`,
+        );
+      }
       const inner = decodeBundle(f.text, `${dirName}/${f.path}`);
       bundle.capture = { ...inner.capture, ...bundle.capture };
       for (const key of Object.keys(inner.objects) as (keyof BundleObjects)[]) {

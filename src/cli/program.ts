@@ -21,6 +21,7 @@ export interface MainOptions {
   kubeconfig?: string;
   requestTimeout?: string;
   from?: string;
+  maxBundleSize?: string;
   output: string;
   node?: string[];
   allNodes?: boolean;
@@ -83,6 +84,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--kubeconfig <path>", "path to the kubeconfig file")
     .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
     .option("--from <path>", "analyse a saved bundle (file or directory) instead of a live cluster")
+    .option("--max-bundle-size <size>", "--from: most bytes read from the bundle, e.g. 1Gi (default 256Mi)")
     .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml", "mermaid", "dot"]).default("text"))
     .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collect)
     .option("--all-nodes", "analyse every node (drift check across the cluster)")

@@ -7,9 +7,11 @@ import type { Bundle } from "../bundle/bundle.ts";
 import { readBundle } from "../io/read_bundle.ts";
 import { explainService } from "../service/explain.ts";
 import { packetFromPod } from "../service/from_pod.ts";
+import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
+import { wrapText } from "../report/style.ts";
 import { serializeReport } from "../report/serialize.ts";
 import type { ServiceReport } from "../service/report.ts";
 import { type CliIo, useColor } from "./io.ts";
@@ -54,7 +56,7 @@ export function validate(words: string[], o: MainOptions): RunPlan {
 }
 
 async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle> {
-  if (o.from !== undefined) return readBundle(o.from);
+  if (o.from !== undefined) return readBundle(o.from, o.maxBundleSize !== undefined ? { maxBytes: parseByteSize("--max-bundle-size", o.maxBundleSize) } : {});
   const live = await import("../kube/live.ts").catch((e: Error) => {
     throw new Error(`live cluster access is not available in this build (${e.message}); analyse a saved bundle with --from`);
   });
@@ -83,10 +85,13 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
       return (await import("../report/mermaid.ts")).renderMermaid(g);
     }
     default: {
-      if (!report.packet) return renderServiceText(report, { color: o.color, wide: output === "wide" });
+      if (!report.packet) {
+        const text = renderServiceText(report, { color: o.color, wide: output === "wide" });
+        return output === "wide" ? text : wrapText(text, o.width);
+      }
       const { renderPacketTree } = await import("../report/packet_tree.ts");
       const tree = renderPacketTree(report, { color: o.color, wide: output === "wide", width: o.width });
-      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : tree;
+      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : wrapText(tree, o.width);
     }
   }
 }

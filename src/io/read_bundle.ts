@@ -1,62 +1,236 @@
 /**
  * Edge: reads a bundle from disk (`--from PATH`), a one-file bundle or a bundle directory (docs/bundle.md).
  * Uses `node:fs`, which Node and Deno 2 both provide.
+ *
+ * Before reading any content it refuses what cannot be one bundle, so that a wrong path costs neither memory nor a
+ * flood of warnings: a device, FIFO or socket (`/dev/zero`); a file or directory larger than the size limit
+ * ({@link DEFAULT_MAX_BUNDLE_BYTES}, `--max-bundle-size` to raise it); a file whose first 64 KiB hold a NUL byte
+ * (binary); a directory with subdirectories other than `nodes/` (a directory of several bundles, e.g. `examples/`,
+ * is named as such; a source tree is said not to be a bundle directory).
  * @module
  */
-import { isAscii } from "node:buffer";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { Buffer, isAscii } from "node:buffer";
+import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { Bundle } from "../bundle/bundle.ts";
 import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../bundle/decode.ts";
 
-/** Largest file read into a bundle (a 10,000-Service iptables-save is ~30 MB). */
-const MAX_FILE_BYTES = 512 * 1024 * 1024;
+/**
+ * Default limit of the bytes read for one bundle (a file, or all files of a directory): 256 MiB. A 10,000-Service
+ * iptables-save is ~30 MB; reading takes about 3× the bytes in memory.
+ */
+export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
-function walk(dir: string, root: string, out: BundleFile[]): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name.startsWith(".")) continue;
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) walk(full, root, out);
-    else if (entry.isFile()) out.push({ path: relative(root, full).split(sep).join("/"), text: readText(full) });
+/** Most files a bundle directory may hold (1,000 nodes × every section, and the object files). */
+const MAX_FILES = 20_000;
+
+/** Bytes looked at for a NUL (and, in a large file, for a bundle's or object's first key) before reading it whole. */
+const SNIFF_BYTES = 64 * 1024;
+
+/**
+ * Above this size, a JSON/YAML file is parsed only when its first {@link SNIFF_BYTES} show it is a bundle or a
+ * Kubernetes object file: parsing 200 MB of YAML-like junk takes the `yaml` parser over 4 GB.
+ */
+const SNIFF_ABOVE_BYTES = 1024 * 1024;
+
+/** What the start of a bundle or object file holds: the bundle marker, or an object's apiVersion/kind. */
+const STRUCTURED_START = /kubectl-netpath\/bundle|"?apiVersion"?\s*:|"?kind"?\s*:/;
+
+/** What a bundle directory looks like, for messages. */
+const BUNDLE_DIR_SHAPE = "a bundle directory holds *.yaml/*.json files of Kubernetes objects, an optional capture.yaml and nodes/<node>/<section>.txt (docs/bundle.md)";
+
+/** Options of {@link readBundle}. */
+export interface ReadBundleOptions {
+  /** Most bytes read (a file, or all files of a directory together); default {@link DEFAULT_MAX_BUNDLE_BYTES}. */
+  maxBytes?: number;
+}
+
+/** A size in the units a message gives: `600 MB`, `2.5 GB`, `12 kB`. */
+export function formatBytes(n: number): string {
+  const units = ["bytes", "kB", "MB", "GB", "TB"];
+  let v = n;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return i === 0 ? `${n} bytes` : `${v >= 100 ? Math.round(v) : Math.round(v * 10) / 10} ${units[i]}`;
+}
+
+function tooBig(what: string, size: number, max: number): BundleError {
+  return new BundleError(
+    `${what} is ${formatBytes(size)}, more than the ${formatBytes(max)} a bundle may have: check the path, or raise the limit with --max-bundle-size ${suggestLimit(size)}`,
+  );
+}
+
+function suggestLimit(size: number): string {
+  const mib = 2 ** Math.max(0, Math.ceil(Math.log2(size / (1024 * 1024))));
+  return mib >= 1024 ? `${mib / 1024}Gi` : `${mib}Mi`;
+}
+
+function kindOf(st: Stats): string {
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isFIFO()) return "a FIFO (named pipe)";
+  if (st.isSocket()) return "a socket";
+  return "not a regular file";
+}
+
+function statOrExplain(path: string, what: string): Stats {
+  try {
+    return statSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new BundleError(`${what}: no such file or directory`);
+    if (code === "EACCES") throw new BundleError(`${what}: permission denied: make it readable, or run as a user who can read it`);
+    if (code === "ELOOP") throw new BundleError(`${what}: too many levels of symbolic links (a symlink loop): point --from at the bundle itself`);
+    if (code === "ENOTDIR") throw new BundleError(`${what}: a part of the path is not a directory: check the path`);
+    if (code === "ENAMETOOLONG") throw new BundleError(`${what}: the path is too long: check the path`);
+    throw new BundleError(`${what}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Refuses a JSON/YAML file that cannot be a bundle, from its first {@link SNIFF_BYTES} only: a NUL byte (binary), or,
+ * in a file over {@link SNIFF_ABOVE_BYTES}, neither the bundle marker nor an object's apiVersion/kind.
+ * @throws {BundleError} saying what the file is and to check the path.
+ */
+function sniff(path: string, size: number, shown: string): void {
+  const start = head(path, SNIFF_BYTES);
+  if (start.includes("\u0000")) throw new BundleError(`${shown} is a binary file, not a kubectl-netpath bundle (JSON or YAML): check the path`);
+  if (size > SNIFF_ABOVE_BYTES && !STRUCTURED_START.test(start)) {
+    throw new BundleError(
+      `${shown} (${formatBytes(size)}) does not start like a kubectl-netpath bundle or Kubernetes objects (no "format: kubectl-netpath/bundle", apiVersion or kind in its first 64 kB): check the path`,
+    );
   }
 }
 
 function readText(path: string): string {
-  const size = statSync(path).size;
-  if (size > MAX_FILE_BYTES) throw new BundleError(`${path} is ${size} bytes, more than the ${MAX_FILE_BYTES} a bundle file may have`);
   const bytes = readFileSync(path);
   // Dumps are ASCII: a one-byte (latin1) string is the same text, made with one copy instead of a UTF-8 decode (on
   // Node 20, 13 ms against 48 ms for a 26 MB iptables-save). Anything else is decoded as UTF-8.
   return typeof isAscii === "function" && isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8");
 }
 
+/** A file of a bundle directory, found before reading. */
+interface Found {
+  full: string;
+  rel: string;
+  size: number;
+}
+
+function entries(dir: string): Dirent[] {
+  return readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.startsWith("."));
+}
+
+/** The first bytes of a file, as text (empty when unreadable). */
+function head(path: string, bytes: number): string {
+  try {
+    const fd = openSync(path, "r");
+    try {
+      const buf = Buffer.alloc(bytes);
+      return buf.subarray(0, readSync(fd, buf, 0, bytes, 0)).toString("latin1");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Whether a subdirectory looks like a bundle of its own: a capture.yaml, a nodes/ directory, or a one-file bundle
+ * (`format: kubectl-netpath/bundle` in its first 4 KiB) at its top.
+ */
+function looksLikeBundle(dir: string): boolean {
+  try {
+    return entries(dir).some((e) =>
+      (e.isDirectory() && e.name === "nodes") || (e.isFile() && /^capture\.ya?ml$/.test(e.name)) ||
+      (e.isFile() && /\.(ya?ml|json)$/.test(e.name) && head(join(dir, e.name), 4096).includes("kubectl-netpath/bundle"))
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Lists the files of a bundle directory without reading them: top-level files, and nodes/<node>/<file>.
+ * @throws {BundleError} when the directory has other subdirectories (several bundles, or not a bundle), too many
+ *   files, or more bytes than `maxBytes`.
+ */
+function scanBundleDir(root: string, maxBytes: number): Found[] {
+  const top = entries(root);
+  const others = top.filter((e) => e.isDirectory() && e.name !== "nodes").map((e) => e.name).sort();
+  if (others.length > 0) {
+    const bundles = others.filter((d) => looksLikeBundle(join(root, d)));
+    const list = (names: string[]) => names.slice(0, 8).join(", ") + (names.length > 8 ? `, … (${names.length} in all)` : "");
+    if (bundles.length > 0) {
+      throw new BundleError(
+        `--from ${root} holds ${bundles.length > 1 ? "several bundles" : "a bundle in a subdirectory"} (${list(bundles)}), not one bundle: give one, e.g. --from ${join(root, bundles[0]!)}`,
+      );
+    }
+    throw new BundleError(`--from ${root} does not look like a bundle directory (it has subdirectories ${list(others)}): ${BUNDLE_DIR_SHAPE}`);
+  }
+  const found: Found[] = [];
+  let total = 0;
+  const add = (full: string) => {
+    const st = statOrExplain(full, `--from ${root}: ${relative(root, full)}`);
+    if (!st.isFile()) return;
+    total += st.size;
+    found.push({ full, rel: relative(root, full).split(sep).join("/"), size: st.size });
+    if (found.length > MAX_FILES) {
+      throw new BundleError(`--from ${root} holds more than ${MAX_FILES} files: not one bundle (${BUNDLE_DIR_SHAPE})`);
+    }
+  };
+  for (const e of top) {
+    const full = join(root, e.name);
+    if (e.isFile() || e.isSymbolicLink()) add(full);
+    else if (e.isDirectory()) {
+      for (const node of entries(full)) {
+        const nodeDir = join(full, node.name);
+        if (!node.isDirectory()) continue; // reported by the decoder as an unknown file below nodes/
+        for (const f of entries(nodeDir)) {
+          if (f.isDirectory()) {
+            throw new BundleError(`--from ${root}: nodes/${node.name}/${f.name} is a directory: ${BUNDLE_DIR_SHAPE}`);
+          }
+          if (f.isFile() || f.isSymbolicLink()) add(join(nodeDir, f.name));
+        }
+      }
+    }
+  }
+  if (total > maxBytes) throw tooBig(`--from ${root} (all its files)`, total, maxBytes);
+  return found;
+}
+
 /**
  * Reads a bundle file or directory.
  * @param path file or directory.
+ * @param options the size limit.
  * @returns the bundle.
- * @throws {BundleError} when the path does not exist, is unreadable, or is not a bundle; the message says what to do.
+ * @throws {BundleError} when the path does not exist, is unreadable, too large, not a regular file or directory, or
+ *   not (one) bundle; the message says what to do.
  */
-export function readBundle(path: string): Bundle {
-  let st;
-  try {
-    st = statSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new BundleError(`--from ${path}: no such file or directory`);
-    if (code === "EACCES") throw new BundleError(`--from ${path}: permission denied`);
-    throw new BundleError(`--from ${path}: ${(e as Error).message}`);
-  }
+export function readBundle(path: string, options: ReadBundleOptions = {}): Bundle {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
+  const st = statOrExplain(path, `--from ${path}`);
   try {
     if (st.isDirectory()) {
-      const files: BundleFile[] = [];
-      walk(path, path, files);
+      const found = scanBundleDir(path, maxBytes);
+      for (const f of found) if (!f.rel.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.rel)) sniff(f.full, f.size, `${path}/${f.rel}`);
+      const files: BundleFile[] = found.map((f) => ({ path: f.rel, text: readText(f.full) }));
       return bundleFromFiles(files, path);
     }
+    if (!st.isFile()) throw new BundleError(`--from ${path} is ${kindOf(st)}: give a bundle file or directory (kubectl netpath capture -o FILE writes one)`);
+    if (st.size > maxBytes) throw tooBig(`--from ${path}`, st.size, maxBytes);
+    sniff(path, st.size, path);
     return decodeBundle(readText(path), path);
   } catch (e) {
     if (e instanceof BundleError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EACCES") throw new BundleError(`--from ${path}: permission denied reading ${(e as { path?: string }).path ?? path}`);
+    const where = (e as { path?: string }).path ?? path;
+    if (code === "EACCES") throw new BundleError(`--from ${path}: permission denied reading ${where}: make it readable`);
+    if (code === "EISDIR" || code === "ELOOP" || code === "EIO") throw new BundleError(`--from ${path}: cannot read ${where} (${code}): check the path`);
+    if (e instanceof RangeError) throw new BundleError(`--from ${path}: too large to read (${e.message}): give a smaller bundle`);
     throw e;
   }
 }
