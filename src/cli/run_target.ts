@@ -11,7 +11,6 @@ import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
-import { wrapText } from "../report/style.ts";
 import { serializeReport } from "../report/serialize.ts";
 import type { ServiceReport } from "../service/report.ts";
 import { type CliIo, useColor } from "./io.ts";
@@ -85,13 +84,10 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
       return (await import("../report/mermaid.ts")).renderMermaid(g);
     }
     default: {
-      if (!report.packet) {
-        const text = renderServiceText(report, { color: o.color, wide: output === "wide" });
-        return output === "wide" ? text : wrapText(text, o.width);
-      }
+      if (!report.packet) return renderServiceText(report, { color: o.color, wide: output === "wide" });
       const { renderPacketTree } = await import("../report/packet_tree.ts");
       const tree = renderPacketTree(report, { color: o.color, wide: output === "wide", width: o.width });
-      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : wrapText(tree, o.width);
+      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : tree;
     }
   }
 }
