@@ -1,9 +1,11 @@
 /**
  * Parsing of the positional target, as kubectl accepts it: `svc/NAME`, `service/NAME`, `services/NAME`,
  * `svc NAME`, and `pvc/NAME`, `persistentvolumeclaim/NAME`, `pod/NAME`, `po/NAME`.
- * Pure (no I/O); the CLI layer turns {@link UsageError} into exit code 2.
+ * Pure (no I/O); the CLI layer turns {@link UsageError} into exit code 2. Addresses are checked with node:net's isIP
+ * (the CLI is an edge; the core uses src/model/ip.ts).
  * @module
  */
+import { isIP } from "node:net";
 
 import { UsageError } from "../model/errors.ts";
 import type { Target, TargetKind } from "../model/question.ts";
@@ -70,8 +72,12 @@ export function parseDest(text: string): { ip: string; port: number; protocol: "
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d{1,5})(?:\/(tcp|udp|sctp))?$/i.exec(text);
   if (!m) throw new UsageError(`--dest "${text}": want IP:PORT[/tcp|udp|sctp], e.g. 10.96.0.10:53/udp`);
   const port = Number(m[3]);
+  const ip = (m[1] ?? m[2])!;
+  if (m[1] !== undefined ? isIP(ip) !== 6 : isIP(ip) !== 4) {
+    throw new UsageError(`--dest "${text}": ${ip} is not an ${m[1] !== undefined ? "IPv6" : "IPv4"} address; want IP:PORT[/tcp|udp|sctp], e.g. 10.96.0.10:53/udp or [fd00::10]:53/udp`);
+  }
   if (port < 1 || port > 65535) throw new UsageError(`--dest "${text}": port ${port} is out of range 1-65535`);
-  return { ip: (m[1] ?? m[2])!, port, protocol: (m[4]?.toLowerCase() ?? "tcp") as "tcp" | "udp" | "sctp" };
+  return { ip, port, protocol: (m[4]?.toLowerCase() ?? "tcp") as "tcp" | "udp" | "sctp" };
 }
 
 /**
@@ -79,7 +85,10 @@ export function parseDest(text: string): { ip: string; port: number; protocol: "
  * @throws {UsageError} when not an IPv4/IPv6 address.
  */
 export function parseSource(text: string): string {
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(text) && text.split(".").every((o) => Number(o) <= 255)) return text;
-  if (/^[0-9a-fA-F:]+$/.test(text) && text.includes(":")) return text;
-  throw new UsageError(`--source "${text}": want an IP address, e.g. 10.244.1.7`);
+  // isIP accepts zone indices (fe80::1%eth0), which no packet carries: refuse them with the rest.
+  if (isIP(text) !== 0 && !text.includes("%")) return text;
+  const hint = /[:.]\d+$/.test(text) && isIP(text.replace(/:\d+$/, "")) === 4
+    ? " (no port: --source is the client address only)"
+    : text.includes("/") ? " (one address, not a CIDR)" : "";
+  throw new UsageError(`--source "${text}": want an IPv4 or IPv6 address${hint}, e.g. 10.244.1.7 or fd00::7`);
 }
