@@ -123,10 +123,33 @@ export class KubeRest {
   #prepare(): Promise<Prepared> {
     this.#prepared ??= (async () => {
       const options: https.RequestOptions = { headers: {} };
-      await this.#kc.applyToHTTPSOptions(options);
+      try {
+        await this.#kc.applyToHTTPSOptions(options);
+      } catch (e) {
+        // client-node refuses http:// servers unless TLS verification is off: say so in kubeconfig terms.
+        if (/HTTP protocol is not allowed/.test((e as Error).message)) {
+          throw new ApiUnreachableError(
+            `the server of context "${this.context}" is ${this.server}, plain HTTP: use its https:// address, or set insecure-skip-tls-verify: true for that cluster in your kubeconfig`,
+          );
+        }
+        throw e;
+      }
       return { options, url: new URL(this.server) };
     })();
     return this.#prepared;
+  }
+
+  /**
+   * The error for a non-2xx answer: a {@link KubeApiError} when the body is a Kubernetes `Status` (every error of a
+   * kube-apiserver is one, k8s.io/apimachinery pkg/api/errors), else an {@link ApiUnreachableError} saying the server is
+   * not a Kubernetes API server (a web server answering 404 with HTML would otherwise read as "service not found").
+   */
+  #errorOf(status: number, text: string, verb: string, method: string, r: ResourceRef): Error {
+    if (isKubeStatus(text)) return apiError(status, text, describeRequest(verb, r), this.#serverInfo());
+    return new ApiUnreachableError(
+      `${this.server} is not a Kubernetes API server: it answered ${method} ${resourcePath(r)} with HTTP ${status} and ${describeBody(text)}, ` +
+        `not a Kubernetes Status; check the server of context "${this.context}" in your kubeconfig (or the proxy in front of it)`,
+    );
   }
 
   #serverInfo() {
@@ -193,11 +216,14 @@ export class KubeRest {
 
   async #json<T>(verb: string, method: string, r: ResourceRef, query?: Query, body?: unknown, signal?: AbortSignal): Promise<T> {
     const { status, text } = await this.raw(method, resourcePath(r) + encodeQuery(query), body, this.requestTimeoutMs, signal);
-    if (status < 200 || status >= 300) throw apiError(status, text, describeRequest(verb, r), this.#serverInfo());
+    if (status < 200 || status >= 300) throw this.#errorOf(status, text, verb, method, r);
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new ApiUnreachableError(`the API server ${this.server} sent a response that is not JSON for ${method} ${resourcePath(r)} (is the server address a Kubernetes API server?)`);
+      throw new ApiUnreachableError(
+        `${this.server} is not a Kubernetes API server: it answered ${method} ${resourcePath(r)} with HTTP ${status} and ${describeBody(text)}, ` +
+          `not JSON; check the server of context "${this.context}" in your kubeconfig (or the proxy in front of it)`,
+      );
     }
   }
 
@@ -261,8 +287,8 @@ export class KubeRest {
   /** DELETE an object; resolves false when it was already gone (404). */
   async delete(r: ResourceRef, body?: unknown, timeoutMs = this.requestTimeoutMs): Promise<boolean> {
     const { status, text } = await this.raw("DELETE", resourcePath(r), body, timeoutMs);
-    if (status === 404) return false;
-    if (status < 200 || status >= 300) throw apiError(status, text, describeRequest("delete", r), this.#serverInfo());
+    if (status === 404 && isKubeStatus(text)) return false;
+    if (status < 200 || status >= 300) throw this.#errorOf(status, text, "delete", "DELETE", r);
     return true;
   }
 
@@ -296,7 +322,7 @@ export class KubeRest {
         if ((res.statusCode ?? 0) >= 300) {
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => finish(() => reject(apiError(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"), describeRequest("watch", r), this.#serverInfo()))));
+          res.on("end", () => finish(() => reject(this.#errorOf(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"), "watch", "GET", r))));
           return;
         }
         let buf = "";
@@ -338,6 +364,29 @@ export class KubeRest {
       req.end();
     });
   }
+}
+
+/** Whether an error body is a Kubernetes `Status` object (`{"kind":"Status","apiVersion":"v1",…}`). */
+export function isKubeStatus(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as { kind?: unknown } | null;
+    return v !== null && typeof v === "object" && v.kind === "Status";
+  } catch {
+    return false;
+  }
+}
+
+/** A response body as a message names it: `an HTML page ("<title>404 Not Found</title>")`, `an empty body`. */
+function describeBody(text: string): string {
+  const t = text.trim();
+  if (t === "") return "an empty body";
+  const printable = (x: string) => JSON.stringify(x.replace(/[^\x20-\x7e]/g, "?").slice(0, 60));
+  if (/^<(!doctype|html|\?xml|head|body)/i.test(t)) {
+    const title = /<title>([^<]*)<\/title>/i.exec(t)?.[1]?.trim();
+    return `an HTML page${title ? ` (${printable(title)})` : ""}`;
+  }
+  if (t.startsWith("{") || t.startsWith("[")) return `JSON that is not a Status (${printable(t)})`;
+  return `the text ${printable(t)}`;
 }
 
 /** kind of the items of each resource this plugin lists. */
