@@ -208,7 +208,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
   it("the same end-to-end run under Deno", async () => {
     const s = await cluster();
     const node = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig]);
-    const deno = await exec("node_modules/.bin/deno", ["run", "-A", "--quiet", "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig], { ...process.env, NO_COLOR: "1" });
+    const deno = await exec("node_modules/.bin/deno", ["run", "-A", "--quiet", "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig], { ...process.env, NO_COLOR: "1", COLUMNS: "1000" });
     // Deno may print Node deprecation notices of dependencies (DEP0040 punycode); nothing else
     expect(deno.stderr.split("\n").filter((l) => l !== "" && !/DeprecationWarning|--trace-deprecation/.test(l))).toEqual([]);
     expect(deno.status).toBe(0);

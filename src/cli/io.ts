@@ -39,6 +39,16 @@ export function nodeIo(): CliIo {
 }
 
 /**
+ * The width text output is wrapped to: the terminal's on stdout, else `COLUMNS` from the environment (as `ls` and
+ * most tools honour it), else 80.
+ */
+export function outputWidth(io: CliIo): number {
+  if (io.columns) return io.columns;
+  const env = Number(io.env.COLUMNS);
+  return Number.isInteger(env) && env > 0 ? env : 80;
+}
+
+/**
  * Whether to colour output on stdout: a terminal, and neither `NO_COLOR` (https://no-color.org) nor `TERM=dumb`.
  */
 export function useColor(io: CliIo, flag: boolean | undefined): boolean {

@@ -6,8 +6,9 @@
 import type { Bundle } from "../bundle/bundle.ts";
 import { explainPending } from "../pending/explain.ts";
 import { renderPendingText } from "../report/pending_text.ts";
+import { wrapText } from "../report/style.ts";
 import { serializeReport } from "../report/serialize.ts";
-import { type CliIo, useColor } from "./io.ts";
+import { type CliIo, outputWidth, useColor } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import type { RunPlan } from "./run_target.ts";
 
@@ -20,6 +21,9 @@ export function runPending(bundle: Bundle, plan: RunPlan, namespace: string, o: 
   const kind = plan.target.kind === "pod" ? "pod" : "pvc";
   const report = explainPending(bundle, { kind, namespace, name: plan.target.name });
   if (plan.output === "json" || plan.output === "yaml") io.stdout(serializeReport(report, plan.output));
-  else io.stdout(renderPendingText(report, { color: useColor(io, o.color) }));
+  else {
+    const text = renderPendingText(report, { color: useColor(io, o.color) });
+    io.stdout(plan.output === "wide" ? text : wrapText(text, outputWidth(io)));
+  }
   return Promise.resolve(0);
 }

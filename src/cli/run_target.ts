@@ -11,9 +11,10 @@ import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { renderServiceText } from "../report/service_text.ts";
+import { wrapText } from "../report/style.ts";
 import { serializeReport } from "../report/serialize.ts";
 import type { ServiceReport } from "../service/report.ts";
-import { type CliIo, useColor } from "./io.ts";
+import { type CliIo, outputWidth, useColor } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import { parseDest, parseSource, parseTarget, type Target, UsageError } from "./target.ts";
 
@@ -84,10 +85,13 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
       return (await import("../report/mermaid.ts")).renderMermaid(g);
     }
     default: {
-      if (!report.packet) return renderServiceText(report, { color: o.color, wide: output === "wide" });
+      if (!report.packet) {
+        const text = renderServiceText(report, { color: o.color, wide: output === "wide" });
+        return output === "wide" ? text : wrapText(text, o.width);
+      }
       const { renderPacketTree } = await import("../report/packet_tree.ts");
       const tree = renderPacketTree(report, { color: o.color, wide: output === "wide", width: o.width });
-      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : tree;
+      return output === "wide" ? renderServiceText(report, { color: o.color, wide: true }) + "\n" + tree : wrapText(tree, o.width);
     }
   }
 }
@@ -118,7 +122,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
       if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
     }
     const report = explainService(bundle, namespace, plan.target.name, opts);
-    io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: io.columns ?? 80 }));
+    io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1.
     const failed = report.nodes.filter((n) => n.error !== undefined);
     for (const n of failed) {

@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, ServiceReport } from "../service/report.ts";
+import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, PortReport, ServiceReport } from "../service/report.ts";
 import { formatShare } from "../service/iptables/probability.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 
@@ -17,6 +17,16 @@ export interface ServiceTextOptions {
   /** `-o wide`: print the rule text of every piece of evidence. @default false */
   wide?: boolean;
 }
+
+/** Words for each outcome, where a sentence shows one (never the raw enum). */
+const OUTCOME_WORDS: Record<ClientVerdict["outcome"], string> = {
+  forwarded: "forwarded",
+  dropped: "dropped",
+  rejected: "rejected",
+  "not-handled": "not handled by kube-proxy (leaves untranslated)",
+  mixed: "split between several fates",
+  unknown: "unknown (the state that decides it was not captured)",
+};
 
 function shareText(e: EndpointShare): string {
   return e.share === null ? "depends on live connections" : formatShare(e.share);
@@ -85,15 +95,15 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
   const extra: string[][] = [];
   for (const c of e.clients) {
     const endpointsDiffer = c.outcome === "forwarded" && !sameEndpoints(c.endpoints, ref.map(({ endpoint, share }) => ({ endpoint, share })));
-    rows.push([c.description, outcomeText(c, st), masqText(c, st)]);
+    rows.push([`${c.description}:`, [outcomeText(c, st), masqText(c, st)].filter(Boolean).join(", ")]);
     const more: string[] = [];
     if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x)}`).join(", ")));
     if (c.reason) more.push(st.dim(c.reason));
     extra.push(more);
   }
   lines.push("      clients:");
-  table(rows, "        ").forEach((l, i) => {
-    lines.push(l);
+  rows.forEach((r, i) => {
+    lines.push(`        ${r.join(" ")}`);
     for (const m of extra[i] ?? []) lines.push("          " + m);
   });
   if (wide) {
@@ -116,6 +126,18 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
   }
 }
 
+/** What a port block says, without what always differs between ports (port numbers, chain names, rule lines). */
+function portSignature(p: PortReport): string {
+  const norm = (t: string) => t.replace(/KUBE-[A-Z]+-[A-Z0-9]{16}/g, "CHAIN").replace(/line \d+/g, "line N").replace(/:\d+(\/\w+)?/g, ":P").replace(/\b\d+\/(TCP|UDP|SCTP|tcp|udp|sctp)\b/g, "P");
+  return JSON.stringify(p.entryPoints.map((e) => ({
+    k: e.kind,
+    m: e.balancing.method,
+    s: e.balancing.scheduler?.name,
+    sh: e.balancing.shares.map((x) => [x.endpoint.replace(/:\d+$/, ""), x.share, x.weight]),
+    c: e.clients.map((c) => [c.client, c.outcome, c.masquerade, norm(c.reason), c.endpoints.map((x) => [x.endpoint.replace(/:\d+$/, ""), x.share, x.masqueraded]), c.caveats.map(norm)]),
+  })));
+}
+
 function renderNode(n: NodeServiceReport, st: Style, wide: boolean, lines: string[]): void {
   const mode = n.proxyMode.mode;
   const from = n.proxyMode.evidence.map((e) => `${e.source}: ${e.value}`).join("; ");
@@ -127,10 +149,30 @@ function renderNode(n: NodeServiceReport, st: Style, wide: boolean, lines: strin
     return;
   }
   for (const note of n.notes) lines.push(st.dim(`  note: ${note}`));
+  // Ports whose blocks say the same thing (same entry kinds, endpoints' addresses and shares, client verdicts; only
+  // port numbers, chain names and rule lines differ) are printed once, the others named after it. Not under -o wide.
+  const shown: { sig: string; label: string; folded: string[] }[] = [];
   for (const p of n.ports) {
     const sp = p.servicePort;
-    lines.push(`  port ${sp.name ? `${sp.name} ` : ""}${sp.port}/${sp.protocol}` + (sp.targetPort !== undefined ? ` → targetPort ${sp.targetPort}` : "") + st.dim(`  (${sp.portKey})`));
+    const label = `${sp.name ? `${sp.name} ` : ""}${sp.port}/${sp.protocol}`;
+    const sig = wide ? `${shown.length}` : portSignature(p);
+    const same = shown.find((x) => x.sig === sig);
+    if (same) {
+      same.folded.push(label);
+      continue;
+    }
+    const entry = { sig, label, folded: [] as string[] };
+    shown.push(entry);
+    lines.push(`  port ${label}` + (sp.targetPort !== undefined ? ` → targetPort ${sp.targetPort}` : "") + st.dim(`  (${sp.portKey})`));
+    entry.folded = [];
+    const at = lines.length;
     for (const e of p.entryPoints) renderEntry(e, st, wide, lines);
+    (entry as { at?: number }).at = at;
+  }
+  for (const x of shown) {
+    if (x.folded.length === 0) continue;
+    const i = lines.findIndex((l) => l.startsWith(`  port ${x.label}`));
+    lines.splice(i + 1, 0, st.dim(`    (port${x.folded.length > 1 ? "s" : ""} ${x.folded.join(", ")}: the same, with ${x.folded.length > 1 ? "their" : "its"} own chains and rule lines; -o wide shows each)`));
   }
   if (n.drift.length === 0 && n.ports.length > 0) lines.push(st.green("  drift: none — the node's rules match the API's usable endpoints"));
   for (const d of n.drift) lines.push(st.yellow(`  drift: ${d.message}`));
@@ -157,13 +199,15 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
   lines.push("");
   lines.push(st.bold(`Endpoints: ${ready} ready of ${r.endpoints.length}`) + (r.zones.length ? `, zones: ${r.zones.map((z) => `${z.zone} ${z.ready}${z.notReady ? `(+${z.notReady} not ready)` : ""}`).join(", ")}` : ""));
   if (r.endpoints.length > 0) {
+    // The ZONE column only when some endpoint has a zone (kubectl's columns likewise come and go with the data).
+    const zoned = r.endpoints.some((e) => e.zone);
     lines.push(...table(
-      [["ADDRESS", "PORTS", "POD", "NODE", "ZONE", "STATE"]].concat(r.endpoints.map((e) => [
+      [["ADDRESS", "PORTS", "POD", "NODE", ...(zoned ? ["ZONE"] : []), "STATE"]].concat(r.endpoints.map((e) => [
         e.address,
-        e.ports.map((p) => p.port).join(",") || "-",
+        e.ports.map((p) => `${p.port}/${p.protocol.toUpperCase()}`).join(",") || "-",
         e.pod ?? "-",
         e.node ?? "-",
-        e.zone ? e.zone + (e.zoneSource === "node-beta-label" ? " (beta label)" : "") : "-",
+        ...(zoned ? [e.zone ? e.zone + (e.zoneSource === "node-beta-label" ? " (beta label)" : "") : "-"] : []),
         e.ready ? st.green("ready") : e.serving ? st.yellow("serving, terminating") : st.red(e.terminating ? "terminating" : "not ready"),
       ])),
       "  ",
@@ -174,7 +218,7 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
     lines.push("");
     lines.push(st.bold("Packet"));
     for (const a of r.packet) {
-      lines.push(`  on ${a.node}: ${a.source} → ${a.destination}: ${a.outcome}` + (a.endpoints.length ? ` → ${a.endpoints.map((e) => `${e.endpoint} ${shareText(e)}${e.masqueraded ? " (masqueraded)" : ""}`).join(", ")}` : ""));
+      lines.push(`  on ${a.node}: ${a.source} → ${a.destination}: ${OUTCOME_WORDS[a.outcome]}` + (a.endpoints.length ? ` → ${a.endpoints.map((e) => `${e.endpoint} ${shareText(e)}${e.masqueraded ? " (masqueraded)" : ""}`).join(", ")}` : ""));
       if (a.reason) lines.push(`    ${a.reason}`);
       for (const x of a.evidence) lines.push(st.dim(`    ${x.rule.table} line ${x.rule.line} (${x.role}): ${x.rule.raw}`));
       for (const c of a.caveats) lines.push(st.dim(`    caveat: ${c}`));

@@ -51,3 +51,41 @@ export function table(rows: string[][], indent = ""): string[] {
     indent + r.map((c, i) => (i === r.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - visibleWidth(c)))).join("  ").trimEnd()
   );
 }
+
+/**
+ * Wraps every line of a text to a terminal width, as kubectl's describe output stays readable in a narrow terminal:
+ * a line longer than `width` visible columns is broken at spaces, and its continuation lines are indented two columns
+ * deeper than the line itself. Words longer than the room are left whole (a rule text cut mid-token would mislead).
+ * ANSI colour codes take no width.
+ * @param text lines separated by `\n`.
+ * @param width columns, e.g. 80 when stdout is not a terminal.
+ * @returns the wrapped text.
+ */
+export function wrapText(text: string, width: number): string {
+  return text.split("\n").map((line) => wrapLine(line, width)).join("\n");
+}
+
+function wrapLine(line: string, width: number): string {
+  if (visibleWidth(line) <= width) return line;
+  const indent = /^ */.exec(line)![0];
+  const cont = indent + "  ";
+  const words = line.slice(indent.length).split(" ");
+  const out: string[] = [];
+  let cur = indent;
+  let curWidth = indent.length;
+  let empty = true;
+  for (const w of words) {
+    const ww = visibleWidth(w);
+    if (!empty && curWidth + 1 + ww > width) {
+      out.push(cur);
+      cur = cont + w;
+      curWidth = cont.length + ww;
+      continue;
+    }
+    cur += (empty ? "" : " ") + w;
+    curWidth += (empty ? 0 : 1) + ww;
+    empty = false;
+  }
+  out.push(cur);
+  return out.join("\n");
+}

@@ -27,7 +27,8 @@ export interface RunOutput {
 export function captureIo(env: Record<string, string | undefined> = {}, stderrIsTTY = false): CliIo & { out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), env, stdoutIsTTY: false, stderrIsTTY, cwd: process.cwd() };
+  // COLUMNS: these tests read whole sentences of the report; wrapping (80 columns off a terminal) is tested elsewhere.
+  return { out, err, stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), env: { COLUMNS: "1000", ...env }, stdoutIsTTY: false, stderrIsTTY, cwd: process.cwd() };
 }
 
 /** Runs the CLI like runCli, with capture/cleanup available. */
