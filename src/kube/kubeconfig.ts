@@ -183,3 +183,40 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
   if (c.user) out.user = c.user;
   return out;
 }
+
+/** Text from a credential plugin as a message quotes it: printable ASCII, at most 80 characters. */
+function quotePrinted(text: string): string {
+  const t = text.trim().replace(/[^\x20-\x7e]/g, "?");
+  return JSON.stringify(t.length > 80 ? t.slice(0, 80) + "…" : t);
+}
+
+/**
+ * Explains an error of the current user's exec credential plugin (client.authentication.k8s.io ExecCredential, run
+ * by client-node's ExecAuth when a request is prepared): the plugin's command, and what it printed or why it failed.
+ * @param e the error client-node raised while applying the credentials.
+ * @param kc the loaded kubeconfig (its current user).
+ * @param context the context name, for the message.
+ * @returns a {@link KubeconfigError} naming the plugin, or undefined when the user has no exec plugin.
+ */
+export function credentialPluginError(e: unknown, kc: KubeConfig, context: string): KubeconfigError | undefined {
+  const user = kc.getCurrentUser();
+  const exec = user?.exec as { command?: string; args?: string[] } | undefined;
+  if (!user || !exec?.command) return undefined;
+  const cmd = [exec.command, ...(exec.args ?? [])].join(" ");
+  const who = `the exec credential plugin \`${cmd.length > 80 ? cmd.slice(0, 80) + "…" : cmd}\` of user "${user.name}" (context "${context}")`;
+  const tryIt = `run it yourself to see what it prints, and fix it or the user's exec section in your kubeconfig`;
+  const err = e as NodeJS.ErrnoException;
+  if (err.code === "ENOENT") return new KubeconfigError(`${who} was not found: install ${exec.command}, or fix users[].user.exec.command in your kubeconfig`);
+  if (err.code === "EACCES") return new KubeconfigError(`${who} is not executable (permission denied): ${tryIt}`);
+  if (e instanceof SyntaxError) {
+    const shown = /"(.*)" is not valid JSON/s.exec(e.message)?.[1];
+    const printed = /Unexpected end of JSON input/.test(e.message) && shown === undefined ? "nothing" : shown !== undefined ? quotePrinted(shown) : "text";
+    return new KubeconfigError(`${who} printed ${printed}, not an ExecCredential in JSON: ${tryIt}`);
+  }
+  if (e instanceof Error) {
+    // client-node rejects with the plugin's stderr when it exits non-zero.
+    const said = e.message.trim();
+    return new KubeconfigError(`${who} failed${said ? `, saying ${quotePrinted(said.split("\n")[0]!)}` : " without a message"}: ${tryIt}`);
+  }
+  return undefined;
+}

@@ -16,6 +16,7 @@ import * as https from "node:https";
 import { Buffer } from "node:buffer";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { formatMs } from "./duration.ts";
+import { credentialPluginError } from "./kubeconfig.ts";
 import { ApiUnreachableError, apiError, KubeApiError, networkError, type RequestDescription } from "./errors.ts";
 
 /** An API resource to address: `/api/v1/namespaces/{ns}/pods/{name}/exec` and friends. */
@@ -132,7 +133,7 @@ export class KubeRest {
             `the server of context "${this.context}" is ${this.server}, plain HTTP: use its https:// address, or set insecure-skip-tls-verify: true for that cluster in your kubeconfig`,
           );
         }
-        throw e;
+        throw credentialPluginError(e, this.#kc, this.context) ?? e;
       }
       return { options, url: new URL(this.server) };
     })();
