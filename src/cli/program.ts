@@ -148,10 +148,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 export function describeError(e: unknown): string {
   // BundleError is matched by name so that this module does not load the bundle decoder (and YAML) at start-up.
   if (e instanceof NotFoundError || (e instanceof Error && e.name === "BundleError")) return e.message;
-  if (e instanceof DumpParseError) return `${e.message}\n  the dump is malformed or truncated: capture it again (kubectl netpath capture …)`;
+  if (e instanceof DumpParseError) return `${e.message}; the dump is malformed or truncated: capture it again (kubectl netpath capture …)`;
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EPIPE") return "output closed early";
+    if (e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError) {
+      // A bug met on this input: still one line, and what to do about it.
+      return `internal error (${e.name}: ${e.message.split("\n")[0]}): rerun with KUBECTL_NETPATH_DEBUG=1 and report it, with the input if you can share it`;
+    }
     return e.message || e.name;
   }
   return String(e);
