@@ -122,9 +122,15 @@ function parseStructured(text: string, name: string): unknown[] {
   for (const d of list) {
     if (d.errors.length > 0) {
       const err = d.errors[0]!;
-      throw new BundleError(`${name}: not valid YAML: ${err.message.split("\n")[0]}`);
+      throw new BundleError(`${name}: not valid YAML: ${err.message.split("\n")[0]!.replace(/:$/, "")}; is the file complete?`);
     }
-    const v = d.toJS({ maxAliasCount: 100 });
+    let v: unknown;
+    try {
+      v = d.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      // yaml refuses a document whose aliases expand too much (a "billion laughs" document).
+      throw new BundleError(`${name}: its YAML aliases expand too much (${(e as Error).message}): no bundle uses aliases so; check the file`);
+    }
     if (v !== null && v !== undefined) out.push(v);
   }
   return out;
@@ -263,11 +269,17 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       const base = parts[2]!;
       const section = base.replace(/\.(txt|json|out|exit)$/, "");
       if (!(SECTION_NAMES as readonly string[]).includes(section)) {
+        if (/\.(txt|json|out)$/.test(base)) {
+          // A dump under a name no parser reads: analysing the node without it would answer from less than was given.
+          throw new BundleError(`${dirName}/${f.path}: unknown section "${section}": rename it to one of ${SECTION_NAMES.join(", ")} (docs/bundle.md)`);
+        }
         bundle.warnings.push(`${dirName}/${f.path}: unknown section "${section}" (want one of ${SECTION_NAMES.join(", ")}); ignored`);
         continue;
       }
       if (base.endsWith(".exit")) {
-        exits.set(`${node}/${section}`, Number(f.text.trim()));
+        const code = f.text.trim();
+        if (!/^\d{1,3}$/.test(code)) throw new BundleError(`${dirName}/${f.path} holds ${JSON.stringify(code.slice(0, 40))}: want the command's exit code, a number such as 0`);
+        exits.set(`${node}/${section}`, Number(code));
         continue;
       }
       if (isBinary(f.text)) {
