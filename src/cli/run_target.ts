@@ -16,7 +16,7 @@ import { serializeReport } from "../report/serialize.ts";
 import type { ServiceReport } from "../service/report.ts";
 import { type CliIo, outputWidth, useColor } from "./io.ts";
 import type { MainOptions } from "./program.ts";
-import { parseDest, parseSource, parseTarget, type Target, UsageError } from "./target.ts";
+import { parseDest, parseNamespace, parseSource, parseTarget, type Target, UsageError } from "./target.ts";
 
 /** Validated options of one run (pure result of {@link validate}). */
 export interface RunPlan {
@@ -46,7 +46,7 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   if ((o.source === undefined) !== (o.dest === undefined)) throw new UsageError("--source and --dest go together");
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
   const plan: RunPlan = { target, output: o.output as RunPlan["output"] };
-  if (o.namespace !== undefined) plan.namespace = o.namespace;
+  if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
   if (o.node) plan.nodes = o.node;
   if (o.source !== undefined && o.dest !== undefined) {
     const d = parseDest(o.dest);

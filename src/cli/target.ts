@@ -92,3 +92,12 @@ export function parseSource(text: string): string {
     : text.includes("/") ? " (one address, not a CIDR)" : "";
   throw new UsageError(`--source "${text}": want an IPv4 or IPv6 address${hint}, e.g. 10.244.1.7 or fd00::7`);
 }
+
+/**
+ * Validates `-n NAMESPACE`: an RFC 1123 label, as the API server requires of namespace names.
+ * @throws {UsageError} when it cannot be a namespace name.
+ */
+export function parseNamespace(text: string): string {
+  if (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(text) && text.length <= 63) return text;
+  throw new UsageError(`-n "${text}" is not a valid namespace name (lower-case letters, digits and '-', at most 63)`);
+}
