@@ -184,7 +184,7 @@ export function addObjects(bundle: Bundle, value: unknown, origin: string): numb
  * @throws {BundleError} when the file is empty, binary, not JSON/YAML, not a bundle, or of a newer format version.
  */
 export function decodeBundle(text: string, name: string): Bundle {
-  if (text.trim() === "") throw new BundleError(`${name} is empty: expected a kubectl-netpath bundle (JSON or YAML)`);
+  if (text.trim() === "") throw new BundleError(`${name} is empty: expected a kubectl-netpath bundle (JSON or YAML); check the path, or write one with \`kubectl netpath capture\``);
   if (isBinary(text)) throw new BundleError(`${name} is a binary file, not a kubectl-netpath bundle (JSON or YAML)`);
   const docs = parseStructured(text, name);
   const doc = docs[0] as Partial<Bundle> & Record<string, unknown> | undefined;
@@ -283,7 +283,10 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
         continue;
       }
       if (isBinary(f.text)) {
-        bundle.warnings.push(`${dirName}/${f.path}: binary data; ignored`);
+        // The node is still listed, with the error: analysing it without this dump would answer from less than was given.
+        const failed = nodes.get(node) ?? { name: node, sections: {}, source: { kind: "file" as const, detail: `${dirName}/nodes/${node}` } };
+        failed.error = `${dirName}/${f.path} holds binary data, not the output of ${section}`;
+        nodes.set(node, failed);
         continue;
       }
       const capture = nodes.get(node) ?? { name: node, sections: {}, source: { kind: "file" as const, detail: `${dirName}/nodes/${node}` } };
@@ -337,7 +340,9 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
   }
   bundle.nodes = [...nodes.values()];
   if (objects === 0 && bundle.nodes.length === 0) {
-    throw new BundleError(`${dirName} holds no Kubernetes objects (*.yaml, *.json) and no node dumps (nodes/<node>/<section>.txt): not a bundle directory`);
+    throw new BundleError(
+      `${dirName} holds no Kubernetes objects (*.yaml, *.json) and no node dumps (nodes/<node>/<section>.txt): not a bundle directory; check the path (docs/bundle.md)`,
+    );
   }
   return bundle;
 }

@@ -12,7 +12,7 @@
 import { Buffer, isAscii } from "node:buffer";
 import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { Bundle } from "../bundle/bundle.ts";
+import { type Bundle, SECTION_NAMES } from "../bundle/bundle.ts";
 import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../bundle/decode.ts";
 
 /**
@@ -35,6 +35,9 @@ const SNIFF_ABOVE_BYTES = 1024 * 1024;
 
 /** What the start of a bundle or object file holds: the bundle marker, or an object's apiVersion/kind. */
 const STRUCTURED_START = /kubectl-netpath\/bundle|"?apiVersion"?\s*:|"?kind"?\s*:/;
+
+/** A node dump's file name: nodes/<node>/<section>.txt or .json. */
+const SECTION_FILE = new RegExp(`^(${SECTION_NAMES.join("|")})\\.(txt|json)$`);
 
 /** What a bundle directory looks like, for messages. */
 const BUNDLE_DIR_SHAPE = "a bundle directory holds *.yaml/*.json files of Kubernetes objects, an optional capture.yaml and nodes/<node>/<section>.txt (docs/bundle.md)";
@@ -138,6 +141,11 @@ function head(path: string, bytes: number): string {
   }
 }
 
+/** Whether a nodes/ directory holds nodes/<node>/<section>.txt|.json dumps (the yaml package's dist/nodes does not). */
+function hasNodeDumps(nodesDir: string): boolean {
+  return entries(nodesDir).some((n) => n.isDirectory() && entries(join(nodesDir, n.name)).some((f) => SECTION_FILE.test(f.name)));
+}
+
 /**
  * Whether a subdirectory looks like a bundle of its own: a capture.yaml, a nodes/ directory, or a one-file bundle
  * (`format: kubectl-netpath/bundle` in its first 4 KiB) at its top.
@@ -145,7 +153,7 @@ function head(path: string, bytes: number): string {
 function looksLikeBundle(dir: string): boolean {
   try {
     return entries(dir).some((e) =>
-      (e.isDirectory() && e.name === "nodes") || (e.isFile() && /^capture\.ya?ml$/.test(e.name)) ||
+      (e.isDirectory() && e.name === "nodes" && hasNodeDumps(join(dir, e.name))) || (e.isFile() && /^capture\.ya?ml$/.test(e.name)) ||
       (e.isFile() && /\.(ya?ml|json)$/.test(e.name) && head(join(dir, e.name), 4096).includes("kubectl-netpath/bundle"))
     );
   } catch {

@@ -209,8 +209,13 @@ export function credentialPluginError(e: unknown, kc: KubeConfig, context: strin
   if (err.code === "ENOENT") return new KubeconfigError(`${who} was not found: install ${exec.command}, or fix users[].user.exec.command in your kubeconfig`);
   if (err.code === "EACCES") return new KubeconfigError(`${who} is not executable (permission denied): ${tryIt}`);
   if (e instanceof SyntaxError) {
-    const shown = /"(.*)" is not valid JSON/s.exec(e.message)?.[1];
-    const printed = /Unexpected end of JSON input/.test(e.message) && shown === undefined ? "nothing" : shown !== undefined ? quotePrinted(shown) : "text";
+    // V8 quotes the start of the text: `Unexpected token 'P', "Please vis"... is not valid JSON`.
+    const m = /"(.*)"(\.\.\.)? is not valid JSON/s.exec(e.message);
+    const printed = /Unexpected end of JSON input/.test(e.message) && m === null
+      ? "nothing"
+      : m !== null
+      ? quotePrinted(m[1]!).replace(/"$/, m[2] ? `…"` : `"`)
+      : "text";
     return new KubeconfigError(`${who} printed ${printed}, not an ExecCredential in JSON: ${tryIt}`);
   }
   if (e instanceof Error) {
