@@ -4,7 +4,7 @@
 // on its own: --version, an offline analysis, completion through the helper krew's caveats link, a live run against
 // the fake API server (the bundled Kubernetes client), and, as root with the netns harness, a live run that execs into
 // a kube-proxy pod (the bundled `ws`).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -17,6 +17,7 @@ import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 import { requireNetns } from "./helpers/netns.ts";
+import { type Spawned, spawnCollect } from "./helpers/spawn.ts";
 
 const ROOT = resolve(".");
 const manifest = parse(readFileSync(join(ROOT, "plugins/netpath.yaml"), "utf8")) as {
@@ -36,21 +37,10 @@ function krewMatches(extracted: string, from: string): string[] {
 /** PATH of the runs: the krew bin directory only, so no `node` can be found. */
 let runPath = "";
 
-/** Runs the installed binary without blocking the event loop (the fake API server lives in this process). */
-function exec(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const [cmd, ...rest] = args;
-    const child = spawn(cmd!, rest, { cwd, env: { HOME: cwd, NO_COLOR: "1", PATH: runPath }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
-    const t = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("close", (status) => {
-      clearTimeout(t);
-      done({ status, stdout, stderr });
-    });
-  });
+/** Runs the installed binary with only krew's bin directory on PATH. */
+function exec(args: string[], cwd: string): Promise<Spawned> {
+  const [cmd, ...rest] = args;
+  return spawnCollect(cmd!, rest, { cwd, env: { HOME: cwd, NO_COLOR: "1", PATH: runPath } });
 }
 
 describe("the single-executable release as krew installs it (no Node.js, no node_modules)", () => {

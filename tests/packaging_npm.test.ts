@@ -1,7 +1,7 @@
 // The npm package is lean (issue 17): dist/ bundles every runtime dependency, so `npm i -g` of the packed tarball
 // installs the plugin alone — no dependencies, no install scripts, no `prepare` naming files the package does not
 // ship — and it runs, offline and live, without a deprecation warning on Node and on Deno.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -9,6 +9,7 @@ import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
+import { type Spawned, spawnCollect } from "./helpers/spawn.ts";
 
 const ROOT = resolve(".");
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
@@ -28,19 +29,8 @@ function du(dir: string): number {
   return n;
 }
 
-function exec(cmd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(cmd, args, { env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
-    const t = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.on("close", (status) => {
-      clearTimeout(t);
-      done({ status, stdout, stderr });
-    });
-  });
+function exec(cmd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Spawned> {
+  return spawnCollect(cmd, args, { env: { ...process.env, NO_COLOR: "1", ...env } });
 }
 
 describe("package.json", () => {
