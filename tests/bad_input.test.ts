@@ -435,7 +435,7 @@ afterAll(() => {
     "",
     "| # | group | input | exit | answer (stderr) |",
     "| --- | --- | --- | --- | --- |",
-    ...rows.map((r, i) => `| ${i + 1} | ${r.group} | ${esc(r.input)} | ${r.code} | \`${esc(r.line.split(T).join("$T"))}\` |`),
+    ...rows.map((r, i) => `| ${i + 1} | ${r.group} | ${esc(r.input)} | ${r.code} | \`\` ${esc(r.line.split(T).join("$T"))} \`\` |`),
     "",
   ].join("\n");
   writeFileSync(out, text);

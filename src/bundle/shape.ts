@@ -161,8 +161,12 @@ function check(v: unknown, shape: Shape, path: string): string | undefined {
       return v !== null && typeof v === "object" && !Array.isArray(v) ? undefined : `${path} is ${describe(v)}: want a map`;
     case "string or number":
       return typeof v === "string" || typeof v === "number" ? undefined : `${path} is ${describe(v)}: want a number or a port name`;
-    default:
-      return typeof v === shape ? undefined : `${path} is ${describe(v)}: want a ${shape}`;
+    case "string":
+      return typeof v === "string" ? undefined : `${path} is ${describe(v)}: want a string`;
+    case "number":
+      return typeof v === "number" && Number.isFinite(v) ? undefined : `${path} is ${describe(v)}: want a number`;
+    case "boolean":
+      return typeof v === "boolean" ? undefined : `${path} is ${describe(v)}: want a boolean`;
   }
 }
 
