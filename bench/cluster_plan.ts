@@ -4,7 +4,8 @@
  * plan, byte for byte). Every generator (iptables-save, nft -j, API objects) renders this one plan, so the dump and the
  * objects agree the way a healthy cluster's do (no drift).
  *
- * Address plan (kubeadm defaults): pod CIDR 10.244.0.0/16 with one /24 per node (node k: 10.244.k.0/24), Service CIDR
+ * Address plan (kubeadm defaults): pod CIDR 10.244.0.0/16 with one /24 per node (node k: 10.244.k.0/24; past 256
+ * nodes, 10.128.0.0/9 with node k at 10.(128 + k/256).(k mod 256).0/24), Service CIDR
  * 10.96.0.0/12 (ClusterIPs from 10.96.0.10 upwards), node InternalIPs in 172.18.0.0/16. One ServicePort per Service,
  * cycling through `http` 80→8080, `https` 443→8443, `grpc` 9090→9090, all TCP; every 10th Service is a NodePort
  * (nodePort 30000 + k), the rest ClusterIP. Namespaces `team-000`, `team-001`, … hold 200 Services each; Services are
@@ -160,16 +161,22 @@ export function planCluster(options: PlanOptions): ClusterPlan {
   }
   const pods = n * perService;
   const nodeCount = Math.max(3, Math.ceil(pods / podsPerNode));
-  if (nodeCount > 256) {
+  // Up to 256 nodes: kubeadm's 10.244.0.0/16. Beyond (30,000+ Services): 10.128.0.0/9, 32,768 node /24s, which does
+  // not overlap the Service CIDR 10.96.0.0/12.
+  const wide = nodeCount > 256;
+  if (nodeCount > 32768) {
     throw new PlanError(
-      `${n} services × ${perService} endpoints need ${nodeCount} nodes of ${podsPerNode} pods; the pod CIDR 10.244.0.0/16 has room for 256`,
+      `${n} services × ${perService} endpoints need ${nodeCount} nodes of ${podsPerNode} pods; the pod CIDR 10.128.0.0/9 has room for 32768`,
     );
   }
+  const podNet = (k: number) => (wide ? `10.${128 + (k >> 8)}.${k & 255}` : `10.244.${k}`);
+  // NodePorts come from 30000-32767 (2,768 ports): past that, fewer Services are NodePorts, never two on one port.
+  const npEvery = Math.max(nodePortEvery, Math.ceil(n / 2768));
   const nodes: PlanNode[] = [];
   for (let k = 0; k < nodeCount; k++) {
     nodes.push({
       name: `node-${k + 1}`,
-      podCIDR: `10.244.${k}.0/24`,
+      podCIDR: `${podNet(k)}.0/24`,
       internalIP: ipv4((172 << 24 | 18 << 16) + 256 * Math.floor(k / 250) + (k % 250) + 2),
       zone: `zone-${"abc"[k % 3]}`,
     });
@@ -189,14 +196,14 @@ export function planCluster(options: PlanOptions): ClusterPlan {
       const pod = i * perService + e;
       const node = pod % nodeCount;
       const slot = Math.floor(pod / nodeCount);
-      endpoints.push({ ip: `10.244.${node}.${slot + 2}`, nodeName: nodes[node]!.name, podName: `${name}-${rsHash}-${podSuffix(pod, 5)}` });
+      endpoints.push({ ip: `${podNet(node)}.${slot + 2}`, nodeName: nodes[node]!.name, podName: `${name}-${rsHash}-${podSuffix(pod, 5)}` });
     }
     endpoints.sort((a, b) => {
       const x = `${a.ip}:${p.targetPort}`;
       const y = `${b.ip}:${p.targetPort}`;
       return x < y ? -1 : x > y ? 1 : 0;
     });
-    const isNodePort = i % nodePortEvery === 0;
+    const isNodePort = i % npEvery === 0;
     const svc: PlanService = {
       index: i,
       namespace: `team-${String(Math.floor(i / perNamespace)).padStart(nsWidth, "0")}`,
@@ -209,11 +216,11 @@ export function planCluster(options: PlanOptions): ClusterPlan {
       targetPort: p.targetPort,
       endpoints,
     };
-    if (isNodePort) svc.nodePort = 30000 + (Math.floor(i / nodePortEvery) % 2768);
+    if (isNodePort) svc.nodePort = 30000 + (Math.floor(i / npEvery) % 2768);
     services.push(svc);
   }
   return {
-    clusterCIDR: "10.244.0.0/16",
+    clusterCIDR: wide ? "10.128.0.0/9" : "10.244.0.0/16",
     serviceCIDR: "10.96.0.0/12",
     nodes,
     services,

@@ -85,13 +85,36 @@ describe("cluster plan", () => {
       want: "podsPerNode must be 1…252 (a node's /24 minus network, gateway and broadcast), got 300",
     },
     {
-      name: "more pods than the /16 holds",
-      input: { services: 20000 },
-      want: "20000 services × 5 endpoints need 500 nodes of 200 pods; the pod CIDR 10.244.0.0/16 has room for 256",
+      name: "more pods than the /9 holds",
+      input: { services: 1_400_000 },
+      want: "1400000 services × 5 endpoints need 35000 nodes of 200 pods; the pod CIDR 10.128.0.0/9 has room for 32768",
     },
   ])("rejects $name", ({ input, want }) => {
     expect(() => planCluster(input)).toThrow(PlanError);
     expect(() => planCluster(input)).toThrow(want);
+  });
+
+  test("30,000 and 100,000 Services (issue 12): a /9 pod CIDR clear of the Service CIDR, unique pod IPs and NodePorts", () => {
+    for (const services of [30_000, 100_000]) {
+      const plan = planCluster({ services });
+      expect(plan.clusterCIDR).toBe("10.128.0.0/9");
+      expect(plan.nodes).toHaveLength(services * 5 / 200);
+      const ips = new Set<string>();
+      for (const svc of plan.services) {
+        for (const e of svc.endpoints) {
+          const node = plan.nodes.find((n) => n.name === e.nodeName)!;
+          expect(e.ip.split(".").slice(0, 3).join(".") + ".0/24").toBe(node.podCIDR);
+          ips.add(e.ip);
+        }
+      }
+      expect(ips.size).toBe(services * 5);
+      const ports = plan.services.filter((s) => s.type === "NodePort").map((s) => s.nodePort!);
+      expect(new Set(ports).size).toBe(ports.length);
+      expect(Math.min(...ports)).toBeGreaterThanOrEqual(30000);
+      expect(Math.max(...ports)).toBeLessThanOrEqual(32767);
+      // no pod address inside the Service CIDR 10.96.0.0/12 (10.96.0.0-10.111.255.255)
+      expect([...ips].some((ip) => { const b = Number(ip.split(".")[1]); return ip.startsWith("10.") && b >= 96 && b <= 111; })).toBe(false);
+    }
   });
 
   test.each([
