@@ -14,6 +14,7 @@
  * @module
  */
 import type { BundleObjects, NodeCapture } from "../bundle/bundle.ts";
+import type { DumpParseError } from "../datapath/errors.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
 import { iptablesDatapath, readIptables } from "./iptables/datapath.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
@@ -58,6 +59,8 @@ export interface NodeDatapath {
   iptables?: IptablesDump;
   /** Problems reading the node's sections: shown as node notes, or as the node's error when nothing answers. */
   problems: string[];
+  /** The ipvsadm section could not be parsed: the node's error when it runs kube-proxy in IPVS mode. */
+  ipvsadmError?: DumpParseError;
 }
 
 /** Reads a node's capture into its datapath. Replaceable in {@link ExplainServiceOptions} (e.g. for tests). */
@@ -79,6 +82,7 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
   if (read.dump) out.iptables = read.dump;
   const ipvs = readIpvs(node);
   out.problems.push(...ipvs.problems);
+  if (ipvs.ipvsadmError) out.ipvsadmError = ipvs.ipvsadmError;
   if (ipvs.balancer) out.signals.ipvsVirtualServers = ipvs.balancer.virtualServers;
   if (read.dump) out.datapath = iptablesDatapath(read.dump, ipvs);
   if (node.sections["nft-json"] || node.sections["nft-text"]) {

@@ -126,6 +126,8 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
         const datapath = dp.datapath;
         if (datapath) report.notes.push(...dp.problems);
         report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
+        // In IPVS mode the virtual servers decide where packets go: an unreadable ipvsadm dump leaves nothing to answer with.
+        if (report.proxyMode.mode === "ipvs" && dp.ipvsadmError) throw dp.ipvsadmError;
         for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
         if (!datapath) {
           if (dp.problems.length > 0) report.error = dp.problems.join("; ");

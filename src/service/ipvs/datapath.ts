@@ -22,6 +22,8 @@ export interface IpvsReading {
   ipsets?: IpsetMembership;
   /** ipvsadm ran but its output is unusable (failed or cut off): IPVS verdicts are "unknown". */
   tableUnread?: boolean;
+  /** The ipvsadm output could not be parsed (the line at fault): a node in IPVS mode cannot be answered. */
+  ipvsadmError?: DumpParseError;
   /** Why a section could not be read. */
   problems: string[];
 }
@@ -51,8 +53,10 @@ export function readIpvs(node: NodeCapture): IpvsReading {
     try {
       out.balancer = ipvsBalancer(parseIpvsadm(ipvsText));
     } catch (e) {
-      if (e instanceof DumpParseError) out.problems.push(e.message);
-      else throw e;
+      if (!(e instanceof DumpParseError)) throw e;
+      out.problems.push(e.message);
+      out.tableUnread = true;
+      out.ipvsadmError = e;
     }
   }
   const ipsetText = usable(node.sections.ipset);
