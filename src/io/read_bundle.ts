@@ -48,13 +48,13 @@ export interface ReadBundleOptions {
   maxBytes?: number;
 }
 
-/** A size in the units a message gives: `600 MB`, `2.5 GB`, `12 kB`. */
+/** A size in the binary units `--max-bundle-size` takes: `572 MiB`, `2.5 GiB`, `12 KiB`, `900 bytes`. */
 export function formatBytes(n: number): string {
-  const units = ["bytes", "kB", "MB", "GB", "TB"];
+  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
   let v = n;
   let i = 0;
-  while (v >= 1000 && i < units.length - 1) {
-    v /= 1000;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
     i++;
   }
   return i === 0 ? `${n} bytes` : `${v >= 100 ? Math.round(v) : Math.round(v * 10) / 10} ${units[i]}`;
@@ -103,7 +103,7 @@ function sniff(path: string, size: number, shown: string): void {
   if (start.includes("\u0000")) throw new BundleError(`${shown} is a binary file, not a kubectl-netpath bundle (JSON or YAML): check the path`);
   if (size > SNIFF_ABOVE_BYTES && !STRUCTURED_START.test(start)) {
     throw new BundleError(
-      `${shown} (${formatBytes(size)}) does not start like a kubectl-netpath bundle or Kubernetes objects (no "format: kubectl-netpath/bundle", apiVersion or kind in its first 64 kB): check the path`,
+      `${shown} (${formatBytes(size)}) does not start like a kubectl-netpath bundle or Kubernetes objects (no "format: kubectl-netpath/bundle", apiVersion or kind in its first 64 KiB): check the path`,
     );
   }
 }
