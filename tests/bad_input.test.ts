@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { createServer as createNetServer, type Server as NetServer } from "node:net";
+import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -20,6 +20,7 @@ import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { makePki } from "./helpers/fake_pki.ts";
 import { run } from "./helpers/live_cli.ts";
+import { describeError } from "../src/cli/program.ts";
 
 const T = mkdtempSync(join(tmpdir(), "netpath-bad-"));
 const LAB = "examples/iptables-lab";
@@ -81,6 +82,7 @@ let jsonPort = 0;
 let silentPort = 0;
 let closedPort = 0;
 let silent: NetServer;
+const silentSockets = new Set<Socket>();
 let jsonSrv: Server;
 let httpPort = 0;
 let httpSrv: Server;
@@ -128,7 +130,7 @@ beforeAll(async () => {
     r.end(JSON.stringify({ error: "no route" }));
   });
   httpSrv = createHttpServer((_q, r) => r.end("hi"));
-  silent = createNetServer(() => {}); // accepts, never answers
+  silent = createNetServer((sock) => void silentSockets.add(sock)); // accepts, never answers
   const listen = (s: Server | NetServer) => new Promise<number>((res) => s.listen(0, "127.0.0.1", () => res((s.address() as { port: number }).port)));
   htmlPort = await listen(html404);
   jsonPort = await listen(jsonSrv);
@@ -141,6 +143,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
+  for (const sock of silentSockets) sock.destroy();
+  for (const s of [html404, jsonSrv, httpSrv]) s?.closeAllConnections();
   for (const s of [html404, jsonSrv, httpSrv, silent]) await new Promise((r) => s?.close(r));
   rmSync(T, { recursive: true, force: true });
 });
@@ -417,6 +421,13 @@ table("directories that are not one bundle", DIRS);
 table("malformed node dumps (the other nodes are still answered)", DUMPS);
 table("flags, values, combinations and targets", USAGE);
 table("the cluster side: kubeconfig, credentials, servers", LIVE);
+
+describe("a bug met on some input is still one line that says what to do", () => {
+  it.each([new TypeError("Cannot read properties of null (reading 'metadata')"), new RangeError("Invalid string length")])("$name", (e) => {
+    const line = describeError(e);
+    expect(line).toBe(`internal error (${e.name}: ${e.message}): rerun with KUBECTL_NETPATH_DEBUG=1 and report it, with the input if you can share it`);
+  });
+});
 
 describe("the table", () => {
   it("has at least 80 bad inputs", () => {
