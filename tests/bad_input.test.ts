@@ -422,6 +422,62 @@ table("malformed node dumps (the other nodes are still answered)", DUMPS);
 table("flags, values, combinations and targets", USAGE);
 table("the cluster side: kubeconfig, credentials, servers", LIVE);
 
+// Unreadable paths: root reads everything, so as root the built CLI runs as nobody (setpriv), as any other user as is.
+const isRoot = process.getuid?.() === 0;
+const hasSetpriv = spawnSync("setpriv", ["--version"]).status === 0;
+describe.skipIf(isRoot && !hasSetpriv)("unreadable files and directories (the built CLI, as an unprivileged user)", () => {
+  let cli = "";
+  beforeAll(async () => {
+    chmodSync(T, 0o755);
+    cli = join(T, "cli.mjs");
+    const { build } = await import("esbuild");
+    await build({
+      entryPoints: ["src/cli/bin.ts"],
+      outfile: cli,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      logLevel: "error",
+      banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
+    });
+    chmodSync(cli, 0o644);
+  }, 60_000);
+  const locked = (name: string, mode: number, content = "{}") => {
+    const f = file(name, content);
+    chmodSync(f, mode);
+    return f;
+  };
+  const cases: Case[] = [
+    { input: "`--from` a file only its owner may read", args: () => ["svc/x", "--from", locked("secret.json", 0o600)], code: 1, says: /--from .*secret\.json: permission denied reading .*secret\.json: make it readable/ },
+    {
+      input: "a bundle directory with an unreadable dump",
+      args: () => {
+        const d = twoNodes("locked-dump", {});
+        chmodSync(join(d, "nodes", "k8s2", "iptables-save.txt"), 0o600);
+        return [...DNS, "--from", d];
+      },
+      code: 1,
+      says: /permission denied reading .*locked-dump\/nodes\/k8s2\/iptables-save\.txt: make it readable/,
+    },
+    { input: "`--from` an unreadable directory", args: () => [...DNS, "--from", dir("locked-dir", {}), "--node", "x"].map((a) => (a.endsWith("locked-dir") ? (chmodSync(a, 0o700), a) : a)), code: 1, says: /--from .*locked-dir: permission denied reading .*locked-dir: make it readable/ },
+    { input: "`--from` a path under a directory it may not enter", args: () => ["svc/x", "--from", join(dir("locked-parent", { "b.json": "{}" }), "b.json")].map((a, i) => (i === 2 ? (chmodSync(join(a, ".."), 0o700), a) : a)), code: 1, says: /locked-parent\/b\.json: permission denied: make it readable, or run as a user who can read it/ },
+    { input: "`--kubeconfig` a file only its owner may read", args: () => ["svc/web", "--kubeconfig", locked("kc-secret", 0o600)], code: 1, says: /cannot read kubeconfig .*kc-secret: permission denied: make it readable, or pass --kubeconfig FILE/ },
+  ];
+  it.each(cases)("$input", (c) => {
+    const args = c.args();
+    const cmd = isRoot ? ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, cli, ...args] : [process.execPath, cli, ...args];
+    const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: T } });
+    const errLines = r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("warning: "));
+    rows.push({ group: "unreadable paths (as an unprivileged user)", input: c.input, code: r.status ?? -1, line: errLines[0] ?? "(none)" });
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.status, r.stderr).toBe(c.code);
+    expect(errLines, r.stderr).toHaveLength(1);
+    expect(errLines[0]).toMatch(c.says);
+    expect(errLines[0]).toMatch(ACTION);
+  }, 30_000);
+});
+
 describe("a bug met on some input is still one line that says what to do", () => {
   it.each([new TypeError("Cannot read properties of null (reading 'metadata')"), new RangeError("Invalid string length")])("$name", (e) => {
     const line = describeError(e);

@@ -54,7 +54,8 @@ function readDoc(path: string): KubeconfigDoc {
     text = readFileSync(path, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new KubeconfigError(`cannot read kubeconfig ${path}: ${code === "EACCES" ? "permission denied" : code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    const why = code === "EACCES" ? "permission denied: make it readable, or pass --kubeconfig FILE" : code === "ENOENT" ? "no such file" : (e as Error).message;
+    throw new KubeconfigError(`cannot read kubeconfig ${path}: ${why}`);
   }
   try {
     return { path, doc: parseYaml(text) as unknown };
