@@ -246,7 +246,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
 export function nodeDumpError(e: unknown, family: 4 | 6): string | undefined {
   if (e instanceof DumpParseError) {
     const section = e.format === "iptables-save" && family === 6 ? "ip6tables-save" : e.format;
-    return `section ${section} line ${e.line}: ${e.message.replace(/^\S+ line \d+: /, "")}`;
+    return `${section} line ${e.line}: ${e.message.replace(/^\S+ line \d+: /, "")}`;
   }
   if (e instanceof Error && (e.name === "TraceError" || e.name === "NftTraceError")) return e.message;
   return undefined;
