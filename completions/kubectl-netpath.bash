@@ -1,103 +1,52 @@
-# bash completion for kubectl-netpath
-
-# Define shell completion directives
-readonly ShellCompDirectiveError=1
-readonly ShellCompDirectiveNoSpace=2
-readonly ShellCompDirectiveNoFileComp=4
-readonly ShellCompDirectiveFilterFileExt=8
-readonly ShellCompDirectiveFilterDirs=16
-readonly ShellCompDirectiveKeepOrder=32
-
-# Function to debug completion
-__kubectl_netpath_debug() {
-    if [[ -n ${BASH_COMP_DEBUG_FILE:-} ]]; then
-        echo "$*" >> "${BASH_COMP_DEBUG_FILE}"
-    fi
-}
-
-# Function to handle completions
+# bash completion for kubectl-netpath: candidates are data (no eval, no compgen -W over them).
+# Cobra directives: 1 Error, 2 NoSpace, 4 NoFileComp, 8 FilterFileExt, 16 FilterDirs, 32 KeepOrder.
 __kubectl_netpath_complete() {
     local cur prev words cword
     _get_comp_words_by_ref -n "=:" cur prev words cword
-
-    local requestComp out directive
-    
-    # Build the command to get completions
-    requestComp="kubectl-netpath complete -- ${words[@]:1}"
-    
-    # Add an empty parameter if the last parameter is complete
-    if [[ -z "$cur" ]]; then
-        requestComp="$requestComp ''"
+    local out directive=0 last
+    # The words after the command up to the one under the cursor, each its own argument.
+    out=$(kubectl-netpath complete -- "${words[@]:1:cword}" 2>/dev/null)
+    last=${out##*$'
+'}
+    if [[ $last == :* ]]; then
+        directive=${last#:}
+        if [[ $out == *$'
+'* ]]; then out=${out%$'
+'*}; else out=""; fi
     fi
-    
-    # Get completions from the program
-    out=$(eval "$requestComp" 2>/dev/null)
-    
-    # Extract directive if present
-    directive=0
-    if [[ "$out" == *:* ]]; then
-        directive=${out##*:}
-        out=${out%:*}
-    fi
-    
-    # Process completions based on directive
-    if [[ $((directive & $ShellCompDirectiveError)) -ne 0 ]]; then
-        # Error, no completion
-        return
-    fi
-    
-    # Apply directives
-    if [[ $((directive & $ShellCompDirectiveNoSpace)) -ne 0 ]]; then
-        compopt -o nospace
-    fi
-    if [[ $((directive & $ShellCompDirectiveKeepOrder)) -ne 0 ]]; then
-        compopt -o nosort
-    fi
-    if [[ $((directive & $ShellCompDirectiveNoFileComp)) -ne 0 ]]; then
-        compopt +o default
-    fi
-    
-    # Handle file extension filtering
-    if [[ $((directive & $ShellCompDirectiveFilterFileExt)) -ne 0 ]]; then
-        local filter=""
-        for ext in $out; do
-            filter="$filter|$ext"
-        done
-        filter="\.($filter)"
-        compopt -o filenames
-        COMPREPLY=( $(compgen -f -X "!$filter" -- "$cur") )
-        return
-    fi
-    
-    # Handle directory filtering
-    if [[ $((directive & $ShellCompDirectiveFilterDirs)) -ne 0 ]]; then
-        compopt -o dirnames
-        COMPREPLY=( $(compgen -d -- "$cur") )
-        return
-    fi
-    
-    # Process completions
-    local IFS=$'\n'
-    local tab=$(printf '\t')
-    
-    # Parse completions with descriptions
-    local completions=()
-    while read -r comp; do
-        if [[ "$comp" == *$tab* ]]; then
-            # Split completion and description
-            local value=${comp%%$tab*}
-            local desc=${comp#*$tab}
-            completions+=("$value")
-        else
-            completions+=("$comp")
-        fi
-    done <<< "$out"
-    
-    # Return completions
+    [[ $directive =~ ^[0-9]+$ ]] || directive=1
+    (( directive & 1 )) && return
+    (( directive & 2 )) && compopt -o nospace
+    (( directive & 32 )) && compopt -o nosort
+    (( directive & 4 )) && compopt +o default
     [[ "$cur" == -*=* ]] && cur="${cur#*=}"
-    COMPREPLY=( $(compgen -W "${completions[*]}" -- "$cur") )
+    local comp value
+    if (( directive & 8 )); then
+        local exts=() pattern
+        while IFS='' read -r comp; do
+            [[ $comp =~ ^[A-Za-z0-9]+$ ]] && exts+=("$comp")
+        done <<< "$out"
+        pattern="!*.@($(IFS='|'; echo "${exts[*]}"))"
+        compopt -o filenames
+        COMPREPLY=()
+        while IFS='' read -r comp; do COMPREPLY+=("$comp"); done < <(compgen -f -X "$pattern" -- "$cur")
+        return
+    fi
+    if (( directive & 16 )); then
+        compopt -o dirnames
+        COMPREPLY=()
+        while IFS='' read -r comp; do COMPREPLY+=("$comp"); done < <(compgen -d -- "$cur")
+        return
+    fi
+    COMPREPLY=()
+    while IFS='' read -r comp; do
+        [[ -z $comp ]] && continue
+        value=${comp%%$'	'*}
+        [[ $value == "$cur"* ]] || continue
+        # A candidate with shell syntax (a kubeconfig context may be any string) is inserted quoted.
+        if [[ $value == *[!A-Za-z0-9._/:=@,+%-]* ]]; then printf -v value '%q' "$value"; fi
+        COMPREPLY+=("$value")
+    done <<< "$out"
 }
 
-# Register completion function
 complete -o default -F __kubectl_netpath_complete kubectl-netpath
-

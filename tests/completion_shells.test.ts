@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseAnswer } from "../src/cli/completion/directive.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
@@ -381,3 +381,86 @@ describe("real fish with the generated script", () => {
 it("the shells are installed (scripts/ci-setup.sh)", () => {
   for (const shell of ["bash", "zsh", "fish"]) expect(execFileSync("sh", ["-c", `command -v ${shell}`], { encoding: "utf8" }).trim()).not.toBe("");
 });
+
+// Issue 13 defect 1: candidates are data, never code. Names from a bundle or a kubeconfig that carry shell syntax
+// must not run anything when TAB is pressed, in bash, zsh or fish; names that are not valid Kubernetes names are not
+// offered at all (the engine drops them), and a kubeconfig context (any string is allowed there) is offered quoted.
+describe("hostile names: TAB never runs them", () => {
+  const HOSTILE = ["$(touch PWNED-subst)", "`touch PWNED-tick`", "a;touch PWNED-semi", "x\ntouch PWNED-nl", "q'\"$(touch PWNED-q)", "*"];
+  let dir: string;
+  let kc: string;
+  let marker: string;
+  let n = 0;
+  beforeEach(() => {
+    marker = join(work, `marker-${++n}`);
+    mkdirSync(marker, { recursive: true });
+  });
+  beforeAll(() => {
+    dir = join(work, "hostile-bundle");
+    mkdirSync(join(dir, "nodes"), { recursive: true });
+    const svc = (name: string) => ({ apiVersion: "v1", kind: "Service", metadata: { name, namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.0.9", ports: [{ port: 80, protocol: "TCP" }] } });
+    writeFileSync(join(dir, "services.yaml"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [svc("web"), ...HOSTILE.map(svc)] }));
+    kc = join(work, "hostile-kubeconfig");
+    const ctx = (name: string) => ({ name, context: { cluster: "c", user: "u" } });
+    writeFileSync(kc, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "ok",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }], users: [{ name: "u", user: { token: "t" } }],
+      contexts: [ctx("ok"), ctx("a;touch PWNED-ctx"), ctx("$(touch PWNED-ctxsubst)"), ctx("`touch PWNED-ctxtick`")],
+    }));
+  });
+  const pwned = () => readdirSync(marker);
+
+  it("bash: the script", async () => {
+    const lines = [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --from ${dir} svc/$`, `kubectl-netpath --kubeconfig ${kc} --context `, "kubectl-netpath --context a"];
+    const got = await bashCompleteIn(marker, `source ${join(ROOT, "completions/kubectl-netpath.bash")}`, "__kubectl_netpath_complete", lines);
+    expect(pwned()).toEqual([]);
+    expect(got[0]!.reply).toEqual(["svc/web"]);
+    expect(got[2]!.reply).toContain("ok");
+    // a context with shell syntax is offered quoted, so inserting it does not run it either
+    expect(got[2]!.reply).toContain("a\\;touch\\ PWNED-ctx");
+  });
+  it("zsh: the script", async () => {
+    const driver = join(work, "zsh-driver-hostile.zsh");
+    writeFileSync(driver, ZSH_DRIVER);
+    for (const line of [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --kubeconfig ${kc} --context `]) {
+      const r = await run("zsh", ["-f", driver, join(ROOT, "completions/_kubectl-netpath"), line, "2"], { cwd: marker, timeout: 30_000, env: env({ KUBECONFIG: kc }) });
+      expect(r.status, r.stderr).toBe(0);
+    }
+    expect(pwned()).toEqual([]);
+  });
+  it("fish: the script", async () => {
+    for (const line of [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --kubeconfig ${kc} --context `]) {
+      const r = await run("fish", ["--no-config", "-c", `source ${join(ROOT, "completions/kubectl-netpath.fish")}; complete --do-complete ${bashQuote(line)}`], { cwd: marker });
+      expect(r.status, r.stderr).toBe(0);
+      if (line.includes("svc/")) expect(r.stdout.split("\n").filter(Boolean).map((l) => l.split("\t")[0])).toEqual(["svc/web"]);
+    }
+    expect(pwned()).toEqual([]);
+  });
+  it("the engine offers no invalid Kubernetes name and says so on stderr", async () => {
+    const r = await run(join(bin, "kubectl-netpath"), ["complete", "--", "--from", dir, "svc/"]);
+    const answer = parseAnswer(r.stdout);
+    expect(answer.candidates.map((c) => c.value)).toEqual(["svc/web"]);
+    expect(r.stderr).toMatch(/6 names? in the bundle (are|is) not (a )?valid Kubernetes names?/);
+  });
+});
+
+async function bashCompleteIn(cwd: string, setup: string, fn: string, lines: string[]): Promise<{ reply: string[]; compopt: string[] }[]> {
+  const parts = ["source /usr/share/bash-completion/bash_completion", setup, 'compopt() { __COMPOPT+=("$*"); }'];
+  for (const line of lines) {
+    const words = compWords(line);
+    parts.push(
+      `COMP_LINE=${bashQuote(line)}; COMP_POINT=\${#COMP_LINE}; COMP_WORDS=(${words.map(bashQuote).join(" ")}); COMP_CWORD=${words.length - 1}`,
+      `COMPREPLY=(); __COMPOPT=(); ${fn}`,
+      `printf 'REPLY\\x1f%s\\n' "$(IFS=$'\\x1f'; echo "\${COMPREPLY[*]}")"; printf 'COMPOPT\\x1f%s\\n' "$(IFS=$'\\x1f'; echo "\${__COMPOPT[*]}")"`,
+    );
+  }
+  const r = await run("bash", ["--norc", "--noprofile", "-c", parts.join("\n")], { cwd });
+  expect(r.status, r.stderr).toBe(0);
+  const out = r.stdout.split("\n").filter((l) => l.startsWith("REPLY\x1f") || l.startsWith("COMPOPT\x1f"));
+  const results: { reply: string[]; compopt: string[] }[] = [];
+  for (let i = 0; i < out.length; i += 2) {
+    const split = (l: string) => l.split("\x1f").slice(1).filter((x) => x !== "");
+    results.push({ reply: split(out[i]!), compopt: split(out[i + 1]!) });
+  }
+  return results;
+}

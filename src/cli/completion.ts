@@ -76,7 +76,8 @@ export function registerCompletion(program: CommandUnknownOpts, io: CliIo, resul
   subcommand(program, "complete")
     .description("Print completion candidates for the words after -- in Cobra's __complete format (used by the scripts)")
     .action(async (...args: unknown[]) => {
-      const answer = await answerCompletion(program, root, args[0] as string[], { env: io.env, cwd: io.cwd }, (reason) => {
+      const warn = (line: string) => io.stderr(`completion: ${line}\n`);
+      const answer = await answerCompletion(program, root, args[0] as string[], { env: io.env, cwd: io.cwd, warn }, (reason) => {
         io.stderr(`completion: ${reason}\n`);
       });
       io.stdout(answer);

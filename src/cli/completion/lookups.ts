@@ -30,6 +30,29 @@ export interface LookupEnv {
   env: Record<string, string | undefined>;
   /** Directory relative paths on the line are relative to. */
   cwd: string;
+  /** Receives one line about candidates left out (names that are not valid Kubernetes names). */
+  warn?: (line: string) => void;
+}
+
+/**
+ * The name rules of the API server (k8s.io/apimachinery validation): Services and namespaces are DNS-1035 /
+ * RFC 1123 labels, pods, claims and nodes RFC 1123 subdomains. A name outside them cannot come from a real cluster:
+ * a bundle carrying one was edited, and its name is never offered (it could carry shell syntax into a command line).
+ */
+const NAME_RULES: Record<Exclude<LookupKind, "contexts">, RegExp> = {
+  services: /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  namespaces: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  persistentvolumeclaims: /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+  pods: /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+  nodes: /^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+};
+
+/** The objects whose names are valid for their kind; reports how many were left out. */
+function validNames(kind: Exclude<LookupKind, "contexts">, objects: KubeObject[], where: string, warn?: (line: string) => void): KubeObject[] {
+  const ok = objects.filter((o) => typeof o.metadata?.name === "string" && NAME_RULES[kind].test(o.metadata.name));
+  const bad = objects.length - ok.length;
+  if (bad > 0) warn?.(`${bad} name${bad === 1 ? " in the " + where + " is not a valid Kubernetes name" : "s in the " + where + " are not valid Kubernetes names"} (${kind}): not offered`);
+  return ok;
 }
 
 /**
@@ -136,7 +159,7 @@ export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "loo
   const from = last(line, "from");
   if (from !== undefined) {
     const bundle = readBundle(resolveLinePath(from, e));
-    return objectCandidates(plan, bundleObjects(bundle, kind, last(line, "namespace") || "default"));
+    return objectCandidates(plan, validNames(kind, bundleObjects(bundle, kind, last(line, "namespace") || "default"), "bundle", e.warn));
   }
   const source: LiveSource = { env: e.env, cwd: e.cwd, timeoutMs: ms };
   const kubeconfig = last(line, "kubeconfig");
@@ -149,5 +172,5 @@ export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "loo
     const { listLive } = await import("./live_lookup.ts");
     return listLive(kind, source);
   });
-  return objectCandidates(plan, objects);
+  return objectCandidates(plan, validNames(kind, objects, "cluster's answer", e.warn));
 }
