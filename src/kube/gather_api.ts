@@ -168,6 +168,28 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
   }
   for (const p of pods) if (p.spec?.nodeName) endpointNodes.add(p.spec.nodeName);
 
+  // No ready endpoint: the Pods that tell why (src/service/endpoint_diagnosis.ts) — those the selector matches, else the
+  // namespace's Pods (their labels show which selector was meant), and the readiness Events of matching Pods that are
+  // not Ready. At most three more requests, each capped at 100 items; a refusal is a warning, not a failure.
+  const readyEndpoints = slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
+  if (selector !== undefined && readyEndpoints === 0) {
+    try {
+      let listed = (await rest.list<Pod>(R.pods(q.namespace), { labelSelector: selector }, 100, 100)).items;
+      const matched = listed.length > 0;
+      if (!matched) listed = (await rest.list<Pod>(R.pods(q.namespace), {}, 100, 100)).items;
+      for (const p of listed) if (!pods.some((x) => x.metadata.name === p.metadata.name)) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
+      const notReady = matched ? listed.filter((p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) : [];
+      if (notReady.length > 0) {
+        const names = new Set(notReady.map((p) => p.metadata.name));
+        const events = await rest.list<KubeEvent>(R.events(q.namespace), { fieldSelector: "involvedObject.kind=Pod,reason=Unhealthy" }, 100, 100);
+        objects.events.push(...events.items.filter((e) => names.has(e.involvedObject?.name ?? "")).map((e) => sanitizeObject({ apiVersion: "v1", kind: "Event", ...e })));
+      }
+    } catch (e) {
+      if (!(e instanceof KubeApiError)) throw e;
+      warnings.push(`the Service has no ready endpoint, and the Pods that would say why could not be listed: ${e.message}`);
+    }
+  }
+
   let fromPod: FromPod | undefined;
   if (q.fromPod !== undefined) {
     const name = podNameOf(q.fromPod);

@@ -24,6 +24,7 @@ import { readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
+import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
@@ -77,6 +78,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   if (svc.clusterIPs.length === 0 && svc.type !== "ExternalName") {
     findings.push({ severity: "info", code: "Headless", message: "a headless Service (clusterIP: None) has no virtual IP; clients resolve the endpoints' addresses by DNS, and kube-proxy programs nothing for it" });
   }
+  findings.push(...diagnoseEndpoints(resolved, bundle.objects));
   const readyCount = resolved.endpoints.filter((e) => e.ready).length;
   if (resolved.slices.length === 0) {
     findings.push({ severity: "warning", code: "NoEndpointSlices", message: `no EndpointSlice labelled kubernetes.io/service-name=${name} in the bundle` });
