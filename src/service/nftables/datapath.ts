@@ -25,7 +25,8 @@ import { parseNftJson } from "../../datapath/nft_json.ts";
 import type { NftRuleset } from "../../datapath/nft_model.ts";
 import { parseNftText } from "../../datapath/nft_text.ts";
 import type { TraceResult } from "../trace.ts";
-import { nftAnomalyNote, nftTableLabel, traceNft } from "./trace.ts";
+import { nftAnomalyNote, nftTableLabel } from "./evidence.ts";
+import { traceNft } from "./trace.ts";
 import { configMapMode } from "../proxy_mode.ts";
 import type { TracePacket } from "../trace.ts";
 
