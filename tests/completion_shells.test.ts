@@ -14,6 +14,7 @@ import { parseAnswer } from "../src/cli/completion/directive.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApi, startFakeApi } from "./fixtures/completion/fake_api.ts";
 import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
+import { isCi, requireThat, requireTools } from "./helpers/netns.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const IPTABLES_LAB = join(ROOT, "examples/iptables-lab");
@@ -154,7 +155,8 @@ describe("under Deno (src/cli/completion/entry_bin.ts run by deno)", () => {
   });
 });
 
-describe("real kubectl: `kubectl __complete netpath …` through kubectl_complete-netpath", () => {
+const BASH = ["bash", "/usr/share/bash-completion/bash_completion"];
+describe.runIf(requireThat("real kubectl", kubectlVersions().length >= 2, `two kubectl versions >= 1.26 in ${SDK} (found ${kubectlVersions().join(", ") || "none"})`) && requireTools("kubectl's bash completion", BASH))("real kubectl: `kubectl __complete netpath …` through kubectl_complete-netpath", () => {
   const versions = kubectlVersions();
   it("at least two kubectl versions >= 1.26 are installed", () => {
     expect(versions.length).toBe(2);
@@ -279,7 +281,7 @@ async function bashComplete(setup: string, fn: string, lines: string[]): Promise
   return results;
 }
 
-describe("real bash", () => {
+describe.runIf(requireTools("real bash with bash-completion", BASH))("real bash", () => {
   it("needs bash-completion, as kubectl's script does (scripts/ci-setup.sh installs it)", () => {
     expect(existsSync("/usr/share/bash-completion/bash_completion")).toBe(true);
   });
@@ -339,7 +341,7 @@ print -r -- "$out"
 zpty -d z
 `;
 
-describe("real zsh (in a pty) with the generated script", () => {
+describe.runIf(requireTools("real zsh", ["zsh"]))("real zsh (in a pty) with the generated script", () => {
   async function zshScreen(line: string, tabs: 1 | 2): Promise<string> {
     const driver = join(work, "zsh-driver.zsh");
     writeFileSync(driver, ZSH_DRIVER);
@@ -360,7 +362,7 @@ describe("real zsh (in a pty) with the generated script", () => {
   });
 });
 
-describe("real fish with the generated script", () => {
+describe.runIf(requireTools("real fish", ["fish"]))("real fish with the generated script", () => {
   async function fish(line: string): Promise<string[]> {
     const r = await run("fish", ["--no-config", "-c", `source completions/kubectl-netpath.fish; complete --do-complete ${bashQuote(line)}`]);
     expect(r.status, r.stderr).toBe(0);
@@ -378,7 +380,7 @@ describe("real fish with the generated script", () => {
   });
 });
 
-it("the shells are installed (scripts/ci-setup.sh)", () => {
+it.runIf(isCi())("the shells are installed (scripts/ci-setup.sh)", () => {
   for (const shell of ["bash", "zsh", "fish"]) expect(execFileSync("sh", ["-c", `command -v ${shell}`], { encoding: "utf8" }).trim()).not.toBe("");
 });
 
@@ -410,7 +412,7 @@ describe("hostile names: TAB never runs them", () => {
   });
   const pwned = () => readdirSync(marker);
 
-  it("bash: the script", async () => {
+  it.runIf(requireTools("real bash with bash-completion", BASH))("bash: the script", async () => {
     const lines = [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --from ${dir} svc/$`, `kubectl-netpath --kubeconfig ${kc} --context `, "kubectl-netpath --context a"];
     const got = await bashCompleteIn(marker, `source ${join(ROOT, "completions/kubectl-netpath.bash")}`, "__kubectl_netpath_complete", lines);
     expect(pwned()).toEqual([]);
@@ -419,7 +421,7 @@ describe("hostile names: TAB never runs them", () => {
     // a context with shell syntax is offered quoted, so inserting it does not run it either
     expect(got[2]!.reply).toContain("a\\;touch\\ PWNED-ctx");
   });
-  it("zsh: the script", async () => {
+  it.runIf(requireTools("real zsh", ["zsh"]))("zsh: the script", async () => {
     const driver = join(work, "zsh-driver-hostile.zsh");
     writeFileSync(driver, ZSH_DRIVER);
     for (const line of [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --kubeconfig ${kc} --context `]) {
@@ -428,7 +430,7 @@ describe("hostile names: TAB never runs them", () => {
     }
     expect(pwned()).toEqual([]);
   });
-  it("fish: the script", async () => {
+  it.runIf(requireTools("real fish", ["fish"]))("fish: the script", async () => {
     for (const line of [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --kubeconfig ${kc} --context `]) {
       const r = await run("fish", ["--no-config", "-c", `source ${join(ROOT, "completions/kubectl-netpath.fish")}; complete --do-complete ${bashQuote(line)}`], { cwd: marker });
       expect(r.status, r.stderr).toBe(0);

@@ -188,6 +188,51 @@ export function requireNetns(extraTools: readonly string[] = []): boolean {
   if (isCi()) {
     throw new NetnsUnavailableError(`network namespace harness required under CI=true but unavailable: ${reason}`);
   }
+  reportSkip("network namespaces with real iptables/nftables", reason);
+  return false;
+}
+
+/** The test file that called a gate, for the skip line. */
+function callerFile(): string {
+  const m = /(tests\/[\w./-]+\.test\.ts)/.exec(new Error().stack ?? "");
+  return m ? m[1]! : "a test file";
+}
+
+const reported = new Set<string>();
+
+/**
+ * Prints, once per test file and group, why a group of tests is skipped and the command that enables it: on a
+ * machine with only Node, `npm test` passes and says what it did not run.
+ */
+function reportSkip(group: string, reason: string): void {
+  const file = callerFile();
+  const key = `${file}|${group}`;
+  if (reported.has(key)) return;
+  reported.add(key);
+  process.stderr.write(`[skipped] ${file}: ${group}: ${reason}; enable with: sudo bash scripts/ci-setup.sh\n`);
+}
+
+/**
+ * Gate for suites that need commands other than the netns harness (openssl, zsh, fish, bash-completion, mkfifo…):
+ * true when every one is installed; else false with one line on stderr saying what is missing and how to install it,
+ * and under CI=true it throws, so CI never goes green by skipping.
+ * @param group what the suite tests, for the skip line.
+ * @param tools commands (looked up on PATH and the sbin directories) or absolute file paths.
+ * @throws {NetnsUnavailableError} under CI=true when something is missing.
+ */
+export function requireTools(group: string, tools: readonly string[]): boolean {
+  const missing = tools.filter((t) => (t.startsWith("/") ? !existsSync(t) : findTool(t) === undefined));
+  return requireThat(group, missing.length === 0, `missing ${missing.join(", ")}`);
+}
+
+/**
+ * The general gate: `ok`, or a skip with its reason (an error under CI=true), as {@link requireTools}.
+ * @throws {NetnsUnavailableError} under CI=true when not `ok`.
+ */
+export function requireThat(group: string, ok: boolean, reason: string): boolean {
+  if (ok) return true;
+  if (isCi()) throw new NetnsUnavailableError(`${group} required under CI=true but unavailable: ${reason}`);
+  reportSkip(group, reason);
   return false;
 }
 
