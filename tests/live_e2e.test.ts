@@ -78,8 +78,9 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(r.code).toBe(0);
     const rep = JSON.parse(r.stdout) as ServiceReport;
     expect(rep.nodes.map((n) => [n.node, n.source, n.proxyMode.mode])).toEqual([
-      ["k8s-guide-worker", "kube-proxy-pod: kube-proxy-k8s-guide-worker: iptables nft backend (kubelet chain KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY found by iptables-nft-save -t mangle); iptables-save via iptables-nft-save", "iptables"],
-      ["k8s-guide-worker2", "debug-pod: iptables nft backend (kubelet chain KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY found by iptables-nft-save -t mangle); iptables-save via iptables-nft-save; image nicolaka/netshoot", "iptables"],
+      // a question about one Service collects the chains of its packets (issue 12), chain by chain on the nft backend
+      ["k8s-guide-worker", "kube-proxy-pod: kube-proxy-k8s-guide-worker: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets", "iptables"],
+      ["k8s-guide-worker2", "debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets; image nicolaka/netshoot", "iptables"],
     ]);
     for (const n of rep.nodes) {
       expect(n.error).toBeUndefined();
@@ -111,7 +112,9 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(w1.sections["iptables-save"]!.stdout).toContain(":KUBE-SVC-");
     expect(w1.sections.ipvsadm!.exitCode).not.toBe(0); // no IPVS in this kernel/netns: a finding, kept
     for (const fmt of [[], ["-o", "json"]]) {
-      const live = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, ...fmt]);
+      // --whole-node: whole tables, as capture collects them (the targeted run's report is compared in
+      // tests/targeted_kernel.test.ts)
+      const live = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--whole-node", ...fmt]);
       const offline = await run(["svc/web", "-n", "default", "--from", file, ...fmt]);
       expect(live.code).toBe(0);
       expect(offline).toEqual(live);
@@ -136,7 +139,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     const verdicts = (rep: ServiceReport, node: string) =>
       rep.nodes.find((n) => n.node === node)!.ports.map((p) => p.entryPoints.map((e) => ({ dest: e.destination, shares: e.balancing.shares.map((x) => [x.endpoint, x.share]), clients: e.clients.map((c) => [c.client, c.masquerade, c.endpoints.length]) })));
     expect(verdicts(live, "k8s1")).toEqual(verdicts(offline, "k8s1"));
-    expect(live.nodes.find((n) => n.node === "k8s1")!.source).toMatch(/^kube-proxy-pod: kube-proxy-k8s1: iptables legacy backend \(.*\); iptables-save via iptables-legacy-save$/);
+    expect(live.nodes.find((n) => n.node === "k8s1")!.source).toMatch(/^kube-proxy-pod: kube-proxy-k8s1: iptables legacy backend \(.*\); iptables-save via iptables-legacy-save \| awk: the chains of the Service's packets$/);
     expect(live.nodes.find((n) => n.node === "k8s2")!.source).toMatch(/^debug-pod: iptables nft backend/);
     // the rules generated for k8s2 in kube-proxy's layout behave like the real node's
     expect(verdicts(live, "k8s2")).toEqual(verdicts(offline, "k8s1"));
@@ -175,10 +178,19 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
 
   it("the exec stream cut mid-way: detected, reported, and the partial dump is not analysed", async () => {
     const s = await cluster({ exec: { cutAfterBytes: 1500 } });
-    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--whole-node"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("not analysed: the exec in kube-proxy pod kube-proxy-k8s-guide-worker ended before the collection finished (stream cut); sections iptables-save, ip6tables-save, ipvsadm, ipset, nft-json, proxy-mode are marked truncated and not analysed as complete; run again");
     expect(r.stdout).not.toContain("balancing:");
+    // the targeted collection cut in its iptables-save section: the sections it had not begun are marked too
+    const cut = await startFakeApiServer({
+      objects: web.objects,
+      exec: { netnsFor: (n) => nodes.get(n)?.netns.name, cutAfterBytes: 1200 },
+    });
+    servers.push(cut);
+    const t = await run(["svc/web", "-n", "default", "--kubeconfig", cut.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(t.code).toBe(1);
+    expect(t.stdout).toContain("not analysed: the exec in kube-proxy pod kube-proxy-k8s-guide-worker ended before the collection finished (stream cut); sections iptables-save, ip6tables-save, ip-addr, ip-route-local, sysctls are marked truncated and not analysed as complete; run again");
     const file = join(s.dir, "cut.json");
     await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "-o", file]);
     const node = decodeBundle(readFileSync(file, "utf8"), file).nodes[0]!;
@@ -186,7 +198,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(node.sections["iptables-save"]!.stdout.length).toBeGreaterThan(0);
   });
 
-  it("kubectl's plugin dispatch: `kubectl netpath svc/web` prints the same report as --from the captured bundle", async () => {
+  it("kubectl's plugin dispatch: `kubectl netpath svc/web --whole-node` prints the same report as --from the captured bundle", async () => {
     const kubectl = findTool("kubectl");
     expect(kubectl, "kubectl must be installed (scripts/ci-setup.sh)").toBeDefined();
     const s = await cluster();
@@ -196,7 +208,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     const file = join(s.dir, "dispatch.json");
     const cap = await exec(kubectl!, ["netpath", "capture", "svc/web", "-n", "default", "-o", file], env);
     expect(cap.status, cap.stderr).toBe(0);
-    const live = await exec(kubectl!, ["netpath", "svc/web", "-n", "default"], env);
+    const live = await exec(kubectl!, ["netpath", "svc/web", "-n", "default", "--whole-node"], env);
     expect(live.status, live.stderr).toBe(0);
     const offline = await exec(kubectl!, ["netpath", "svc/web", "-n", "default", "--from", file], env);
     expect(offline.status).toBe(0);

@@ -29,7 +29,7 @@ const lab = readBundle("examples/iptables-lab");
 const seed = readFileSync("tests/fixtures/seeds/001-k8s1.iptables-save", "utf8");
 
 /** Tools of a netshoot-like debug image: iptables with the nft backend only, no iptables-legacy. */
-const NETSHOOT_TOOLS = ["grep", "chroot", "curl", "iptables-nft-save", "ip6tables-nft-save", "iptables-save", "ip6tables-save", "ipset", "ipvsadm", "nft"];
+const NETSHOOT_TOOLS = ["grep", "awk", "sed", "tr", "chroot", "curl", "iptables-nft", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save", "iptables-save", "ip6tables-save", "ipset", "ipvsadm", "nft"];
 /** Tools of a kube-proxy image built without ipvsadm. */
 const KUBE_PROXY_NO_IPVSADM = ["sh", "grep", "curl", "iptables-nft-save", "ip6tables-nft-save", "iptables-legacy-save", "ip6tables-legacy-save", "ipset", "nft"];
 
@@ -139,14 +139,14 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     const rep = JSON.parse(live.stdout) as ServiceReport;
     const k8s1 = rep.nodes.find((n) => n.node === "k8s1")!;
     expect(k8s1.error).toBeUndefined();
-    expect(k8s1.source).toMatch(/^host-chroot: iptables legacy backend \(.*\); iptables-save via chroot \/host \/usr\/sbin\/iptables-legacy-save; image nicolaka\/netshoot$/);
+    expect(k8s1.source).toMatch(/^host-chroot: iptables legacy backend \(.*\); iptables-save via chroot \/host \/usr\/sbin\/iptables-legacy-save \| awk: the chains of the Service's packets; image nicolaka\/netshoot$/);
     // the rules the host binary read are the seed's: the same verdicts as the example's offline bundle of that node
     const offline = JSON.parse((await run(["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "-o", "json"])).stdout) as ServiceReport;
     expect(verdicts(rep, "k8s1")).toEqual(verdicts(offline, "k8s1"));
     expect(verdicts(rep, "k8s1").flat().length).toBeGreaterThan(0);
     // and --from the captured bundle gives the same report, text and JSON
     for (const fmt of [[], ["-o", "json"]]) {
-      const a = await run([...args, ...fmt]);
+      const a = await run([...args, "--whole-node", ...fmt]); // whole tables, as capture collects them
       const b = await run(["svc/kube-dns", "-n", "kube-system", "--node", "k8s1", "--from", file, ...fmt]);
       expect(a.code).toBe(0);
       expect(b).toEqual(a);

@@ -43,6 +43,9 @@ export const BUNDLE_VERSION = 1;
  * - `sysctls`: `NAME=VALUE` lines: net.bridge.bridge-nf-call-iptables (and ip6; absent when br_netfilter is not
  *   loaded), net.netfilter.nf_conntrack_tcp_be_liberal, net.ipv4.vs.conntrack, net.ipv4.conf.*.route_localnet, and
  *   `brport.BRIDGE.PORT.hairpin_mode` for every bridge port.
+ * - `collection-scope`: what a targeted collection (one Service's question, src/kube/targeted_script.ts) kept:
+ *   `scope=service`, `mode=` and `mode-source=` (the proxy mode followed and how it was learnt), `keys=` (the
+ *   addresses and ports whose rules were kept), and `skipped=SECTION: why` lines. Absent: whole tables were collected.
  */
 export const SECTION_NAMES = [
   "iptables-save",
@@ -57,6 +60,7 @@ export const SECTION_NAMES = [
   "ip-addr",
   "ip-route-local",
   "sysctls",
+  "collection-scope",
 ] as const;
 
 /** One of {@link SECTION_NAMES}. */

@@ -136,6 +136,8 @@ function split(text: string): Split {
  * @param stdout everything the exec's stdout channel delivered.
  * @param stderr everything its stderr channel delivered (split by the same markers; text outside sections is
  *   kept in `problems` when it looks like an error of the exec itself).
+ * @param expected the sections the script prints (default: the whole-node script's); when the stream was cut,
+ *   those never begun are recorded as empty and truncated.
  * @returns the sections, whether the run completed, and which sections were cut.
  * @example
  * ```ts
@@ -143,7 +145,7 @@ function split(text: string): Split {
  * r.sections.ipset; // { command: "ipset list", stdout: "Name: x\n", stderr: "", exitCode: 0 }
  * ```
  */
-export function parseCollectionOutput(stdout: string, stderr = ""): CollectionResult {
+export function parseCollectionOutput(stdout: string, stderr = "", expected: readonly SectionName[] = COLLECTED_SECTIONS): CollectionResult {
   const out = split(stdout);
   const err = split(stderr);
   const result: CollectionResult = { sections: {}, complete: out.done, started: out.header !== undefined, truncated: [], problems: [] };
@@ -167,7 +169,7 @@ export function parseCollectionOutput(stdout: string, stderr = ""): CollectionRe
     result.sections[name as SectionName] = co;
   }
   if (!out.done) {
-    for (const name of COLLECTED_SECTIONS) {
+    for (const name of expected) {
       if (result.sections[name] === undefined) {
         result.sections[name] = { stdout: "", stderr: "", exitCode: null, truncated: true };
         result.truncated.push(name);

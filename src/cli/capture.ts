@@ -33,6 +33,7 @@ export type CaptureOptions =
     | "exec"
     | "image"
     | "profile"
+    | "debugNamespace"
     | "parallel"
     | "timeout"
     | "dryRun"
@@ -86,6 +87,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   if (o.node) plan.nodes = o.node;
   const { output: _file, ...flags } = o;
   const request = gatherRequest(plan, flags);
+  request.collect = "node"; // a bundle is analysed later, for any question: whole tables
   const live = await import("../kube/live.ts");
   const s = live.liveSettings(request);
   const cluster = await live.openCluster(request, io, s.requestTimeoutMs);
@@ -132,8 +134,9 @@ export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--all-nodes", "collect every node")
     .option("--from-pod <pod>", "collect the node of this client pod")
     .option("--no-exec", "API objects only, collect nothing from nodes")
-    .option("--image <image>", "debug pod image", "nicolaka/netshoot")
+    .option("--image <image>", "debug pod image (default: netshoot v0.13 pinned by digest)")
     .addOption(new Option("--profile <profile>", "debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
+    .option("--debug-namespace <namespace>", "namespace of the debug pods", "kube-system")
     .option("--parallel <n>", "nodes collected at once", "8")
     .option("--timeout <duration>", "time allowed per node", "60s")
     .option("--dry-run", "print the debug pod that would be created, create nothing, write nothing")

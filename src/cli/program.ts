@@ -33,9 +33,11 @@ export interface MainOptions {
   exec?: boolean;
   image?: string;
   profile?: string;
+  debugNamespace?: string;
   parallel?: string;
   timeout?: string;
   dryRun?: boolean;
+  wholeNode?: boolean;
 }
 
 const EXAMPLES = `
@@ -94,11 +96,13 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--why-pending", "pvc/NAME or pod/NAME: explain why it cannot be placed")
     .option("--no-color", "never colour the output (NO_COLOR is honoured too)")
     .option("--no-exec", "live: use the API only, collect nothing from nodes")
-    .option("--image <image>", "live: debug pod image", "nicolaka/netshoot")
+    .option("--image <image>", "live: debug pod image (default: netshoot v0.13 pinned by digest)")
     .addOption(new Option("--profile <profile>", "live: debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
+    .option("--debug-namespace <namespace>", "live: namespace of the debug pods", "kube-system")
     .option("--parallel <n>", "live: nodes collected at once", "8")
     .option("--timeout <duration>", "live: time allowed per node", "60s")
     .option("--dry-run", "live: print the debug pod that would be created, create nothing")
+    .option("--whole-node", "live: collect whole tables, as capture does (finds stale chains of deleted Services), not only the Service's rules")
     .addHelpText("after", EXAMPLES)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()

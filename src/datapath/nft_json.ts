@@ -1115,8 +1115,21 @@ class Builder {
  */
 export function parseNftJson(text: string): NftRuleset {
   if (text.trim() === "") throw new DumpParseError(FORMAT, 0, "empty input", "");
-  const lineOf = lineIndex(text);
   const b = new Builder();
+  // Several documents, one per line (e.g. `nft -j list table ip kube-proxy` then `… ip6 kube-proxy`): one ruleset.
+  const docs = text.split(/\n(?=\{\s*"nftables")/);
+  let lineBase = 0;
+  for (const part of docs) {
+    parseDocumentInto(b, part, lineBase);
+    lineBase += lineIndex(part)(part.length);
+  }
+  return b.finish();
+}
+
+/** Parses one `{"nftables": [...]}` document into `b`; line numbers are offset by `lineBase` lines. */
+function parseDocumentInto(b: Builder, text: string, lineBase: number): void {
+  const local = lineIndex(text);
+  const lineOf = lineBase === 0 ? local : (offset: number) => local(offset) + lineBase;
   const spans = scanItems(text);
   if (spans !== undefined) {
     const doc: Doc = { text, lineOf };
@@ -1126,17 +1139,16 @@ export function parseNftJson(text: string): NftRuleset {
       const end = ends[i]!;
       if (!b.fast(doc, start, end)) b.item(parseSpan(doc, start, end), lineOf(start));
     }
-    return b.finish();
+    return;
   }
   // Not the plain shape: JSON.parse judges the whole text (and words the error).
   const whole = parseWhole(text, lineOf);
   if (!isObject(whole) || !Array.isArray(whole.nftables)) {
-    throw new DumpParseError(FORMAT, 1, 'not an nft -j document (expected {"nftables": [...]})', lineText(text, 1));
+    throw new DumpParseError(FORMAT, lineBase + 1, 'not an nft -j document (expected {"nftables": [...]})', lineText(text, 1));
   }
   const items = whole.nftables;
   const offsets = elementOffsets(text);
-  items.forEach((item, i) => b.item(item, offsets.length === items.length ? lineOf(offsets[i]!) : 1));
-  return b.finish();
+  items.forEach((item, i) => b.item(item, offsets.length === items.length ? lineOf(offsets[i]!) : lineBase + 1));
 }
 
 /** Adds the `elem` array of a set/map object to `set`; undecodable elements are kept as text and listed. */

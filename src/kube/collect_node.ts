@@ -15,6 +15,8 @@ import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bun
 import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
 import type { Node, Pod } from "../model/k8s.ts";
 import { COLLECTION_COMMAND } from "./collection_script.ts";
+import { nodeTargetKeys } from "./target_keys.ts";
+import { type TargetKeys, targetedCommand } from "./targeted_script.ts";
 import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
@@ -36,13 +38,17 @@ export interface CollectAccess {
 export interface CollectOptions {
   rest: KubeRest;
   kc: KubeConfig;
-  /** Namespace of the debug pods (and of kube-proxy). */
+  /** Namespace of the kube-proxy pods (kube-system). */
   namespace: string;
+  /** Namespace of the debug pods (`--debug-namespace`, default kube-system). */
+  debugNamespace: string;
   image: string;
   profile: DebugProfile;
   /** Per-node time limit in ms (0 = none). */
   timeoutMs: number;
   runId: string;
+  /** Who creates the debug pods (their `kubectl-netpath/created-by` annotation). */
+  createdBy: string;
   registry: PodRegistry;
   signal: AbortSignal;
   access: CollectAccess;
@@ -50,6 +56,11 @@ export interface CollectOptions {
   progress: (node: string, text: string) => void;
   /** Random [a-z0-9]{5}. */
   suffix: () => string;
+  /**
+   * Collect only what one Service's packets can traverse, in the node's proxy mode (targeted_script.ts); absent:
+   * whole tables (collection_script.ts), as `capture` does.
+   */
+  service?: TargetKeys;
 }
 
 /** The result for one node: its capture and warnings for the run. */
@@ -75,12 +86,28 @@ function missingTool(s: CommandOutput | undefined): boolean {
 /** Sections the node's proxy mode needs that this run lacks (tool not in the image). */
 function lacking(r: CollectionResult): SectionName[] {
   const out: SectionName[] = [];
+  const scopedMode = scopeMode(r);
+  if (scopedMode === "nftables") return missingTool(r.sections["nft-json"]) ? ["nft-json"] : [];
   if (missingTool(r.sections["iptables-save"])) out.push("iptables-save");
-  const mode = r.sections["proxy-mode"]?.exitCode === 0 ? r.sections["proxy-mode"].stdout.trim() : "";
+  const mode = scopedMode ?? (r.sections["proxy-mode"]?.exitCode === 0 ? r.sections["proxy-mode"].stdout.trim() : "");
   const ipvsRules = /--match-set KUBE-CLUSTER-IP /.test(r.sections["iptables-save"]?.stdout ?? "");
   if ((mode === "ipvs" || ipvsRules) && missingTool(r.sections.ipvsadm)) out.push("ipvsadm");
   if (mode === "nftables" && missingTool(r.sections["nft-json"])) out.push("nft-json");
   return out;
+}
+
+/** The proxy mode a targeted collection followed (`mode=` of its collection-scope section). */
+function scopeMode(r: CollectionResult): string | undefined {
+  return /^mode=(\S+)$/m.exec(r.sections["collection-scope"]?.stdout ?? "")?.[1];
+}
+
+/** The sections a targeted run prints, by the mode it followed (for marking the ones a cut stream never began). */
+function targetedSections(mode: string | undefined): SectionName[] {
+  const base: SectionName[] = ["proxy-mode", "collection-scope"];
+  if (mode === undefined) return base;
+  if (mode === "nftables") return [...base, "nft-json", "ip-addr", "ip-route-local", "sysctls"];
+  const ipt: SectionName[] = [...base, "iptables-backend", "iptables-save", "ip6tables-save"];
+  return [...ipt, ...(mode === "ipvs" ? ["ipvsadm", "ipset"] as SectionName[] : []), "ip-addr", "ip-route-local", "sysctls"];
 }
 
 function firstLine(s: string | undefined): string {
@@ -109,13 +136,18 @@ interface Ran {
   outcome: ExecOutcome;
 }
 
-async function runScript(o: CollectOptions, pod: string, container: string, deadline: number): Promise<Ran> {
-  const outcome = await execInPod(o.kc, o.namespace, pod, container, COLLECTION_COMMAND, {
+async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number): Promise<Ran> {
+  const targeted = o.service ? targetedCommand(nodeTargetKeys(o.service, node)) : undefined;
+  const outcome = await execInPod(o.kc, namespace, pod, container, targeted?.command ?? COLLECTION_COMMAND, {
     timeoutMs: remaining(deadline),
     signal: o.signal,
     context: o.rest.context,
+    ...(targeted ? { stdin: targeted.stdin } : {}),
   });
-  return { result: parseCollectionOutput(outcome.stdout, outcome.stderr), outcome };
+  if (!o.service) return { result: parseCollectionOutput(outcome.stdout, outcome.stderr), outcome };
+  const first = parseCollectionOutput(outcome.stdout, outcome.stderr, []);
+  if (first.complete) return { result: first, outcome };
+  return { result: parseCollectionOutput(outcome.stdout, outcome.stderr, targetedSections(scopeMode(first))), outcome };
 }
 
 function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): string | undefined {
@@ -177,7 +209,7 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
       const container = kpPod.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod.spec?.containers?.[0]?.name ?? "kube-proxy";
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
       try {
-        kpRan = await runScript(o, kpPod.metadata.name, container, deadline);
+        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline);
       } catch (e) {
         if (o.signal.aborted) throw e;
         if (!(e instanceof KubeApiError)) throw e;
@@ -213,18 +245,18 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
       throw new Error(`cannot create a debug pod on node ${name} (the kube-proxy pod cannot be used: ${kpWhy}): ${o.access.missing}`);
     }
     const podName = debugPodName(name, o.suffix());
-    const pod = buildDebugPod(name, { name: podName, namespace: o.namespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId });
+    const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now() });
     try {
       progress(`using a debug pod (${kpWhy})`);
       await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
       progress("collecting");
-      const ran = await runScript(o, podName, DEBUG_CONTAINER, deadline);
+      const ran = await runScript(o, node, o.debugNamespace, podName, DEBUG_CONTAINER, deadline);
       if (!ran.result.started) {
         throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
       }
       noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
       warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
-      const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.namespace, image: o.image };
+      const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.debugNamespace, image: o.image };
       const sections = { ...ran.result.sections };
       const filled: string[] = [];
       if (kpRan?.result.complete) {
@@ -242,13 +274,13 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
       capture.source = source;
       return { capture, warnings };
     } finally {
-      if (o.registry.has(o.namespace, podName)) {
+      if (o.registry.has(o.debugNamespace, podName)) {
         progress("deleting the debug pod");
         try {
-          await deletePod(o.rest, o.namespace, podName);
-          o.registry.remove(o.namespace, podName);
+          await deletePod(o.rest, o.debugNamespace, podName);
+          o.registry.remove(o.debugNamespace, podName);
         } catch (e) {
-          warnings.push(`node ${name}: could not delete debug pod ${o.namespace}/${podName} (${(e as Error).message}); it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
+          warnings.push(`node ${name}: could not delete debug pod ${o.debugNamespace}/${podName} (${(e as Error).message}); it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
         }
       }
     }

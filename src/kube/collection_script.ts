@@ -31,8 +31,8 @@
  */
 import { COLLECTION_MARK, COLLECTION_VERSION } from "../bundle/collection_output.ts";
 
-/** The collection script (see the module comment). */
-export const COLLECTION_SCRIPT = `# kubectl-netpath node collection script (read-only)
+/** Shell functions every collection script starts with: the markers, `have`, `run`, `absent`. */
+export const SCRIPT_MARKERS = `# kubectl-netpath node collection script (read-only)
 M='${COLLECTION_MARK}'
 both() { printf '%s\\n' "$1"; printf '%s\\n' "$1" >&2; }
 begin() { both "\${M}begin $1 cmd=$2"; }
@@ -40,7 +40,14 @@ end() { printf '\\n'; printf '\\n' >&2; both "\${M}end $1 exit=$2"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 run() { n=$1; shift; begin "$n" "$*"; "$@"; end "$n" $?; }
 absent() { begin "$1" "$2"; printf '%s: not found%s\\n' "$2" "$3" >&2; end "$1" 127; }
-save_cmd() {
+`;
+
+/**
+ * `save_cmd BACKEND iptables|ip6tables`: the save command of that backend (`iptables-<backend>-save`, or plain
+ * `iptables-save` when its `--version` names that backend, or for legacy the host's binary through `chroot /host`);
+ * `kubelet_chains`: whether stdin (a save) declares kubelet's KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY.
+ */
+export const SCRIPT_SAVE_CMD = `save_cmd() {
   if have "$2-$1-save"; then echo "$2-$1-save"; return; fi
   if have "$2-save"; then
     case "$("$2-save" --version 2>/dev/null)" in
@@ -55,7 +62,28 @@ save_cmd() {
   fi
 }
 kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
-both "\${M}collect version=${COLLECTION_VERSION}"
+`;
+
+/** The whole-node script's prelude: the markers, then `save_cmd` and `kubelet_chains`. */
+const SCRIPT_PRELUDE = SCRIPT_MARKERS + SCRIPT_SAVE_CMD;
+
+/** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */
+export const SCRIPT_NODE_FACTS = `if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
+begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
+for k in net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables net/netfilter/nf_conntrack_tcp_be_liberal net/ipv4/vs/conntrack; do
+  if [ -r "/proc/sys/$k" ]; then printf '%s=%s\\n' "$(printf '%s' "$k" | tr / .)" "$(cat "/proc/sys/$k")"; fi
+done
+for f in /proc/sys/net/ipv4/conf/*/route_localnet; do
+  if [ -r "$f" ]; then printf 'net.ipv4.conf.%s.route_localnet=%s\\n' "$(basename "$(dirname "$f")")" "$(cat "$f")"; fi
+done
+for f in /sys/class/net/*/brport/hairpin_mode; do
+  if [ -r "$f" ]; then p=$(basename "$(dirname "$(dirname "$f")")"); printf 'brport.%s.%s.hairpin_mode=%s\\n' "$(basename "$(readlink "/sys/class/net/$p/master")")" "$p" "$(cat "$f")"; fi
+done
+end sysctls 0
+`;
+
+/** The collection script (see the module comment). */
+export const COLLECTION_SCRIPT = SCRIPT_PRELUDE + `both "\${M}collect version=${COLLECTION_VERSION}"
 N4=$(save_cmd nft iptables); N6=$(save_cmd nft ip6tables)
 L4=$(save_cmd legacy iptables); L6=$(save_cmd legacy ip6tables)
 begin iptables-backend "detect as iptables-wrappers"
@@ -85,19 +113,7 @@ if have curl; then run proxy-mode curl -sS -m 5 "$U"
 elif have wget; then run proxy-mode wget -q -T 5 -O - "$U"
 elif have bash; then run proxy-mode bash -c 'exec 3<>/dev/tcp/127.0.0.1/10249 && printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n" >&3 && tr -d "\\r" <&3 | sed "1,/^$/d"'
 else absent proxy-mode curl ' (nor wget, nor bash)'; fi
-if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
-begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
-for k in net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables net/netfilter/nf_conntrack_tcp_be_liberal net/ipv4/vs/conntrack; do
-  if [ -r "/proc/sys/$k" ]; then printf '%s=%s\\n' "$(printf '%s' "$k" | tr / .)" "$(cat "/proc/sys/$k")"; fi
-done
-for f in /proc/sys/net/ipv4/conf/*/route_localnet; do
-  if [ -r "$f" ]; then printf 'net.ipv4.conf.%s.route_localnet=%s\\n' "$(basename "$(dirname "$f")")" "$(cat "$f")"; fi
-done
-for f in /sys/class/net/*/brport/hairpin_mode; do
-  if [ -r "$f" ]; then p=$(basename "$(dirname "$(dirname "$f")")"); printf 'brport.%s.%s.hairpin_mode=%s\\n' "$(basename "$(readlink "/sys/class/net/$p/master")")" "$p" "$(cat "$f")"; fi
-done
-end sysctls 0
-both "\${M}done"
+` + SCRIPT_NODE_FACTS + `both "\${M}done"
 exit 0
 `;
 

@@ -40,6 +40,11 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Context name, for messages. */
   context: string;
+  /**
+   * Text sent on the exec's stdin (`stdin=true`), e.g. a script for `sh -s`. Its end is never signalled (over v4
+   * client-node would close the socket), so the command must not wait for end of input.
+   */
+  stdin?: string;
 }
 
 class Collector extends Writable {
@@ -129,7 +134,14 @@ export async function execInPod(
     if (o.signal?.aborted) throw new ApiUnreachableError(`exec in pod ${namespace}/${pod} cancelled`);
     let ws: WsLike;
     try {
-      ws = await exec.exec(namespace, pod, container, [...command], out, err, null, false, (st) => {
+      // Never ended: client-node closes the whole socket when stdin ends over v4 (no half-close there); the command
+      // must exit on its own (the targeted script's group ends with `exit 0`).
+      let stdin: PassThrough | null = null;
+      if (o.stdin !== undefined) {
+        stdin = new PassThrough();
+        stdin.write(Buffer.from(o.stdin));
+      }
+      ws = await exec.exec(namespace, pod, container, [...command], out, err, stdin, false, (st) => {
         const s = st as { status?: string; message?: string; reason?: string; details?: { causes?: { reason?: string; message?: string }[] } };
         status = {};
         if (s.status !== undefined) status.status = s.status;

@@ -16,8 +16,10 @@ import type { Node } from "../model/k8s.ts";
 import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
 import { activeDeadlineFor, type CollectAccess, collectNode } from "./collect_node.ts";
+import { serviceTargetKeys } from "./target_keys.ts";
+import type { TargetKeys } from "./targeted_script.ts";
 import { buildDebugPod, DEFAULT_IMAGE, debugPodName, type DebugProfile } from "./debug_pod.ts";
-import { parseCount, parseDurationMs } from "./duration.ts";
+import { FlagValueError, parseCount, parseDurationMs } from "./duration.ts";
 import { PermissionDeniedError } from "./errors.ts";
 import { gatherPendingObjects, gatherServiceObjects } from "./gather_api.ts";
 import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
@@ -27,8 +29,10 @@ import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
 import type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
 
-/** Namespace of the debug pods: kube-system, where kube-proxy runs and privileged pods belong. */
+/** Default namespace of the debug pods (`--debug-namespace`): kube-system, where kube-proxy runs and privileged pods belong. */
 export const DEBUG_NAMESPACE = "kube-system";
+/** Namespace of the kube-proxy pods the collection execs into first. */
+const KUBE_PROXY_NAMESPACE = "kube-system";
 
 /** Flag values of a live run, validated. */
 export interface LiveSettings {
@@ -37,22 +41,30 @@ export interface LiveSettings {
   parallel: number;
   image: string;
   profile: DebugProfile;
+  /** Namespace the debug pods are created in. */
+  debugNamespace: string;
   exec: boolean;
   dryRun: boolean;
 }
 
 /**
  * Validates the live flags (pure).
- * @throws {FlagValueError} for a malformed duration or count, naming the flag.
+ * @throws {FlagValueError} for a malformed duration or count, or a `--debug-namespace` that is not a namespace name
+ *   (an RFC 1123 DNS label, as kube-apiserver's ValidateNamespaceName), naming the flag.
  */
 export function liveSettings(o: LiveOptions): LiveSettings {
   const profile = o.profile ?? "netadmin";
+  const debugNamespace = o.debugNamespace ?? DEBUG_NAMESPACE;
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(debugNamespace)) {
+    throw new FlagValueError(`--debug-namespace ${JSON.stringify(debugNamespace)}: want a namespace name: at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit`);
+  }
   return {
     requestTimeoutMs: parseDurationMs("--request-timeout", o.requestTimeout ?? "30s"),
     timeoutMs: parseDurationMs("--timeout", o.timeout ?? "60s"),
     parallel: parseCount("--parallel", o.parallel ?? "8"),
     image: o.image ?? DEFAULT_IMAGE,
     profile: profile === "sysadmin" ? "sysadmin" : "netadmin",
+    debugNamespace,
     exec: o.exec !== false,
     dryRun: o.dryRun === true,
   };
@@ -98,12 +110,13 @@ function commandLine(o: GatherRequest, namespace: string): string {
 
 /**
  * Collects the nodes of a run: permission check, then one collection per node with at most `parallel` at once.
+ * @param service the keys of a targeted collection (one Service's rules); absent: whole tables.
  * @returns one NodeCapture per node (failed ones carry `error`) and warnings.
  * @throws {PermissionDeniedError} when exec is denied outright (nothing could be collected anywhere).
  */
-export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: GatherIo): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
+export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: GatherIo, service?: TargetKeys): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
   const { rest, config } = cluster;
-  const answers = await reviewAccess(rest, collectionChecks(DEBUG_NAMESPACE));
+  const answers = await reviewAccess(rest, collectionChecks(s.debugNamespace));
   const find = (verb: string, resource: string) => answers.find((a) => a.verb === verb && a.resource === resource)?.allowed;
   const and = (a: boolean | undefined, b: boolean | undefined) => (a === false || b === false ? false : a === undefined || b === undefined ? undefined : true);
   const access: CollectAccess = {
@@ -115,7 +128,7 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
   if (access.exec === false) {
     const denied = answers.filter((a) => a.resource === "pods/exec" && a.allowed === false).map((a) => `"${a.verb}"`).join(" and ");
     throw new PermissionDeniedError(
-      `not allowed to exec into pods in namespace "${DEBUG_NAMESPACE}": RBAC must grant verb ${denied} on "pods/exec" there ` +
+      `not allowed to exec into pods in namespace "${s.debugNamespace}": RBAC must grant verb ${denied} on "pods/exec" there ` +
         `(an exec over WebSocket is authorized as "get", and from Kubernetes v1.35 also as "create") to collect the nodes' rules; ` +
         `or run with --no-exec to analyse from the API alone`,
     );
@@ -124,6 +137,7 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
   const abort = new AbortController();
   const uninstall = installInterruptCleanup(registry, rest, abort, io.stderr);
   const runId = `${Date.now().toString(36)}-${randomSuffix()}`;
+  const createdBy = creator(cluster);
   const tracker = nodeProgress(nodes.length, io.stderr, io.stderrIsTTY);
   const warnings: string[] = [];
   try {
@@ -132,16 +146,19 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
       const r = await collectNode({
         rest,
         kc: config.kc,
-        namespace: DEBUG_NAMESPACE,
+        namespace: KUBE_PROXY_NAMESPACE,
+        debugNamespace: s.debugNamespace,
         image: s.image,
         profile: s.profile,
         timeoutMs: s.timeoutMs,
         runId,
+        createdBy,
         registry,
         signal: abort.signal,
         access,
         progress: tracker.step,
         suffix: randomSuffix,
+        ...(service ? { service } : {}),
       }, node);
       tracker.ended(node.metadata.name, r.capture.error !== undefined);
       return r;
@@ -156,10 +173,36 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
   }
 }
 
-/** The debug pods a run would create, as YAML (`--dry-run`). */
-export function dryRunManifests(nodes: string[], s: LiveSettings): string {
+/** `kubectl-netpath VERSION (context C, user U)`: the `created-by` annotation of a run's debug pods. */
+function creator(cluster: Cluster): string {
+  return `kubectl-netpath ${VERSION} (context ${cluster.config.context}${cluster.config.user ? `, user ${cluster.config.user}` : ""})`;
+}
+
+/**
+ * The debug pods a run would create, as YAML (`--dry-run`): exactly what {@link collectNodes} would send, with
+ * `xxxxx` for the random name suffix and `dry-run` for the run id.
+ * @param nodes node names.
+ * @param s the run's settings (image, profile, debug namespace, timeout).
+ * @param createdBy the `created-by` annotation.
+ * @param nowMs creation time (epoch ms) for the time annotations.
+ */
+export function dryRunManifests(nodes: string[], s: LiveSettings, createdBy = `kubectl-netpath ${VERSION}`, nowMs = Date.now()): string {
   return nodes
-    .map((n) => toYaml(buildDebugPod(n, { name: debugPodName(n, "xxxxx"), namespace: DEBUG_NAMESPACE, image: s.image, profile: s.profile, activeDeadlineSeconds: activeDeadlineFor(s.timeoutMs) }), { lineWidth: 0 }))
+    .map((n) =>
+      toYaml(
+        buildDebugPod(n, {
+          name: debugPodName(n, "xxxxx"),
+          namespace: s.debugNamespace,
+          image: s.image,
+          profile: s.profile,
+          activeDeadlineSeconds: activeDeadlineFor(s.timeoutMs),
+          runId: "dry-run",
+          createdBy,
+          createdAtMs: nowMs,
+        }),
+        { lineWidth: 0 },
+      )
+    )
     .join("---\n");
 }
 
@@ -213,13 +256,14 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
     if (s.dryRun) {
-      io.stderr(`dry run: nothing is created; for each node kubectl-netpath would exec into its kube-proxy pod, or else create this debug pod in ${DEBUG_NAMESPACE}:\n`);
-      io.stdout(dryRunManifests(found.nodes, s));
+      io.stderr(`dry run: nothing is created; for each node kubectl-netpath would exec into its kube-proxy pod, or else create this debug pod in ${s.debugNamespace}:\n`);
+      io.stdout(dryRunManifests(found.nodes, s, creator(cluster)));
     }
     // No node state: the report is the API's side only (and says so).
     return result;
   }
-  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io);
+  const keys = request.collect === "node" ? undefined : serviceTargetKeys(found.objects, namespace, request.target.name, result.packet);
+  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io, keys);
   bundle.nodes = captures;
   bundle.warnings.push(...warnings);
   return result;

@@ -27,6 +27,8 @@ export interface LiveOptions extends ClusterOptions {
   image?: string;
   /** Debug pod privileges: "netadmin" or "sysadmin". @default "netadmin" */
   profile?: string;
+  /** Namespace the debug pods are created in (`--debug-namespace`). @default "kube-system" */
+  debugNamespace?: string;
   /** false: read the API only, exec nothing (`--no-exec`). @default true */
   exec?: boolean;
   /** true: create nothing, print the debug pods that would be created. @default false */
@@ -46,6 +48,11 @@ export interface GatherRequest extends LiveOptions {
   fromPod?: string;
   /** The packet question, when one was asked. */
   packet?: PacketQuestion;
+  /**
+   * What to collect on a node: `service` (default for a Service question) only the rules the Service's packets can
+   * traverse, in the node's proxy mode (src/kube/targeted_script.ts); `node` whole tables, as `capture` does.
+   */
+  collect?: "service" | "node";
 }
 
 /** The streams a gather writes to: dry-run manifests on stdout, progress (only when a terminal) on stderr. */

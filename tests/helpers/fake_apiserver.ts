@@ -643,7 +643,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       ws.on("close", () => sockets.delete(ws));
-      runExec(ws, ns, pod, command);
+      runExec(ws, ns, pod, command, url.searchParams.get("stdin") === "true");
     });
   });
 
@@ -654,7 +654,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       : { metadata: {}, status: "Failure", message: `command terminated with non-zero exit code: error executing command [${command.join(" ").slice(0, 60)}], exit code ${code}`, reason: "NonZeroExitCode", details: { causes: [{ reason: "ExitCode", message: String(code) }] } };
     ws.send(frame(3, JSON.stringify(st)), () => ws.close(1000));
   }
-  function runExec(ws: WsLike, ns: string, pod: Pod, command: string[]) {
+  function runExec(ws: WsLike, ns: string, pod: Pod, command: string[], withStdin: boolean) {
     const go = () => {
       if (o.exec?.noShell?.(ns, pod.metadata.name) && command[0] === "sh") {
         ws.send(frame(2, `OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown\r\n`));
@@ -668,8 +668,17 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
         finish(ws, 1, command);
         return;
       }
-      const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...command], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...command], { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
       children.add(child);
+      if (withStdin) {
+        // Channel 0 is stdin; v5's close signal for it is the frame [255, 0].
+        child.stdin!.on("error", () => {});
+        ws.on("message", (data: unknown) => {
+          const b = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
+          if (b[0] === 0) child.stdin!.write(b.subarray(1));
+          else if (b[0] === 255 && b[1] === 0) child.stdin!.end();
+        });
+      }
       let sent = 0;
       let cut = false;
       const limit = o.exec?.cutAfterBytes;

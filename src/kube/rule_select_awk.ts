@@ -1,0 +1,127 @@
+/**
+ * The awk programs that pick, on the node, the iptables rules one Service's packets can traverse (issue 12,
+ * "targeted collection"). They run inside the collection script (targeted_script.ts) and read the keys of the
+ * question — the Service's addresses and ports — from the environment variable `NP_KEYS` (words `ip:ADDR` and
+ * `port:N`), never from their program text, so no value from the cluster or the user is ever code.
+ *
+ * Which rules a packet of the Service can meet: kube-proxy's dispatch chains (`KUBE-SERVICES` and `KUBE-NODEPORTS`
+ * in nat and filter, `KUBE-EXTERNAL-SERVICES`, `KUBE-PROXY-FIREWALL`; pkg/proxy/iptables/proxier.go
+ * `syncProxyRules`) hold one or two rules per Service frontend, each keyed by `-d IP/32` (ClusterIP, externalIPs,
+ * load-balancer IPs) or, without `-d`, by `--dport` (NodePorts, health-check NodePorts). In those chains a rule is
+ * kept when it has no `-d` and no `--dport` (the catch-alls, e.g. the jump to KUBE-NODEPORTS), when its `-d` is a
+ * key address (or not a single address, or negated), or when it has no `-d` and its `--dport` is a key port (or a
+ * port range/list). Every other chain is kept whole: the builtin chains, the shared kube-proxy chains
+ * (KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-FORWARD, KUBE-FIREWALL, …), the Service's own chains and whatever else
+ * the kept rules jump to (CNI chains included), found by following `-j`/`-g` from the builtin chains.
+ *
+ * One more rule is kept in nat KUBE-SERVICES: the first jump to a `KUBE-SVC-` chain, so that the cluster CIDR can
+ * be learnt from a Service's `! -s CIDR -j KUBE-MARK-MASQ` rule as it is from a whole dump
+ * (src/service/cluster_cidr.ts) even when the asked Service has no such chain.
+ *
+ * Runtime-neutral: string constants.
+ * @module
+ */
+
+/**
+ * kube-proxy's top-level chains (iptables and ipvs modes, every version): selection starts from them as well as from
+ * the builtin chains, so a dump without the builtin jumps (kube-proxy's own restore buffers) is read as kube-proxy
+ * installs them.
+ */
+export const KUBE_PROXY_ROOTS: readonly string[] = [
+  "KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-MARK-DROP", "KUBE-LOAD-BALANCER",
+  "KUBE-FORWARD", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT",
+  "KUBE-IPVS-FILTER", "KUBE-IPVS-OUT-FILTER", "KUBE-PROXY-CANARY", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT",
+];
+
+/** The chains whose rules are filtered by the keys (all others are kept whole). */
+export const DISPATCH_CHAINS: readonly string[] = ["KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-PROXY-FIREWALL"];
+
+/**
+ * Common iptables extension targets: in `chain` mode a jump to one of them is not listed as a chain (any other
+ * name is listed; one that is not a chain fails in a few ms). In `save` mode only declared chains are followed.
+ */
+const EXTENSION_TARGETS = "ACCEPT|DROP|RETURN|REJECT|DNAT|SNAT|MASQUERADE|MARK|CONNMARK|LOG|NFLOG|CT|NOTRACK|REDIRECT|TPROXY|NFQUEUE|TCPMSS|CHECKSUM";
+
+/**
+ * The awk program, one text for both uses (it is passed in the exec URL, so it is kept short), chosen by the
+ * environment variable `NP_MODE`:
+ * - `chain`: filters the output of `iptables -t TABLE -S CHAIN` (one chain; the table in `NP_TABLE`). Prints
+ *   `D <save declaration>` for the chain (`:NAME POLICY [0:0]`, or `:NAME - [0:0]`), `R <rule>` for each kept rule
+ *   and `F <chain>` for each chain a kept rule jumps to.
+ * - `save`: selects, from a whole `iptables-save` (every table), the chains reachable from the builtin chains (and
+ *   {@link KUBE_PROXY_ROOTS}) through kept rules, and prints them in iptables-save format (each table: `*TABLE`, the
+ *   declarations in their original order, the kept rules in their original order, `COMMIT`). Tables with no
+ *   selected chain are left out.
+ * Functions: `k()` says whether a rule line of a chain is kept, `m()` whether it matches the keys, `g()` the target
+ * of a rule's `-j`/`-g` ("" for none), `w()` splits a rule into words outside quotes. The keys come from `NP_KEYS`,
+ * the roots of `save` mode from `NP_ROOTS` ({@link KUBE_PROXY_ROOTS}).
+ */
+export const AWK_SELECT = minify(String.raw`
+function k(t, c, l,   r) {
+  r = m(t, c, l)
+  if (r && t == "nat" && c == "KUBE-SERVICES" && g(l) ~ /^KUBE-SVC-/) S1 = 1
+  return r
+}
+function m(t, c, l,   n, i, d, ng, p, a) {
+  if (c !~ /^(${DISPATCH_CHAINS.join("|")})$/) return 1
+  n = w(l); d = ""; ng = 0; p = ""
+  for (i = 1; i <= n; i++) {
+    if (W[i] == "-d") { d = W[i + 1]; if (W[i - 1] == "!") ng = 1 }
+    else if (W[i] == "--dport") p = W[i + 1]
+    else if (W[i] == "--dports") p = "*"
+  }
+  if (d != "") {
+    if (ng) return 1
+    if (d !~ /\/(32|128)$/) return (d ~ /\//) ? 1 : (("ip:" d) in K)
+    a = d; sub(/\/[0-9]+$/, "", a)
+    if (("ip:" a) in K) return 1
+  } else if (p == "" || p == "*" || p ~ /:/ || ("port:" p) in K) return 1
+  if (t == "nat" && c == "KUBE-SERVICES" && !S1 && g(l) ~ /^KUBE-SVC-/) return 1
+  return 0
+}
+function w(l,   s) { s = l; gsub(/"([^"\\]|\\.)*"/, "Q", s); return split(s, W, " ") }
+function g(l,   n, i) {
+  n = w(l)
+  for (i = 1; i < n; i++) if (W[i] == "-j" || W[i] == "-g") return W[i + 1]
+  return ""
+}
+BEGIN {
+  n = split(ENVIRON["NP_KEYS"], a, " "); for (i = 1; i <= n; i++) K[a[i]] = 1
+  nr0 = split(ENVIRON["NP_ROOTS"], RT, " ")
+  M = ENVIRON["NP_MODE"]; T0 = ENVIRON["NP_TABLE"]
+}
+M == "chain" && $1 == "-P" { print "D :" $2 " " $3 " [0:0]"; next }
+M == "chain" && $1 == "-N" { print "D :" $2 " - [0:0]"; next }
+M == "chain" && $1 == "-A" { if (k(T0, $2, $0)) { print "R " $0; x = g($0); if (x != "" && x !~ /^(${EXTENSION_TARGETS})$/) print "F " x }; next }
+M == "chain" { next }
+/^\*/ { t = substr($0, 2); TB[++nt] = t; next }
+/^:/ { c = substr($1, 2); DE[t, c] = $0; OR[t, ++nd[t]] = c; if ($2 != "-") BI[t, c] = 1; next }
+/^-A / { RU[t, $2, ++nr[t, $2]] = $0; next }
+END {
+  if (M == "chain") exit
+  for (ti = 1; ti <= nt; ti++) {
+    t = TB[ti]; h = 0; q = 0
+    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in BI) { Q[++q] = c; SN[t, c] = 1 } }
+    for (i = 1; i <= nr0; i++) { c = RT[i]; if (((t, c) in DE) && !((t, c) in SN)) { Q[++q] = c; SN[t, c] = 1 } }
+    while (h < q) {
+      c = Q[++h]
+      for (j = 1; j <= nr[t, c]; j++) {
+        l = RU[t, c, j]
+        if (!k(t, c, l)) continue
+        KP[t, c, j] = 1; x = g(l)
+        if (x != "" && ((t, x) in DE) && !((t, x) in SN)) { SN[t, x] = 1; Q[++q] = x }
+      }
+    }
+    if (q == 0) continue
+    print "*" t
+    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in SN) print DE[t, c] }
+    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in SN) for (j = 1; j <= nr[t, c]; j++) if ((t, c, j) in KP) print RU[t, c, j] }
+    print "COMMIT"
+  }
+}
+`);
+
+/** Drops indentation and blank lines (the program travels in the exec request's URL). */
+function minify(program: string): string {
+  return program.split("\n").map((l) => l.trim()).filter((l) => l !== "").join("\n");
+}

@@ -1,0 +1,187 @@
+/**
+ * The collection script for a question about one Service (issue 12): the proxy mode first, then only the state that
+ * mode programs, and of the iptables rules only those the Service's packets can traverse. On a node with 10,000
+ * Services this reads a few dozen chains instead of whole tables: with the nft backend `iptables-nft-save` costs
+ * about 30 s of CPU there, listing one chain (`iptables-nft -t nat -S CHAIN`) a few ms.
+ *
+ * It runs as `sh -s KEY…` with the script on stdin (the keys are positional parameters, never part of the script
+ * text).
+ * The keys are the question's addresses and ports, `ip:ADDR` and `port:N` words validated by
+ * {@link targetedCommand}; the awk programs of rule_select_awk.ts read them from the environment.
+ *
+ * What it prints, in order (the marker format of src/bundle/collection_output.ts):
+ * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most.
+ * - `collection-scope`: `scope=service`, `mode=` the mode followed and `mode-source=` how it was learnt (the
+ *   `/proxyMode` answer; else table `ip kube-proxy` exists → nftables; else interface `kube-ipvs0` exists → ipvs;
+ *   else iptables), `keys=`, and one `skipped=SECTION: why` line per section left out.
+ * - iptables and ipvs modes: `iptables-backend` (detected as iptables-wrappers does, by listing the kubelet chains
+ *   `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` of table mangle — never `iptables-nft-save -t mangle`, which reads the
+ *   whole ruleset — and, for legacy, only when /proc/net/ip_tables_names lists mangle, so no table is created),
+ *   then `iptables-save` / `ip6tables-save` holding, in iptables-save format, the chains reachable from the builtin
+ *   chains through the rules rule_select_awk.ts keeps. nft backend: chain by chain (`iptables-nft -t T -S C`, only
+ *   chains known to exist: listing a missing chain makes iptables-nft read the whole ruleset); legacy backend: one
+ *   `iptables-legacy-save` (the legacy backend reads whole tables from the kernel whatever is listed) filtered by awk.
+ * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
+ * - nftables mode: `nft-json`: `nft -j list table ip kube-proxy` and `… ip6 kube-proxy`, one document per line.
+ * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
+ *
+ * Runtime-neutral: string constants and a pure argv builder.
+ * @module
+ */
+import { COLLECTION_VERSION } from "../bundle/collection_output.ts";
+import { isIPAddress } from "../model/ip.ts";
+import { SCRIPT_MARKERS, SCRIPT_NODE_FACTS, SCRIPT_SAVE_CMD } from "./collection_script.ts";
+import { AWK_SELECT, KUBE_PROXY_ROOTS } from "./rule_select_awk.ts";
+
+// It is put between single quotes in the script.
+if (AWK_SELECT.includes("'")) throw new Error("AWK_SELECT must not contain a single quote");
+
+/**
+ * The targeted collection script (see the module comment), read by `sh -s` from the exec's stdin (it is too long for
+ * the exec URL, where the whole-node script travels). It is one `{ … }` group, so the shell has read all of it
+ * before the first command runs, and the group's first command points stdin at /dev/null: nothing it runs can read
+ * the script, and over a v4 stream (no end-of-input signal) the shell exits at the group's `exit 0`.
+ */
+export const TARGETED_SCRIPT = compact(`{
+exec </dev/null
+` + SCRIPT_MARKERS + SCRIPT_SAVE_CMD + `both "\${M}collect version=${COLLECTION_VERSION}"
+NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
+set -f
+A='${AWK_SELECT}'
+U=http://127.0.0.1:10249/proxyMode
+pm() {
+if have curl; then curl -sS -m 2 $U
+elif have wget; then wget -q -T 2 -O - $U
+elif have bash; then bash -c 'exec 3<>/dev/tcp/127.0.0.1/10249&&printf "GET /proxyMode HTTP/1.0\\r\\n\\r\\n">&3&&tr -d "\\r"<&3|sed "1,/^$/d"'
+else echo "curl: not found (nor wget, nor bash)" >&2; return 127; fi
+}
+begin proxy-mode "GET $U"
+PM=$(pm); r=$?
+printf %s "$PM"
+end proxy-mode $r
+W="(/proxyMode did not answer)"
+case "$PM" in
+iptables|ipvs|nftables) MO=$PM; MS=/proxyMode ;;
+*) if have nft && nft list table ip kube-proxy >/dev/null 2>&1; then MO=nftables; MS="table ip kube-proxy exists $W"
+elif have ip && ip link show kube-ipvs0 >/dev/null 2>&1; then MO=ipvs; MS="interface kube-ipvs0 exists $W"
+else MO=iptables; MS="no table ip kube-proxy, no interface kube-ipvs0 $W"; fi ;;
+esac
+sk() { echo "skipped=$1: kube-proxy runs in $MO mode$2"; }
+begin collection-scope "one Service"
+printf 'scope=service\\nmode=%s\\nmode-source=%s\\nkeys=%s\\n' $MO "$MS" "$NP_KEYS"
+if [ $MO = nftables ]; then sk iptables-save; sk ip6tables-save
+else sk nft-json "; nft list ruleset would list the iptables-nft tables again"; fi
+if [ $MO != ipvs ]; then sk ipvsadm; sk ipset; fi
+end collection-scope 0
+ic() {
+if have $2-nft; then echo $2-nft
+elif have $2; then case "$($2 --version 2>/dev/null)" in *nf_tables*) echo $2 ;; esac; fi
+}
+hi() { $1 -t mangle -S KUBE-IPTABLES-HINT >/dev/null 2>&1 || $1 -t mangle -S KUBE-KUBELET-CANARY >/dev/null 2>&1; }
+lh() { [ -n "$1" ] && grep -qx mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
+sl() {
+i=$1; NP_TABLE=$2; export NP_TABLE; shift 2
+q="$*"; seen=" "; D=""; R=""
+while [ -n "$q" ]; do
+c=\${q%% *}
+case "$q" in *" "*) q=\${q#* } ;; *) q="" ;; esac
+case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
+seen="$seen$c "
+o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue
+o=$(printf '%s\\n' "$o" | NP_MODE=chain awk "$A")
+D="$D$(printf '%s\\n' "$o" | sed -n 's/^D //p')
+"
+r=$(printf '%s\\n' "$o" | sed -n 's/^R //p')
+[ -n "$r" ] && R="$R$r
+"
+q="$q $(printf '%s\\n' "$o" | sed -n 's/^F //p' | tr '\\n' ' ')"
+done
+printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
+}
+sn() {
+sl "$1" raw PREROUTING OUTPUT
+sl "$1" mangle PREROUTING INPUT FORWARD OUTPUT POSTROUTING $KR
+sl "$1" nat PREROUTING INPUT OUTPUT POSTROUTING $KR
+sl "$1" filter INPUT FORWARD OUTPUT $KR
+}
+if [ $MO != nftables ]; then
+N4=$(ic - iptables); N6=$(ic - ip6tables)
+SN4=$(save_cmd nft iptables); SN6=$(save_cmd nft ip6tables); SL4=$(save_cmd legacy iptables); SL6=$(save_cmd legacy ip6tables)
+begin iptables-backend "detect as iptables-wrappers (the kubelet chains of table mangle)"
+if [ -n "$N4" ] && { hi "$N4" || { [ -n "$N6" ] && hi "$N6"; }; }; then B=nft; echo "kubelet chain found by $N4 -t mangle -S" >&2
+elif [ -z "$N4" ] && [ -n "$SN4" ] && { $SN4 -t mangle; [ -n "$SN6" ] && $SN6 -t mangle; } 2>/dev/null | kubelet_chains; then B=nft; echo "kubelet chain found by $SN4 -t mangle" >&2
+elif lh "$SL4" /proc/net/ip_tables_names || lh "$SL6" /proc/net/ip6_tables_names; then B=legacy; echo "kubelet chain found by $SL4 -t mangle" >&2
+elif [ -z "$SL4" ] && grep -q . /proc/net/ip_tables_names 2>/dev/null; then B=legacy; echo "no kubelet chain found by the nft backend; /proc/net/ip_tables_names lists legacy tables; iptables-legacy-save is not in this image" >&2
+else B=nft; echo "no kubelet chain found by either backend: nft, the iptables-wrappers default" >&2
+[ -z "$SL4" ] && echo "iptables-legacy-save is not in this image: the legacy backend was not checked" >&2
+[ -z "$N4$SN4" ] && echo "iptables-nft is not in this image: the nft backend was not checked" >&2
+fi
+echo $B
+end iptables-backend 0
+H=''
+[ $B = legacy ] && H=' (the node uses the legacy iptables backend: use the kube-proxy pod, whose image has both backends, or --profile sysadmin to run the host binaries through chroot /host)'
+T="the chains of the Service's packets"
+AW=1; { have awk && have sed && have tr; } || AW=''
+for P in iptables ip6tables; do
+S=$P-save
+if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
+if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then begin $S "$C -t TABLE -S CHAIN: $T"; sn "$C"; end $S 0
+elif [ -z "$V" ]; then absent $S $P-$B-save "$H"
+elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; $V | NP_MODE=save awk "$A"; end $S $?
+else run $S $V
+fi
+done
+fi
+if [ $MO = ipvs ]; then
+if have ipvsadm; then run ipvsadm ipvsadm -Ln --exact; else absent ipvsadm ipvsadm ''; fi
+if have ipset; then begin ipset "ipset list KUBE-*"; r=0
+for s in $(ipset list -n); do case $s in KUBE-*) ipset list $s || r=$? ;; esac; done
+end ipset $r
+else absent ipset ipset ''; fi
+fi
+nt() {
+r=1
+for f in ip ip6; do if o=$(nft -j list table $f kube-proxy 2>/dev/null); then [ $r = 0 ] && printf '\\n'; printf %s "$o"; r=0; fi; done
+[ $r = 0 ] || nft -j list table ip kube-proxy
+}
+if [ $MO = nftables ]; then
+if have nft; then begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?; else absent nft-json nft ''; fi
+fi
+` + SCRIPT_NODE_FACTS + `both "\${M}done"
+exit 0
+}
+`);
+
+/** Drops indentation (the script travels in the exec URL; no line of it continues a quoted string with spaces). */
+function compact(script: string): string {
+  return script.split("\\n").map((l) => l.trimStart()).join("\\n");
+}
+
+/** What a targeted collection keeps rules for: the Service's addresses and ports. */
+export interface TargetKeys {
+  /** IPv4/IPv6 addresses (ClusterIPs, externalIPs, load-balancer IPs, endpoint IPs, node addresses, the packet's). */
+  addresses: Iterable<string>;
+  /** Ports matched without an address (NodePorts, health-check NodePorts, the packet's port). */
+  ports: Iterable<number>;
+}
+
+/** How to run the targeted collection: argv and the script for its stdin. */
+export interface TargetedCommand {
+  /** `["sh", "-s", "ip:…", "port:…", …]`: the keys are the script's positional parameters. */
+  command: string[];
+  /** {@link TARGETED_SCRIPT}. */
+  stdin: string;
+}
+
+/**
+ * The exec of a targeted collection.
+ * @param keys the addresses and ports of the question; anything that is not an IP address or a port 1–65535 is
+ *   dropped (so no key can carry anything but those characters).
+ * @returns argv (keys sorted and unique) and the script for stdin.
+ */
+export function targetedCommand(keys: TargetKeys): TargetedCommand {
+  const words = new Set<string>();
+  for (const a of keys.addresses) if (/^[0-9A-Fa-f:.]+$/.test(a) && isIPAddress(a)) words.add(`ip:${a.toLowerCase()}`);
+  for (const p of keys.ports) if (Number.isInteger(p) && p >= 1 && p <= 65535) words.add(`port:${p}`);
+  return { command: ["sh", "-s", ...[...words].sort()], stdin: TARGETED_SCRIPT };
+}

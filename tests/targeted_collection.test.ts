@@ -1,0 +1,175 @@
+// Issue 12, "targeted collection for one Service": the analysis of the rules the targeted script keeps for a Service
+// equals the analysis of the whole dump for that Service. The selection is the script's own awk program
+// (src/kube/rule_select_awk.ts, run by the real awk), on every Service of the example bundles and of the real
+// kube-proxy dumps (both backends' node format), and on a sample of the generated 10,000-Service dump.
+// tests/targeted_kernel.test.ts runs the whole script against real iptables in network namespaces.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Bundle, BundleObjects, NodeCapture } from "../src/bundle/bundle.ts";
+import { emptyBundle } from "../src/bundle/bundle.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { nodeTargetKeys, serviceTargetKeys } from "../src/kube/target_keys.ts";
+import { targetedCommand } from "../src/kube/targeted_script.ts";
+import { AWK_SELECT, KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
+import type { Node, Service } from "../src/model/k8s.ts";
+import { explainService } from "../src/service/explain.ts";
+import { requireTools } from "./helpers/netns.ts";
+
+const HAVE_AWK = requireTools("targeted selection (awk)", ["awk"]);
+
+/** The keys words of targetedCommand for one node (argv after `sh -s`). */
+export function keyWords(objects: BundleObjects, ns: string, name: string, nodeName: string): string {
+  const node = objects.nodes.find((n) => n.metadata.name === nodeName) ?? { apiVersion: "v1", kind: "Node", metadata: { name: nodeName } } as Node;
+  return targetedCommand(nodeTargetKeys(serviceTargetKeys(objects, ns, name), node)).command.slice(2).join(" ");
+}
+
+/** Runs the script's awk selection on a whole iptables-save text. */
+export function selectSave(text: string, keys: string): string {
+  const r = spawnSync("awk", [AWK_SELECT], { input: text, env: { NP_MODE: "save", NP_ROOTS: KUBE_PROXY_ROOTS.join(" "), NP_KEYS: keys, PATH: process.env.PATH ?? "/usr/bin:/bin" }, maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`awk failed: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+function withSections(bundle: Bundle, f: (node: NodeCapture) => NodeCapture): Bundle {
+  return { ...bundle, nodes: bundle.nodes.map(f) };
+}
+
+/** The bundle with every node's iptables sections cut down to the Service's rules. */
+function targeted(bundle: Bundle, ns: string, name: string): Bundle {
+  return withSections(bundle, (n) => {
+    const keys = keyWords(bundle.objects, ns, name, n.name);
+    const sections = { ...n.sections };
+    for (const k of ["iptables-save", "ip6tables-save"] as const) {
+      const s = sections[k];
+      if (s && s.stdout.trim() !== "" && s.exitCode !== 127) sections[k] = { ...s, stdout: selectSave(s.stdout, keys) };
+    }
+    return { ...n, sections };
+  });
+}
+
+/**
+ * The report as JSON, without line numbers: they point into the section the rule was read from, and the targeted
+ * section is shorter (the rules and chains are the same). The proxy-mode evidence "N KUBE-SVC/KUBE-SEP chain(s) in
+ * nat" counts the chains of the section, so its number is left out too (a targeted node's report says the count is
+ * of the collected chains: tests/targeted_kernel.test.ts).
+ */
+function reportJson(bundle: Bundle, ns: string, name: string): unknown {
+  try {
+    const text = JSON.stringify(explainService(bundle, ns, name), (k, v) => (k === "line" && typeof v === "number" ? undefined : v));
+    return JSON.parse(text.replace(/\b(line|lines) \d+(?:(?:, | and |-)\d+)*/g, "$1 N").replace(/"\d+ (KUBE-SVC\/KUBE-SEP chain\(s\) in nat)"/g, '"N $1"'));
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+function sizes(bundle: Bundle): number {
+  return bundle.nodes.reduce((n, c) => n + (c.sections["iptables-save"]?.stdout.length ?? 0) + (c.sections["ip6tables-save"]?.stdout.length ?? 0), 0);
+}
+
+// azure-zones is a Pending example (no Service); nftables-lab's rules are kube-proxy's nft tables, collected whole.
+const EXAMPLES = ["iptables-lab", "lb-legacy", "ipvs-lab", "ipvs-kind"];
+
+describe.runIf(HAVE_AWK)("targeted selection: same analysis as the whole dump", () => {
+  for (const ex of EXAMPLES) {
+    it(`every Service of examples/${ex}`, () => {
+      const bundle = readBundle(join("examples", ex));
+      const services = bundle.objects.services;
+      expect(services.length).toBeGreaterThan(0);
+      for (const s of services) {
+        const ns = s.metadata.namespace ?? "default";
+        const t = targeted(bundle, ns, s.metadata.name);
+        expect(reportJson(t, ns, s.metadata.name), `${ns}/${s.metadata.name}`).toEqual(reportJson(bundle, ns, s.metadata.name));
+      }
+    });
+  }
+
+  // The real kube-proxy dumps carry no API objects: the Services are made from the dump's own comments
+  // ("ns/name:port cluster IP", NodePorts from KUBE-NODEPORTS), the same objects for both analyses.
+  const NODE_FORMAT = "tests/fixtures/node-format";
+  const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
+  it(`every Service of the ${dumps.length} real dumps in node format (nft and legacy backends)`, () => {
+    expect(dumps.length).toBeGreaterThan(40);
+    let services = 0;
+    for (const f of dumps) {
+      const text = readFileSync(join(NODE_FORMAT, f), "utf8");
+      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+      for (const s of bundle.objects.services) {
+        services++;
+        const ns = s.metadata.namespace!;
+        const t = targeted(bundle, ns, s.metadata.name);
+        expect(reportJson(t, ns, s.metadata.name), `${f}: ${ns}/${s.metadata.name}`).toEqual(reportJson(bundle, ns, s.metadata.name));
+      }
+    }
+    expect(services).toBeGreaterThan(80);
+  });
+
+  const BIG = "bench/out/iptables-10000";
+  it.runIf(existsSync(join(BIG, "capture.yaml")) || process.env.CI === "true")("a sample of the 10,000-Service dump (every 500th Service)", () => {
+    if (!existsSync(join(BIG, "capture.yaml"))) {
+      const r = spawnSync(process.execPath, ["scripts/bench.mjs", "--sizes", "10000", "--runs", "1", "--no-deno", "--no-nft"], { stdio: "ignore" });
+      expect(r.status).toBe(0);
+    }
+    const bundle = readBundle(BIG, { maxBytes: 2 ** 32 });
+    const full = sizes(bundle);
+    const services = bundle.objects.services.filter((_, i) => i % 500 === 250);
+    expect(services.length).toBe(20);
+    for (const s of services) {
+      const ns = s.metadata.namespace!;
+      const t = targeted(bundle, ns, s.metadata.name);
+      expect(sizes(t)).toBeLessThan(full / 1000); // a few chains, not the table
+      expect(reportJson(t, ns, s.metadata.name), `${ns}/${s.metadata.name}`).toEqual(reportJson(bundle, ns, s.metadata.name));
+    }
+  }, 300_000);
+});
+
+/** A one-node bundle whose Services are read from kube-proxy's rule comments. */
+export function bundleFromDump(text: string, section: "iptables-save" | "ip6tables-save"): Bundle {
+  const byName = new Map<string, Service>();
+  const get = (ns: string, name: string): Service => {
+    const key = `${ns}/${name}`;
+    let s = byName.get(key);
+    if (!s) {
+      s = { apiVersion: "v1", kind: "Service", metadata: { namespace: ns, name }, spec: { type: "ClusterIP", ports: [] } };
+      byName.set(key, s);
+    }
+    return s;
+  };
+  const port = (s: Service, portName: string, proto: string) => {
+    const p = proto.toUpperCase() as "TCP" | "UDP" | "SCTP";
+    let sp = s.spec.ports!.find((x) => (x.name ?? "") === portName && x.protocol === p);
+    if (!sp) {
+      sp = { port: 0, protocol: p, ...(portName ? { name: portName } : {}) };
+      s.spec.ports!.push(sp);
+    }
+    return sp;
+  };
+  for (const line of text.split("\n")) {
+    const m = /^-A KUBE-SERVICES -d (\S+?)\/(?:32|128) -p (\w+) -m comment --comment "?([^/ "]+)\/([^: "]+):?(\S*) (cluster IP|external IP|loadbalancer IP)"? -m \w+ --dport (\d+)/.exec(line);
+    if (m) {
+      const [, ip, proto, ns, name, portName, kind, dport] = m;
+      const s = get(ns!, name!);
+      const sp = port(s, portName!, proto!);
+      sp.port = Number(dport);
+      if (kind === "cluster IP") s.spec.clusterIP = ip;
+      else if (kind === "external IP") s.spec.externalIPs = [...new Set([...(s.spec.externalIPs ?? []), ip!])];
+      else s.status = { loadBalancer: { ingress: [{ ip: ip! }] } };
+      continue;
+    }
+    const n = /^-A KUBE-NODEPORTS -p (\w+) -m comment --comment "?([^/ "]+)\/([^: "]+):?([^ "]*)"? -m \w+ --dport (\d+)/.exec(line);
+    if (n) {
+      const [, proto, ns, name, portName, dport] = n;
+      const s = get(ns!, name!);
+      port(s, portName!, proto!).nodePort = Number(dport);
+      if (s.spec.type === "ClusterIP") s.spec.type = "NodePort";
+    }
+  }
+  const services = [...byName.values()].filter((s) => s.spec.clusterIP !== undefined);
+  const node: Node = { apiVersion: "v1", kind: "Node", metadata: { name: "node-1" }, status: { addresses: [{ type: "InternalIP", address: section === "ip6tables-save" ? "fd00::1" : "192.168.0.2" }], conditions: [{ type: "Ready", status: "True" }] } };
+  const bundle = emptyBundle({ command: "tests/targeted_collection.test.ts" });
+  bundle.objects.services = services;
+  bundle.objects.nodes = [node];
+  bundle.nodes = [{ name: "node-1", sections: { [section]: { stdout: text, exitCode: 0 }, "proxy-mode": { stdout: "iptables", exitCode: 0 } } }];
+  return bundle;
+}
