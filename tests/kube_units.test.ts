@@ -84,8 +84,8 @@ describe("kubeconfig merging follows kubectl (first definition wins)", () => {
 });
 
 describe("buildDebugPod (pure, as kubectl debug node builds its pod)", () => {
-  const base = { name: "kubectl-netpath-k8s1-abcde", namespace: "kube-system", activeDeadlineSeconds: 120, runId: "r1" };
-  it("netadmin: host namespaces, all taints tolerated, never restarted, reaped by deadline, NET_ADMIN/NET_RAW", () => {
+  const base = { name: "kubectl-netpath-k8s1-abcde", namespace: "kube-system", activeDeadlineSeconds: 120, runId: "r1", createdBy: "kubectl-netpath test", createdAtMs: Date.parse("2026-01-02T03:04:05.678Z") };
+  it("netadmin: host network (no hostPID), all taints tolerated, never restarted, reaped by deadline, NET_ADMIN/NET_RAW only", () => {
     const p = buildDebugPod("k8s1", base);
     expect(p.metadata?.labels?.[MANAGED_BY_LABEL]).toBe("kubectl-netpath");
     expect(p.metadata?.labels?.["kubectl-netpath/run"]).toBe("r1");
@@ -93,18 +93,29 @@ describe("buildDebugPod (pure, as kubectl debug node builds its pod)", () => {
     expect(p.spec).toMatchObject({
       nodeName: "k8s1",
       hostNetwork: true,
-      hostPID: true,
       restartPolicy: "Never",
       activeDeadlineSeconds: 120,
       tolerations: [{ operator: "Exists" }],
       automountServiceAccountToken: false,
     });
+    expect(p.spec.hostPID).toBeUndefined();
+    expect(p.metadata?.annotations).toMatchObject({
+      "kubectl-netpath/run-id": "r1",
+      "kubectl-netpath/created-by": "kubectl-netpath test",
+      "kubectl-netpath/created-at": "2026-01-02T03:04:05Z",
+      "kubectl-netpath/expires-at": "2026-01-02T03:06:05Z",
+    });
     const c = p.spec.containers[0]!;
-    expect(c.image).toBe("nicolaka/netshoot");
-    expect(c.command).toEqual(["sleep", "120"]);
-    expect(c.securityContext).toEqual({ capabilities: { add: ["NET_ADMIN", "NET_RAW"] } });
-    expect(c.volumeMounts).toBeUndefined();
-    expect(p.spec.volumes).toBeUndefined();
+    expect(c.image).toBe("nicolaka/netshoot:v0.13@sha256:a20c2531bf35436ed3766cd6cfe89d352b050ccc4d7005ce6400adf97503da1b");
+    expect(c.command).toEqual(["sh", "-c", "trap 'exit 0' TERM; sleep 120 & wait"]);
+    expect(c.securityContext).toEqual({
+      capabilities: { drop: ["ALL"], add: ["NET_ADMIN", "NET_RAW"] },
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(c.volumeMounts).toEqual([{ name: "run", mountPath: "/run" }]);
+    expect(p.spec.volumes).toEqual([{ name: "run", emptyDir: { sizeLimit: "1Mi" } }]);
   });
   it("sysadmin: privileged, host root read-only at /host (for chroot /host iptables-legacy-save)", () => {
     const p = buildDebugPod("k8s1", { ...base, profile: "sysadmin", image: "registry.local/netshoot:v0.13" });
@@ -182,7 +193,7 @@ describe("API errors are rewritten for humans", () => {
     {
       name: "403 Pod Security",
       input: [403, st(403, "Forbidden", 'pods "d" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true, hostPID=true)'), { verb: "create", resource: "pods", namespace: "kube-system" }],
-      want: 'Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true, hostPID=true). The debug pod needs hostNetwork, hostPID and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or run with --no-exec to analyse from the API alone',
+      want: 'Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true, hostPID=true). The debug pod needs hostNetwork and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone',
     },
     { name: "404", input: [404, st(404, "NotFound", 'nodes "x" not found'), { verb: "get", resource: "nodes", name: "x" }], want: 'nodes "x" not found (cluster-scoped)' },
     {

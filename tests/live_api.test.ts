@@ -12,6 +12,7 @@ import { readBundle } from "../src/io/read_bundle.ts";
 import type { EndpointSlice, Node, Pod } from "../src/model/k8s.ts";
 import { type FakeApiOptions, type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { makePki } from "./helpers/fake_pki.ts";
+import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
 import { run } from "./helpers/live_cli.ts";
 
 const web = readBundle("tests/fixtures/live/web");
@@ -31,6 +32,8 @@ afterEach(async () => {
   servers = [];
 });
 
+/** The default debug image as a regular expression source. */
+const IMG = DEFAULT_IMAGE.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const line = (r: RecordedRequest) => `${r.method} ${r.path}${Object.keys(r.query).length ? "?" + Object.entries(r.query).map(([k, v]) => `${k}=${v.join("|")}`).join("&") : ""}`;
 
 describe("what svc/NAME asks the API server (--no-exec)", () => {
@@ -266,14 +269,14 @@ describe("node collection failures that need no exec: each node says why, no pod
     const s = await fake({ ...noProxy, namespaces: { "kube-system": { "pod-security.kubernetes.io/enforce": "baseline" } } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('error: node k8s-guide-worker: Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true, hostPID=true), non-default capabilities (container "collector" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add). The debug pod needs hostNetwork, hostPID and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or run with --no-exec to analyse from the API alone;');
+    expect(r.stderr).toContain('error: node k8s-guide-worker: Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true), non-default capabilities (container "collector" must not include "NET_ADMIN", "NET_RAW" in securityContext.capabilities.add). The debug pod needs hostNetwork and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone;');
   });
 
   it("the image cannot be pulled: says so and deletes the pod", async () => {
-    const s = await fake({ ...noProxy, pods: { badImages: ["nicolaka/netshoot"] } });
+    const s = await fake({ ...noProxy, pods: { badImages: [DEFAULT_IMAGE] } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/not analysed: debug pod kube-system\/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker: the image "nicolaka\/netshoot" cannot be pulled \(ErrImagePull: failed to pull and unpack image "docker.io\/nicolaka\/netshoot:latest": failed to resolve reference: not found\); pass --image with an image the node can pull/);
+    expect(r.stdout).toMatch(new RegExp(`not analysed: debug pod kube-system/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker: the image "${IMG}" cannot be pulled \\(ErrImagePull: failed to pull and unpack image "docker.io/${IMG}:latest": failed to resolve reference: not found\\); pass --image with an image the node can pull`));
     expect(s.requests.filter((x) => x.method === "DELETE").length).toBe(1);
   });
 
@@ -283,7 +286,7 @@ describe("node collection failures that need no exec: each node says why, no pod
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--timeout", "1s"]);
     expect(Date.now() - t).toBeLessThan(4000);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/not analysed: debug pod kube-system\/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker was not Running within 1s \(last state: pulling the image \/ creating the container\); the node may be slow to pull nicolaka\/netshoot: raise --timeout, or pass --image with an image already on the node/);
+    expect(r.stdout).toMatch(new RegExp(`not analysed: debug pod kube-system/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} on node k8s-guide-worker was not Running within 1s \\(last state: pulling the image / creating the container\\); the node may be slow to pull ${IMG}: raise --timeout, or pass --image with an image already on the node`));
     const created = s.requests.find((x) => x.method === "POST" && x.path.endsWith("/pods"))!;
     expect(s.requests.some((x) => x.method === "DELETE" && x.at >= created.at)).toBe(true);
   });
@@ -305,11 +308,11 @@ describe("node collection failures that need no exec: each node says why, no pod
   });
 
   it("pods in kube-system cannot be listed: the kube-proxy pod is unknown, a debug pod is used", async () => {
-    const s = await fake({ denials: [{ verb: "list", resource: "pods", namespace: "kube-system" }], pods: { badImages: ["nicolaka/netshoot"] } });
+    const s = await fake({ denials: [{ verb: "list", resource: "pods", namespace: "kube-system" }], pods: { badImages: [DEFAULT_IMAGE] } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
     expect(r.code).toBe(1);
     expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length).toBe(1);
-    expect(r.stdout).toContain('the image "nicolaka/netshoot" cannot be pulled');
+    expect(r.stdout).toContain(`the image "${DEFAULT_IMAGE}" cannot be pulled`);
   });
 
   it("a NotReady node is not touched, and said why", async () => {
@@ -411,15 +414,17 @@ describe("--dry-run, capture, cleanup", () => {
   });
 
   it("cleanup deletes leftover debug pods (and only those); --dry-run lists them", async () => {
-    const leftover = (name: string, ns: string): Pod => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: ns, labels: { "app.kubernetes.io/managed-by": "kubectl-netpath" }, annotations: { "kubectl-netpath/node": "k8s1" } }, spec: { nodeName: "k8s1" }, status: { phase: "Failed" } });
+    // issue 13 defect 3: a leftover is a pod with the label AND the run annotations whose run is over (here: Failed)
+    const runAnn = { "kubectl-netpath/run-id": "r0", "kubectl-netpath/created-by": "kubectl-netpath test", "kubectl-netpath/created-at": "2026-01-01T00:00:00Z", "kubectl-netpath/expires-at": "2026-01-01T00:02:00Z" };
+    const leftover = (name: string, ns: string): Pod => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: ns, labels: { "app.kubernetes.io/managed-by": "kubectl-netpath" }, annotations: { "kubectl-netpath/node": "k8s1", ...runAnn } }, spec: { nodeName: "k8s1" }, status: { phase: "Failed" } });
     const s = await fake({ objects: { ...lab.objects, pods: [...lab.objects.pods, leftover("kubectl-netpath-k8s1-aaaaa", "kube-system"), leftover("kubectl-netpath-k8s1-bbbbb", "other")] } });
     const dry = await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A", "--dry-run"]);
-    expect(dry).toEqual({ code: 0, stdout: "would delete pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed)\nwould delete pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed)\n", stderr: "" });
+    expect(dry).toEqual({ code: 0, stdout: "would delete pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed): ended (Failed)\nwould delete pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed): ended (Failed)\n", stderr: "" });
     const one = await run(["cleanup", "--kubeconfig", s.kubeconfig]);
-    expect(one).toEqual({ code: 0, stdout: "deleted pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed)\n", stderr: "" });
+    expect(one).toEqual({ code: 0, stdout: "deleted pod kube-system/kubectl-netpath-k8s1-aaaaa (node k8s1, Failed): ended (Failed)\n", stderr: "" });
     expect(s.requests.filter((x) => x.method === "GET" && x.path.endsWith("/pods")).at(-1)!.query.labelSelector).toEqual(["app.kubernetes.io/managed-by=kubectl-netpath"]);
     const all = await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A"]);
-    expect(all.stdout).toBe("deleted pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed)\n");
+    expect(all.stdout).toBe("deleted pod other/kubectl-netpath-k8s1-bbbbb (node k8s1, Failed): ended (Failed)\n");
     expect(await run(["cleanup", "--kubeconfig", s.kubeconfig, "-A"])).toEqual({ code: 0, stdout: "", stderr: "no kubectl-netpath debug pods in any namespace\n" });
     expect(s.get("pods", "kube-system", "coredns-78fcd69978-cvpx2")).toBeDefined();
   });

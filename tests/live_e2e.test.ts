@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
 import { decodeBundle } from "../src/bundle/decode.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { ServiceReport } from "../src/service/report.ts";
@@ -80,7 +81,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(rep.nodes.map((n) => [n.node, n.source, n.proxyMode.mode])).toEqual([
       // a question about one Service collects the chains of its packets (issue 12), chain by chain on the nft backend
       ["k8s-guide-worker", "kube-proxy-pod: kube-proxy-k8s-guide-worker: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets", "iptables"],
-      ["k8s-guide-worker2", "debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets; image nicolaka/netshoot", "iptables"],
+      ["k8s-guide-worker2", `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets; image ${DEFAULT_IMAGE}`, "iptables"],
     ]);
     for (const n of rep.nodes) {
       expect(n.error).toBeUndefined();
@@ -164,7 +165,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     const err = io.err.join("");
     expect(err).toContain("node k8s-guide-worker: exec into kube-proxy pod kube-system/kube-proxy-k8s-guide-worker\n");
     expect(err).toMatch(/node k8s-guide-worker2: using a debug pod \(its image cannot run the collection script \(OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in \$PATH: unknown\)\)\n/);
-    expect(err).toMatch(/node k8s-guide-worker2: creating debug pod kube-system\/kubectl-netpath-k8s-guide-worker2-[a-z0-9]{5} \(image nicolaka\/netshoot\)\n/);
+    expect(err).toMatch(new RegExp(`node k8s-guide-worker2: creating debug pod kube-system/kubectl-netpath-k8s-guide-worker2-[a-z0-9]{5} \\(image ${DEFAULT_IMAGE.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\)\n`));
     expect(err).toContain("node k8s-guide-worker2: collecting\n");
     expect(err).toContain("node k8s-guide-worker2: deleting the debug pod\n");
   });

@@ -15,6 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
+/** The default debug image as a regular expression source. */
+const IMG = DEFAULT_IMAGE.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 import { decodeBundle } from "../src/bundle/decode.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
@@ -127,7 +130,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     expect(c.code).toBe(0);
     const node = decodeBundle(readFileSync(file, "utf8"), file).nodes.find((n) => n.name === "k8s1")!;
     expect(node.error).toBeUndefined();
-    expect(node.source).toMatchObject({ kind: "host-chroot", namespace: "kube-system", image: "nicolaka/netshoot" });
+    expect(node.source).toMatchObject({ kind: "host-chroot", namespace: "kube-system", image: DEFAULT_IMAGE });
     expect(node.sections["iptables-backend"]).toMatchObject({ stdout: "legacy\n", exitCode: 0 });
     expect(node.sections["iptables-backend"]!.stderr).toContain("found by chroot /host /usr/sbin/iptables-legacy-save");
     expect(node.sections["iptables-save"]).toMatchObject({ command: "chroot /host /usr/sbin/iptables-legacy-save", exitCode: 0 });
@@ -139,7 +142,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     const rep = JSON.parse(live.stdout) as ServiceReport;
     const k8s1 = rep.nodes.find((n) => n.node === "k8s1")!;
     expect(k8s1.error).toBeUndefined();
-    expect(k8s1.source).toMatch(/^host-chroot: iptables legacy backend \(.*\); iptables-save via chroot \/host \/usr\/sbin\/iptables-legacy-save \| awk: the chains of the Service's packets; image nicolaka\/netshoot$/);
+    expect(k8s1.source).toMatch(new RegExp(`^host-chroot: iptables legacy backend \\(.*\\); iptables-save via chroot /host /usr/sbin/iptables-legacy-save \\| awk: the chains of the Service's packets; image ${IMG}$`));
     // the rules the host binary read are the seed's: the same verdicts as the example's offline bundle of that node
     const offline = JSON.parse((await run(["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "-o", "json"])).stdout) as ServiceReport;
     expect(verdicts(rep, "k8s1")).toEqual(verdicts(offline, "k8s1"));
@@ -204,6 +207,6 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     expect(k8s2.proxyMode.mode).toBe("ipvs");
     expect(live.code).toBe(0);
     expect(k8s2.error).toBeUndefined();
-    expect(k8s2.source).toMatch(/^debug-pod: .*; image nicolaka\/netshoot$/);
+    expect(k8s2.source).toMatch(new RegExp(`^debug-pod: .*; image ${IMG}$`));
   });
 });

@@ -104,9 +104,9 @@ export function apiError(status: number, body: string, r: RequestDescription, se
     const level = /violates PodSecurity "([^"]+)"/.exec(serverMessage)?.[1] ?? "?";
     const detail = serverMessage.replace(/^.*violates PodSecurity "[^"]+":\s*/, "");
     msg = `Pod Security Admission of namespace "${r.namespace}" (level "${level}") rejected the debug pod: ${detail}. ` +
-      `The debug pod needs hostNetwork, hostPID and NET_ADMIN/NET_RAW: label the namespace ` +
+      `The debug pod needs hostNetwork and NET_ADMIN/NET_RAW: label the namespace ` +
       `pod-security.kubernetes.io/enforce=privileged (kubectl label ns ${r.namespace} pod-security.kubernetes.io/enforce=privileged --overwrite), ` +
-      `or run with --no-exec to analyse from the API alone`;
+      `or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone`;
   } else if (status === 403) {
     msg = `not allowed to ${r.verb} ${what(r)}${where(r)} (403 Forbidden): RBAC must grant ${grantNeeded(r)}` +
       (r.resource === "pods/exec" || (r.resource === "pods" && (r.verb === "create" || r.verb === "delete"))

@@ -81,11 +81,13 @@ export class PodRegistry {
 }
 
 /**
- * Deletes a pod at once (grace period 0). A pod already gone is fine.
+ * Deletes a pod with its own grace period (no `gracePeriodSeconds` in the DeleteOptions: kube-apiserver then uses
+ * the pod's `terminationGracePeriodSeconds`, pkg/registry/core/pod/strategy.go CheckGracefulDelete; a grace period
+ * of 0 would remove the object before the kubelet has stopped the container). A pod already gone is fine.
  * @throws {KubeApiError} / {ApiUnreachableError} when the delete fails.
  */
 export async function deletePod(rest: KubeRest, namespace: string, name: string, timeoutMs = rest.requestTimeoutMs): Promise<void> {
-  await rest.delete(R.pods(namespace, name), { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0, propagationPolicy: "Background" }, timeoutMs);
+  await rest.delete(R.pods(namespace, name), { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" }, timeoutMs);
 }
 
 /**

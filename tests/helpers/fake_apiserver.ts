@@ -27,6 +27,7 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { Buffer } from "node:buffer";
+import { containerArgv } from "./fake_runtime.ts";
 import type { BundleObjects } from "../../src/bundle/bundle.ts";
 import type { KubeObject, Node, Pod } from "../../src/model/k8s.ts";
 import { makePki, type FakePki } from "./fake_pki.ts";
@@ -78,6 +79,10 @@ export interface RecordedRequest {
   status: number;
   kind: "rest" | "watch" | "exec";
   at: number;
+  /** The request body of a POST or DELETE, as sent. */
+  body?: string;
+  /** An exec: when its WebSocket closed (epoch ms). */
+  endedAt?: number;
 }
 
 /** Options of {@link startFakeApiServer}. */
@@ -115,6 +120,11 @@ export interface FakeApiOptions {
     delayMs?: number;
     /** Pods whose image has no shell (the exec fails as runc reports it). */
     noShell?: (namespace: string, pod: string) => boolean;
+    /**
+     * Run each exec as a container runtime would under the container's securityContext: capabilities, no_new_privs,
+     * read-only root with emptyDir mounts (fake_runtime.ts). @default false (the command runs with the test's privileges)
+     */
+    enforceSecurityContext?: boolean;
   };
   /** PKI method. @default openssl when installed */
   pki?: "openssl" | "node:crypto";
@@ -502,6 +512,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
         req.on("end", () => r(Buffer.concat(c).toString("utf8")));
       })
       : "";
+    if (req.method === "POST" || req.method === "DELETE") (req as unknown as { sentBody?: string }).sentBody = body;
 
     if (resource === "selfsubjectaccessreviews" && req.method === "POST") {
       const rv = JSON.parse(body) as { spec: { resourceAttributes: { verb: string; resource: string; subresource?: string; namespace?: string } } };
@@ -597,6 +608,8 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     handle(req, res).then((code) => {
       const watch = url.searchParams.get("watch") === "1" || url.searchParams.get("watch") === "true";
       const r: RecordedRequest = { method: req.method ?? "", path: url.pathname, query: queryOf(url), status: code, kind: watch ? "watch" : "rest", at: started };
+      const sent = (req as unknown as { sentBody?: string }).sentBody;
+      if (sent !== undefined) r.body = sent;
       const u = userOf(req);
       if (u) r.user = u;
       record(r);
@@ -642,8 +655,11 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     record(r);
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
-      ws.on("close", () => sockets.delete(ws));
-      runExec(ws, ns, pod, command, url.searchParams.get("stdin") === "true");
+      ws.on("close", () => {
+        sockets.delete(ws);
+        r.endedAt = Date.now();
+      });
+      runExec(ws, ns, pod, container, command, url.searchParams.get("stdin") === "true");
     });
   });
 
@@ -654,7 +670,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       : { metadata: {}, status: "Failure", message: `command terminated with non-zero exit code: error executing command [${command.join(" ").slice(0, 60)}], exit code ${code}`, reason: "NonZeroExitCode", details: { causes: [{ reason: "ExitCode", message: String(code) }] } };
     ws.send(frame(3, JSON.stringify(st)), () => ws.close(1000));
   }
-  function runExec(ws: WsLike, ns: string, pod: Pod, command: string[], withStdin: boolean) {
+  function runExec(ws: WsLike, ns: string, pod: Pod, container: string | undefined, command: string[], withStdin: boolean) {
     const go = () => {
       if (o.exec?.noShell?.(ns, pod.metadata.name) && command[0] === "sh") {
         ws.send(frame(2, `OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown\r\n`));
@@ -668,7 +684,8 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
         finish(ws, 1, command);
         return;
       }
-      const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...command], { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
+      const argv = o.exec?.enforceSecurityContext ? containerArgv(pod, container, command) : command;
+      const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...argv], { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
       children.add(child);
       if (withStdin) {
         // Channel 0 is stdin; v5's close signal for it is the frame [255, 0].
