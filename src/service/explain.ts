@@ -10,6 +10,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
@@ -116,6 +117,8 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       continue;
     }
     if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
+    const scope = collectionScope(capture);
+    if (scope) report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
     if (capture.error) {
       report.error = capture.error;
       continue;
