@@ -14,9 +14,8 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bundle/bundle.ts";
 import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
 import type { Node, Pod } from "../model/k8s.ts";
-import { COLLECTION_COMMAND } from "./collection_script.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
-import { type TargetKeys, targetedCommand } from "./targeted_script.ts";
+import { nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
 import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
@@ -137,14 +136,13 @@ interface Ran {
 }
 
 async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number): Promise<Ran> {
-  const targeted = o.service ? targetedCommand(nodeTargetKeys(o.service, node)) : undefined;
-  const outcome = await execInPod(o.kc, namespace, pod, container, targeted?.command ?? COLLECTION_COMMAND, {
+  const cmd = o.service ? targetedCommand(nodeTargetKeys(o.service, node)) : nodeCommand();
+  const outcome = await execInPod(o.kc, namespace, pod, container, cmd.command, {
     timeoutMs: remaining(deadline),
     signal: o.signal,
     context: o.rest.context,
-    ...(targeted ? { stdin: targeted.stdin } : {}),
+    stdin: cmd.stdin,
   });
-  if (!o.service) return { result: parseCollectionOutput(outcome.stdout, outcome.stderr), outcome };
   const first = parseCollectionOutput(outcome.stdout, outcome.stderr, []);
   if (first.complete) return { result: first, outcome };
   return { result: parseCollectionOutput(outcome.stdout, outcome.stderr, targetedSections(scopeMode(first))), outcome };

@@ -16,6 +16,7 @@ import { Buffer } from "node:buffer";
 import { PassThrough, Writable } from "node:stream";
 import type { KubeConfig } from "@kubernetes/client-node";
 import WebSocket from "ws";
+import { constants as zlibConstants, gunzipSync } from "node:zlib";
 import { formatMs } from "./duration.ts";
 import { ApiUnreachableError, apiError, type KubeApiError } from "./errors.ts";
 import { describeRequest } from "./rest.ts";
@@ -30,6 +31,8 @@ export interface ExecOutcome {
   protocol: string;
   /** How the stream ended: `status` (normal), `closed` (socket closed without a Status), `timeout`, `aborted`. */
   end: "status" | "closed" | "timeout" | "aborted";
+  /** Bytes of stdout as they came over the stream (compressed, when the command compressed them). */
+  stdoutBytes: number;
 }
 
 /** Options of {@link execInPod}. */
@@ -53,8 +56,23 @@ class Collector extends Writable {
     this.chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
     cb();
   }
+  size(): number {
+    return this.chunks.reduce((n, c) => n + c.length, 0);
+  }
+  /**
+   * The bytes as UTF-8; a gzip stream (magic 1f 8b: the whole-node collection compresses its stdout) is inflated
+   * first — a cut stream to the last byte that decodes (Z_SYNC_FLUSH), so its sections still read as truncated.
+   */
   text(): string {
-    return Buffer.concat(this.chunks).toString("utf8");
+    const b = Buffer.concat(this.chunks);
+    if (b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) {
+      try {
+        return gunzipSync(b, { finishFlush: zlibConstants.Z_SYNC_FLUSH }).toString("utf8");
+      } catch {
+        return "";
+      }
+    }
+    return b.toString("utf8");
   }
 }
 
@@ -164,7 +182,7 @@ export async function execInPod(
       else ws.on("close", () => resolve());
     });
     end ??= status ? "status" : "closed";
-    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end };
+    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end, stdoutBytes: out.size() };
   } finally {
     clearTimeout(timer);
     timer = undefined;

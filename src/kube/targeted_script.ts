@@ -5,7 +5,9 @@
  * about 30 s of CPU there, listing one chain (`iptables-nft -t nat -S CHAIN`) a few ms.
  *
  * It runs as `sh -s KEY…` with the script on stdin (the keys are positional parameters, never part of the script
- * text).
+ * text). With the first argument `scope:node` ({@link nodeCommand}: `capture`, `--whole-node`) it lists whole tables
+ * of what the mode programs instead (whole `iptables-<backend>-save`, never `nft list ruleset` in iptables or ipvs
+ * mode), its stdout gzip-compressed.
  * The keys are the question's addresses and ports, `ip:ADDR` and `port:N` words validated by
  * {@link targetedCommand}; the awk programs of rule_select_awk.ts read them from the environment.
  *
@@ -18,9 +20,10 @@
  *   `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` of table mangle — never `iptables-nft-save -t mangle`, which reads the
  *   whole ruleset — and, for legacy, only when /proc/net/ip_tables_names lists mangle, so no table is created),
  *   then `iptables-save` / `ip6tables-save` holding, in iptables-save format, the chains reachable from the builtin
- *   chains through the rules rule_select_awk.ts keeps. nft backend: chain by chain (`iptables-nft -t T -S C`, only
- *   chains known to exist: listing a missing chain makes iptables-nft read the whole ruleset); legacy backend: one
- *   `iptables-legacy-save` (the legacy backend reads whole tables from the kernel whatever is listed) filtered by awk.
+ *   chains through the rules rule_select_awk.ts keeps. nft backend: chain by chain (`iptables-nft -t T -S C`: a few
+ *   ms per chain on a 10,000-Service node, where `iptables-nft-save` takes ~30 s of CPU and `nft list tables` ~27 s,
+ *   measured in tests/targeted_kernel.test.ts's netns); legacy backend: one `iptables-legacy-save` (the legacy
+ *   kernel interface returns a whole table per call, whatever is listed: ~0.6 s there) filtered by awk.
  * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
  * - nftables mode: `nft-json`: `nft -j list table ip kube-proxy` and `… ip6 kube-proxy`, one document per line.
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
@@ -45,6 +48,8 @@ if (AWK_SELECT.includes("'")) throw new Error("AWK_SELECT must not contain a sin
 export const TARGETED_SCRIPT = compact(`{
 exec </dev/null
 ` + SCRIPT_MARKERS + SCRIPT_SAVE_CMD + `both "\${M}collect version=${COLLECTION_VERSION}"
+SC=service; T="the chains of the Service's packets"
+case "$1" in scope:node) SC=node; T="whole tables"; shift ;; esac
 NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
 set -f
 A='${AWK_SELECT}'
@@ -67,8 +72,8 @@ elif have ip && ip link show kube-ipvs0 >/dev/null 2>&1; then MO=ipvs; MS="inter
 else MO=iptables; MS="no table ip kube-proxy, no interface kube-ipvs0 $W"; fi ;;
 esac
 sk() { echo "skipped=$1: kube-proxy runs in $MO mode$2"; }
-begin collection-scope "one Service"
-printf 'scope=service\\nmode=%s\\nmode-source=%s\\nkeys=%s\\n' $MO "$MS" "$NP_KEYS"
+begin collection-scope "$SC"
+printf 'scope=%s\\nmode=%s\\nmode-source=%s\\nkeys=%s\\n' $SC $MO "$MS" "$NP_KEYS"
 if [ $MO = nftables ]; then sk iptables-save; sk ip6tables-save
 else sk nft-json "; nft list ruleset would list the iptables-nft tables again"; fi
 if [ $MO != ipvs ]; then sk ipvsadm; sk ipset; fi
@@ -120,8 +125,7 @@ echo $B
 end iptables-backend 0
 H=''
 [ $B = legacy ] && H=' (the node uses the legacy iptables backend: use the kube-proxy pod, whose image has both backends, or --profile sysadmin to run the host binaries through chroot /host)'
-T="the chains of the Service's packets"
-AW=1; { have awk && have sed && have tr; } || AW=''
+AW=1; { [ $SC = service ] && have awk && have sed && have tr; } || AW=''
 for P in iptables ip6tables; do
 S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
@@ -184,4 +188,21 @@ export function targetedCommand(keys: TargetKeys): TargetedCommand {
   for (const a of keys.addresses) if (/^[0-9A-Fa-f:.]+$/.test(a) && isIPAddress(a)) words.add(`ip:${a.toLowerCase()}`);
   for (const p of keys.ports) if (Number.isInteger(p) && p >= 1 && p <= 65535) words.add(`port:${p}`);
   return { command: ["sh", "-s", ...[...words].sort()], stdin: TARGETED_SCRIPT };
+}
+
+/**
+ * The outer shell of a whole-node collection: runs the script read from stdin with `scope:node` and, when the image
+ * has gzip, compresses its stdout with `gzip -1` (a 10,000-Service node's iptables-save is ~27 MB, ~4.5 MB
+ * compressed); stderr stays plain. A constant: the only argument is the literal `scope:node`.
+ */
+export const NODE_SCOPE_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -s "$@" | gzip -1; else exec sh -s "$@"; fi`;
+
+/**
+ * The exec of a whole-node collection (`capture`, `--whole-node`): the same script as {@link targetedCommand} with
+ * `scope:node` (the proxy mode first, then whole tables of only what that mode programs), its stdout gzip-compressed
+ * when the image has gzip (src/kube/exec.ts inflates it).
+ * @returns argv and the script for stdin.
+ */
+export function nodeCommand(): TargetedCommand {
+  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node"], stdin: TARGETED_SCRIPT };
 }

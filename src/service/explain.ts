@@ -118,7 +118,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     }
     if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
     const scope = collectionScope(capture);
-    if (scope) report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
+    if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
     if (capture.error) {
       report.error = capture.error;
       continue;

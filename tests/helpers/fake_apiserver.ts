@@ -83,6 +83,8 @@ export interface RecordedRequest {
   body?: string;
   /** An exec: when its WebSocket closed (epoch ms). */
   endedAt?: number;
+  /** Bytes the server sent back: a REST response's body, or an exec's stdout/stderr/status frames. */
+  bytesOut?: number;
 }
 
 /** Options of {@link startFakeApiServer}. */
@@ -484,6 +486,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
   const send = (res: ServerResponse, code: number, body: unknown) => {
     const text = JSON.stringify(body);
     res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+    (res as unknown as { bytesOut?: number }).bytesOut = Buffer.byteLength(text);
     res.end(text);
     return code;
   };
@@ -610,6 +613,8 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       const r: RecordedRequest = { method: req.method ?? "", path: url.pathname, query: queryOf(url), status: code, kind: watch ? "watch" : "rest", at: started };
       const sent = (req as unknown as { sentBody?: string }).sentBody;
       if (sent !== undefined) r.body = sent;
+      const out = (res as unknown as { bytesOut?: number }).bytesOut;
+      if (out !== undefined) r.bytesOut = out;
       const u = userOf(req);
       if (u) r.user = u;
       record(r);
@@ -659,6 +664,12 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
         sockets.delete(ws);
         r.endedAt = Date.now();
       });
+      r.bytesOut = 0;
+      const send = ws.send.bind(ws);
+      ws.send = ((data: Buffer, cb?: () => void) => {
+        r.bytesOut! += data.length;
+        return send(data, cb);
+      }) as typeof ws.send;
       runExec(ws, ns, pod, container, command, url.searchParams.get("stdin") === "true");
     });
   });
