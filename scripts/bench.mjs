@@ -8,7 +8,11 @@
 // number of `grep -c -F "<ns/name:port>" <dump>` on the node dump. Prints medians and the issue's targets with
 // PASS/MISS. Figures, not a test: exits 0 whatever they are (1 only when the bench itself cannot run).
 //
-// Usage: node scripts/bench.mjs [--runs N] [--sizes 1000,10000] [--no-deno] [--no-nft] [--regen] [--json FILE]
+// With --live (root, network namespaces; issue 12) it runs only the live rows of bench/live.ts instead: the
+// 10,000-Service node loaded into a namespace per iptables backend behind the fake API server (live svc/NAME and
+// whole-node capture next to `iptables-<backend>-save` alone), and 16 small nodes against one.
+//
+// Usage: node scripts/bench.mjs [--runs N] [--sizes 1000,10000] [--no-deno] [--no-nft] [--regen] [--json FILE] [--live]
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -24,7 +28,7 @@ const CLI = join(ROOT, "dist", "kubectl-netpath.js");
 const TARGET = { wallS: 1.5, grepRatio: 10, rssMB: 400, services: 10000 };
 
 function parseArgs(argv) {
-  const o = { runs: 3, sizes: [1000, 10000], deno: true, nft: true, regen: false, json: undefined };
+  const o = { runs: 3, sizes: [1000, 10000], deno: true, nft: true, regen: false, json: undefined, live: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -38,6 +42,7 @@ function parseArgs(argv) {
     else if (a === "--no-nft") o.nft = false;
     else if (a === "--regen") o.regen = true;
     else if (a === "--json") o.json = value();
+    else if (a === "--live") o.live = true;
     else if (a === "-h" || a === "--help") usage(undefined, 0);
     else usage(`unknown argument ${a}`);
   }
@@ -48,7 +53,7 @@ function parseArgs(argv) {
 
 function usage(message, code = 2) {
   if (message) process.stderr.write(`bench: ${message}\n`);
-  process.stderr.write("usage: node scripts/bench.mjs [--runs N] [--sizes 1000,10000] [--no-deno] [--no-nft] [--regen] [--json FILE]\n");
+  process.stderr.write("usage: node scripts/bench.mjs [--runs N] [--sizes 1000,10000] [--no-deno] [--no-nft] [--regen] [--json FILE] [--live]\n");
   process.exit(code);
 }
 
@@ -235,10 +240,50 @@ function table(rows) {
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)].join("\n");
 }
 
+/** bench/live.ts bundled for plain Node (packages stay external: the fake API server loads client-node's `ws`). */
+async function loadLive() {
+  const { build } = await import("esbuild");
+  const outfile = join(OUT, ".gen", "live.mjs");
+  mkdirSync(dirname(outfile), { recursive: true });
+  await build({ entryPoints: [join(ROOT, "bench", "live.ts")], outfile, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", logLevel: "warning" });
+  return import(pathToFileURL(outfile).href + `?t=${Date.now()}`);
+}
+
+async function mainLive(opts, gen) {
+  const m = gen.readManifest(gen.fixtureDir(OUT, "iptables", 10000, "all")) ?? gen.writeFixture(OUT, "iptables", { services: 10000 }, "all");
+  const live = await loadLive();
+  let rows;
+  try {
+    rows = await live.liveRows({ cli: CLI, fixture: m.dir, query: m.query, log: (s) => process.stderr.write(s + "\n") });
+  } catch (e) {
+    fail(e.message);
+  }
+  const head = ["row", "wall s", "API MB", "reference", "ref s", "ratio", "target", "verdict"];
+  const body = rows.map((r) => [
+    r.label,
+    r.wallS.toFixed(2),
+    (r.apiBytes / 1e6).toFixed(2),
+    r.reference ? r.reference.label + (r.reference.bytes !== undefined ? ` (${(r.reference.bytes / 1e6).toFixed(1)} MB)` : "") : "-",
+    r.reference ? r.reference.wallS.toFixed(2) : "-",
+    r.reference ? `${(r.wallS / r.reference.wallS).toFixed(2)}x` : "-",
+    r.target,
+    r.pass ? "PASS" : "MISS",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => cells.map((c, i) => ([1, 2, 4, 5].includes(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
+  const out = [`kubectl-netpath bench --live: ${m.services.toLocaleString("en-US")}-Service node in a network namespace, fake API server; svc/${m.query.name} -n ${m.query.namespace}`,
+    `node ${process.version}, ${cpus().length} CPUs; one run per row after a warm-up; API MB = bytes the API server sent (REST bodies + exec frames)`, "",
+    line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)];
+  for (const r of rows) if (r.problems.length > 0) out.push(`  ${r.label}: ${r.problems.join("; ")}`);
+  process.stdout.write(out.join("\n") + "\n");
+  if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, rows }, null, 2) + "\n");
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   ensureCli();
   const gen = await loadGenerator();
+  if (opts.live) return mainLive(opts, gen);
   const fixture = (mode, n, objects = "all") => {
     const dir = gen.fixtureDir(OUT, mode, n, objects);
     const have = opts.regen ? undefined : gen.readManifest(dir);

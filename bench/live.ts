@@ -1,0 +1,218 @@
+/**
+ * `npm run bench -- --live` (root, network namespaces): issue 12's live rows, each figure next to its reference
+ * measured in the same run.
+ *
+ * - For each iptables backend (nft, legacy): the bench's 10,000-Service node dump (bench/out/iptables-10000, built
+ *   by `npm run bench` when missing) is loaded into a network namespace that plays node-1 (kube-proxy's jumps from
+ *   the builtin chains, kubelet's KUBE-IPTABLES-HINT for the nft backend, /proxyMode answering `iptables`); the
+ *   project's fake API server (tests/helpers/fake_apiserver.ts) serves every Service, EndpointSlice and Node of the
+ *   bundle and runs each exec inside that namespace. Measured: `iptables-<backend>-save` alone in the namespace (the
+ *   reference), the live `svc/NAME --node node-1` (wall, bytes the API server sent, sections truncated), and the
+ *   whole-node `capture` of that node (wall, bytes).
+ * - 16 nodes vs 1 node: 16 namespaces, each a small node (kube-proxy rules generated for one Service `spread` with one
+ *   endpoint per node), `svc/spread` with the default --parallel against `--node n01`.
+ *
+ * Figures, not a test: the caller prints them; it throws only when the bench itself cannot run.
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import type { EndpointSlice, Node, Pod, Service } from "../src/model/k8s.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { type FakeApiServer, startFakeApiServer } from "../tests/helpers/fake_apiserver.ts";
+import { type FakeNode, startFakeNode } from "../tests/helpers/fake_nodes.ts";
+import { kubeProxyRules } from "../tests/helpers/fake_node_rules.ts";
+import { findTool, type IptablesBackend, loadIptables, netnsUnavailableReason } from "../tests/helpers/netns.ts";
+
+/** One measured live figure. */
+export interface LiveRow {
+  label: string;
+  /** Wall seconds of the command. */
+  wallS: number;
+  /** Bytes the API server sent during the command (REST bodies and exec frames). */
+  apiBytes: number;
+  /** The reference figure and its label, e.g. `iptables-nft-save alone`. */
+  reference?: { label: string; wallS: number; bytes?: number };
+  /** Exit code of the command. */
+  code: number;
+  /** Sections the report or bundle marks truncated, and node errors (must be empty). */
+  problems: string[];
+  /** The target, in words, and whether it was met. */
+  target: string;
+  pass: boolean;
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+  wallS: number;
+}
+
+function runCli(cli: string, argv: string[]): Promise<Ran> {
+  return new Promise((resolve) => {
+    const t = process.hrtime.bigint();
+    const child = spawn(process.execPath, [cli, ...argv], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("close", (code) => {
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), wallS: Number(process.hrtime.bigint() - t) / 1e9 });
+    });
+  });
+}
+
+function timed(argv: string[]): Promise<{ wallS: number; bytes: number; code: number }> {
+  return new Promise((resolve) => {
+    const t = process.hrtime.bigint();
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "ignore"] });
+    let bytes = 0;
+    child.stdout.on("data", (b: Buffer) => (bytes += b.length));
+    child.on("close", (code) => resolve({ wallS: Number(process.hrtime.bigint() - t) / 1e9, bytes, code: code ?? 1 }));
+  });
+}
+
+function bytesSince(s: FakeApiServer, from: number): number {
+  return s.requests.slice(from).reduce((n, r) => n + (r.bytesOut ?? 0), 0);
+}
+
+/** Problems a `-o json` report shows: node errors and truncation warnings. */
+function reportProblems(r: Ran): string[] {
+  const out: string[] = [];
+  if (r.code !== 0) out.push(`exit ${r.code}: ${r.stderr.trim().split("\n").at(-1) ?? ""}`);
+  for (const line of r.stderr.split("\n")) if (/truncated|did not finish|stream cut/.test(line)) out.push(line.trim());
+  try {
+    const rep = JSON.parse(r.stdout) as { nodes?: { node: string; error?: string }[] };
+    for (const n of rep.nodes ?? []) if (n.error) out.push(`node ${n.node}: ${n.error}`);
+  } catch {
+    if (r.code === 0) out.push("the report is not JSON");
+  }
+  return out;
+}
+
+/**
+ * Runs the live rows.
+ * @param o `root`: the repository; `cli`: dist/kubectl-netpath.js; `fixture`: the 10k bundle directory (all objects);
+ *   `query`: the Service asked about; `log`: progress lines.
+ * @returns the rows, in order.
+ * @throws {Error} when network namespaces cannot be used here (not root, tools missing).
+ */
+export async function liveRows(o: { cli: string; fixture: string; query: { namespace: string; name: string }; log: (s: string) => void }): Promise<LiveRow[]> {
+  const why = netnsUnavailableReason(["nc", "curl", "gzip"]);
+  if (why) throw new Error(`--live needs network namespaces: ${why}`);
+  const rows: LiveRow[] = [];
+  const bundle = readBundle(o.fixture, { maxBytes: 2 ** 32 });
+  const nodeCapture = bundle.nodes[0]!;
+  const dump = nodeCapture.sections["iptables-save"]!.stdout;
+  const dir = mkdtempSync(join(tmpdir(), "knp-bench-live-"));
+  try {
+    for (const backend of ["nft", "legacy"] as IptablesBackend[]) {
+      o.log(`bench --live: loading the ${bundle.objects.services.length.toLocaleString("en-US")}-Service dump into a ${backend}-backend namespace…`);
+      const node = await startFakeNode(nodeCapture.name, { proxyMode: "iptables" });
+      // the dump is a whole node's iptables-save (builtin chains' jumps included); one restore, no --noflush (which
+      // makes iptables-nft read the ruleset back first)
+      await loadIptables(node.netns, dump, { backend, family: 4, noflush: false });
+      const api = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined) } });
+      try {
+        if (backend === "nft") await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend, family: 4 });
+        const save = await timed([findTool("ip") ?? "ip", "netns", "exec", node.netns.name, `iptables-${backend}-save`]);
+        const ref = { label: `iptables-${backend}-save alone`, wallS: save.wallS, bytes: save.bytes };
+        o.log(`bench --live: ${ref.label}: ${save.wallS.toFixed(2)} s, ${(save.bytes / 1e6).toFixed(1)} MB`);
+        const argv = ["svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", "json"];
+        await runCli(o.cli, argv); // warm-up (page cache, TLS)
+        let from = api.requests.length;
+        const q = await runCli(o.cli, argv);
+        const qBytes = bytesSince(api, from);
+        const qProblems = reportProblems(q);
+        rows.push({
+          label: `live svc/NAME --node, ${backend} backend`,
+          wallS: q.wallS,
+          apiBytes: qBytes,
+          reference: ref,
+          code: q.code,
+          problems: qProblems,
+          target: "≤ 0.1× save, ≤ 3 s, ≤ 3 MB, nothing truncated",
+          pass: q.wallS <= 0.1 * save.wallS && q.wallS <= 3 && qBytes <= 3e6 && qProblems.length === 0,
+        });
+        o.log(`bench --live: ${rows.at(-1)!.label}: ${q.wallS.toFixed(2)} s, ${(qBytes / 1e3).toFixed(0)} kB`);
+        const file = join(dir, `capture-${backend}.json`);
+        from = api.requests.length;
+        const c = await runCli(o.cli, ["capture", "svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", file]);
+        const cBytes = bytesSince(api, from);
+        const cProblems: string[] = c.code === 0 ? [] : [`exit ${c.code}: ${c.stderr.trim().split("\n").at(-1) ?? ""}`];
+        if (c.code === 0) {
+          const text = readFileSync(file, "utf8");
+          if (/"truncated":\s*true/.test(text)) cProblems.push("a section is marked truncated");
+          if (!text.includes("KUBE-SVC-")) cProblems.push("the capture holds no KUBE-SVC chain");
+          o.log(`bench --live: capture file ${(statSync(file).size / 1e6).toFixed(1)} MB`);
+        }
+        rows.push({
+          label: `capture (whole node), ${backend} backend`,
+          wallS: c.wallS,
+          apiBytes: cBytes,
+          reference: ref,
+          code: c.code,
+          problems: cProblems,
+          target: backend === "nft" ? "≤ 1.2× save, ≤ 6 MB" : "(issue's target is for the nft backend) ≤ 6 MB",
+          pass: (backend !== "nft" || c.wallS <= 1.2 * save.wallS) && cBytes <= 6e6 && cProblems.length === 0,
+        });
+        o.log(`bench --live: ${rows.at(-1)!.label}: ${c.wallS.toFixed(2)} s, ${(cBytes / 1e6).toFixed(2)} MB`);
+      } finally {
+        await api.close();
+        await node.stop();
+      }
+    }
+    rows.push(await manyNodes(o, 16));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/** 16 small nodes, one Service with an endpoint on each: `svc/spread` (all its nodes) against `--node n01`. */
+async function manyNodes(o: { cli: string; log: (s: string) => void }, n: number): Promise<LiveRow> {
+  const nodes: Node[] = [];
+  const pods: Pod[] = [];
+  const endpoints: NonNullable<EndpointSlice["endpoints"]> = [];
+  for (let i = 1; i <= n; i++) {
+    const name = `n${String(i).padStart(2, "0")}`;
+    nodes.push({ apiVersion: "v1", kind: "Node", metadata: { name }, spec: { podCIDR: `10.244.${i}.0/24` }, status: { addresses: [{ type: "InternalIP", address: `192.168.0.${i}` }], conditions: [{ type: "Ready", status: "True" }] } });
+    pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: `spread-${name}`, namespace: "default", labels: { app: "spread" } }, spec: { nodeName: name }, status: { phase: "Running", podIP: `10.244.${i}.5` } });
+    endpoints.push({ addresses: [`10.244.${i}.5`], conditions: { ready: true }, nodeName: name, targetRef: { kind: "Pod", name: `spread-${name}`, namespace: "default" } });
+  }
+  const svc: Service = { apiVersion: "v1", kind: "Service", metadata: { name: "spread", namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.50.50", selector: { app: "spread" }, ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }] } };
+  const slice: EndpointSlice = { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "spread-1", namespace: "default", labels: { "kubernetes.io/service-name": "spread" } }, addressType: "IPv4", endpoints, ports: [{ name: "http", port: 8080, protocol: "TCP" }] };
+  const rules = kubeProxyRules([svc], [slice], "10.244.0.0/16");
+  o.log(`bench --live: starting ${n} small nodes…`);
+  const fake = new Map<string, FakeNode>();
+  let api: FakeApiServer | undefined;
+  try {
+    for (const x of nodes) fake.set(x.metadata.name, await startFakeNode(x.metadata.name, { rules: { text: rules, backend: "nft" }, proxyMode: "iptables" }));
+    api = await startFakeApiServer({ objects: { services: [svc], endpointSlices: [slice], nodes, pods }, exec: { netnsFor: (name) => fake.get(name)?.netns.name } });
+    const base = ["svc/spread", "-n", "default", "--kubeconfig", api.kubeconfig, "-o", "json"];
+    await runCli(o.cli, [...base, "--node", "n01"]);
+    const one = await runCli(o.cli, [...base, "--node", "n01"]);
+    const from = api.requests.length;
+    const all = await runCli(o.cli, base);
+    const execs = api.requests.slice(from).filter((r) => r.kind === "exec");
+    const problems = [...reportProblems(one), ...reportProblems(all)];
+    if (execs.length !== n) problems.push(`${execs.length} execs for ${n} nodes`);
+    return {
+      label: `${n} nodes (one Service, default --parallel) vs 1 node`,
+      wallS: all.wallS,
+      apiBytes: bytesSince(api, from),
+      reference: { label: "the same, --node n01", wallS: one.wallS },
+      code: all.code,
+      problems,
+      target: "wall ≤ 2× one node",
+      pass: all.wallS <= 2 * one.wallS && problems.length === 0,
+    };
+  } finally {
+    await api?.close();
+    for (const x of fake.values()) await x.stop();
+  }
+}
