@@ -37,7 +37,7 @@ const IMG = DEFAULT_IMAGE.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const line = (r: RecordedRequest) => `${r.method} ${r.path}${Object.keys(r.query).length ? "?" + Object.entries(r.query).map(([k, v]) => `${k}=${v.join("|")}`).join("&") : ""}`;
 
 describe("what svc/NAME asks the API server (--no-exec)", () => {
-  it("exactly: the Service, its EndpointSlices by label, each endpoint pod, each endpoint node, the kube-proxy ConfigMap", async () => {
+  it("exactly: the Service, its EndpointSlices by label, each endpoint pod, each endpoint node, the kube-proxy DaemonSet and ConfigMap", async () => {
     const s = await fake();
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
     expect(r.stderr).toBe("warning: the bundle holds no node state: only the API side was analysed\n");
@@ -50,6 +50,7 @@ describe("what svc/NAME asks the API server (--no-exec)", () => {
       "GET /api/v1/namespaces/default/pods/web-96d5df5c8-wkfrb",
       "GET /api/v1/nodes/k8s-guide-worker",
       "GET /api/v1/nodes/k8s-guide-worker2",
+      "GET /apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
       "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
     ]);
     expect(new Set(s.requests.map((x) => x.user))).toEqual(new Set(["token-user"]));
@@ -95,7 +96,7 @@ describe("the number of API requests does not grow with the cluster", () => {
     expect(b.code).toBe(0);
     expect(b.stdout).toBe(a.stdout);
     expect(big.requests.map(line)).toEqual(small.requests.map(line));
-    expect(big.requests.length).toBe(7);
+    expect(big.requests.length).toBe(8);
     console.info(`[live-api] svc/web --no-exec on 5,000 nodes / 50,000 pods: ${big.requests.length} API requests, ${ms} ms`);
   });
 
@@ -132,7 +133,10 @@ describe("the number of API requests does not grow with the cluster", () => {
       "GET /api/v1/namespaces/default/pods?labelSelector=app=many&limit=500&continue=NTAw",
       "GET /api/v1/nodes/k8s-guide-worker",
       "GET /api/v1/nodes/k8s-guide-worker2",
+      "GET /apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
       "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
+      // No kube-proxy ConfigMap (and no DaemonSet naming one): EKS's name is tried next.
+      "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy-config",
     ]);
   });
 });

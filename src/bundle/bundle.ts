@@ -11,6 +11,7 @@
  */
 import type {
   ConfigMap,
+  DaemonSet,
   EndpointSlice,
   KubeEvent,
   Node,
@@ -110,6 +111,8 @@ export interface BundleObjects {
   persistentVolumes: PersistentVolume[];
   storageClasses: StorageClass[];
   events: KubeEvent[];
+  /** The kube-system/kube-proxy DaemonSet (containers' command/args/volumeMounts and ConfigMap volumes only). */
+  daemonSets: DaemonSet[];
 }
 
 /** How and when a bundle was made. */
@@ -151,6 +154,7 @@ export function emptyObjects(): BundleObjects {
     persistentVolumes: [],
     storageClasses: [],
     events: [],
+    daemonSets: [],
   };
 }
 

@@ -44,6 +44,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   PersistentVolume: "persistentVolumes",
   StorageClass: "storageClasses",
   Event: "events",
+  DaemonSet: "daemonSets",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

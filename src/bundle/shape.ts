@@ -47,7 +47,7 @@ const KIND_SHAPES: Record<string, Shape> = {
       ipFamilies: ["string"],
       trafficDistribution: "string",
     },
-    status: { loadBalancer: { ingress: [{ ip: "string", hostname: "string" }] } },
+    status: { loadBalancer: { ingress: [{ ip: "string", hostname: "string", ipMode: "string" }] } },
   },
   EndpointSlice: {
     "metadata!": META,
@@ -81,6 +81,22 @@ const KIND_SHAPES: Record<string, Shape> = {
     status: { addresses: [{ "type!": "string", "address!": "string" }], conditions: CONDITIONS },
   },
   ConfigMap: { "metadata!": META, data: "map" },
+  DaemonSet: {
+    "metadata!": META,
+    spec: {
+      template: {
+        spec: {
+          containers: [{
+            "name!": "string",
+            command: ["string"],
+            args: ["string"],
+            volumeMounts: [{ "name!": "string", "mountPath!": "string", subPath: "string" }],
+          }],
+          volumes: [{ "name!": "string", configMap: { name: "string" } }],
+        },
+      },
+    },
+  },
   PersistentVolumeClaim: {
     "metadata!": META,
     spec: { volumeName: "string", accessModes: ["string"], volumeMode: "string", resources: { requests: "map" } },

@@ -62,6 +62,7 @@ function summary(b: Bundle): string {
     [o.pods.length, "Pod"],
     [o.nodes.length, "Node"],
     [o.configMaps.length, "ConfigMap"],
+    [o.daemonSets.length, "DaemonSet"],
     [o.persistentVolumeClaims.length, "PersistentVolumeClaim"],
     [o.persistentVolumes.length, "PersistentVolume"],
     [o.storageClasses.length, "StorageClass"],

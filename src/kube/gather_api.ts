@@ -5,7 +5,9 @@
  * 2. list its EndpointSlices by label `kubernetes.io/service-name=NAME` (paginated);
  * 3. get each Pod the endpoints reference (or, past {@link POD_GET_LIMIT}, list the Service's selector, paginated);
  * 4. get each Node that hosts an endpoint or was asked for (`--node`, `--from-pod`), or list all with `--all-nodes`;
- * 5. get the kube-system/kube-proxy ConfigMap (403/404: noted, not fatal).
+ * 5. get the kube-system/kube-proxy DaemonSet (only its containers' command/args/volumeMounts and ConfigMap volumes
+ *    are kept) and the ConfigMap of its `--config` file, else kube-system/kube-proxy, else kube-system/kube-proxy-config
+ *    (EKS) (403/404: noted, not fatal).
  * The number of requests depends on the Service (its endpoints) and the flags, never on the size of the cluster,
  * except with `--all-nodes`, whose answer is about every node.
  *
@@ -17,11 +19,12 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, EndpointSlice, KubeEvent, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
 import { sanitizeObject } from "./sanitize.ts";
+import { kubeProxyConfigFile } from "../service/proxy_config.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
 export const POD_GET_LIMIT = 50;
@@ -96,21 +99,65 @@ async function getNodes(rest: KubeRest, names: string[], explicit: Set<string>, 
   return out;
 }
 
-async function kubeProxyConfig(rest: KubeRest, warnings: string[]): Promise<ConfigMap[]> {
+/**
+ * The kube-system/kube-proxy DaemonSet, keeping only what says where kube-proxy's configuration comes from: each
+ * container's name, command, args and volumeMounts, and the ConfigMap volumes (no env, image, or anything else).
+ */
+export function stripDaemonSet(ds: DaemonSet): DaemonSet {
+  const spec = ds.spec?.template?.spec;
+  const containers = (spec?.containers ?? []).map((c) => {
+    const out: DaemonSetContainer = { name: c.name };
+    if (c.command) out.command = [...c.command];
+    if (c.args) out.args = [...c.args];
+    if (c.volumeMounts) out.volumeMounts = c.volumeMounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.subPath ? { subPath: m.subPath } : {}) }));
+    return out;
+  });
+  const volumes = (spec?.volumes ?? []).filter((v) => v.configMap?.name).map((v) => ({ name: v.name, configMap: { name: v.configMap!.name! } }));
+  return {
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: { name: ds.metadata.name, namespace: ds.metadata.namespace ?? "kube-system" },
+    spec: { template: { spec: { containers, volumes } } },
+  };
+}
+
+/**
+ * kube-proxy's configuration: one GET of the kube-system/kube-proxy DaemonSet (stripped by {@link stripDaemonSet}),
+ * then the ConfigMap its `--config` file is mounted from, else kube-system/kube-proxy (kubeadm), else
+ * kube-system/kube-proxy-config (EKS): at most three GETs. 403/404 are noted, not fatal.
+ */
+async function kubeProxyConfig(rest: KubeRest, warnings: string[]): Promise<{ configMaps: ConfigMap[]; daemonSets: DaemonSet[] }> {
+  const daemonSets: DaemonSet[] = [];
   try {
-    const cm = await rest.getOptional<ConfigMap>(R.configMaps("kube-system", "kube-proxy"));
-    if (!cm) {
-      warnings.push("no kube-system/kube-proxy ConfigMap (not a kubeadm-style cluster): proxy mode from the nodes only");
-      return [];
-    }
-    return [{ apiVersion: "v1", kind: "ConfigMap", ...cm }];
+    const ds = await rest.getOptional<DaemonSet>(R.daemonSets("kube-system", "kube-proxy"));
+    if (ds) daemonSets.push(stripDaemonSet(ds));
   } catch (e) {
-    if (e instanceof KubeApiError && e.status === 403) {
-      warnings.push("the kube-system/kube-proxy ConfigMap is not readable (403 Forbidden): proxy mode from the nodes only");
-      return [];
-    }
-    throw e;
+    if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+    warnings.push("the kube-system/kube-proxy DaemonSet is not readable (403 Forbidden): kube-proxy's flags are not known");
   }
+  // The ConfigMap of the DaemonSet's --config file; else kubeadm's name, then EKS's (its kube-proxy ConfigMap holds a
+  // kubeconfig, the KubeProxyConfiguration is in kube-proxy-config).
+  const file = daemonSets[0] ? kubeProxyConfigFile(daemonSets[0]) : undefined;
+  const candidates = file ? [file.configMap] : ["kube-proxy", "kube-proxy-config"];
+  const configMaps: ConfigMap[] = [];
+  for (const name of candidates) {
+    try {
+      const cm = await rest.getOptional<ConfigMap>(R.configMaps("kube-system", name));
+      if (!cm) continue;
+      configMaps.push({ apiVersion: "v1", kind: "ConfigMap", ...cm });
+      if (file || Object.values(cm.data ?? {}).some((v) => /kind:\s*KubeProxyConfiguration|^mode:/m.test(v))) break;
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 403) {
+        warnings.push(`the kube-system/${name} ConfigMap is not readable (403 Forbidden): proxy mode from the nodes only`);
+        return { configMaps, daemonSets };
+      }
+      throw e;
+    }
+  }
+  if (configMaps.length > 0) return { configMaps, daemonSets };
+  if (daemonSets.length === 0) warnings.push("no kube-system/kube-proxy ConfigMap (not a kubeadm-style cluster): proxy mode from the nodes only");
+  else if (file) warnings.push(`the kube-system/${file.configMap} ConfigMap the kube-proxy DaemonSet mounts as --config ${file.path} does not exist: kube-proxy's configuration is not known`);
+  return { configMaps: [], daemonSets };
 }
 
 function selectorString(sel: Record<string, string> | undefined): string | undefined {
@@ -219,7 +266,9 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
   if (collect.length === 0) {
     warnings.push(`Service ${q.namespace}/${q.service} has no endpoint on any node, so no node was chosen: pass --node NAME to see a node's rules`);
   }
-  objects.configMaps.push(...(await kubeProxyConfig(rest, warnings)));
+  const proxyConfig = await kubeProxyConfig(rest, warnings);
+  objects.configMaps.push(...proxyConfig.configMaps);
+  objects.daemonSets.push(...proxyConfig.daemonSets);
   const out: ServiceObjects = { objects, nodes: collect, warnings };
   if (fromPod) out.fromPod = fromPod;
   return out;

@@ -171,6 +171,30 @@ export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
 }
 
+/** A container of a {@link DaemonSet}: its command line and the volumes it mounts. */
+export interface DaemonSetContainer {
+  name: string;
+  command?: string[];
+  args?: string[];
+  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+}
+
+/**
+ * apps/v1 DaemonSet, as a bundle keeps it: the kube-system/kube-proxy DaemonSet's containers' command, args and
+ * volumeMounts, and its ConfigMap volumes (src/kube/gather_api.ts keeps nothing else): where kube-proxy's
+ * configuration comes from (`--config FILE` or flags).
+ */
+export interface DaemonSet extends KubeObject {
+  spec?: {
+    template?: {
+      spec?: {
+        containers?: DaemonSetContainer[];
+        volumes?: { name: string; configMap?: { name?: string } }[];
+      };
+    };
+  };
+}
+
 /** core/v1 PersistentVolumeClaim. */
 export interface PersistentVolumeClaim extends KubeObject {
   spec?: {

@@ -7,7 +7,7 @@
 import type { Bundle } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
 import { isIPv6 } from "../model/ip.ts";
-import { configMapMode } from "./proxy_mode.ts";
+import { readKubeProxyConfig } from "./proxy_config.ts";
 
 export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, family: 4 | 6): { cidrs: string[]; source: string } {
   if (dump) {
@@ -51,10 +51,10 @@ export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefine
   }
   const fromCapture = (bundle.capture.clusterCIDRs ?? []).filter((c) => isIPv6(c) === (family === 6));
   if (fromCapture.length > 0) return { cidrs: fromCapture, source: "the bundle's capture info" };
-  const cm = configMapMode(bundle.objects)?.clusterCIDR;
-  if (cm) {
-    const c = cm.split(",").filter((x) => isIPv6(x) === (family === 6));
-    if (c.length > 0) return { cidrs: c, source: "the kube-proxy ConfigMap clusterCIDR" };
+  const cfg = readKubeProxyConfig(bundle.objects)?.clusterCIDRs;
+  if (cfg) {
+    const c = cfg.value.filter((x) => isIPv6(x) === (family === 6));
+    if (c.length > 0) return { cidrs: c, source: cfg.source };
   }
   const podCIDRs = bundle.objects.nodes.flatMap((n) => n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []))
     .filter((c) => isIPv6(c) === (family === 6));

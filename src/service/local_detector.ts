@@ -10,9 +10,9 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { parse as parseYaml } from "yaml";
 import type { BundleObjects } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
+import { readKubeProxyConfig } from "./proxy_config.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
 export interface PodInterface {
@@ -49,23 +49,17 @@ export function asInterface(value: string, source: string): PodInterface {
 }
 
 /**
- * The detector the kube-proxy configuration sets (ConfigMap kube-system/kube-proxy, key config.conf:
- * `detectLocalMode` with `detectLocal.bridgeInterface` / `detectLocal.interfaceNamePrefix`).
+ * The detector kube-proxy's configuration sets (proxy_config.ts: `detectLocalMode` with
+ * `detectLocal.bridgeInterface` / `detectLocal.interfaceNamePrefix`, or `--detect-local-mode` with
+ * `--pod-bridge-interface` / `--pod-interface-name-prefix`).
  */
 export function configPodInterface(objects: BundleObjects): PodInterface | undefined {
-  const cm = objects.configMaps.find((c) => c.metadata.name === "kube-proxy" && (c.metadata.namespace ?? "kube-system") === "kube-system");
-  const conf = cm?.data?.["config.conf"];
-  if (!conf) return undefined;
-  try {
-    const cfg = parseYaml(conf) as { detectLocalMode?: string; detectLocal?: { bridgeInterface?: string; interfaceNamePrefix?: string } } | null;
-    if (cfg?.detectLocalMode === "BridgeInterface" && cfg.detectLocal?.bridgeInterface) {
-      return { kind: "bridge", name: cfg.detectLocal.bridgeInterface, source: "the kube-proxy ConfigMap (detectLocalMode BridgeInterface)" };
-    }
-    if (cfg?.detectLocalMode === "InterfaceNamePrefix" && cfg.detectLocal?.interfaceNamePrefix) {
-      return { kind: "prefix", name: cfg.detectLocal.interfaceNamePrefix, source: "the kube-proxy ConfigMap (detectLocalMode InterfaceNamePrefix)" };
-    }
-  } catch {
-    return undefined;
+  const cfg = readKubeProxyConfig(objects);
+  if (cfg?.detectLocalMode?.value === "BridgeInterface" && cfg.bridgeInterface) {
+    return { kind: "bridge", name: cfg.bridgeInterface.value, source: `${cfg.detectLocalMode.source} BridgeInterface, ${cfg.bridgeInterface.source}` };
+  }
+  if (cfg?.detectLocalMode?.value === "InterfaceNamePrefix" && cfg.interfaceNamePrefix) {
+    return { kind: "prefix", name: cfg.interfaceNamePrefix.value, source: `${cfg.detectLocalMode.source} InterfaceNamePrefix, ${cfg.interfaceNamePrefix.source}` };
   }
   return undefined;
 }

@@ -1,17 +1,18 @@
 /**
  * Which proxy mode a node's kube-proxy runs, from three sources, and where they disagree:
  * - the `/proxyMode` endpoint of kube-proxy's metrics server (127.0.0.1:10249), the running process's own word;
- * - the kube-system/kube-proxy ConfigMap (`config.conf`, a KubeProxyConfiguration; `mode: ""` means iptables on
- *   Linux, pkg/proxy/apis/config);
+ * - kube-proxy's configuration (proxy_config.ts: the kube-proxy DaemonSet's `--proxy-mode` or the ConfigMap of its
+ *   `--config` file, kubeadm `kube-proxy`/`config.conf`, EKS `kube-proxy-config`/`config`; `mode: ""` is iptables on
+ *   Linux in every release through v1.35, cmd/kube-proxy/app/server_linux.go platformApplyDefaults);
  * - the rules on the node: KUBE-SVC-/KUBE-SEP- chains (iptables), ipvsadm virtual servers and KUBE-CLUSTER-IP match-sets
  *   (ipvs), the `kube-proxy` nftables table (nftables).
  * Leftovers of another mode (e.g. KUBE-SVC chains left on a node switched to IPVS) are reported as conflicts.
  *
- * Runtime-neutral: no I/O (YAML is parsed with `yaml`).
+ * Runtime-neutral: no I/O.
  * @module
  */
-import { parse as parseYaml } from "yaml";
 import type { BundleObjects, NodeCapture } from "../bundle/bundle.ts";
+import { effectiveMode, readKubeProxyConfig } from "./proxy_config.ts";
 import type { ProxyModeInfo } from "./report.ts";
 
 type Mode = ProxyModeInfo["mode"];
@@ -29,22 +30,18 @@ export interface RuleModeSignals {
 }
 
 /**
- * Reads the mode from the kube-proxy ConfigMap of the bundle, if present.
- * @returns "iptables" | "ipvs" | "nftables" | other text, or undefined when there is no readable ConfigMap.
+ * The mode and cluster CIDR kube-proxy's configuration declares (proxy_config.ts: the DaemonSet's flags and the
+ * ConfigMap of its `--config` file, as kube-proxy resolves them; `mode: ""` is the Linux default, iptables).
+ * @returns "iptables" | "ipvs" | "nftables" | other text, with where it came from; undefined when the bundle holds no
+ *   kube-proxy configuration.
  */
-export function configMapMode(objects: BundleObjects): { mode: string; clusterCIDR?: string } | undefined {
-  const cm = objects.configMaps.find((c) => c.metadata.name === "kube-proxy" && (c.metadata.namespace ?? "kube-system") === "kube-system");
-  const conf = cm?.data?.["config.conf"];
-  if (conf === undefined) return undefined;
-  try {
-    const cfg = parseYaml(conf) as { mode?: string; clusterCIDR?: string } | null;
-    const mode = cfg?.mode && cfg.mode !== "" ? cfg.mode : "iptables";
-    const out: { mode: string; clusterCIDR?: string } = { mode };
-    if (cfg?.clusterCIDR) out.clusterCIDR = cfg.clusterCIDR;
-    return out;
-  } catch {
-    return undefined;
-  }
+export function configMapMode(objects: BundleObjects): { mode: string; clusterCIDR?: string; source: string; fromFlags: boolean } | undefined {
+  const cfg = readKubeProxyConfig(objects);
+  if (!cfg) return undefined;
+  const m = effectiveMode(cfg);
+  const out: { mode: string; clusterCIDR?: string; source: string; fromFlags: boolean } = { mode: m.value, source: m.source, fromFlags: cfg.origin.startsWith("the command line") };
+  if (cfg.clusterCIDRs) out.clusterCIDR = cfg.clusterCIDRs.value.join(",");
+  return out;
 }
 
 /**
@@ -66,7 +63,7 @@ export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signa
   const cm = configMapMode(objects);
   let fromConfig: Mode | undefined;
   if (cm) {
-    info.evidence.push({ source: "kube-proxy ConfigMap", value: cm.mode, detail: "kube-system/kube-proxy config.conf mode" });
+    info.evidence.push({ source: cm.fromFlags ? "kube-proxy flags" : "kube-proxy ConfigMap", value: cm.mode, detail: cm.source });
     if (cm.mode === "iptables" || cm.mode === "ipvs" || cm.mode === "nftables") fromConfig = cm.mode;
   }
   const ruleModes: Mode[] = [];
@@ -96,7 +93,7 @@ export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signa
   else if (ruleModes.length > 0) info.mode = ruleModes[0]!;
   if (fromEndpoint && fromConfig && fromEndpoint !== fromConfig) {
     info.conflicts.push(
-      `the ConfigMap says mode "${fromConfig}" but kube-proxy on this node runs "${fromEndpoint}" (not restarted since the change, or a per-node flag)`,
+      `the configuration (${cm!.source}) says mode "${fromConfig}" but kube-proxy on this node runs "${fromEndpoint}" (not restarted since the change, or a per-node flag)`,
     );
   }
   for (const m of ruleModes) {

@@ -70,7 +70,8 @@ export interface ZoneCount {
 /** How the proxy mode of a node was established. */
 export interface ProxyModeInfo {
   mode: "iptables" | "ipvs" | "nftables" | "unknown";
-  evidence: { source: "proxyMode endpoint" | "kube-proxy ConfigMap" | "rules"; value: string; detail?: string }[];
+  /** `kube-proxy ConfigMap` / `kube-proxy flags`: the configuration (detail names the ConfigMap and key, or the flag). */
+  evidence: { source: "proxyMode endpoint" | "kube-proxy ConfigMap" | "kube-proxy flags" | "rules"; value: string; detail?: string }[];
   /** Disagreements between the sources (e.g. ConfigMap says ipvs, the node serves the Service from KUBE-SVC chains). */
   conflicts: string[];
 }
