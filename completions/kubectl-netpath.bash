@@ -4,8 +4,13 @@ __kubectl_netpath_complete() {
     local cur prev words cword
     _get_comp_words_by_ref -n "=:" cur prev words cword
     local out directive=0 last
-    # The words after the command up to the one under the cursor, each its own argument.
-    out=$(kubectl-netpath complete -- "${words[@]:1:cword}" 2>/dev/null)
+    # The words after the command up to the one under the cursor, each its own argument; the static responder
+    # (kubectl_complete-…, sh) answers static words without starting Node, and hands names to `kubectl-netpath complete`.
+    if type -P kubectl_complete-netpath >/dev/null; then
+        out=$(kubectl_complete-netpath "${words[@]:1:cword}" 2>/dev/null)
+    else
+        out=$(kubectl-netpath complete -- "${words[@]:1:cword}" 2>/dev/null)
+    fi
     last=${out##*$'
 '}
     if [[ $last == :* ]]; then

@@ -20,7 +20,12 @@ function __kubectl_netpath_perform_completion
 
     # Pass each arg as its own token (no string join/eval, which would collapse multi-segment paths); quote "$lastArg" so an empty trailing token is still sent.
     __kubectl_netpath_debug "Calling kubectl-netpath complete -- $args[2..-1] $lastArg"
-    set -l results (kubectl-netpath complete -- $args[2..-1] "$lastArg" 2> /dev/null)
+    set -l results
+    if command -q kubectl_complete-netpath
+        set results (kubectl_complete-netpath $args[2..-1] "$lastArg" 2> /dev/null)
+    else
+        set results (kubectl-netpath complete -- $args[2..-1] "$lastArg" 2> /dev/null)
+    end
 
     # Some programs may output extra empty lines after the directive.
     # Let's ignore them or else it will break completion.

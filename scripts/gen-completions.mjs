@@ -6,7 +6,7 @@
 //
 // tests/completion_engine.test.ts fails when the files are stale; this script is the fix.
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -42,6 +42,38 @@ for (const shell of SHELLS) {
   else {
     writeFileSync(file, want);
     console.log(`wrote completions/${SCRIPT_FILES[shell]}`);
+  }
+}
+// kubectl_complete-netpath: static answers computed by the CLI itself (src/cli/completion/static_responder.ts).
+{
+  const outResponder = join(root, ".tmp", "gen-completions", "static_responder.mjs");
+  await build({
+    entryPoints: [join(root, "src/cli/completion/static_responder.ts")],
+    outfile: outResponder,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    define: { "import.meta.main": "false" },
+    logLevel: "warning",
+  });
+  const { kubectlCompleteScript } = await import(pathToFileURL(outResponder).href);
+  const file = join(root, "completions", "kubectl_complete-netpath");
+  const want = await kubectlCompleteScript();
+  let have;
+  try {
+    have = readFileSync(file, "utf8");
+  } catch {
+    have = undefined;
+  }
+  if (have !== want) {
+    if (check) stale.push("completions/kubectl_complete-netpath");
+    else {
+      writeFileSync(file, want, { mode: 0o755 });
+      chmodSync(file, 0o755);
+      console.log("wrote completions/kubectl_complete-netpath");
+    }
   }
 }
 if (check && stale.length > 0) {

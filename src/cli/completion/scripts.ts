@@ -38,7 +38,34 @@ export const SCRIPT_FILES: Record<Shell, string> = {
  */
 export function completionScript(shell: Shell, name = "kubectl-netpath"): string {
   if (shell === "bash") return bashScript(name);
-  return captureConsole(() => script(shell, name, name));
+  const text = captureConsole(() => script(shell, name, name));
+  return shell === "zsh" || shell === "fish" ? useResponder(shell, text, name) : text;
+}
+
+/** `kubectl_complete-netpath` for `kubectl-netpath`: kubectl's name for a plugin's completion helper. */
+function responderOf(name: string): string | undefined {
+  return name.startsWith("kubectl-") && /^[A-Za-z0-9_-]+$/.test(name) ? `kubectl_complete-${name.slice("kubectl-".length)}` : undefined;
+}
+
+/**
+ * Makes tab's zsh and fish scripts ask the static responder (src/cli/completion/static_responder.ts) when it is on
+ * PATH: it answers static words in sh and hands names to `NAME complete --` itself, with the same words.
+ * @throws {Error} when tab's script no longer has the line replaced (a tab upgrade: regenerate and adapt).
+ */
+function useResponder(shell: "zsh" | "fish", text: string, name: string): string {
+  const r = responderOf(name);
+  if (r === undefined) return text;
+  const [old, replacement] = shell === "zsh"
+    ? [
+      `    requestComp="${name} complete -- \${quoted_args[*]}"\n`,
+      `    if (( $+commands[${r}] )); then\n        requestComp="${r} \${quoted_args[*]}"\n    else\n        requestComp="${name} complete -- \${quoted_args[*]}"\n    fi\n`,
+    ]
+    : [
+      `    set -l results (${name} complete -- $args[2..-1] "$lastArg" 2> /dev/null)\n`,
+      `    set -l results\n    if command -q ${r}\n        set results (${r} $args[2..-1] "$lastArg" 2> /dev/null)\n    else\n        set results (${name} complete -- $args[2..-1] "$lastArg" 2> /dev/null)\n    end\n`,
+    ];
+  if (!text.includes(old)) throw new Error(`completionScript: @bomb.sh/tab's ${shell} script changed; adapt useResponder`);
+  return text.replace(old, replacement);
 }
 
 /**
@@ -55,8 +82,13 @@ ${fn}() {
     local cur prev words cword
     _get_comp_words_by_ref -n "=:" cur prev words cword
     local out directive=0 last
-    # The words after the command up to the one under the cursor, each its own argument.
-    out=$(${name} complete -- "\${words[@]:1:cword}" 2>/dev/null)
+    # The words after the command up to the one under the cursor, each its own argument; the static responder
+    # (kubectl_complete-…, sh) answers static words without starting Node, and hands names to \`${name} complete\`.
+    ${responderOf(name) ? `if type -P ${responderOf(name)} >/dev/null; then
+        out=$(${responderOf(name)} "\${words[@]:1:cword}" 2>/dev/null)
+    else
+        out=$(${name} complete -- "\${words[@]:1:cword}" 2>/dev/null)
+    fi` : `out=$(${name} complete -- "\${words[@]:1:cword}" 2>/dev/null)`}
     last=\${out##*$'\n'}
     if [[ $last == :* ]]; then
         directive=\${last#:}
