@@ -155,7 +155,7 @@ esac
  * The `kubectl_complete-netpath` file of completions/, generated from the CLI itself (scripts/gen-completions.mjs).
  * @returns the script text.
  */
-export async function kubectlCompleteScript(): Promise<string> {
+export function kubectlCompleteScript(): Promise<string> {
   const io = (out: string[]): CliIo => ({ stdout: (t) => void out.push(t), stderr: () => {}, env: {}, stdoutIsTTY: false, stderrIsTTY: false, cwd: "/" });
   const program = buildProgram(io([]), { code: 0 });
   return staticResponderScript(program, async (words) => {
