@@ -277,3 +277,159 @@ describe("kube-proxy's configuration and where each setting comes from (point 6)
     expect(() => exampleWith("iptables-lab", { "kube-proxy.yaml": [bad] })).toThrow(/spec\.template\.spec\.containers\[0\]\.args is the string "--proxy-mode=ipvs": want a list/);
   });
 });
+
+/** Drops every iptables-save line of a Service (its KUBE-SERVICES jump, KUBE-SVC/KUBE-SEP rules and their chain lines). */
+function withoutIptablesRules(dir: string, node: string, svcComment: string): void {
+  editYaml(dir, `nodes/${node}/iptables-save.txt`, (t) => {
+    const lines = t.split("\n");
+    const chains = new Set(lines.filter((l) => l.includes(`"${svcComment}`)).map((l) => /^-A (\S+)/.exec(l)?.[1]).filter((c): c is string => !!c && /^KUBE-(SVC|SEP)-/.test(c)));
+    return lines.filter((l) => !l.includes(`"${svcComment}`) && ![...chains].some((c) => l.startsWith(`:${c} `))).join("\n");
+  });
+}
+
+describe("Services kube-proxy leaves alone: no rule is right, no drift (point 4)", () => {
+  it("service.kubernetes.io/service-proxy-name: no rules on the node, no drift, the proxy named", () => {
+    const edit = (dir: string) => withoutIptablesRules(dir, "k8s1", "default/my-nginx-svc");
+    // Without the label, a node without the Service's rules is drift (kube-proxy should have programmed it).
+    const plain = explainService(exampleWith("iptables-lab", {}, edit), "default", "my-nginx-svc");
+    expect(plain.nodes[0]!.drift.map((d) => d.kind)).toEqual(["service-missing"]);
+    const b = exampleWith("iptables-lab", {}, (dir) => {
+      edit(dir);
+      editYaml(dir, "services.yaml", (t) => t.replace("labels: {run: nginx}", "labels: {run: nginx, service.kubernetes.io/service-proxy-name: multus-proxy}"));
+    });
+    const r = explainService(b, "default", "my-nginx-svc");
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.findings.filter((f) => f.code.startsWith("Drift/"))).toEqual([]);
+    const f = r.findings.find((x) => x.code === "ServiceProxyName")!;
+    expect(f.message).toMatch(/^label service\.kubernetes\.io\/service-proxy-name=multus-proxy: kube-proxy ignores this Service and its EndpointSlices .* the proxy "multus-proxy" serves it\. No kube-proxy rule is expected on any node/);
+    // The trace still says what the node does with the packets: nothing.
+    expect(r.nodes[0]!.ports[0]!.entryPoints[0]!.clients[0]!.outcome).toBe("not-handled");
+  });
+
+  it("a headless Service (clusterIP: None) and an ExternalName Service: no entry point, no drift, said why", () => {
+    const headless = exampleWith("iptables-lab", {}, (dir) => {
+      withoutIptablesRules(dir, "k8s1", "default/my-nginx-svc");
+      editYaml(dir, "services.yaml", (t) => t.replace("clusterIP: 10.98.69.149\n    clusterIPs: [10.98.69.149]", "clusterIP: None\n    clusterIPs: [None]"));
+    });
+    const h = explainService(headless, "default", "my-nginx-svc");
+    expect(h.nodes[0]!.drift).toEqual([]);
+    expect(h.findings.map((f) => f.code)).toContain("Headless");
+    const ext = exampleWith("iptables-lab", {}, (dir) => {
+      withoutIptablesRules(dir, "k8s1", "default/my-nginx-svc");
+      editYaml(dir, "services.yaml", (t) => t.replace(/type: ClusterIP\n    clusterIP: 10\.98\.69\.149\n    clusterIPs: \[10\.98\.69\.149\]/, "type: ExternalName\n    externalName: nginx.example.com"));
+    });
+    const e = explainService(ext, "default", "my-nginx-svc");
+    expect(e.service.type).toBe("ExternalName");
+    expect(e.nodes[0]!.drift).toEqual([]);
+    expect(e.findings.map((f) => f.code)).toContain("ExternalName");
+  });
+
+  it("IPVS mode: a headless Service with an endpoint on the node gets no ipset drift (KUBE-LOOP-BACK is for ClusterIP Services)", () => {
+    // kube-proxy programs nothing for a headless Service: no KUBE-LOOP-BACK entries for its endpoints either.
+    const b = exampleWith("ipvs-lab", {}, (dir) => {
+      editYaml(dir, "services.yaml", (t) => t.replace(/clusterIP: 10\.96\.0\.10\n/, "clusterIP: None\n").replace(/clusterIPs: \[10\.96\.0\.10\]/, "clusterIPs: [None]"));
+      editYaml(dir, "nodes/k8s-01/ipset.txt", (t) => t.split("\n").filter((l) => !/^192\.168\.0\.1[78],(tcp|udp):53,/.test(l)).join("\n").replace("Number of entries: 4", "Number of entries: 0"));
+    });
+    const r = explainService(b, "kube-system", "kube-dns");
+    expect(r.service.clusterIPs).toEqual([]);
+    expect(r.nodes[0]!.proxyMode.mode).toBe("ipvs");
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+});
+
+/** nftables-lab with svc5's LoadBalancer IP 5.6.7.8 gone from the ruleset, as kube-proxy leaves it for an ipMode Proxy IP. */
+function nftWithoutLbIP(dir: string): void {
+  editYaml(dir, "nodes/test-node/nft-json.txt", (t) => {
+    const doc = JSON.parse(t) as { nftables: { map?: { name: string; elem?: unknown[] } }[] };
+    for (const o of doc.nftables) {
+      if (o.map?.elem) o.map.elem = o.map.elem.filter((e) => !JSON.stringify(e).includes('"5.6.7.8"'));
+    }
+    return JSON.stringify(doc);
+  });
+}
+
+describe("status.loadBalancer.ingress[].ipMode: Proxy (point 3)", () => {
+  const proxyMode = (dir: string) => editYaml(dir, "services.yaml", (t) => t.replace("ingress: [{ip: 5.6.7.8}]", "ingress: [{ip: 5.6.7.8, ipMode: Proxy}]"));
+
+  it("kube-proxy programs no rule for it: no LoadBalancer entry point, no drift, and the finding says the load balancer proxies to the NodePort", () => {
+    // Without ipMode Proxy, the same ruleset reads as a LoadBalancer IP kube-proxy does not handle.
+    const vip = explainService(exampleWith("nftables-lab", {}, nftWithoutLbIP), "ns5", "svc5");
+    const lbVip = vip.nodes[0]!.ports[0]!.entryPoints.find((e) => e.kind === "LoadBalancer")!;
+    expect(lbVip.clients.find((c) => c.client === "external")!.outcome).toBe("not-handled");
+
+    const b = exampleWith("nftables-lab", {}, (dir) => {
+      nftWithoutLbIP(dir);
+      proxyMode(dir);
+    });
+    const r = explainService(b, "ns5", "svc5", { packet: { source: "203.0.113.10", destination: "5.6.7.8", port: 80, protocol: "tcp" } });
+    expect(r.nodes[0]!.ports[0]!.entryPoints.map((e) => e.kind)).toEqual(["ClusterIP", "NodePort"]);
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.findings.find((f) => f.code === "LoadBalancerIPModeProxy")!.message).toMatch(
+      /^LoadBalancer ingress 5\.6\.7\.8 has ipMode Proxy: kube-proxy programs no rule for it .* its absence from the nodes is expected, not drift\. The load balancer terminates clients' connections and opens its own to the NodePort \(3002\/TCP\) on the nodes/,
+    );
+    const a = r.packet![0]!;
+    expect(a.outcome).toBe("not-handled");
+    expect(a.caveats).toContain(
+      "5.6.7.8 is a LoadBalancer ingress IP with ipMode Proxy: kube-proxy programs no rule for it, so a packet to it is not handled by kube-proxy here (expected). Clients reach the Service through the load balancer, which connects to NodePort 3002 on the nodes or to the endpoints (ask: --dest NODE-IP:NODEPORT)",
+    );
+  });
+
+  it("a v1.29 node (LoadBalancerIPMode alpha, off): kube-proxy still programs the IP, so it stays an entry point, with a note", () => {
+    const b = exampleWith("nftables-lab", {}, (dir) => {
+      proxyMode(dir);
+      editYaml(dir, "nodes.yaml", (t) => t.replace("conditions: [{type: Ready", "nodeInfo: {kubeletVersion: v1.29.4, kubeProxyVersion: v1.29.4}\n    conditions: [{type: Ready"));
+    });
+    const n = explainService(b, "ns5", "svc5").nodes[0]!;
+    expect(n.ports[0]!.entryPoints.map((e) => e.kind)).toContain("LoadBalancer");
+    expect(n.notes).toContain(
+      "ipMode Proxy of 5.6.7.8 is not honoured here: the node runs v1.29.4: feature gate LoadBalancerIPMode is alpha and off by default before v1.30, so kube-proxy programs the IP as a VIP unless the gate was enabled",
+    );
+  });
+});
+
+describe("IPVS mode's deprecation (point 5)", () => {
+  it("one note per report when a node runs IPVS, with the migration to nftables; none in iptables mode", () => {
+    const r = explainService(readBundle(new URL("../examples/ipvs-lab", import.meta.url).pathname), "kube-system", "kube-dns");
+    const notes = r.findings.filter((f) => f.code === "IPVSDeprecated");
+    expect(notes.length).toBe(1);
+    expect(notes[0]!.message).toMatch(/deprecated since Kubernetes v1\.35 \(KEP-5495.*migrate to nftables mode .*set mode: nftables in the kube-proxy configuration \(or --proxy-mode=nftables\)/);
+    const ipt = explainService(readBundle(new URL("../examples/iptables-lab", import.meta.url).pathname), "kube-system", "kube-dns");
+    expect(ipt.findings.filter((f) => f.code === "IPVSDeprecated")).toEqual([]);
+  });
+});
+
+describe("nodePortAddresses (point 7)", () => {
+  // test-node gains an ExternalIP, as a cloud node has: a local address NodePorts do not answer on in nftables mode.
+  const withExternalIP = (dir: string) => editYaml(dir, "nodes.yaml", (t) => t.replace("{type: Hostname, address: test-node}", "{type: ExternalIP, address: 198.51.100.7}, {type: Hostname, address: test-node}"));
+
+  it("nftables mode's default (primary): a NodePort asked on the node's ExternalIP is not served there, and the answer says why", () => {
+    const b = exampleWith("nftables-lab", {}, withExternalIP);
+    const r = explainService(b, "ns2", "svc2", { packet: { source: "203.0.113.10", destination: "198.51.100.7", port: 3001, protocol: "tcp" } });
+    const a = r.packet![0]!;
+    expect(a.outcome).toBe("not-handled"); // the nodeport-ips set holds 192.168.0.2 only
+    expect(a.caveats).toContain(
+      "NodePort 3001 is not served on 198.51.100.7: nodePortAddresses [primary] (nftables mode's default when nodePortAddresses is unset, cmd/kube-proxy/app/server_linux.go platformApplyDefaults; kube-proxy's configuration is not in the bundle): NodePorts answer only on 192.168.0.2 (primary: 192.168.0.2)",
+    );
+    // On the primary IP, no such caveat.
+    const ok = explainService(b, "ns2", "svc2", { packet: { source: "203.0.113.10", destination: "192.168.0.2", port: 3001, protocol: "tcp" } }).packet![0]!;
+    expect(ok.caveats.filter((c) => c.startsWith("NodePort"))).toEqual([]);
+  });
+
+  it("configured (--nodeport-addresses on the DaemonSet): the NodePort entry point on an address outside it says it is not served there", () => {
+    const b = exampleWith("nftables-lab", { "kube-proxy.yaml": [flagsDs(["--proxy-mode=nftables", "--nodeport-addresses=198.51.100.0/24"])] }, (dir) => {
+      withExternalIP(dir);
+      // kube-proxy with that flag lists only the ExternalIP in nodeport-ips.
+      editYaml(dir, "nodes/test-node/nft-json.txt", (t) => t.replace('"name": "nodeport-ips", "table": "kube-proxy", "type": "ipv4_addr", "handle": 2, "comment": "IPs that accept NodePort traffic", "elem": ["192.168.0.2"]', '"name": "nodeport-ips", "table": "kube-proxy", "type": "ipv4_addr", "handle": 2, "comment": "IPs that accept NodePort traffic", "elem": ["198.51.100.7"]'));
+    });
+    const r = explainService(b, "ns2", "svc2");
+    const n = r.nodes[0]!;
+    expect(n.notes).toContain("nodePortAddresses [198.51.100.0/24] (flag --nodeport-addresses of DaemonSet kube-system/kube-proxy): NodePorts answer only on 198.51.100.7");
+    const np = n.ports[0]!.entryPoints.find((e) => e.kind === "NodePort")!;
+    expect(np.destination).toBe("192.168.0.2:3001/tcp");
+    expect(np.clients.every((c) => c.caveats.includes(`NodePort 3001 is not served on 192.168.0.2: ${n.notes.at(-1)}`))).toBe(true);
+    expect(np.clients.find((c) => c.client === "external")!.outcome).toBe("not-handled");
+    expect(r.findings.find((f) => f.code === "KubeProxyConfiguration")!.message).toBe(
+      "kube-proxy's configuration from the command line of DaemonSet kube-system/kube-proxy (no --config): mode nftables (flag --proxy-mode of DaemonSet kube-system/kube-proxy); nodePortAddresses 198.51.100.0/24 (flag --nodeport-addresses of DaemonSet kube-system/kube-proxy)",
+    );
+  });
+});

@@ -28,6 +28,8 @@ import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
+import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
+import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
 import type { EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
@@ -79,6 +81,13 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   if (svc.clusterIPs.length === 0 && svc.type !== "ExternalName") {
     findings.push({ severity: "info", code: "Headless", message: "a headless Service (clusterIP: None) has no virtual IP; clients resolve the endpoints' addresses by DNS, and kube-proxy programs nothing for it" });
   }
+  // What kube-proxy takes on (proxy_scope.ts): a Service it ignores gets no drift; ipMode Proxy ingress IPs no rules.
+  const notForKubeProxy = kubeProxyIgnores(resolved.service, svc);
+  if (notForKubeProxy.finding) findings.push(notForKubeProxy.finding);
+  const proxyIngress = svc.type === "LoadBalancer" ? proxyModeIngressIPs(resolved.service) : [];
+  if (proxyIngress.length > 0) findings.push(proxyModeIngressFinding(proxyIngress, svc));
+  const proxyConfig = readKubeProxyConfig(bundle.objects);
+  if (proxyConfig) findings.push(...kubeProxyConfigFindings(proxyConfig));
   findings.push(...diagnoseEndpoints(resolved, bundle.objects));
   const readyCount = resolved.endpoints.filter((e) => e.ready).length;
   if (resolved.slices.length === 0) {
@@ -109,6 +118,10 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       drift: [],
       notes: [],
     };
+    const ipMode = ipModeHonoured(nodeObj);
+    // ipMode Proxy ingress IPs are no entry point of kube-proxy's where it honours ipMode.
+    const svcHere = ipMode.honoured && proxyIngress.length > 0 ? { ...svc, loadBalancerIngress: svc.loadBalancerIngress.filter((ip) => !proxyIngress.includes(ip)) } : svc;
+    if (!ipMode.honoured && proxyIngress.length > 0) report.notes.push(`ipMode Proxy of ${proxyIngress.join(", ")} is not honoured here: ${ipMode.why}`);
     const z = nodeZone(nodeObj);
     if (z) report.zone = z.zone;
     reports.push(report);
@@ -158,12 +171,14 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           );
         }
         report.notes.push(...sources.notes);
+        const nodePorts = svc.type === "NodePort" || svc.type === "LoadBalancer" ? nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj) : undefined;
+        if (nodePorts) report.notes.push(nodePorts.describe);
         for (const sp of svc.ports) {
           const pr: PortReport = { servicePort: sp, entryPoints: [] };
           report.ports.push(pr);
           // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
           const ipvsMode = report.proxyMode.mode === "ipvs";
-          for (const ep of entryPoints(svc, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
+          for (const ep of entryPoints(svcHere, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
             if (ipvsMode) ep.dstLocal = true;
             const proto = lowerProtocol(sp.protocol);
             const entry: EntryPointReport = {
@@ -195,6 +210,7 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
                   if (s) e.share = s.share;
                 }
               }
+              if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
               entry.clients.push(v);
             }
             const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
@@ -205,13 +221,15 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
             }
             pr.entryPoints.push(entry);
           }
-          report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
-          if (report.proxyMode.mode === "ipvs" && datapath.ipsets) {
-            report.drift.push(...ipsetDrift(resolved, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
+          if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
+          if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
+            report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
           }
         }
         if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-          packets.push(answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod, ifaces));
+          const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod, ifaces);
+          answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
+          packets.push(answer);
         }
       }
     } catch (e) {
@@ -228,6 +246,8 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
     }
   }
+  // IPVS mode is deprecated (v1.35): said once per report.
+  if (reports.some((r) => r.proxyMode.mode === "ipvs")) findings.push(IPVS_DEPRECATION);
   const out: ServiceReport = {
     apiVersion: REPORT_API_VERSION,
     kind: "ServiceReport",

@@ -18,6 +18,7 @@
 import { parse as parseYaml } from "yaml";
 import type { BundleObjects } from "../bundle/bundle.ts";
 import type { ConfigMap, DaemonSet, DaemonSetContainer } from "../model/k8s.ts";
+import type { Finding } from "./report.ts";
 
 /** A setting's value and where it came from (`flag --proxy-mode of DaemonSet kube-system/kube-proxy`, …). */
 export interface ConfigSetting<T> {
@@ -255,6 +256,30 @@ export function effectiveMode(s: KubeProxySettings): ConfigSetting<string> & { d
  */
 export function effectiveNodePortAddresses(s: KubeProxySettings | undefined, mode: string): ConfigSetting<string[]> | undefined {
   if (s?.nodePortAddresses) return s.nodePortAddresses;
-  if (mode === "nftables") return { value: ["primary"], source: "nftables mode's default (nodePortAddresses unset: primary, cmd/kube-proxy/app/server_linux.go platformApplyDefaults)" };
+  if (mode === "nftables") {
+    return {
+      value: ["primary"],
+      source: `nftables mode's default when nodePortAddresses is unset, cmd/kube-proxy/app/server_linux.go platformApplyDefaults${s ? "" : "; kube-proxy's configuration is not in the bundle"}`,
+    };
+  }
   return undefined;
+}
+
+/**
+ * The report's findings about the configuration: one info naming where it was read and each setting with its source,
+ * and a warning per note (flags kube-proxy ignores, a `--config` file not found).
+ */
+export function kubeProxyConfigFindings(s: KubeProxySettings): Finding[] {
+  const m = effectiveMode(s);
+  const parts = [`mode ${m.value} (${m.source})`];
+  if (s.clusterCIDRs) parts.push(`clusterCIDR ${s.clusterCIDRs.value.join(",")} (${s.clusterCIDRs.source})`);
+  if (s.masqueradeAll) parts.push(`masqueradeAll ${s.masqueradeAll.value} (${s.masqueradeAll.source})`);
+  if (s.detectLocalMode) parts.push(`detectLocalMode ${s.detectLocalMode.value} (${s.detectLocalMode.source})`);
+  if (s.bridgeInterface) parts.push(`bridgeInterface ${s.bridgeInterface.value} (${s.bridgeInterface.source})`);
+  if (s.interfaceNamePrefix) parts.push(`interfaceNamePrefix ${s.interfaceNamePrefix.value} (${s.interfaceNamePrefix.source})`);
+  if (s.nodePortAddresses) parts.push(`nodePortAddresses ${s.nodePortAddresses.value.join(",")} (${s.nodePortAddresses.source})`);
+  return [
+    { severity: "info", code: "KubeProxyConfiguration", message: `kube-proxy's configuration from ${s.origin}: ${parts.join("; ")}` },
+    ...s.notes.map((n): Finding => ({ severity: "warning", code: "KubeProxyConfiguration", message: n })),
+  ];
 }
