@@ -433,3 +433,42 @@ describe("nodePortAddresses (point 7)", () => {
     );
   });
 });
+
+describe("live: the kube-proxy DaemonSet and the ConfigMap of its --config are read, and only what is needed is kept", () => {
+  it("EKS-style cluster: GET daemonset kube-proxy, then configmap kube-proxy-config (named by the --config volume); the bundle keeps no image or env", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const web = readBundle("tests/fixtures/live/web");
+    const s = await startFakeApiServer({
+      objects: { ...web.objects, configMaps: EKS_CONFIGMAPS as unknown as Bundle["objects"]["configMaps"], daemonSets: [EKS_DS as unknown as Bundle["objects"]["daemonSets"][number]] },
+    });
+    try {
+      const out = join(mkdtempSync(join(tmpdir(), "knp-eks-")), "web.bundle.json");
+      const c = await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+      expect(c.code).toBe(0);
+      const paths = s.requests.map((r) => r.path).filter((p) => p.includes("kube-system"));
+      expect(paths).toEqual(["/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy", "/api/v1/namespaces/kube-system/configmaps/kube-proxy-config"]);
+      const text = readFileSync(out, "utf8");
+      expect(text).not.toContain("602401143452.dkr.ecr");
+      expect(text).not.toContain("spec.nodeName"); // the env's fieldRef
+      expect(text).not.toContain("/var/log"); // the hostPath volume and its mount
+      const bundle = readBundle(out);
+      expect(bundle.objects.daemonSets).toEqual([{
+        apiVersion: "apps/v1",
+        kind: "DaemonSet",
+        metadata: { name: "kube-proxy", namespace: "kube-system" },
+        spec: {
+          template: {
+            spec: {
+              containers: [{ name: "kube-proxy", command: EKS_DS.spec.template.spec.containers[0]!.command, volumeMounts: [{ name: "kubeconfig", mountPath: "/var/lib/kube-proxy/" }, { name: "config", mountPath: "/var/lib/kube-proxy-config/" }] }],
+              volumes: [{ name: "kubeconfig", configMap: { name: "kube-proxy" } }, { name: "config", configMap: { name: "kube-proxy-config" } }],
+            },
+          },
+        },
+      }]);
+      expect(readKubeProxyConfig(bundle.objects)!.origin).toBe("ConfigMap kube-system/kube-proxy-config key config (--config /var/lib/kube-proxy-config/config of DaemonSet kube-system/kube-proxy)");
+    } finally {
+      await s.close();
+    }
+  });
+});

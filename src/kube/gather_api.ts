@@ -101,15 +101,18 @@ async function getNodes(rest: KubeRest, names: string[], explicit: Set<string>, 
 
 /**
  * The kube-system/kube-proxy DaemonSet, keeping only what says where kube-proxy's configuration comes from: each
- * container's name, command, args and volumeMounts, and the ConfigMap volumes (no env, image, or anything else).
+ * container's name, command, args and the mounts of ConfigMap volumes, and those volumes (no env, image, hostPath
+ * volume, or anything else).
  */
 export function stripDaemonSet(ds: DaemonSet): DaemonSet {
   const spec = ds.spec?.template?.spec;
+  const configMapVolumes = new Set((spec?.volumes ?? []).filter((v) => v.configMap?.name).map((v) => v.name));
   const containers = (spec?.containers ?? []).map((c) => {
     const out: DaemonSetContainer = { name: c.name };
     if (c.command) out.command = [...c.command];
     if (c.args) out.args = [...c.args];
-    if (c.volumeMounts) out.volumeMounts = c.volumeMounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.subPath ? { subPath: m.subPath } : {}) }));
+    const mounts = (c.volumeMounts ?? []).filter((m) => configMapVolumes.has(m.name));
+    if (mounts.length > 0) out.volumeMounts = mounts.map((m) => ({ name: m.name, mountPath: m.mountPath, ...(m.subPath ? { subPath: m.subPath } : {}) }));
     return out;
   });
   const volumes = (spec?.volumes ?? []).filter((v) => v.configMap?.name).map((v) => ({ name: v.name, configMap: { name: v.configMap!.name! } }));
