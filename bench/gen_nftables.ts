@@ -170,7 +170,7 @@ export function nftRulesetJson(plan: ClusterPlan, options: NftRulesetOptions = {
     if (ch.external !== undefined) chain(ch.external);
     for (const e of ch.endpoints) chain(e);
   }
-  objects.push(...chainObjects);
+  for (const o of chainObjects) objects.push(o); // not push(...): 100,000 Services overflow the call stack
 
   // Rules, grouped per chain in chain order.
   const rule = (chainName: string, expr: Json[], comment?: string): void => {
