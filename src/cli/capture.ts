@@ -1,12 +1,13 @@
 /**
  * `kubectl netpath capture TYPE/NAME -o FILE`: writes the Bundle a live run would analyse, so that
  * `kubectl netpath TYPE/NAME --from FILE` later prints the same report (for bug reports, offline work, tests).
- * Secrets are never read; literal env values and last-applied annotations are stripped (src/kube/sanitize.ts).
+ * Secrets are never read, and the bundle keeps only the fields the analyses read (src/bundle/allow_list.ts: no env,
+ * no ConfigMap key but kube-proxy's configuration, credentials in the text that remains redacted); the file is 0600.
  *
  * The live code is imported lazily: declaring this command loads no Kubernetes client.
  * @module
  */
-import { writeFileSync } from "node:fs";
+import { closeSync, fchmodSync, openSync, writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { Bundle } from "../bundle/bundle.ts";
@@ -73,6 +74,22 @@ function summary(b: Bundle): string {
 }
 
 /**
+ * Writes a bundle readable by its owner only (mode 0600): created so, and an existing file is made 0600 before the
+ * new content goes in (the umask never widens it).
+ * @param path the file.
+ * @param text the bundle's text.
+ */
+function writePrivate(path: string, text: string): void {
+  const fd = openSync(path, "w", 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Runs `capture`.
  * @returns the exit code: 0, or 1 when some node could not be collected (the file is written anyway).
  * @throws {UsageError} for a bad target or flags; live errors as the main command throws them.
@@ -99,7 +116,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const { encodeBundle } = await import("../bundle/decode.ts"); // on use: keeps YAML out of start-up
   const text = encodeBundle(bundle, format);
   if (o.output === "-") io.stdout(text);
-  else writeFileSync(isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output), text);
+  else writePrivate(isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output), text);
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const where = o.output === "-" ? "stdout" : o.output;
   io.stderr(`wrote ${where}: ${summary(bundle)}\n`);

@@ -12,6 +12,7 @@
 import { stringify as toYaml } from "yaml";
 import type { NodeCapture } from "../bundle/bundle.ts";
 import { emptyBundle } from "../bundle/bundle.ts";
+import { allowListObjects } from "../bundle/allow_list.ts";
 import type { Node } from "../model/k8s.ts";
 import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
@@ -230,7 +231,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   if (request.nodes) result.nodes = request.nodes;
   if (request.target.kind !== "service") {
     const found = await gatherPendingObjects(cluster.rest, request.target.kind, namespace, request.target.name);
-    bundle.objects = found.objects;
+    bundle.objects = allowListObjects(found.objects);
     bundle.warnings.push(...found.warnings);
     return result;
   }
@@ -241,7 +242,8 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     ...(request.allNodes ? { allNodes: true } : {}),
     ...(request.fromPod !== undefined ? { fromPod: request.fromPod } : {}),
   });
-  bundle.objects = found.objects;
+  // What a bundle keeps (and the analyses read): the allow-list of each kind, credentials redacted.
+  bundle.objects = allowListObjects(found.objects);
   bundle.warnings.push(...found.warnings);
   if (found.fromPod) {
     const svc = found.objects.services[0]!;

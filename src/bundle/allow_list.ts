@@ -1,0 +1,382 @@
+/**
+ * What a bundle keeps of the Kubernetes objects it holds: an allow-list per kind of exactly the fields the analyses
+ * (src/service, src/pending, their reports) and `--from` (src/bundle/shape.ts) read; every other field is dropped.
+ * A bundle is made to be handed around, so nothing it does not need may travel with it: no container env, no image,
+ * no probes, no managedFields, no annotation but the five the pending analysis reads, no ConfigMap key but
+ * kube-proxy's configuration file, no CSI `volumeAttributes`, no StorageClass parameter but the ones the pending
+ * report reads or shows (secret names and provisioner credentials never).
+ *
+ * Strings that remain and are free text (Event messages, condition messages, kube-proxy's command line, its
+ * configuration file) go through {@link redactText}: token-, password-, secret- and key-looking values, bearer
+ * tokens, JWTs, PEM blocks and base64 PEM data become {@link REDACTED}.
+ *
+ * docs/bundle.md lists what is kept; keep the two in step. Runtime-neutral: no I/O.
+ * @module
+ */
+import type { BundleObjects } from "./bundle.ts";
+
+/** The constant that replaces a redacted value. */
+export const REDACTED = "<redacted by kubectl-netpath>";
+
+/** The annotations an analysis reads (src/pending/context.ts, claim.ts, explain.ts); every other one is dropped. */
+export const KEPT_ANNOTATIONS: readonly string[] = [
+  "volume.kubernetes.io/selected-node",
+  "pv.kubernetes.io/bind-completed",
+  "volume.beta.kubernetes.io/storage-class",
+  "storageclass.kubernetes.io/is-default-class",
+  "storageclass.beta.kubernetes.io/is-default-class",
+];
+
+/**
+ * StorageClass parameters kept: `zoned` (src/pending/causes.ts: an unzoned Azure disk) and the documented,
+ * non-secret parameters that say what kind of disk is provisioned, which the pending report prints next to the class
+ * (Azure disk: skuName, storageaccounttype, kind, cachingmode; AWS EBS: type, iopsPerGB, iops, throughput, encrypted;
+ * GCE PD: type, replication-type; any: fsType, csi.storage.k8s.io/fstype). Every other parameter (e.g.
+ * `csi.storage.k8s.io/provisioner-secret-name`, credentials of in-tree provisioners) is dropped.
+ */
+export const KEPT_STORAGE_CLASS_PARAMETERS: readonly string[] = [
+  "zoned",
+  "skuName",
+  "skuname",
+  "storageaccounttype",
+  "kind",
+  "cachingmode",
+  "type",
+  "iopsPerGB",
+  "iops",
+  "throughput",
+  "encrypted",
+  "replication-type",
+  "fsType",
+  "csi.storage.k8s.io/fstype",
+];
+
+/** ConfigMap keys that hold a KubeProxyConfiguration under kubeadm (`config.conf`) and EKS (`config`). */
+export const PROXY_CONFIG_KEYS: readonly string[] = ["config.conf", "config"];
+
+/**
+ * A field name that says its value is a credential: token, password, secret, credential(s), api key, private key,
+ * client key, certificate/key data.
+ */
+const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|pwd|secret|credential|api[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
+const SECRET_ASSIGNMENT = new RegExp(String.raw`(["']?${SECRET_NAME}["']?[ \t]*[=:][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'{}\[\]&]+)`, "gi");
+const SECRET_FLAG = new RegExp(String.raw`^--?${SECRET_NAME}$`, "i");
+const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
+/** base64 of "-----BEGIN" (certificate-authority-data, client-key-data, tls.crt in a manifest …). */
+const PEM_BASE64 = /LS0tLS1CRUdJT[A-Za-z0-9+/=]*/g;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+
+/**
+ * Replaces what looks like a credential in free text with {@link REDACTED}: PEM blocks and their base64 form,
+ * `Bearer`/`Basic` credentials, JWTs, and the value of `NAME=VALUE` / `NAME: VALUE` where NAME says token, password,
+ * secret, credential, api key, private/client key, or certificate or key data (`--password=x`,
+ * `token: abc`, `"client-key-data": "…"`).
+ * @param text any string from the cluster.
+ * @returns the text with those values replaced (unchanged when none is found).
+ */
+export function redactText(text: string): string {
+  if (text === "") return text;
+  return text
+    .replace(PEM, REDACTED)
+    .replace(PEM_BASE64, REDACTED)
+    .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
+    .replace(JWT, REDACTED)
+    .replace(SECRET_ASSIGNMENT, (m, name: string, value: string) => value === REDACTED || value.startsWith("<redacted") ? m : `${name}${REDACTED}`);
+}
+
+/**
+ * A command line with credentials redacted: each word as {@link redactText}, and the word after a bare secret-named
+ * flag (`--password hunter2`, `--token abc`).
+ * @param argv the words.
+ * @returns a new list.
+ */
+export function redactArgv(argv: readonly string[]): string[] {
+  return argv.map((w, i) => (i > 0 && SECRET_FLAG.test(argv[i - 1]!) ? REDACTED : redactText(w)));
+}
+
+/**
+ * A field's rule: `true` keeps the value as it is (scalars, string maps of names and labels), `"text"` keeps a
+ * string through {@link redactText}, a map keeps the listed fields of an object, `[rule]` keeps a list element by
+ * element, a function computes what is kept (`undefined`: dropped).
+ */
+type Rule = true | "text" | { [field: string]: Rule } | [Rule] | ((v: unknown) => unknown);
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function apply(v: unknown, rule: Rule): unknown {
+  if (v === undefined) return undefined;
+  if (typeof rule === "function") return rule(v);
+  if (rule === true) return v === null || typeof v !== "object" ? v : structuredClone(v);
+  if (rule === "text") return typeof v === "string" ? redactText(v) : v === null || typeof v !== "object" ? v : undefined;
+  if (Array.isArray(rule)) return Array.isArray(v) ? v.map((x) => apply(x, rule[0])).filter((x) => x !== undefined) : undefined;
+  if (!isMap(v)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [field, x] of Object.entries(v)) { // the object's own field order: reports that copy a field keep it
+    if (!Object.prototype.hasOwnProperty.call(rule, field)) continue;
+    const kept = apply(x, rule[field]!);
+    if (kept !== undefined) out[field] = kept;
+  }
+  return out;
+}
+
+function pickKeys(keys: readonly string[]): (v: unknown) => unknown {
+  return (v) => {
+    if (!isMap(v)) return undefined;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (keys.includes(k)) out[k] = typeof x === "string" ? redactText(x) : x;
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+}
+
+const argv = (v: unknown): unknown => (Array.isArray(v) ? redactArgv(v.filter((w): w is string => typeof w === "string")) : undefined);
+
+const META: Rule = {
+  name: true,
+  namespace: true,
+  uid: true,
+  labels: true,
+  annotations: pickKeys(KEPT_ANNOTATIONS),
+  creationTimestamp: true,
+  deletionTimestamp: true,
+};
+const CONDITIONS: Rule = [{ type: true, status: true, reason: "text", message: "text", lastTransitionTime: true }];
+const REF: Rule = { kind: true, name: true, namespace: true, uid: true };
+
+/** The rule of each kind, by the bundle list that holds it. */
+const KINDS: Record<keyof BundleObjects, Rule> = {
+  // src/service/resolve.ts, explain.ts, proxy_scope.ts, endpoint_diagnosis.ts, cluster_cidr.ts
+  services: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      type: true,
+      clusterIP: true,
+      clusterIPs: true,
+      ports: [{ name: true, protocol: true, port: true, targetPort: true, nodePort: true, appProtocol: true }],
+      selector: true,
+      externalIPs: true,
+      externalName: true,
+      externalTrafficPolicy: true,
+      internalTrafficPolicy: true,
+      healthCheckNodePort: true,
+      sessionAffinity: true,
+      sessionAffinityConfig: { clientIP: { timeoutSeconds: true } },
+      loadBalancerIP: true,
+      loadBalancerSourceRanges: true,
+      ipFamilies: true,
+      ipFamilyPolicy: true,
+      publishNotReadyAddresses: true,
+      trafficDistribution: true,
+    },
+    status: { loadBalancer: { ingress: [{ ip: true, hostname: true, ipMode: true }] } },
+  },
+  // src/service/resolve.ts (endpoints, zones, hints), endpoint_diagnosis.ts (managed-by label)
+  endpointSlices: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    addressType: true,
+    endpoints: [{
+      addresses: true,
+      conditions: { ready: true, serving: true, terminating: true },
+      hostname: true,
+      nodeName: true,
+      zone: true,
+      targetRef: REF,
+      hints: { forZones: [{ name: true }], forNodes: [{ name: true }] },
+    }],
+    ports: [{ name: true, protocol: true, port: true, appProtocol: true }],
+  },
+  // src/service (endpoints' nodes, --from-pod, clients, endpoint_diagnosis: labels, Ready, container ports);
+  // src/pending (placement: nodeName, nodeSelector, nodeAffinity, tolerations, schedulerName, claims, conditions)
+  pods: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      nodeName: true,
+      hostNetwork: true,
+      nodeSelector: true,
+      affinity: { nodeAffinity: true },
+      tolerations: [{ key: true, operator: true, value: true, effect: true, tolerationSeconds: true }],
+      // `ephemeral`: only its presence is read (the claim is named <pod>-<volume>).
+      volumes: [{ name: true, persistentVolumeClaim: { claimName: true, readOnly: true }, ephemeral: (v) => (isMap(v) ? {} : undefined) }],
+      containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true }] }],
+      schedulerName: true,
+    },
+    status: { phase: true, podIP: true, podIPs: [{ ip: true }], hostIP: true, conditions: CONDITIONS },
+  },
+  // src/service (addresses, podCIDR, nodeInfo versions for ipMode); src/pending (labels, taints, cordon, Ready)
+  nodes: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: { podCIDR: true, podCIDRs: true, taints: [{ key: true, value: true, effect: true }], unschedulable: true },
+    status: {
+      addresses: [{ type: true, address: true }],
+      conditions: CONDITIONS,
+      nodeInfo: { kubeProxyVersion: true, kubeletVersion: true },
+    },
+  },
+  // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
+  configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
+  // src/service/proxy_config.ts: where kube-proxy's configuration comes from
+  daemonSets: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      template: {
+        spec: {
+          containers: [{ name: true, command: argv, args: argv, volumeMounts: [{ name: true, mountPath: true, subPath: true }] }],
+          volumes: [{ name: true, configMap: { name: true } }],
+        },
+      },
+    },
+  },
+  // src/pending/claim.ts (static binding, provisioning), context.ts (class name)
+  persistentVolumeClaims: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      storageClassName: true,
+      volumeName: true,
+      accessModes: true,
+      volumeMode: true,
+      resources: { requests: { storage: true } },
+      selector: true,
+    },
+    status: { phase: true, capacity: { storage: true }, accessModes: true },
+  },
+  // src/pending/claim.ts: binding fields, node affinity, and the volume source's name (csi: its driver only)
+  persistentVolumes: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: (v) => (isMap(v) ? persistentVolumeSpec(v) : undefined),
+    status: { phase: true },
+  },
+  // src/pending/context.ts storageClassSummary, causes.ts (parameters.zoned, allowedTopologies)
+  storageClasses: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    provisioner: true,
+    parameters: pickKeys(KEPT_STORAGE_CLASS_PARAMETERS),
+    volumeBindingMode: true,
+    allowedTopologies: true,
+    reclaimPolicy: true,
+  },
+  // src/pending/context.ts eventSummary, src/service/endpoint_diagnosis.ts (readiness probe Events)
+  events: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    type: true,
+    reason: true,
+    message: "text",
+    note: "text",
+    involvedObject: REF,
+    regarding: REF,
+    count: true,
+    series: { count: true },
+    firstTimestamp: true,
+    lastTimestamp: true,
+    eventTime: true,
+    source: { component: true },
+    reportingController: true,
+  },
+};
+
+const PV_SPEC: Record<string, Rule> = {
+  capacity: { storage: true },
+  accessModes: true,
+  volumeMode: true,
+  storageClassName: true,
+  claimRef: REF,
+  nodeAffinity: true,
+  persistentVolumeReclaimPolicy: true,
+};
+
+/** A PV's spec: the binding fields, and the volume source by name only (`csi` keeps its `driver`). */
+function persistentVolumeSpec(spec: Record<string, unknown>): Record<string, unknown> {
+  const out = apply(spec, PV_SPEC) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(spec)) {
+    if (k in PV_SPEC || k === "mountOptions" || !isMap(v)) continue;
+    out[k] = k === "csi" && typeof v.driver === "string" ? { driver: v.driver } : {};
+  }
+  return out;
+}
+
+/**
+ * The keys of a ConfigMap that hold kube-proxy's configuration: those the kube-proxy DaemonSet mounts as its
+ * `--config` file (`configKeys`), `config.conf`/`config` (kubeadm, EKS), and any key whose text is a
+ * KubeProxyConfiguration (src/service/proxy_config.ts reads exactly these). A `kubeconfig.conf` is never one.
+ */
+function proxyConfigData(data: unknown, configKeys: ReadonlySet<string>): Record<string, string> | undefined {
+  if (!isMap(data)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) {
+    if (typeof v !== "string") continue;
+    const isConfig = /kind:\s*KubeProxyConfiguration/.test(v) || (PROXY_CONFIG_KEYS.includes(k) && /^mode:/m.test(v) && !/^kind:\s*Config\s*$/m.test(v));
+    if (configKeys.has(k) || isConfig) out[k] = redactText(v);
+  }
+  return out;
+}
+
+/** `CONFIGMAP/KEY` of every `--config` file the bundle's DaemonSets mount (same rule as proxy_config.ts). */
+function configFileKeys(objects: BundleObjects): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const ds of objects.daemonSets ?? []) {
+    const spec = ds.spec?.template?.spec;
+    for (const c of spec?.containers ?? []) {
+      const words = [...(c.command ?? []), ...(c.args ?? [])];
+      let path: string | undefined;
+      words.forEach((w, i) => {
+        const m = /^--?config(?:=(.*))?$/.exec(w);
+        if (m) path = m[1] ?? words[i + 1];
+      });
+      if (!path) continue;
+      const trim = (p: string) => p.replace(/\/+$/, "");
+      for (const mnt of c.volumeMounts ?? []) {
+        const cm = (spec?.volumes ?? []).find((v) => v.name === mnt.name)?.configMap?.name;
+        if (!cm) continue;
+        let key: string | undefined;
+        if (mnt.subPath && trim(mnt.mountPath) === path) key = mnt.subPath;
+        else if (!mnt.subPath && trim(mnt.mountPath) === path.slice(0, path.lastIndexOf("/"))) key = path.slice(path.lastIndexOf("/") + 1);
+        if (key) out.set(cm, (out.get(cm) ?? new Set()).add(key));
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The objects of a bundle reduced to the allow-list of their kind (see the module comment): what a bundle keeps.
+ * Idempotent; the input is not modified.
+ * @param objects the objects as the API returned them.
+ * @returns new objects holding only the kept fields, secrets redacted.
+ */
+export function allowListObjects(objects: BundleObjects): BundleObjects {
+  const out = {} as BundleObjects;
+  const configKeys = configFileKeys(objects);
+  for (const key of Object.keys(KINDS) as (keyof BundleObjects)[]) {
+    const list = (objects[key] ?? []) as unknown[];
+    const kept = list.map((o) => apply(o, KINDS[key]) as Record<string, unknown>);
+    if (key === "configMaps") {
+      kept.forEach((cm, i) => {
+        const name = (cm.metadata as { name?: string } | undefined)?.name ?? "";
+        const data = proxyConfigData((list[i] as { data?: unknown }).data, configKeys.get(name) ?? new Set());
+        if (data) cm.data = data;
+        else delete cm.data;
+      });
+    }
+    (out as unknown as Record<string, unknown>)[key] = kept;
+  }
+  return out;
+}
