@@ -100,7 +100,7 @@ export interface NodeCapture {
   error?: string;
 }
 
-/** The Kubernetes objects of a bundle, as the API returned them. Every list may be empty. */
+/** The Kubernetes objects of a bundle (a live gather keeps only the fields of src/bundle/allow_list.ts). Every list may be empty. */
 export interface BundleObjects {
   services: Service[];
   endpointSlices: EndpointSlice[];
