@@ -1,8 +1,9 @@
 /**
- * What a bundle keeps of an API object: everything the API returned except what is never needed and may be secret
- * or bulky. Secrets are never read at all; this strips the places where secret values leak into other objects:
- * literal container `env[].value` (often passwords), the `kubectl.kubernetes.io/last-applied-configuration`
- * annotation (a full copy of the manifest, env included), and `metadata.managedFields` (bulk, no analysis uses it).
+ * A first pass over each API object as the gather reads it: drops `metadata.managedFields` (bulk), the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation and literal container `env[].value`s. What a bundle
+ * keeps is decided afterwards by the allow-list of src/bundle/allow_list.ts (applied in live.ts gatherWith), which
+ * drops every field the analyses do not read and redacts credentials in the text that remains; this pass only keeps
+ * secret values out of memory between the two.
  *
  * Runtime-neutral: no I/O.
  * @module
