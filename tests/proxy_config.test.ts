@@ -387,6 +387,29 @@ describe("status.loadBalancer.ingress[].ipMode: Proxy (point 3)", () => {
   });
 });
 
+describe("ipMode Proxy in IPVS mode: no KUBE-LOAD-BALANCER ipset entry is expected (point 3)", () => {
+  // ipvs-kind's web as a LoadBalancer whose ingress IP the load balancer proxies; kube-proxy (IPVS mode) keeps the
+  // KUBE-LOAD-BALANCER set, empty, as it always creates it.
+  const lb = (ipMode: string) => (dir: string) => {
+    editYaml(dir, "objects.yaml", (t) =>
+      t.replace(
+        "  type: ClusterIP\n  clusterIP: 10.96.119.228\n  selector: {app: web}\n  ports: [{port: 80, protocol: TCP, targetPort: 80}]\n",
+        `  type: LoadBalancer\n  clusterIP: 10.96.119.228\n  selector: {app: web}\n  ports: [{port: 80, protocol: TCP, targetPort: 80, nodePort: 30080}]\nstatus:\n  loadBalancer:\n    ingress: [{ip: 203.0.113.80${ipMode}}]\n`,
+      ));
+    editYaml(dir, "nodes/k8s-guide-worker/ipset.txt", (t) =>
+      t + "\nName: KUBE-LOAD-BALANCER\nType: hash:ip,port\nRevision: 5\nHeader: family inet hashsize 1024 maxelem 65536\nSize in memory: 200\nReferences: 1\nNumber of entries: 0\nMembers:\n");
+  };
+  it("VIP (no ipMode): the missing entry is drift; Proxy: it is not", () => {
+    const vip = explainService(exampleWith("ipvs-kind", {}, lb("")), "default", "web");
+    expect(vip.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing").map((d) => d.message)).toEqual([
+      "default/web: ipset KUBE-LOAD-BALANCER on k8s-guide-worker lacks 203.0.113.80,tcp:80: LoadBalancer traffic is not handled by kube-proxy's rules",
+    ]);
+    const proxy = explainService(exampleWith("ipvs-kind", {}, lb(", ipMode: Proxy")), "default", "web");
+    expect(proxy.nodes[0]!.drift.filter((d) => d.kind === "ipset-missing")).toEqual([]);
+    expect(proxy.findings.map((f) => f.code)).toContain("LoadBalancerIPModeProxy");
+  });
+});
+
 describe("IPVS mode's deprecation (point 5)", () => {
   it("one note per report when a node runs IPVS, with the migration to nftables; none in iptables mode", () => {
     const r = explainService(readBundle(new URL("../examples/ipvs-lab", import.meta.url).pathname), "kube-system", "kube-dns");
