@@ -94,12 +94,17 @@ case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
 seen="$seen$c "
 o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue
 o=$(printf '%s\\n' "$o" | NP_MODE=chain awk "$A")
-D="$D$(printf '%s\\n' "$o" | sed -n 's/^D //p')
-"
-r=$(printf '%s\\n' "$o" | sed -n 's/^R //p')
-[ -n "$r" ] && R="$R$r
-"
-q="$q $(printf '%s\\n' "$o" | sed -n 's/^F //p' | tr '\\n' ' ')"
+while IFS= read -r l; do
+case $l in
+"D "*) D="$D\${l#D }
+" ;;
+"R "*) R="$R\${l#R }
+" ;;
+"F "*) q="$q \${l#F }" ;;
+esac
+done <<NPEOF
+$o
+NPEOF
 done
 printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
 }
