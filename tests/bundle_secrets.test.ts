@@ -8,17 +8,28 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { allowListObjects, REDACTED, redactArgv, redactText } from "../src/bundle/allow_list.ts";
+import { allowListObjects, redactArgv, REDACTED, redactText } from "../src/bundle/allow_list.ts";
 import type { BundleObjects } from "../src/bundle/bundle.ts";
 import { decodeBundle, encodeBundle } from "../src/bundle/decode.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import type { ConfigMap, DaemonSet, KubeEvent, PersistentVolume, Pod, Service, StorageClass } from "../src/model/k8s.ts";
+import type {
+  ConfigMap,
+  DaemonSet,
+  KubeEvent,
+  PersistentVolume,
+  Pod,
+  Service,
+  StorageClass,
+} from "../src/model/k8s.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { run } from "./helpers/live_cli.ts";
 
-const CERT_B64 = Buffer.from("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUSECRETCERTDATA\n-----END CERTIFICATE-----\n").toString("base64");
+const CERT_B64 = Buffer.from(
+  "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUSECRETCERTDATA\n-----END CERTIFICATE-----\n",
+).toString("base64");
 const PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQPRIVATEKEYBODY";
-const JWT = "eyJhbGciOiJSUzI1NiIsImtpZCI6Imp3dC1zZWNyZXQifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6a3ViZS1zeXN0ZW06a3ViZS1wcm94eSJ9.c2lnbmF0dXJlLXNlY3JldA";
+const JWT =
+  "eyJhbGciOiJSUzI1NiIsImtpZCI6Imp3dC1zZWNyZXQifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6a3ViZS1zeXN0ZW06a3ViZS1wcm94eSJ9.c2lnbmF0dXJlLXNlY3JldA";
 
 /** Every secret value seeded into the fake cluster: none may appear in a captured bundle. */
 const SECRETS = [
@@ -60,10 +71,19 @@ function secretContainer(name: string): Record<string, unknown> {
 function seededObjects(): BundleObjects {
   const o = structuredClone(web.objects);
   const z = structuredClone(zones.objects);
-  const lastApplied = { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ env: [{ name: "X", value: "last-applied-secret-8c9d" }] }) };
+  const lastApplied = {
+    "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({
+      env: [{ name: "X", value: "last-applied-secret-8c9d" }],
+    }),
+  };
   for (const p of [...o.pods, ...z.pods]) {
     p.metadata.annotations = { ...p.metadata.annotations, ...lastApplied, "example.com/ca": CERT_B64 };
-    p.spec = { ...p.spec, containers: (p.spec?.containers ?? []).map((c) => ({ ...c, ...secretContainer(c.name) })) as NonNullable<Pod["spec"]>["containers"] };
+    p.spec = {
+      ...p.spec,
+      containers: (p.spec?.containers ?? []).map((c) => ({ ...c, ...secretContainer(c.name) })) as NonNullable<
+        Pod["spec"]
+      >["containers"],
+    };
   }
   for (const n of [...o.nodes, ...z.nodes]) {
     n.metadata.annotations = { ...n.metadata.annotations, "example.com/join-token": "node-annotation-secret-8u9v" };
@@ -93,26 +113,74 @@ function seededObjects(): BundleObjects {
         spec: {
           containers: [{
             name: "kube-proxy",
-            command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)", "--password=ds-password-4q5r"],
+            command: [
+              "/usr/local/bin/kube-proxy",
+              "--config=/var/lib/kube-proxy/config.conf",
+              "--hostname-override=$(NODE_NAME)",
+              "--password=ds-password-4q5r",
+            ],
             env: [{ name: "SECRET", value: "ds-env-secret-6s7t" }],
             volumeMounts: [{ name: "kube-proxy", mountPath: "/var/lib/kube-proxy" }],
           } as never],
-          volumes: [{ name: "kube-proxy", configMap: { name: "kube-proxy" } }, { name: "token", secret: { secretName: "ds-env-secret-6s7t" } } as never],
+          volumes: [
+            { name: "kube-proxy", configMap: { name: "kube-proxy" } },
+            { name: "token", secret: { secretName: "ds-env-secret-6s7t" } } as never,
+          ],
         },
       },
     },
   };
   o.daemonSets = [ds];
   // A Service with no ready endpoint: the gather reads its Pods and their readiness Events.
-  const down: Service = { apiVersion: "v1", kind: "Service", metadata: { name: "down", namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.7.7", clusterIPs: ["10.96.7.7"], selector: { app: "down" }, ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }] } };
+  const down: Service = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "down", namespace: "default" },
+    spec: {
+      type: "ClusterIP",
+      clusterIP: "10.96.7.7",
+      clusterIPs: ["10.96.7.7"],
+      selector: { app: "down" },
+      ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }],
+    },
+  };
   o.services.push(down);
-  o.endpointSlices.push({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "down-abc", namespace: "default", labels: { "kubernetes.io/service-name": "down", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" } }, addressType: "IPv4", endpoints: [{ addresses: ["10.244.1.9"], conditions: { ready: false, serving: false, terminating: false }, nodeName: "k8s-guide-worker", targetRef: { kind: "Pod", name: "down-1", namespace: "default" } }], ports: [{ name: "http", port: 80, protocol: "TCP" }] });
+  o.endpointSlices.push({
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      name: "down-abc",
+      namespace: "default",
+      labels: {
+        "kubernetes.io/service-name": "down",
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+      },
+    },
+    addressType: "IPv4",
+    endpoints: [{
+      addresses: ["10.244.1.9"],
+      conditions: { ready: false, serving: false, terminating: false },
+      nodeName: "k8s-guide-worker",
+      targetRef: { kind: "Pod", name: "down-1", namespace: "default" },
+    }],
+    ports: [{ name: "http", port: 80, protocol: "TCP" }],
+  });
   o.pods.push({
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name: "down-1", namespace: "default", labels: { app: "down" }, annotations: lastApplied },
     spec: { nodeName: "k8s-guide-worker", containers: [secretContainer("app") as never] },
-    status: { phase: "Running", podIP: "10.244.1.9", hostIP: "172.18.0.3", conditions: [{ type: "Ready", status: "False", reason: "ContainersNotReady", message: "probe sent token=ready-message-token-0w1x" }] },
+    status: {
+      phase: "Running",
+      podIP: "10.244.1.9",
+      hostIP: "172.18.0.3",
+      conditions: [{
+        type: "Ready",
+        status: "False",
+        reason: "ContainersNotReady",
+        message: "probe sent token=ready-message-token-0w1x",
+      }],
+    },
   });
   const event = (name: string, kind: string, obj: string, reason: string, message: string): KubeEvent => ({
     apiVersion: "v1",
@@ -127,20 +195,47 @@ function seededObjects(): BundleObjects {
     source: { component: "kubelet", host: "k8s-guide-worker" },
   });
   o.events = [
-    event("down-1.1", "Pod", "down-1", "Unhealthy", "Readiness probe failed: GET http://10.244.1.9/healthz?token=event-token-9e8f: Authorization: Bearer bearer-secret-7g6h"),
+    event(
+      "down-1.1",
+      "Pod",
+      "down-1",
+      "Unhealthy",
+      "Readiness probe failed: GET http://10.244.1.9/healthz?token=event-token-9e8f: Authorization: Bearer bearer-secret-7g6h",
+    ),
   ];
   z.events.push(
-    event("busybox.secret", "Pod", "busybox", "FailedMount", `MountVolume.SetUp failed: -----BEGIN PRIVATE KEY-----\n${PEM_BODY}\n-----END PRIVATE KEY----- token: ${JWT}`),
-    event("md.secret", "PersistentVolumeClaim", "md", "ProvisioningFailed", `client-key-data: ${CERT_B64} password=hunter2`),
+    event(
+      "busybox.secret",
+      "Pod",
+      "busybox",
+      "FailedMount",
+      `MountVolume.SetUp failed: -----BEGIN PRIVATE KEY-----\n${PEM_BODY}\n-----END PRIVATE KEY----- token: ${JWT}`,
+    ),
+    event(
+      "md.secret",
+      "PersistentVolumeClaim",
+      "md",
+      "ProvisioningFailed",
+      `client-key-data: ${CERT_B64} password=hunter2`,
+    ),
   );
   for (const sc of z.storageClasses as (StorageClass & Record<string, unknown>)[]) {
-    sc.parameters = { ...sc.parameters, "csi.storage.k8s.io/provisioner-secret-name": "sc-provisioner-secret-5i4j", restuserkey: "sc-restuserkey-value-3k2l" };
+    sc.parameters = {
+      ...sc.parameters,
+      "csi.storage.k8s.io/provisioner-secret-name": "sc-provisioner-secret-5i4j",
+      restuserkey: "sc-restuserkey-value-3k2l",
+    };
   }
   for (const pv of z.persistentVolumes as PersistentVolume[]) {
     pv.spec = {
       ...pv.spec,
       mountOptions: ["password=hunter2"],
-      csi: { driver: "disk.csi.azure.com", volumeHandle: "vh", volumeAttributes: { password: "pv-volume-attribute-secret-1m0n" }, nodePublishSecretRef: { name: "pv-node-publish-secret-2o3p", namespace: "default" } },
+      csi: {
+        driver: "disk.csi.azure.com",
+        volumeHandle: "vh",
+        volumeAttributes: { password: "pv-volume-attribute-secret-1m0n" },
+        nodePublishSecretRef: { name: "pv-node-publish-secret-2o3p", namespace: "default" },
+      },
     };
   }
   return {
@@ -172,44 +267,62 @@ describe("capture keeps no secret (JSON and YAML), writes 0600, and --from the f
     for (const s of SECRETS) expect(text, s).toContain(s);
   });
 
-  it.each(captures.flatMap((c) => (["json", "yaml"] as const).map((format) => ({ ...c, format }))))("$name as $format", async ({ target, pending, format }) => {
-    const s = await startFakeApiServer({ objects: seededObjects() });
-    servers.push(s);
-    const out = join(s.dir, `bundle.${format}`);
-    writeFileSync(out, "old content\n", { mode: 0o644 });
-    chmodSync(out, 0o644); // an existing, world-readable file is overwritten 0600 too
-    const why = pending ? ["--why-pending"] : [];
-    const c = await run(["capture", ...target, "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
-    expect(c.stderr).not.toMatch(/^error/m);
-    expect(c.code).toBe(0);
-    expect(statSync(out).mode & 0o777).toBe(0o600);
-    const bytes = readFileSync(out, "utf8");
-    for (const secret of SECRETS) expect(bytes, `secret ${secret} in the ${format} bundle`).not.toContain(secret);
-    const b = decodeBundle(bytes, out);
-    // What the analyses read is still there.
-    if (!pending) {
-      const cm = b.objects.configMaps.find((x) => x.metadata.name === "kube-proxy")!;
-      expect(Object.keys(cm.data ?? {})).toEqual(["config.conf"]);
-      expect(cm.data!["config.conf"]).toContain("kind: KubeProxyConfiguration");
-      const ds = b.objects.daemonSets[0]!.spec!.template!.spec!.containers![0]!;
-      expect(ds.command).toEqual(["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)", `--password=${REDACTED}`]);
-      for (const p of b.objects.pods) for (const ctr of p.spec?.containers ?? []) expect(Object.keys(ctr).sort()).toEqual(["name", "ports"]);
-    } else {
-      expect(b.objects.storageClasses.map((x) => x.parameters)).toEqual(zones.objects.storageClasses.map((x) => x.parameters));
-      for (const pv of b.objects.persistentVolumes) expect(pv.spec!["csi"]).toEqual({ driver: "disk.csi.azure.com" });
-      expect(b.objects.events.map((e) => e.message).join("\n")).toContain(REDACTED);
-    }
-    for (const o of [...b.objects.pods, ...b.objects.nodes, ...b.objects.events]) {
-      expect(Object.keys(o.metadata.annotations ?? {}).filter((k) => !k.includes("storage-class") && !k.includes("selected-node"))).toEqual([]);
-    }
-    for (const o of ["text", "json"]) {
-      const live = await run([...target, ...why, "--kubeconfig", s.kubeconfig, "--no-exec", "-o", o]);
-      const offline = await run([...target, ...why, "--from", out, "-o", o]);
-      expect(live.code).toBe(offline.code);
-      expect(offline.stdout).toBe(live.stdout);
-      expect(offline.stdout.length).toBeGreaterThan(200);
-    }
-  });
+  it.each(captures.flatMap((c) => (["json", "yaml"] as const).map((format) => ({ ...c, format }))))(
+    "$name as $format",
+    async ({ target, pending, format }) => {
+      const s = await startFakeApiServer({ objects: seededObjects() });
+      servers.push(s);
+      const out = join(s.dir, `bundle.${format}`);
+      writeFileSync(out, "old content\n", { mode: 0o644 });
+      chmodSync(out, 0o644); // an existing, world-readable file is overwritten 0600 too
+      const why = pending ? ["--why-pending"] : [];
+      const c = await run(["capture", ...target, "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+      expect(c.stderr).not.toMatch(/^error/m);
+      expect(c.code).toBe(0);
+      expect(statSync(out).mode & 0o777).toBe(0o600);
+      const bytes = readFileSync(out, "utf8");
+      for (const secret of SECRETS) expect(bytes, `secret ${secret} in the ${format} bundle`).not.toContain(secret);
+      const b = decodeBundle(bytes, out);
+      // What the analyses read is still there.
+      if (!pending) {
+        const cm = b.objects.configMaps.find((x) => x.metadata.name === "kube-proxy")!;
+        expect(Object.keys(cm.data ?? {})).toEqual(["config.conf"]);
+        expect(cm.data!["config.conf"]).toContain("kind: KubeProxyConfiguration");
+        const ds = b.objects.daemonSets[0]!.spec!.template!.spec!.containers![0]!;
+        expect(ds.command).toEqual([
+          "/usr/local/bin/kube-proxy",
+          "--config=/var/lib/kube-proxy/config.conf",
+          "--hostname-override=$(NODE_NAME)",
+          `--password=${REDACTED}`,
+        ]);
+        for (const p of b.objects.pods) {
+          for (const ctr of p.spec?.containers ?? []) {
+            expect(Object.keys(ctr).sort()).toEqual(["name", "ports"]);
+          }
+        }
+      } else {
+        expect(b.objects.storageClasses.map((x) => x.parameters)).toEqual(
+          zones.objects.storageClasses.map((x) => x.parameters),
+        );
+        for (const pv of b.objects.persistentVolumes) expect(pv.spec!["csi"]).toEqual({ driver: "disk.csi.azure.com" });
+        expect(b.objects.events.map((e) => e.message).join("\n")).toContain(REDACTED);
+      }
+      for (const o of [...b.objects.pods, ...b.objects.nodes, ...b.objects.events]) {
+        expect(
+          Object.keys(o.metadata.annotations ?? {}).filter((k) =>
+            !k.includes("storage-class") && !k.includes("selected-node")
+          ),
+        ).toEqual([]);
+      }
+      for (const o of ["text", "json"]) {
+        const live = await run([...target, ...why, "--kubeconfig", s.kubeconfig, "--no-exec", "-o", o]);
+        const offline = await run([...target, ...why, "--from", out, "-o", o]);
+        expect(live.code).toBe(offline.code);
+        expect(offline.stdout).toBe(live.stdout);
+        expect(offline.stdout.length).toBeGreaterThan(200);
+      }
+    },
+  );
 });
 
 describe("the allow-list keeps what the analyses read: every example reduced to it gives the same report", () => {
@@ -221,13 +334,32 @@ describe("the allow-list keeps what the analyses read: every example reduced to 
     const file = join(dir, `${ex}.json`);
     writeFileSync(file, encodeBundle({ ...b, objects: allowListObjects(b.objects), warnings: [] }, "json"));
     for (const svc of b.objects.services) {
-      cases.push({ name: `${ex} svc/${svc.metadata.name}`, args: [`svc/${svc.metadata.name}`, "-n", svc.metadata.namespace ?? "default"], file, source });
+      cases.push({
+        name: `${ex} svc/${svc.metadata.name}`,
+        args: [`svc/${svc.metadata.name}`, "-n", svc.metadata.namespace ?? "default"],
+        file,
+        source,
+      });
     }
-    for (const p of b.objects.pods.filter((x) => x.status?.phase === "Pending" || (x.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim))) {
-      cases.push({ name: `${ex} pod/${p.metadata.name}`, args: [`pod/${p.metadata.name}`, "-n", p.metadata.namespace ?? "default", "--why-pending"], file, source });
+    for (
+      const p of b.objects.pods.filter((x) =>
+        x.status?.phase === "Pending" || (x.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim)
+      )
+    ) {
+      cases.push({
+        name: `${ex} pod/${p.metadata.name}`,
+        args: [`pod/${p.metadata.name}`, "-n", p.metadata.namespace ?? "default", "--why-pending"],
+        file,
+        source,
+      });
     }
     for (const c of b.objects.persistentVolumeClaims) {
-      cases.push({ name: `${ex} pvc/${c.metadata.name}`, args: [`pvc/${c.metadata.name}`, "-n", c.metadata.namespace ?? "default", "--why-pending"], file, source });
+      cases.push({
+        name: `${ex} pvc/${c.metadata.name}`,
+        args: [`pvc/${c.metadata.name}`, "-n", c.metadata.namespace ?? "default", "--why-pending"],
+        file,
+        source,
+      });
     }
   }
   it("covers Services and pending objects", () => {
@@ -267,14 +399,21 @@ describe("redaction", () => {
         "--proxy-mode=ipvs",
         "--cluster-cidr=10.244.0.0/16",
         "0/3 nodes are available: 3 node(s) had volume node affinity conflict.",
-        "MountVolume.SetUp failed for volume \"kube-api-access\" : secret \"x\" not found",
+        'MountVolume.SetUp failed for volume "kube-api-access" : secret "x" not found',
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf\nmode: nftables\n",
       ]
     ) expect(redactText(t)).toBe(t);
   });
 
   it("the word after a bare secret flag", () => {
-    expect(redactArgv(["app", "--token", "abc", "--port", "80", "--password=x"])).toEqual(["app", "--token", REDACTED, "--port", "80", `--password=${REDACTED}`]);
+    expect(redactArgv(["app", "--token", "abc", "--port", "80", "--password=x"])).toEqual([
+      "app",
+      "--token",
+      REDACTED,
+      "--port",
+      "80",
+      `--password=${REDACTED}`,
+    ]);
   });
 
   it("allowListObjects is idempotent and does not modify its input", () => {

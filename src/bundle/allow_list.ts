@@ -58,8 +58,12 @@ export const PROXY_CONFIG_KEYS: readonly string[] = ["config.conf", "config"];
  * A field name that says its value is a credential: token, password, secret, credential(s), api key, private key,
  * client key, certificate/key data.
  */
-const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|pwd|secret|credential|api[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
-const SECRET_ASSIGNMENT = new RegExp(String.raw`(["']?${SECRET_NAME}["']?[ \t]*[=:][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'{}\[\]&]+)`, "gi");
+const SECRET_NAME = String
+  .raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|pwd|secret|credential|api[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
+const SECRET_ASSIGNMENT = new RegExp(
+  String.raw`(["']?${SECRET_NAME}["']?[ \t]*[=:][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'{}\[\]&]+)`,
+  "gi",
+);
 const SECRET_FLAG = new RegExp(String.raw`^--?${SECRET_NAME}$`, "i");
 const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 /** base64 of "-----BEGIN" (certificate-authority-data, client-key-data, tls.crt in a manifest …). */
@@ -82,7 +86,11 @@ export function redactText(text: string): string {
     .replace(PEM_BASE64, REDACTED)
     .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
     .replace(JWT, REDACTED)
-    .replace(SECRET_ASSIGNMENT, (m, name: string, value: string) => value === REDACTED || value.startsWith("<redacted") ? m : `${name}${REDACTED}`);
+    .replace(
+      SECRET_ASSIGNMENT,
+      (m, name: string, value: string) =>
+        value === REDACTED || value.startsWith("<redacted") ? m : `${name}${REDACTED}`,
+    );
 }
 
 /**
@@ -110,8 +118,12 @@ function apply(v: unknown, rule: Rule): unknown {
   if (v === undefined) return undefined;
   if (typeof rule === "function") return rule(v);
   if (rule === true) return v === null || typeof v !== "object" ? v : structuredClone(v);
-  if (rule === "text") return typeof v === "string" ? redactText(v) : v === null || typeof v !== "object" ? v : undefined;
-  if (Array.isArray(rule)) return Array.isArray(v) ? v.map((x) => apply(x, rule[0])).filter((x) => x !== undefined) : undefined;
+  if (rule === "text") {
+    return typeof v === "string" ? redactText(v) : v === null || typeof v !== "object" ? v : undefined;
+  }
+  if (Array.isArray(rule)) {
+    return Array.isArray(v) ? v.map((x) => apply(x, rule[0])).filter((x) => x !== undefined) : undefined;
+  }
   if (!isMap(v)) return undefined;
   const out: Record<string, unknown> = {};
   for (const [field, x] of Object.entries(v)) { // the object's own field order: reports that copy a field keep it
@@ -131,7 +143,9 @@ function pickKeys(keys: readonly string[]): (v: unknown) => unknown {
   };
 }
 
-const argv = (v: unknown): unknown => (Array.isArray(v) ? redactArgv(v.filter((w): w is string => typeof w === "string")) : undefined);
+const argv = (
+  v: unknown,
+): unknown => (Array.isArray(v) ? redactArgv(v.filter((w): w is string => typeof w === "string")) : undefined);
 
 const META: Rule = {
   name: true,
@@ -204,7 +218,11 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       affinity: { nodeAffinity: true },
       tolerations: [{ key: true, operator: true, value: true, effect: true, tolerationSeconds: true }],
       // `ephemeral`: only its presence is read (the claim is named <pod>-<volume>).
-      volumes: [{ name: true, persistentVolumeClaim: { claimName: true, readOnly: true }, ephemeral: (v) => (isMap(v) ? {} : undefined) }],
+      volumes: [{
+        name: true,
+        persistentVolumeClaim: { claimName: true, readOnly: true },
+        ephemeral: (v) => (isMap(v) ? {} : undefined),
+      }],
       containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true }] }],
       schedulerName: true,
     },
@@ -232,7 +250,12 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
     spec: {
       template: {
         spec: {
-          containers: [{ name: true, command: argv, args: argv, volumeMounts: [{ name: true, mountPath: true, subPath: true }] }],
+          containers: [{
+            name: true,
+            command: argv,
+            args: argv,
+            volumeMounts: [{ name: true, mountPath: true, subPath: true }],
+          }],
           volumes: [{ name: true, configMap: { name: true } }],
         },
       },
@@ -323,7 +346,8 @@ function proxyConfigData(data: unknown, configKeys: ReadonlySet<string>): Record
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(data)) {
     if (typeof v !== "string") continue;
-    const isConfig = /kind:\s*KubeProxyConfiguration/.test(v) || (PROXY_CONFIG_KEYS.includes(k) && /^mode:/m.test(v) && !/^kind:\s*Config\s*$/m.test(v));
+    const isConfig = /kind:\s*KubeProxyConfiguration/.test(v) ||
+      (PROXY_CONFIG_KEYS.includes(k) && /^mode:/m.test(v) && !/^kind:\s*Config\s*$/m.test(v));
     if (configKeys.has(k) || isConfig) out[k] = redactText(v);
   }
   return out;
@@ -348,7 +372,9 @@ function configFileKeys(objects: BundleObjects): Map<string, Set<string>> {
         if (!cm) continue;
         let key: string | undefined;
         if (mnt.subPath && trim(mnt.mountPath) === path) key = mnt.subPath;
-        else if (!mnt.subPath && trim(mnt.mountPath) === path.slice(0, path.lastIndexOf("/"))) key = path.slice(path.lastIndexOf("/") + 1);
+        else if (!mnt.subPath && trim(mnt.mountPath) === path.slice(0, path.lastIndexOf("/"))) {
+          key = path.slice(path.lastIndexOf("/") + 1);
+        }
         if (key) out.set(cm, (out.get(cm) ?? new Set()).add(key));
       }
     }
