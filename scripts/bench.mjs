@@ -279,6 +279,38 @@ async function mainLive(opts, gen) {
   if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, rows }, null, 2) + "\n");
 }
 
+/**
+ * Issue 12's offline targets as lines `figure = ratio (target) PASS|MISS`, from the rows and floors of this run:
+ * the query-sized bundle against the Node floor "chains" of the same dump; nftables against iptables (all objects)
+ * at the same size, wall and RSS; the biggest size against 10,000 (iptables, query objects), wall and RSS against
+ * 3x the bundle plus Node's baseline.
+ */
+function issue12(results, floors, baselineS, baselineRssMB) {
+  const out = [];
+  const find = (mode, objects, n) => results.find((r) => r.runtime === "node" && r.mode === mode && r.objects === objects && r.services === n);
+  const v = (ok) => (ok ? "PASS" : "MISS");
+  for (const f of floors.filter((x) => x.mode === "chains")) {
+    const q = find("iptables", "query", f.size);
+    if (q) out.push(`offline svc, ${f.size.toLocaleString("en-US")} query bundle vs floor "chains": ${q.wallS.toFixed(2)} / ${f.wallS.toFixed(2)} s = ${(q.wallS / f.wallS).toFixed(2)}x (≤ 1.5x) ${v(q.wallS / f.wallS <= 1.5)}`);
+  }
+  for (const n of [...new Set(results.map((r) => r.services))].sort((a, b) => a - b)) {
+    const i = find("iptables", "all", n);
+    const t = find("nftables", "all", n);
+    if (i && t) {
+      out.push(`nftables vs iptables, ${n.toLocaleString("en-US")} Services: wall ${(t.wallS / i.wallS).toFixed(2)}x, RSS ${(t.rssMB / i.rssMB).toFixed(2)}x (≤ 1.5x each) ${v(t.wallS / i.wallS <= 1.5 && t.rssMB / i.rssMB <= 1.5)}`);
+    }
+  }
+  const small = find("iptables", "query", 10000);
+  for (const big of results.filter((r) => r.runtime === "node" && r.mode === "iptables" && r.objects === "query" && r.services > 10000)) {
+    if (!small) break;
+    const wall = big.wallS / small.wallS;
+    const rssCap = 3 * big.bundleMB + baselineRssMB;
+    out.push(`${big.services.toLocaleString("en-US")} vs 10,000 (query bundles): wall ${wall.toFixed(2)}x (≤ ${(big.services / 10000 * 1.1).toFixed(0)}x, linear) ${v(wall <= big.services / 10000 * 1.1)}; RSS ${big.rssMB.toFixed(0)} MB (≤ 3x bundle ${big.bundleMB.toFixed(0)} MB + node ${baselineRssMB.toFixed(0)} MB = ${rssCap.toFixed(0)} MB) ${v(big.rssMB <= rssCap)}`);
+  }
+  if (out.length === 0) out.push(`(run with --sizes 10000,100000 for these rows; node -e 0 ${baselineS.toFixed(3)} s)`);
+  return out;
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   ensureCli();
@@ -295,22 +327,30 @@ async function main() {
     return m;
   };
   const rows = [];
-  for (const n of opts.sizes) rows.push({ label: "node iptables", runtime: "node", manifest: fixture("iptables", n) });
   const big = Math.max(...opts.sizes);
-  rows.push({ label: "node iptables", runtime: "node", manifest: fixture("iptables", big, "query") });
+  for (const n of opts.sizes) {
+    rows.push({ label: "node iptables", runtime: "node", manifest: fixture("iptables", n) });
+    rows.push({ label: "node iptables", runtime: "node", manifest: fixture("iptables", n, "query") });
+    if (opts.nft) rows.push({ label: "node nftables", runtime: "node", manifest: fixture("nftables", n) });
+  }
   if (opts.deno) rows.push({ label: "deno iptables", runtime: "deno", manifest: fixture("iptables", big) });
-  if (opts.nft) rows.push({ label: "node nftables", runtime: "node", manifest: fixture("nftables", big) });
 
   const timeBin = findTime();
   const load0 = loadavg()[0];
   const baseline = [];
-  for (let i = 0; i < opts.runs; i++) baseline.push((await measure([process.execPath, "-e", "0"], timeBin)).wall);
+  let baselineRss = 0;
+  for (let i = 0; i < opts.runs; i++) {
+    const b = await measure([process.execPath, "-e", "0"], timeBin);
+    baseline.push(b.wall);
+    baselineRss = Math.max(baselineRss, b.rssMB);
+  }
   // Floors: the same dump read by a few lines of plain Node with no analysis (bench/floor.mjs), against grep in the
   // same run: the least any Node program pays, so the query rows can be judged against what the runtime allows.
-  const floorDump = rows.find((r) => r.manifest.mode === "iptables" && r.manifest.services === big)?.manifest.dumpPath;
   const floors = [];
-  if (floorDump) {
-    process.stderr.write(`bench: floors…\n`);
+  for (const size of opts.sizes) {
+    const floorDump = rows.find((r) => r.manifest.mode === "iptables" && r.manifest.services === size)?.manifest.dumpPath;
+    if (!floorDump) continue;
+    process.stderr.write(`bench: floors ${size.toLocaleString("en-US")}…\n`);
     const grepNeedle = rows.find((r) => r.manifest.dumpPath === floorDump).manifest.query.servicePortName;
     for (const mode of ["read", "lines", "chains"]) {
       const argv = [process.execPath, join(ROOT, "bench", "floor.mjs"), mode, floorDump];
@@ -321,7 +361,7 @@ async function main() {
         greps.push((await measure(["grep", "-c", "-F", grepNeedle, floorDump], timeBin)).wall);
         walls.push((await measure(argv, timeBin)).wall);
       }
-      floors.push({ mode, wallS: median(walls), grepS: median(greps), ratio: median(walls) / median(greps) });
+      floors.push({ size, mode, wallS: median(walls), grepS: median(greps), ratio: median(walls) / median(greps) });
     }
   }
   const results = [];
@@ -349,10 +389,13 @@ async function main() {
   out.push("grep = grep -c -F <the Service's text> on the node dump alone (nft -j prints one line, so its count is 1)");
   if (floors.length > 0) {
     out.push("");
-    out.push(`floors: plain Node on the ${big.toLocaleString("en-US")}-Service dump, no analysis (node bench/floor.mjs MODE DUMP), median of ${opts.runs}:`);
+    out.push(`floors: plain Node on the iptables dump, no analysis (node bench/floor.mjs MODE DUMP), median of ${opts.runs}:`);
     const what = { read: "start Node, read the dump into a string", lines: "... and find every line", chains: "... and index the chains (first rule of each)" };
-    for (const f of floors) out.push(`  ${f.mode.padEnd(6)} ${f.wallS.toFixed(3)} s = ${f.ratio.toFixed(1)}x grep (${f.grepS.toFixed(3)} s)  ${what[f.mode]}`);
+    for (const f of floors) out.push(`  ${f.size.toLocaleString("en-US").padStart(7)} ${f.mode.padEnd(6)} ${f.wallS.toFixed(3)} s = ${f.ratio.toFixed(1)}x grep (${f.grepS.toFixed(3)} s)  ${what[f.mode]}`);
   }
+  out.push("");
+  out.push("issue 12 targets (ratios within this run):");
+  for (const t of issue12(results, floors, median(baseline), baselineRss)) out.push(`  ${t}`);
   for (const r of results) {
     out.push(`  ${r.label} ${r.services} (${r.objects}): ${r.command}`);
     out.push(`    grep: ${r.grep}  (count ${r.grepCount}); runs ${r.wallRuns.map((w) => w.toFixed(2)).join(", ")} s`);
