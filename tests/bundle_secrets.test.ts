@@ -387,6 +387,19 @@ describe("redaction", () => {
     [`-----BEGIN RSA PRIVATE KEY-----\nAAA\n-----END RSA PRIVATE KEY-----\nrest`, `${REDACTED}\nrest`],
     [`-----BEGIN CERTIFICATE-----\nAAA (cut)`, REDACTED],
     [`ca=${CERT_B64}`, `ca=${REDACTED}`],
+    [
+      "pull https://robot:s3cr3t-pw@registry.example.com/v2/app failed",
+      `pull https://robot:${REDACTED}@registry.example.com/v2/app failed`,
+    ],
+    [
+      "GET https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbC%2Bd&se=1",
+      `GET https://acct.blob.core.windows.net/c/b?sv=2022-11-02&sig=${REDACTED}&se=1`,
+    ],
+    [
+      "AWS_SECRET_ACCESS_KEY=abc AWS_ACCESS_KEY_ID=AKIA1",
+      `AWS_SECRET_ACCESS_KEY=${REDACTED} AWS_ACCESS_KEY_ID=${REDACTED}`,
+    ],
+    ["--private-key=abc passphrase: pp", `--private-key=${REDACTED} passphrase: ${REDACTED}`],
   ])("%j", (input, want) => {
     expect(redactText(input)).toBe(want);
     expect(redactText(want)).toBe(want);

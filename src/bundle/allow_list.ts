@@ -59,7 +59,7 @@ export const PROXY_CONFIG_KEYS: readonly string[] = ["config.conf", "config"];
  * client key, certificate/key data.
  */
 const SECRET_NAME = String
-  .raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|pwd|secret|credential|api[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
+  .raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|passphrase|pwd|secret|credential|signature|api[-_]?key|access[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
 const SECRET_ASSIGNMENT = new RegExp(
   String.raw`(["']?${SECRET_NAME}["']?[ \t]*[=:][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'{}\[\]&]+)`,
   "gi",
@@ -70,12 +70,16 @@ const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 const PEM_BASE64 = /LS0tLS1CRUdJT[A-Za-z0-9+/=]*/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+/** `scheme://user:password@host`: the password. */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi;
+/** A query's `sig=` (Azure SAS signatures). */
+const SIG_PARAM = /([?&]sig=)(?!<redacted)[^&\s]+/gi;
 
 /**
  * Replaces what looks like a credential in free text with {@link REDACTED}: PEM blocks and their base64 form,
- * `Bearer`/`Basic` credentials, JWTs, and the value of `NAME=VALUE` / `NAME: VALUE` where NAME says token, password,
- * secret, credential, api key, private/client key, or certificate or key data (`--password=x`,
- * `token: abc`, `"client-key-data": "…"`).
+ * `Bearer`/`Basic` credentials, JWTs, the password of `scheme://user:password@host`, a query's `sig=`, and the value
+ * of `NAME=VALUE` / `NAME: VALUE` where NAME says token, password, passphrase, secret, credential, signature,
+ * api/access key, private/client key, or certificate/key data (`--password=x`, `token: abc`, `"client-key-data": "…"`).
  * @param text any string from the cluster.
  * @returns the text with those values replaced (unchanged when none is found).
  */
@@ -86,6 +90,8 @@ export function redactText(text: string): string {
     .replace(PEM_BASE64, REDACTED)
     .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
     .replace(JWT, REDACTED)
+    .replace(URL_PASSWORD, (_m, head: string) => `${head}${REDACTED}@`)
+    .replace(SIG_PARAM, (_m, head: string) => `${head}${REDACTED}`)
     .replace(
       SECRET_ASSIGNMENT,
       (m, name: string, value: string) =>
