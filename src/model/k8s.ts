@@ -2,8 +2,8 @@
  * Shapes of the Kubernetes API objects kubectl-netpath reads, as the API server returns them in JSON
  * (core/v1, discovery.k8s.io/v1, storage.k8s.io/v1, events.k8s.io/v1 and core/v1 Event).
  *
- * Only the fields the analyses use are declared; every object keeps whatever else the API sent, because a
- * Bundle stores objects verbatim. Field names and optionality follow the OpenAPI schema of Kubernetes v1.33:
+ * Only the fields the analyses use are declared; an object may carry others (a hand-made bundle), but a live gather
+ * keeps only the allow-list of src/bundle/allow_list.ts: a field read here must be kept there. Field names and optionality follow the OpenAPI schema of Kubernetes v1.33:
  * a field the server may omit is optional here, and the analyses treat "absent" as the API's documented default.
  *
  * Runtime-neutral: no I/O, no imports.
