@@ -58,7 +58,22 @@ for (const shell of SHELLS) {
     define: { "import.meta.main": "false" },
     logLevel: "warning",
   });
-  const { kubectlCompleteScript } = await import(pathToFileURL(outResponder).href);
+  const { kubectlCompleteScript, lineSpecSource } = await import(pathToFileURL(outResponder).href);
+  const specFile = join(root, "src", "cli", "completion", "line_spec_data.ts");
+  const specWant = lineSpecSource();
+  let specHave;
+  try {
+    specHave = readFileSync(specFile, "utf8");
+  } catch {
+    specHave = undefined;
+  }
+  if (specHave !== specWant) {
+    if (check) stale.push("src/cli/completion/line_spec_data.ts");
+    else {
+      writeFileSync(specFile, specWant);
+      console.log("wrote src/cli/completion/line_spec_data.ts");
+    }
+  }
   const file = join(root, "completions", "kubectl_complete-netpath");
   const want = await kubectlCompleteScript();
   let have;

@@ -316,7 +316,7 @@ describe("Services kube-proxy leaves alone: no rule is right, no drift (point 4)
     expect(h.findings.map((f) => f.code)).toContain("Headless");
     const ext = exampleWith("iptables-lab", {}, (dir) => {
       withoutIptablesRules(dir, "k8s1", "default/my-nginx-svc");
-      editYaml(dir, "services.yaml", (t) => t.replace(/type: ClusterIP\n    clusterIP: 10\.98\.69\.149\n    clusterIPs: \[10\.98\.69\.149\]/, "type: ExternalName\n    externalName: nginx.example.com"));
+      editYaml(dir, "services.yaml", (t) => t.replace(/type: ClusterIP\n {4}clusterIP: 10\.98\.69\.149\n {4}clusterIPs: \[10\.98\.69\.149\]/, "type: ExternalName\n    externalName: nginx.example.com"));
     });
     const e = explainService(ext, "default", "my-nginx-svc");
     expect(e.service.type).toBe("ExternalName");

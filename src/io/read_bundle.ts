@@ -12,7 +12,7 @@
 import { Buffer, isAscii } from "node:buffer";
 import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { type Bundle, SECTION_NAMES } from "../bundle/bundle.ts";
+import { type Bundle, emptyBundle, SECTION_NAMES } from "../bundle/bundle.ts";
 import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../bundle/decode.ts";
 
 /**
@@ -46,6 +46,11 @@ const BUNDLE_DIR_SHAPE = "a bundle directory holds *.yaml/*.json files of Kubern
 export interface ReadBundleOptions {
   /** Most bytes read (a file, or all files of a directory together); default {@link DEFAULT_MAX_BUNDLE_BYTES}. */
   maxBytes?: number;
+  /**
+   * For a directory bundle: files (paths relative to it) not to read at all, e.g. the node dumps when only the API
+   * objects are wanted (completion). Default: read every file.
+   */
+  skip?: (rel: string) => boolean;
 }
 
 /** A size in the binary units `--max-bundle-size` takes: `572 MiB`, `2.5 GiB`, `12 KiB`, `900 bytes`. */
@@ -223,7 +228,10 @@ export function readBundle(path: string, options: ReadBundleOptions = {}): Bundl
   const st = statOrExplain(path, `--from ${path}`);
   try {
     if (st.isDirectory()) {
-      const found = scanBundleDir(path, maxBytes);
+      const all = scanBundleDir(path, maxBytes);
+      const found = options.skip ? all.filter((f) => !options.skip!(f.rel)) : all;
+      // Everything that holds objects was skipped (e.g. no pods.yaml when completing pods): nothing of that kind.
+      if (found.length < all.length && found.every((f) => !/\.(ya?ml|json)$/.test(f.rel) || /^capture\.ya?ml$/.test(f.rel))) return emptyBundle({});
       for (const f of found) if (!f.rel.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.rel)) sniff(f.full, f.size, `${path}/${f.rel}`);
       const files: BundleFile[] = found.map((f) => ({ path: f.rel, text: readText(f.full) }));
       return bundleFromFiles(files, path);

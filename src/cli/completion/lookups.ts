@@ -34,6 +34,30 @@ export interface LookupEnv {
   warn?: (line: string) => void;
 }
 
+/** The object files `capture` writes per list, by the lists a lookup reads ({@link bundleObjects}). */
+const LIST_FILES: Record<Exclude<LookupKind, "contexts">, string[]> = {
+  services: ["services"],
+  persistentvolumeclaims: ["persistentvolumeclaims"],
+  pods: ["pods"],
+  nodes: ["nodes"],
+  namespaces: ["services", "endpointslices", "pods", "persistentvolumeclaims", "configmaps", "events"],
+};
+const CAPTURE_LIST_FILES = ["services", "endpointslices", "pods", "nodes", "configmaps", "events", "persistentvolumeclaims", "persistentvolumes", "storageclasses", "daemonsets"];
+
+/**
+ * What a completion lookup need not read in a directory bundle: the node dumps (`nodes/…`; but for node names), and the object files
+ * `capture` names after another list (e.g. `nodes.yaml` when Services are completed). Files under any other name
+ * (`objects.yaml`, `bundle.yaml`) are read, whatever they hold.
+ */
+export function skipFor(kind: Exclude<LookupKind, "contexts">): (rel: string) => boolean {
+  const keep = new Set(LIST_FILES[kind]);
+  return (rel) => {
+    if (rel.startsWith("nodes/")) return kind !== "nodes"; // node names also come from the dumps' directories
+    const m = /^([a-z]+)\.(ya?ml|json)$/.exec(rel);
+    return m !== null && CAPTURE_LIST_FILES.includes(m[1]!) && !keep.has(m[1]!);
+  };
+}
+
 /**
  * The name rules of the API server (k8s.io/apimachinery validation): Services and namespaces are DNS-1035 /
  * RFC 1123 labels, pods, claims and nodes RFC 1123 subdomains. A name outside them cannot come from a real cluster:
@@ -158,7 +182,7 @@ export async function fetchCandidates(plan: Extract<CompletionPlan, { kind: "loo
   const kind = plan.lookup;
   const from = last(line, "from");
   if (from !== undefined) {
-    const bundle = readBundle(resolveLinePath(from, e));
+    const bundle = readBundle(resolveLinePath(from, e), { skip: skipFor(kind) });
     return objectCandidates(plan, validNames(kind, bundleObjects(bundle, kind, last(line, "namespace") || "default"), "bundle", e.warn));
   }
   const source: LiveSource = { env: e.env, cwd: e.cwd, timeoutMs: ms };

@@ -1,0 +1,41 @@
+/**
+ * The fast path of `kubectl-netpath complete -- WORDS` for names (issue 12 point 6): a request whose plan is a lookup
+ * (Service, claim, pod, namespace, node or context names) is answered without building the commander program or
+ * loading @bomb.sh/tab — the flags come from {@link LINE_SPEC} (generated from the program by
+ * scripts/gen-completions.mjs; tests/completion_fast.test.ts keeps it current) — and with the engine's own rules: the
+ * candidates of fetchCandidates, deduplicated and filtered by prefix as @bomb.sh/tab's `complete` does (after `=`
+ * for `--flag=value`), and {@link directiveFor}. Every other request (flag names, choices, files) returns undefined
+ * and goes to the full engine (the static responder answers most of those in sh before Node starts).
+ * @module
+ */
+import { directiveFor, planCompletion } from "./candidates.ts";
+import { type Candidate, formatAnswer } from "./directive.ts";
+import { parseCompletionLine, splitGluedValues } from "./line.ts";
+import { LINE_SPEC } from "./line_spec_data.ts";
+import type { LookupEnv } from "./lookups.ts";
+
+/**
+ * Answers a lookup request, or says it is not one.
+ * @param words the words after `complete --` (the last is the word under the cursor).
+ * @param e environment, current directory, and where the one-line warnings go.
+ * @param onError receives a failed lookup's one-line reason (the answer is then `:1`).
+ * @returns the answer in Cobra's format, or undefined when the request is not a lookup.
+ */
+export async function completeFast(words: readonly string[], e: LookupEnv, onError: (reason: string) => void): Promise<string | undefined> {
+  const line = parseCompletionLine(words, LINE_SPEC);
+  const plan = planCompletion(line, LINE_SPEC);
+  if (plan.kind !== "lookup") return undefined;
+  let candidates: Candidate[];
+  try {
+    const { fetchCandidates } = await import("./lookups.ts");
+    candidates = await fetchCandidates(plan, line, e);
+  } catch (err) {
+    onError(err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err));
+    return formatAnswer([], directiveFor(plan, [], true));
+  }
+  const cur = splitGluedValues(words, LINE_SPEC).at(-1) ?? "";
+  const prefix = cur.includes("=") ? cur.split("=")[1]! : cur;
+  const seen = new Set<string>();
+  const shown = candidates.filter((c) => !seen.has(c.value) && (seen.add(c.value), c.value.startsWith(prefix)));
+  return formatAnswer(shown, directiveFor(plan, shown.map((c) => c.value), false));
+}
