@@ -275,6 +275,7 @@ async function mainLive(opts, gen) {
     `node ${process.version}, ${cpus().length} CPUs; one run per row after a warm-up; API MB = bytes the API server sent (REST bodies + exec frames)`, "",
     line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)];
   for (const r of rows) if (r.problems.length > 0) out.push(`  ${r.label}: ${r.problems.join("; ")}`);
+  for (const r of rows) if (r.extra) out.push(`  ${r.label}: ${r.extra}`);
   process.stdout.write(out.join("\n") + "\n");
   if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, rows }, null, 2) + "\n");
 }
