@@ -109,10 +109,13 @@ done
 printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
 }
 sn() {
+pe=$($1 -t filter -S INPUT 2>&1 >/dev/null); r=$?
+if [ $r != 0 ]; then printf '%s\\n' "$pe" >&2; return $r; fi
 sl "$1" raw PREROUTING OUTPUT
 sl "$1" mangle PREROUTING INPUT FORWARD OUTPUT POSTROUTING $KR
 sl "$1" nat PREROUTING INPUT OUTPUT POSTROUTING $KR
 sl "$1" filter INPUT FORWARD OUTPUT $KR
+return 0
 }
 if [ $MO != nftables ]; then
 N4=$(ic - iptables); N6=$(ic - ip6tables)
@@ -134,9 +137,9 @@ AW=1; { [ $SC = service ] && have awk && have sed && have tr; } || AW=''
 for P in iptables ip6tables; do
 S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
-if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then begin $S "$C -t TABLE -S CHAIN: $T"; sn "$C"; end $S 0
+if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then begin $S "$C -t TABLE -S CHAIN: $T"; sn "$C"; end $S $?
 elif [ -z "$V" ]; then absent $S $P-$B-save "$H"
-elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; $V | NP_MODE=save awk "$A"; end $S $?
+elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
 else run $S $V
 fi
 done
