@@ -7,6 +7,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { CliIo } from "./io.ts";
+import { printable } from "../report/printable.ts";
 
 /** Flags of `cleanup`. */
 export interface CleanupOptions {
@@ -50,10 +51,10 @@ export async function runCleanup(o: CleanupOptions, io: CliIo): Promise<number> 
   }
   for (const p of pods) {
     const what = `pod ${p.namespace}/${p.name}${p.node ? ` (node ${p.node}${p.phase ? `, ${p.phase}` : ""})` : ""}`;
-    if (p.action === "keep") io.stdout(`${o.dryRun ? "would keep" : "kept"} ${what}: ${p.reason}\n`);
-    else if (o.dryRun) io.stdout(`would delete ${what}: ${p.reason}\n`);
+    if (p.action === "keep") io.stdout(printable(`${o.dryRun ? "would keep" : "kept"} ${what}: ${p.reason}\n`));
+    else if (o.dryRun) io.stdout(printable(`would delete ${what}: ${p.reason}\n`));
     else if (p.error) io.stderr(`error: could not delete ${what}: ${p.error}\n`);
-    else io.stdout(`deleted ${what}: ${p.reason}\n`);
+    else io.stdout(printable(`deleted ${what}: ${p.reason}\n`));
   }
   return pods.some((p) => p.error) ? 1 : 0;
 }

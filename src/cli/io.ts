@@ -4,6 +4,7 @@
  * @module
  */
 import process from "node:process";
+import { printable } from "../report/printable.ts";
 
 /** Streams and environment of one CLI run. */
 export interface CliIo {
@@ -29,7 +30,8 @@ export function nodeIo(): CliIo {
   }
   return {
     stdout: (t) => void process.stdout.write(t),
-    stderr: (t) => void process.stderr.write(t),
+    // stderr is always for people (errors, warnings, progress) and carries names and messages from the cluster
+    stderr: (t) => void process.stderr.write(printable(t)),
     env: process.env,
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),

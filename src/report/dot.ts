@@ -7,6 +7,7 @@
  * @module
  */
 import type { GraphCluster, GraphNode, PathGraph } from "./path_graph.ts";
+import { printable } from "./printable.ts";
 
 /** A DOT quoted string. Control characters other than the line break are shown as `\xHH`. */
 function quote(text: string): string {
@@ -51,5 +52,5 @@ export function renderDot(g: PathGraph): string {
   for (const n of g.nodes) box(n.id, "  ");
   for (const e of g.edges) lines.push(`  ${e.from} -> ${e.to}${e.label !== undefined ? ` [label=${quote(e.label)}]` : ""};`);
   lines.push("}");
-  return lines.join("\n") + "\n";
+  return printable(lines.join("\n") + "\n");
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import type { GraphCluster, GraphNode, PathGraph } from "./path_graph.ts";
+import { printable } from "./printable.ts";
 
 /** A label as Mermaid reads it inside `["…"]`: entity codes for `"`, `<`, `>`, `#`, `&` and control characters. */
 function label(text: string): string {
@@ -58,5 +59,5 @@ export function renderMermaid(g: PathGraph): string {
   const eps = g.nodes.filter((n) => n.kind === "endpoint").map((n) => n.id);
   if (drops.length) lines.push(`  class ${drops.join(",")} drop`);
   if (eps.length) lines.push(`  class ${eps.join(",")} endpoint`);
-  return lines.join("\n") + "\n";
+  return printable(lines.join("\n") + "\n");
 }

@@ -9,6 +9,7 @@
 import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, PortReport, ServiceReport } from "../service/report.ts";
 import { formatShare } from "../service/iptables/probability.ts";
 import { makeStyle, type Style, table } from "./style.ts";
+import { printable } from "./printable.ts";
 
 /** Options of {@link renderServiceText}. */
 export interface ServiceTextOptions {
@@ -235,5 +236,5 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
   lines.push("");
   lines.push(st.dim("Not visible in a dump: " + r.limits.join("; ") + "."));
   if (!wide) lines.push(st.dim("Use -o wide for the rule text behind each verdict."));
-  return lines.join("\n") + "\n";
+  return printable(lines.join("\n") + "\n");
 }

@@ -5,6 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { COLOUR_MARK, colourMark } from "./printable.ts";
 
 /** Colour functions; identity when colour is off. */
 export interface Style {
@@ -16,7 +17,8 @@ export interface Style {
   cyan(s: string): string;
 }
 
-const wrap = (code: string) => (s: string) => `\u001b[${code}m${s}\u001b[0m`;
+// Colours are markers until printable() (printable.ts) turns them into ANSI codes, after escaping the data.
+const wrap = (code: string) => (s: string) => `${colourMark(code)}${s}${colourMark("0")}`;
 
 /**
  * @param color whether to emit ANSI escape codes.
@@ -31,11 +33,14 @@ export function makeStyle(color: boolean): Style {
 }
 
 // deno-lint-ignore no-control-regex
-const ANSI = /\u001b\[[0-9;]*m/g;
+const SGR = /\u001b\[[0-9;]*m/g;
 
-/** Visible width of a string (ANSI codes excluded). */
+/**
+ * Visible width of a string: colour markers (before printable.ts) and SGR colour codes (after it; data never holds
+ * a raw ESC then, printable shows it as `\x1b`) take no column.
+ */
 export function visibleWidth(s: string): number {
-  return s.replace(ANSI, "").length;
+  return s.replace(COLOUR_MARK, "").replace(SGR, "").length;
 }
 
 /**

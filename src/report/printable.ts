@@ -1,0 +1,49 @@
+/**
+ * Text for a terminal from strings that came from a cluster or a bundle (names, annotations, Event messages, dump
+ * lines quoted in findings): nothing in them may act on the terminal (issue 13 defect 6). Every C0 control but
+ * newline and tab, DEL, every C1 control, and the bidirectional overrides and isolates (U+202A–U+202E,
+ * U+2066–U+2069, which reorder what is shown, "Trojan Source") are shown as escapes (`\x1b`, `\u202e`); the colours
+ * the renderers themselves add survive, because they are written as per-process private-use markers
+ * ({@link colourMark}) and only those become ANSI codes here. JSON and YAML output never pass through this: they stay
+ * exact.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+
+// A marker no string from outside can forge: private-use characters around a random per-process tag.
+const TAG = Array.from({ length: 8 }, () => String.fromCharCode(0xe100 + Math.floor(Math.random() * 0x400))).join("");
+const OPEN = `\ue000${TAG}`;
+const CLOSE = "\ue001";
+
+/**
+ * The marker of an SGR colour code (`1`, `31`, `0`, …) that {@link printable} turns into `ESC [ code m`.
+ * @param code the SGR parameters, digits and `;` only.
+ * @throws {RangeError} for anything else.
+ */
+export function colourMark(code: string): string {
+  if (!/^[0-9;]+$/.test(code)) throw new RangeError(`colourMark: "${code}" is not an SGR code`);
+  return `${OPEN}${code}${CLOSE}`;
+}
+
+/** Matches a colour marker of this process (for widths: it takes no column). */
+export const COLOUR_MARK = new RegExp(`${OPEN}[0-9;]+${CLOSE}`, "g");
+
+// deno-lint-ignore no-control-regex
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+function escape(c: string): string {
+  const n = c.charCodeAt(0);
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * Makes a rendered text safe to print: controls and bidi overrides escaped, this process's colour markers turned
+ * into ANSI codes.
+ * @param text the renderer's output (lines separated by `\n`).
+ * @returns the text to write to a terminal.
+ * @example printable("svc \u001b]0;pwned\u0007") // "svc \\x1b]0;pwned\\x07"
+ */
+export function printable(text: string): string {
+  return text.replace(UNSAFE, escape).replace(COLOUR_MARK, (m) => `\u001b[${m.slice(OPEN.length, -CLOSE.length)}m`);
+}

@@ -1,0 +1,95 @@
+// Issue 13 defect 6: strings from a bundle or a cluster never act on the terminal. A bundle whose pod name carries an
+// OSC title sequence, a screen clear, a carriage return and a right-to-left override is analysed: the text report
+// (with and without colour), -o mermaid/dot and the built CLI's stderr show those characters as escapes and hold no
+// raw control but newline, tab and the renderer's own SGR colour codes; -o json keeps the exact string.
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { describe, expect, it } from "vitest";
+import { colourMark, printable } from "../src/report/printable.ts";
+import type { ServiceReport } from "../src/service/report.ts";
+import type { CliIo } from "../src/cli/io.ts";
+import { runCli } from "../src/cli/program.ts";
+
+const HOSTILE = "nginx\u001b]0;pwned\u0007\u001b[2J\r\u202eevil";
+// as YAML's double-quoted escapes
+const HOSTILE_YAML = '"nginx\\e]0;pwned\\a\\e[2J\\r\\u202eevil"';
+
+function hostileBundle(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), "knp-esc-")), "lab");
+  cpSync("examples/iptables-lab", dir, { recursive: true });
+  for (const f of ["pods.yaml", "endpointslices.yaml"]) {
+    const p = join(dir, f);
+    const text = readFileSync(p, "utf8");
+    const edited = f === "pods.yaml" ? text.replace("{name: nginx, namespace: default", `{name: ${HOSTILE_YAML}, namespace: default`) : text.replace("{kind: Pod, name: nginx, namespace: default}", `{kind: Pod, name: ${HOSTILE_YAML}, namespace: default}`);
+    expect(edited, f).not.toBe(text);
+    writeFileSync(p, edited);
+  }
+  return dir;
+}
+
+async function cli(argv: string[], tty = false): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), env: { COLUMNS: "200" }, stdoutIsTTY: tty, stderrIsTTY: false, cwd: process.cwd() };
+  const code = await runCli(argv, io);
+  return { code, out: out.join(""), err: err.join("") };
+}
+
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+// deno-lint-ignore no-control-regex
+const ESC_NOT_SGR = /\u001b(?!\[[0-9;]*m)/;
+
+describe("terminal escapes from the data", () => {
+  const dir = hostileBundle();
+  const base = ["svc/my-nginx-svc", "-n", "default", "--from", dir];
+
+  it("text report: shown as escapes, no raw control; the colour codes are the renderer's own", async () => {
+    for (const tty of [false, true]) {
+      const r = await cli(base, tty);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("nginx\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\u202eevil");
+      expect(r.out).not.toMatch(RAW_CONTROL);
+      expect(r.out).not.toMatch(ESC_NOT_SGR);
+      if (tty) expect(r.out).toMatch(/\u001b\[[0-9;]*m/); // colour on a terminal still works
+      else expect(r.out).not.toContain("\u001b");
+    }
+  });
+
+  it("-o mermaid and -o dot: no raw control either", async () => {
+    for (const o of ["mermaid", "dot"]) {
+      const r = await cli([...base, "-o", o, "--source", "10.244.0.5", "--dest", "10.98.69.149:3000/tcp"]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).not.toMatch(RAW_CONTROL);
+      expect(r.out).not.toContain("\u001b");
+    }
+  });
+
+  it("-o json keeps the exact string", async () => {
+    const r = await cli([...base, "-o", "json"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("\\u001b]0;pwned\\u0007");
+    const report = JSON.parse(r.out) as ServiceReport;
+    expect(JSON.stringify(report)).toContain(JSON.stringify(HOSTILE).slice(1, -1));
+  });
+
+  it("a colour marker cannot be forged from the data (the marker's tag is per process)", () => {
+    const forged = ["\ue00031\ue001", "\ue000x31\ue001", "a\u001b[31mb"].join(" ");
+    expect(printable(forged)).not.toContain("\u001b");
+    expect(printable(forged)).toContain("a\\x1b[31mb");
+    expect(printable(`${colourMark("31")}red${colourMark("0")}`)).toBe("\u001b[31mred\u001b[0m");
+    expect(colourMark("31")).not.toBe("\ue00031\ue001");
+  });
+
+  it.runIf(existsSync("dist/kubectl-netpath.js"))("the built CLI's stderr: a hostile file name in a warning is escaped", () => {
+    const d2 = hostileBundle();
+    writeFileSync(join(d2, "notes\u001b[2J\u202e.txt"), "x");
+    const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", ...base.slice(0, 4), d2], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    expect(r.stderr).toContain("notes\\x1b[2J\\u202e.txt");
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
+    expect(r.stderr).not.toContain("\u001b");
+  });
+});
