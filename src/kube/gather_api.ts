@@ -42,6 +42,11 @@ export interface ServiceQuestion {
   allNodes?: boolean;
   /** `--from-pod` (`NAME` or `pod/NAME`, in `namespace`). */
   fromPod?: string;
+  /**
+   * Objects only (`--no-exec`, `--dry-run`): when Node objects may not be read (403, e.g. a namespace-scoped Role),
+   * answer without them and say so, instead of failing. @default false
+   */
+  apiOnly?: boolean;
 }
 
 /** The client pod of `--from-pod`. */
@@ -87,8 +92,18 @@ async function serviceOrHint(rest: KubeRest, namespace: string, name: string): P
   throw new NotFoundError("service", name, namespace, elsewhere);
 }
 
-async function getNodes(rest: KubeRest, names: string[], explicit: Set<string>, warnings: string[]): Promise<Node[]> {
-  const got = await mapLimit(names, API_PARALLEL, (n) => rest.getOptional<Node>(R.nodes(n)));
+async function getNodes(rest: KubeRest, names: string[], explicit: Set<string>, warnings: string[], apiOnly = false): Promise<Node[]> {
+  let got: (Node | undefined)[];
+  try {
+    got = await mapLimit(names, API_PARALLEL, (n) => rest.getOptional<Node>(R.nodes(n)));
+  } catch (e) {
+    if (!apiOnly || !(e instanceof KubeApiError) || e.status !== 403 || names.length === 0) throw e;
+    warnings.push(
+      `node objects could not be read (403 Forbidden: RBAC must grant get on nodes, which are cluster-scoped, e.g. with a ClusterRole): ` +
+        `the report has no node zones, addresses or readiness for ${names.join(", ")}; the endpoints and the Service are complete`,
+    );
+    return [];
+  }
   const out: Node[] = [];
   got.forEach((node, i) => {
     const n = names[i]!;
@@ -262,7 +277,7 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     const explicit = new Set(q.nodes ?? []);
     if (fromPod) explicit.add(fromPod.node);
     const wanted = [...new Set([...endpointNodes, ...explicit])].sort();
-    objects.nodes.push(...(await getNodes(rest, wanted, explicit, warnings)).map((n) => sanitizeObject(n)).sort(byName));
+    objects.nodes.push(...(await getNodes(rest, wanted, explicit, warnings, q.apiOnly === true)).map((n) => sanitizeObject(n)).sort(byName));
     const present = new Set(objects.nodes.map((n) => n.metadata.name));
     collect = q.nodes ? [...q.nodes] : fromPod ? [fromPod.node] : [...endpointNodes].filter((n) => present.has(n)).sort();
   }

@@ -241,6 +241,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     ...(request.nodes ? { nodes: request.nodes } : {}),
     ...(request.allNodes ? { allNodes: true } : {}),
     ...(request.fromPod !== undefined ? { fromPod: request.fromPod } : {}),
+    ...(!s.exec || s.dryRun ? { apiOnly: true } : {}),
   });
   // What a bundle keeps (and the analyses read): the allow-list of each kind, credentials redacted.
   bundle.objects = allowListObjects(found.objects);

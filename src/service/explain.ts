@@ -69,6 +69,15 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, net.bridge.bridge-nf-call-iptables decides whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
     );
   }
+  // Endpoints on nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes)
+  const known = new Set(bundle.objects.nodes.map((n) => n.metadata.name));
+  const unknownNodes = [...new Set(resolved.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined && !known.has(n)))].sort();
+  if (unknownNodes.length > 0) {
+    limits.push(
+      `the Node object${unknownNodes.length === 1 ? "" : "s"} of ${unknownNodes.join(", ")} (not in the bundle; reading them needs get on nodes, cluster-scoped): ` +
+        `the zones of the endpoints there (shown as no zone), those nodes' addresses and readiness`,
+    );
+  }
   if (svc.sessionAffinity === "ClientIP") {
     limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
   }
