@@ -10,6 +10,7 @@ import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
+import type { NodeEndpointSet } from "./topology.ts";
 import type { TracePacket } from "./trace.ts";
 
 /**
@@ -64,16 +65,17 @@ export function ipsetDrift(
 }
 
 /**
- * Drift of one ServicePort on a node: endpoints the API lists as usable that the node does not send to, and the
- * reverse; a node that rejects although endpoints exist; a Service not programmed; IPVS real servers with weight 0.
+ * Drift of one ServicePort on a node: endpoints the API lists as usable on this node (`usable`, from topology.ts
+ * nodeEndpoints: its topology hints and kube-proxy's fallbacks) that the node does not send to, and the reverse; a node that rejects although endpoints exist; a Service not programmed; IPVS real servers with weight 0.
  */
-export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean): DriftItem[] {
+export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean, usable?: NodeEndpointSet): DriftItem[] {
   const out: DriftItem[] = [];
   const cip = pr.entryPoints.find((e) => e.kind === "ClusterIP");
   if (!cip) return out;
   const ref = cip.clients.find((c) => c.client === "pod-same-node") ?? cip.clients[0];
   if (!ref) return out;
-  const expected = new Set(usableEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, node));
+  // what kube-proxy on this node programs (topology.ts: hints, serving-terminating fallback), else without topology
+  const expected = new Set(usable?.endpoints ?? usableEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, node));
   const onNode = new Set(
     cip.balancing.method === "ipvs"
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
@@ -119,7 +121,7 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   for (const e of onNode) {
     if (e.startsWith("unknown (")) continue;
     if (!expected.has(e)) {
-      out.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: e, message: `${sp.portKey}: ${node} sends traffic to ${e}, which is not a usable endpoint in the API (deleted, not ready, or on another node under a Local policy)` });
+      out.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: e, message: `${sp.portKey}: ${node} sends traffic to ${e}, which is not a usable endpoint in the API (deleted, not ready, on another node under a Local policy, or outside this node's topology hints)` });
     }
   }
   if (cip.balancing.method === "ipvs") {

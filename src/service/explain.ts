@@ -11,6 +11,7 @@
  * @module
  */
 import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
+import { nodeEndpoints, topologyNode } from "./topology.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
@@ -230,7 +231,11 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
             }
             pr.entryPoints.push(entry);
           }
-          if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread));
+          // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
+          const usable = nodeEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
+          const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
+          if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
+          if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));
           if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
             report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
           }

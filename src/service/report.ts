@@ -57,6 +57,8 @@ export interface EndpointInfo {
   zoneSource?: "endpoint" | "node-label" | "node-beta-label";
   /** Topology hints (`hints.forZones`). */
   hintsForZones?: string[];
+  /** Same-node topology hints (`hints.forNodes`, v1.33+). */
+  hintsForNodes?: string[];
   slice: string;
 }
 

@@ -144,6 +144,7 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
             }
           }
           if (ep.hints?.forZones) info.hintsForZones = ep.hints.forZones.map((z) => z.name);
+          if (ep.hints?.forNodes) info.hintsForNodes = ep.hints.forNodes.map((z) => z.name);
           byAddress.set(address, info);
         }
         for (const sp of summary.ports) {

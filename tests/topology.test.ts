@@ -1,0 +1,103 @@
+// Issue 15 points 1-2: the endpoints kube-proxy on a node programs, as pkg/proxy/topology.go CategorizeEndpoints
+// decides them (cases after topology_test.go's TestCategorizeEndpoints), and a node that follows its zone's hints is
+// not drift: a cluster in two zones whose node in zone-a programs only the zone-a endpoints (rules generated as
+// kube-proxy writes them, tests/helpers/fake_node_rules.ts) gets no drift with hints and a note saying why; the
+// same rules without hints are drift.
+import { describe, expect, it } from "vitest";
+import type { EndpointSlice } from "../src/model/k8s.ts";
+import type { EndpointInfo } from "../src/service/report.ts";
+import { explainService } from "../src/service/explain.ts";
+import { nodeEndpoints, type TopologyNode } from "../src/service/topology.ts";
+import { bundleOf, node, service, slice } from "./helpers/bundles.ts";
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
+
+interface Ep {
+  ip: string;
+  node?: string;
+  ready?: boolean;
+  serving?: boolean;
+  terminating?: boolean;
+  zones?: string[];
+  nodes?: string[];
+}
+const eps = (list: Ep[]): EndpointInfo[] =>
+  list.map((e) => {
+    const ready = e.ready ?? true;
+    const info: EndpointInfo = { address: e.ip, ports: [{ portKey: "ns/svc:p80", port: 80, protocol: "TCP" }], ready, serving: e.serving ?? ready, terminating: e.terminating ?? false, slice: "s" };
+    if (e.node) info.node = e.node;
+    if (e.zones) info.hintsForZones = e.zones;
+    if (e.nodes) info.hintsForNodes = e.nodes;
+    return info;
+  });
+const zoneA: TopologyNode = { name: "node-a", zone: "zone-a" };
+
+describe("nodeEndpoints follows CategorizeEndpoints", () => {
+  it.each([
+    { name: "hints for the node's zone: only those", node: zoneA, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }, { ip: "10.1.2.5", zones: ["zone-a"] }], want: ["10.1.2.3:80", "10.1.2.5:80"], mode: "PreferSameZone" },
+    { name: "one ready endpoint without a hint: hints ignored", node: zoneA, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4" }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "a not-ready endpoint without a hint does not count", node: zoneA, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }, { ip: "10.1.2.6", ready: false }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+    { name: "no endpoint hinted for the zone: all", node: { name: "node-c", zone: "zone-c" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "node without a zone label: all", node: { name: "node-x" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "node hints (PreferSameNode, v1.34+) win over zone hints", node: { ...zoneA, minor: 34 }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"], nodes: ["node-a"] }, { ip: "10.1.2.5", zones: ["zone-a"], nodes: ["node-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameNode" },
+    { name: "node hints ignored by v1.33 (PreferSameTrafficDistribution alpha, off)", node: { ...zoneA, minor: 33 }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"], nodes: ["node-a"] }, { ip: "10.1.2.5", zones: ["zone-a"], nodes: ["node-b"] }], want: ["10.1.2.3:80", "10.1.2.5:80"], mode: "PreferSameZone" },
+    { name: "v1.30 without the topology-mode annotation: hints ignored", node: { ...zoneA, minor: 30 }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "v1.30 with topology-mode Auto: hints followed", node: { ...zoneA, minor: 30 }, ann: { "service.kubernetes.io/topology-mode": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+    { name: "no ready endpoint: serving-terminating ones, topology ignored", node: zoneA, eps: [{ ip: "10.1.2.3", ready: false, serving: true, terminating: true, zones: ["zone-b"] }, { ip: "10.1.2.4", ready: false, serving: false, terminating: true }], want: ["10.1.2.3:80"], mode: "" },
+    { name: "ready endpoints exist but none in this topology is impossible (mode only when one is hinted here)", node: zoneA, eps: [{ ip: "10.1.2.3", zones: ["zone-a"], ready: true }, { ip: "10.1.2.4", ready: false, serving: true, terminating: true, zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+  ] as { name: string; node: TopologyNode; ann?: Record<string, string>; eps: Ep[]; want: string[]; mode: string }[])("cluster policy: $name", ({ node, ann, eps: list, want, mode }) => {
+    const r = nodeEndpoints(eps(list), "ns/svc:p80", "Cluster", ann ?? {}, node);
+    expect(r.endpoints).toEqual(want);
+    expect(r.mode).toBe(mode);
+  });
+
+  it.each([
+    { name: "local ready endpoints", eps: [{ ip: "10.1.2.3", node: "node-a" }, { ip: "10.1.2.4", node: "node-b" }], want: ["10.1.2.3:80"], ready: true },
+    { name: "local serving-terminating when no local ready one (even if remote ready ones exist)", eps: [{ ip: "10.1.2.3", node: "node-a", ready: false, serving: true, terminating: true }, { ip: "10.1.2.4", node: "node-b" }], want: ["10.1.2.3:80"], ready: false },
+    { name: "no local endpoint: none", eps: [{ ip: "10.1.2.4", node: "node-b" }], want: [], ready: true },
+    { name: "topology hints do not apply to Local", eps: [{ ip: "10.1.2.3", node: "node-a", zones: ["zone-b"] }, { ip: "10.1.2.4", node: "node-b", zones: ["zone-a"] }], want: ["10.1.2.3:80"], ready: true },
+  ] as { name: string; eps: Ep[]; want: string[]; ready: boolean }[])("local policy: $name", ({ eps: list, want, ready }) => {
+    const r = nodeEndpoints(eps(list), "ns/svc:p80", "Local", {}, zoneA);
+    expect(r.endpoints).toEqual(want);
+    expect(r.ready).toBe(ready);
+  });
+});
+
+describe("a node that follows its zone's hints is not drift", () => {
+  const svc = service("ns", "web", { type: "ClusterIP", clusterIP: "10.96.0.50", clusterIPs: ["10.96.0.50"], ports: [{ name: "p80", port: 80, targetPort: 8080, protocol: "TCP" }], trafficDistribution: "PreferClose" } as never);
+  const endpoints = [
+    { ip: "10.244.1.10", node: "node-a", zone: "zone-a" },
+    { ip: "10.244.1.11", node: "node-a2", zone: "zone-a" },
+    { ip: "10.244.2.10", node: "node-b", zone: "zone-b" },
+    { ip: "10.244.2.11", node: "node-b2", zone: "zone-b" },
+  ];
+  const full = (hints: boolean): EndpointSlice => {
+    const s = slice("ns", "web", endpoints.map((e) => ({ ip: e.ip, node: e.node })), [{ name: "p80", port: 8080 }]);
+    s.endpoints!.forEach((ep, i) => {
+      ep.zone = endpoints[i]!.zone;
+      if (hints) ep.hints = { forZones: [{ name: endpoints[i]!.zone }] };
+    });
+    return s;
+  };
+  // kube-proxy on node-a (zone-a) with hints: only the zone-a endpoints
+  const zoneARules = kubeProxyRules([svc], [slice("ns", "web", endpoints.filter((e) => e.zone === "zone-a").map((e) => ({ ip: e.ip, node: e.node })), [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+  const bundle = (hints: boolean) => {
+    const b = bundleOf({ dump: zoneARules, nodeName: "node-a", nodeIP: "192.168.1.1", services: [svc], slices: [full(hints)], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.nodes = [node("node-a", "192.168.1.1", { "topology.kubernetes.io/zone": "zone-a" })];
+    return b;
+  };
+
+  it("with hints for zone-a: no drift, and the node's note says which subset and why", () => {
+    const r = explainService(bundle(true), "ns", "web");
+    const n = r.nodes[0]!;
+    expect(n.error).toBeUndefined();
+    expect(n.drift).toEqual([]);
+    expect(n.notes).toContain("ns/web:p80: endpoints this node programs: hints for zone zone-a: 2 of 4 ready endpoints (kube-proxy pkg/proxy/topology.go)");
+    expect(n.ports[0]!.entryPoints[0]!.balancing.shares.map((s) => s.endpoint).sort()).toEqual(["10.244.1.10:8080", "10.244.1.11:8080"]);
+  });
+
+  it("the same rules without hints: the zone-b endpoints are missing on the node (real drift)", () => {
+    const r = explainService(bundle(false), "ns", "web");
+    const missing = r.nodes[0]!.drift.filter((d) => d.kind === "missing-on-node").map((d) => d.endpoint).sort();
+    expect(missing).toEqual(["10.244.2.10:8080", "10.244.2.11:8080"]);
+  });
+});
