@@ -96,11 +96,10 @@ describe.runIf(requireNetns(["nc", "curl", "setpriv"]))("the collection under th
     expect(w1.ports.length).toBeGreaterThan(0);
   });
 
-  it("the capabilities are what makes it work: the same script without NET_ADMIN/NET_RAW cannot read the rules", async () => {
+  it("the capabilities are what makes it work: the same script without NET_ADMIN/NET_RAW cannot read the rules", () => {
     const node = nodes.get("k8s-guide-worker")!;
     const cmd = targetedCommand({ addresses: ["10.96.0.10"], ports: [] });
-    const pod = (caps: string[]) => buildDebugPod("k8s-guide-worker", { name: "x", namespace: "kube-system", activeDeadlineSeconds: 60, runId: "r", createdBy: "test", createdAtMs: 0 }) as unknown as Pod;
-    const withCaps = pod(["NET_ADMIN", "NET_RAW"]);
+    const withCaps = buildDebugPod("k8s-guide-worker", { name: "x", namespace: "kube-system", activeDeadlineSeconds: 60, runId: "r", createdBy: "test", createdAtMs: 0 }) as unknown as Pod;
     const noCaps = structuredClone(withCaps);
     (noCaps.spec!.containers![0] as unknown as { securityContext: { capabilities: { add: string[] } } }).securityContext.capabilities.add = [];
     const runIn = (p: Pod) => spawnSync(findTool("ip") ?? "ip", ["netns", "exec", node.netns.name, ...containerArgv(p, "collector", cmd.command)], { input: cmd.stdin, encoding: "utf8" });
