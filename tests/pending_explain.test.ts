@@ -174,9 +174,18 @@ describe("scheduler model and reconciliation", () => {
     ]);
   });
 
-  test("no FailedScheduling event", () => {
+  test("no FailedScheduling event: the PodScheduled condition holds the scheduler's message (issue 16)", () => {
     const b = azureBundle();
     b.objects.events = [];
+    const p = explainPending(b, { kind: "pod", namespace: "default", name: "busybox" }).pods[0]!;
+    expect(p.lastFailedScheduling?.source).toBe("PodScheduled condition (the Events have expired)");
+    expect(p.reconciliation.status).toBe("agree");
+  });
+
+  test("neither an event nor a PodScheduled condition", () => {
+    const b = azureBundle();
+    b.objects.events = [];
+    for (const pod of b.objects.pods) if (pod.status) pod.status.conditions = (pod.status.conditions ?? []).filter((c) => c.type !== "PodScheduled");
     expect(explainPending(b, { kind: "pod", namespace: "default", name: "busybox" }).pods[0]!.reconciliation.status).toBe("no-event");
   });
 

@@ -229,8 +229,12 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
         persistentVolumeClaim: { claimName: true, readOnly: true },
         ephemeral: (v) => (isMap(v) ? {} : undefined),
       }],
-      containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true }] }],
+      // NodeResourcesFit (requests, sidecar init containers, overhead) and NodePorts (hostPort) read these
+      containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true, hostPort: true, hostIP: true }], resources: { requests: true } }],
+      initContainers: [{ name: true, restartPolicy: true, resources: { requests: true } }],
+      overhead: true,
       schedulerName: true,
+      schedulingGates: [{ name: true }],
     },
     status: { phase: true, podIP: true, podIPs: [{ ip: true }], hostIP: true, conditions: CONDITIONS },
   },
@@ -244,6 +248,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       addresses: [{ type: true, address: true }],
       conditions: CONDITIONS,
       nodeInfo: { kubeProxyVersion: true, kubeletVersion: true },
+      // NodeResourcesFit
+      allocatable: true,
     },
   },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)

@@ -24,6 +24,7 @@ import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
 import { sanitizeObject } from "./sanitize.ts";
+import { needsRoomCheck } from "../pending/filters/resources.ts";
 import { kubeProxyConfigFile } from "../service/proxy_config.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
@@ -305,6 +306,18 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
     if (!pod) throw new NotFoundError("pod", name, namespace);
     objects.pods.push(sanitizeObject({ apiVersion: "v1", kind: "Pod", ...pod }));
     for (const v of pod.spec?.volumes ?? []) if (v.persistentVolumeClaim?.claimName) claimNames.add(v.persistentVolumeClaim.claimName);
+    // NodeResourcesFit / NodePorts need what the pods bound to each node request: one list of the non-terminal pods
+    // of the cluster, in pages of 500 (only when the pod requests something or asks for a host port).
+    if (!pod.spec?.nodeName && needsRoomCheck({ apiVersion: "v1", kind: "Pod", ...pod })) {
+      const bound = await rest.list<Pod>(R.pods(), { fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" }).catch((e: unknown) => {
+        if (e instanceof KubeApiError && e.status === 403) {
+          warnings.push(`list pods (all namespaces) is forbidden (403): RBAC must allow "list pods" cluster-wide for the resource and host-port checks; answered without them`);
+          return { items: [] as Pod[] };
+        }
+        throw e;
+      });
+      objects.pods.push(...bound.items.filter((p) => p.spec?.nodeName && !(p.metadata.name === name && p.metadata.namespace === namespace)).map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+    }
   } else {
     claimNames.add(name);
   }

@@ -67,6 +67,7 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
+import { fitsResources, hostPortConflicts, hostPorts, podRequests, podsOnNode } from "./filters/resources.ts";
 
 export type {
   ClaimReport,
@@ -258,6 +259,29 @@ function podNodeRow(
       evaluation,
     });
   }
+  // NodePorts and NodeResourcesFit, over the pods the bundle holds on this node (filters/resources.ts)
+  const bound = podsOnNode(node.metadata.name, ctx.pods).filter((p) => p !== pod);
+  const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node`;
+  const portConflicts = hostPortConflicts(pod, bound);
+  if (hostPorts(pod).length > 0) {
+    checks.push({
+      rule: "hostPorts",
+      plugin: "NodePorts",
+      passed: portConflicts.length === 0,
+      detail: portConflicts.length === 0 ? `host ports free (${counted})` : `host port ${portConflicts.join(", ")} in use`,
+    });
+  }
+  // checked when the pod requests something and the bundle has the node's allocatable
+  const hasAllocatable = (node.status as { allocatable?: unknown } | undefined)?.allocatable !== undefined;
+  const fit = hasAllocatable && podRequests(pod).size > 0 ? fitsResources(pod, node, bound) : undefined;
+  if (fit) {
+    checks.push({
+      rule: "resources",
+      plugin: "NodeResourcesFit",
+      passed: fit.reasons.length === 0,
+      detail: `${fit.reasons.length > 0 ? `${fit.reasons.join(", ")}: ` : ""}${fit.detail} (${counted})`,
+    });
+  }
   let nodeConflict = false;
   let bindConflict = false;
   let pvMissing = false;
@@ -297,6 +321,10 @@ function podNodeRow(
     rejectedBy = { plugin: "TaintToleration", reasons: [reasonText("taint", wording, tv.first) as string] };
   } else if (failed("nodeSelector") || failed("nodeAffinity")) {
     rejectedBy = { plugin: "NodeAffinity", reasons: [reasonText("node-affinity", wording) as string] };
+  } else if (portConflicts.length > 0) {
+    rejectedBy = { plugin: "NodePorts", reasons: ["node(s) didn't have free ports for the requested pod ports"] };
+  } else if (fit && fit.reasons.length > 0) {
+    rejectedBy = { plugin: "NodeResourcesFit", reasons: fit.reasons };
   } else if (nodeConflict || bindConflict || pvMissing) {
     const reasons: string[] = [];
     if (nodeConflict) reasons.push(reasonText("volume-node-affinity", wording) as string);
@@ -311,8 +339,21 @@ function podNodeRow(
 
 function lastFailedScheduling(ctx: PendingContext, pod: Pod): FailedSchedulingEvent | null {
   const events = eventsFor(ctx, "Pod", pod.metadata.namespace ?? "", pod.metadata.name).filter((e) => e.reason === "FailedScheduling");
-  const e = events[events.length - 1];
-  if (!e) return null;
+  let e = events[events.length - 1];
+  if (!e) {
+    // Events expire (one hour by default); the scheduler also writes its message into the PodScheduled condition.
+    const c = (pod.status?.conditions ?? []).find((x) => x.type === "PodScheduled" && x.status === "False" && x.reason === "Unschedulable");
+    if (!c?.message) return null;
+    e = {
+      type: "Warning",
+      reason: "FailedScheduling",
+      message: c.message,
+      count: null,
+      lastSeen: (c as { lastTransitionTime?: string }).lastTransitionTime ?? null,
+      source: "PodScheduled condition (the Events have expired)",
+      object: { kind: "Pod", namespace: pod.metadata.namespace ?? "", name: pod.metadata.name },
+    };
+  }
   try {
     return { ...e, parsed: parseSchedulerMessage(e.message) };
   } catch (err) {
@@ -335,7 +376,7 @@ function maxKubeletVersion(ctx: PendingContext): string | undefined {
   return text;
 }
 
-function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean): Reconciliation {
+function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean, checked: ReadonlySet<string> = new Set()): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
   if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
@@ -356,7 +397,9 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["resources", "ports", "pod-affinity", "topology-spread", "volume-limits", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind)
+    ["pod-affinity", "topology-spread", "volume-limits", "volume-restrictions", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    // modelled only with the data: requests and the nodes' allocatable, host ports
+    (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts"))
   );
   for (const r of unmodelled) {
     details.push(`The scheduler reported "${r.count} ${r.reason}", a check this analysis does not model (it has no data for it).`);
@@ -384,6 +427,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
 }
 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
+  const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
   const preFilter = volumePreFilter(ctx, pod, uses);
   const last = lastFailedScheduling(ctx, pod);
@@ -416,6 +460,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     phase: pod.status?.phase ?? null,
     nodeName: pod.spec?.nodeName ?? null,
     schedulerName: pod.spec?.schedulerName ?? "default-scheduler",
+    ...(gates.length > 0 ? { schedulingGates: gates } : {}),
     claims: uses,
     nodeSelector: { ...(pod.spec?.nodeSelector ?? {}) },
     requiredNodeAffinity: pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null,
@@ -423,7 +468,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     nodes: rows,
     summary,
     lastFailedScheduling: last,
-    reconciliation: reconcile(summary, last, scheduled),
+    reconciliation: reconcile(summary, last, scheduled, new Set(rows.flatMap((r) => r.checks.map((c) => c.rule)))),
   };
 }
 
@@ -530,6 +575,12 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   const noNodes = nodesListed ? "" : " No Node objects in the bundle, so no per-node verdict.";
   const podLine = (p: PodReport): string => {
     if (p.nodeName) return `pod ${p.namespace}/${p.name} is scheduled on ${p.nodeName}`;
+    if (p.schedulingGates && p.schedulingGates.length > 0) {
+      return `pod ${p.namespace}/${p.name} is SchedulingGated: the scheduler does not try to place it until every spec.schedulingGates entry is removed (${p.schedulingGates.join(", ")}), by whoever added it`;
+    }
+    if (p.schedulerName !== "default-scheduler" && !p.lastFailedScheduling) {
+      return `pod ${p.namespace}/${p.name} asks for scheduler "${p.schedulerName}" (spec.schedulerName) and has no FailedScheduling event or PodScheduled condition: no scheduler of that name has looked at it — is one running?`;
+    }
     if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}`;
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };

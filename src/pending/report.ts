@@ -200,13 +200,13 @@ export interface NodeState {
 }
 
 /** The rules of a pod's node × rule table, in the scheduler's filter order. */
-export type RuleName = "cordoned" | "taints" | "nodeSelector" | "nodeAffinity" | "volume" | "volumeZone" | "ready";
+export type RuleName = "cordoned" | "taints" | "nodeSelector" | "nodeAffinity" | "hostPorts" | "resources" | "volume" | "volumeZone" | "ready";
 
 /** One cell of a pod's node × rule table. */
 export interface RuleCheck {
   rule: RuleName;
   /** The scheduler plugin that enforces it; `null` for `ready`, which the scheduler does not filter on directly. */
-  plugin: "NodeUnschedulable" | "TaintToleration" | "NodeAffinity" | "VolumeBinding" | "VolumeZone" | null;
+  plugin: "NodeUnschedulable" | "TaintToleration" | "NodeAffinity" | "NodePorts" | "NodeResourcesFit" | "VolumeBinding" | "VolumeZone" | null;
   passed: boolean;
   /** Words for the cell: `term 0 failed: zone "southeastasia-1" is not in [0]`. */
   detail: string;
@@ -279,6 +279,8 @@ export interface PodReport {
   /** `spec.nodeName`: set once scheduled. */
   nodeName: string | null;
   schedulerName: string;
+  /** `spec.schedulingGates` names, when any: the scheduler does not try the pod until they are gone (v1.30 GA). */
+  schedulingGates?: string[];
   claims: PodClaimUse[];
   nodeSelector: Record<string, string>;
   requiredNodeAffinity: NodeSelector | null;

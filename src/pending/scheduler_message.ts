@@ -43,6 +43,8 @@ export type SchedulerReasonKind =
   | "pod-affinity"
   | "topology-spread"
   | "volume-limits"
+  | "volume-restrictions"
+  | "dra"
   | "node-condition"
   | "preemption-not-helpful"
   | "preemption-no-victims"
@@ -97,8 +99,17 @@ const KIND_RULES: KindRule[] = [
   { kind: "unbound-immediate-pvc", re: /pod has unbound immediate PersistentVolumeClaims/i },
   { kind: "pvc-not-found", re: /persistentvolumeclaim "[^"]*" not found/i },
   { kind: "pvc-deleting", re: /persistentvolumeclaim "[^"]*" is being deleted/i },
+  // `node(s) didn't satisfy plugin(s) [X]` (framework, a Filter's status without its own reason): by the plugin named
+  { kind: "taint", re: /didn't satisfy plugin\(s\) \[TaintToleration\]/i },
+  { kind: "resources", re: /didn't satisfy plugin\(s\) \[NodeResourcesFit\]/i },
+  { kind: "ports", re: /didn't satisfy plugin\(s\) \[NodePorts\]/i },
+  { kind: "unschedulable", re: /didn't satisfy plugin\(s\) \[NodeUnschedulable\]/i },
+  // VolumeRestrictions (plugins/volumerestrictions): ErrReasonDiskConflict, ErrReasonReadWriteOncePodConflict
+  { kind: "volume-restrictions", re: /had no available disk|ReadWriteOncePod access mode/i },
+  // DynamicResources (plugins/dynamicresources): claims not allocatable / not yet allocated / not found
+  { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources/i },
   { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
-  { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector/i },
+  { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector|didn't match scheduler-enforced node affinity|didn't satisfy plugin\(s\) \[NodeAffinity\]/i },
   { kind: "unschedulable", re: /were unschedulable/i },
   { kind: "node-name", re: /didn't match the requested (?:node name|hostname)/i },
   { kind: "resources", re: /^Insufficient |^Too many pods/i },

@@ -1,0 +1,175 @@
+/**
+ * The NodeResourcesFit filter of kube-scheduler (pkg/scheduler/framework/plugins/noderesources/fit.go `fitsRequest`,
+ * v1.29–v1.35) and NodePorts (plugins/nodeports/node_ports.go): what the pod requests against what the node has left.
+ *
+ * - The pod's effective request is computed as `computePodResourceRequest` does through
+ *   k8s.io/component-helpers/resource `PodRequests`: the sum of the app containers' requests; each init container in
+ *   order, a sidecar (`restartPolicy: Always`) adding its request to the app containers' and to the running sidecar
+ *   total, a plain one needing its own request plus the sidecars started before it; the maximum of the two; plus
+ *   `spec.overhead`. (In-place resize's allocated resources are not read: the bundle has the spec only.)
+ * - The node's room: `status.allocatable` minus the requests of the pods bound to it (`spec.nodeName`), terminal pods
+ *   (Succeeded, Failed) excluded; one more pod than `allocatable.pods` is "Too many pods".
+ * - A resource the pod does not request is not checked; every resource that does not fit is one reason:
+ *   `Insufficient cpu`, `Insufficient memory`, `Insufficient ephemeral-storage`, `Insufficient <extended resource>`.
+ * - NodePorts: a `hostPort` the pod asks for that a pod on the node already holds (same protocol, and same hostIP or
+ *   either one `0.0.0.0`/unset) is `node(s) didn't have free ports for the requested pod ports`.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Node, Pod } from "../../model/k8s.ts";
+
+/** Requests by resource name, in milli-units (cpu in millicores, memory in milli-bytes, counts ×1000). */
+export type Requests = Map<string, number>;
+
+const SUFFIX: Record<string, number> = {
+  n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/**
+ * A Kubernetes quantity (`100m`, `1.5`, `64Mi`, `1e3`, `129M`) in milli-units.
+ * @throws {RangeError} for text that is not a quantity.
+ */
+export function parseQuantity(q: string | number): number {
+  if (typeof q === "number") return q * 1000;
+  const m = /^([+-]?[0-9.]+)(?:[eE]([+-]?\d+))?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/.exec(q.trim());
+  if (!m || !/^[+-]?(\d+\.?\d*|\.\d+)$/.test(m[1]!)) throw new RangeError(`"${q}" is not a Kubernetes quantity`);
+  const exp = m[2] !== undefined ? 10 ** Number(m[2]) : 1;
+  return Math.round(Number(m[1]) * exp * (SUFFIX[m[3] ?? ""] ?? 1) * 1000);
+}
+
+interface ContainerLike {
+  name?: string;
+  restartPolicy?: string;
+  resources?: { requests?: Record<string, string | number> };
+  ports?: { containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
+}
+
+function containers(pod: Pod, key: "containers" | "initContainers"): ContainerLike[] {
+  return ((pod.spec as Record<string, unknown> | undefined)?.[key] as ContainerLike[] | undefined) ?? [];
+}
+
+function requestsOf(c: ContainerLike): Requests {
+  const out: Requests = new Map();
+  for (const [k, v] of Object.entries(c.resources?.requests ?? {})) out.set(k, parseQuantity(v));
+  return out;
+}
+
+function add(a: Requests, b: Requests): Requests {
+  const out = new Map(a);
+  for (const [k, v] of b) out.set(k, (out.get(k) ?? 0) + v);
+  return out;
+}
+
+function max(a: Requests, b: Requests): Requests {
+  const out = new Map(a);
+  for (const [k, v] of b) out.set(k, Math.max(out.get(k) ?? 0, v));
+  return out;
+}
+
+/**
+ * The pod's effective request (see the module comment).
+ * @throws {RangeError} for a malformed quantity.
+ */
+export function podRequests(pod: Pod): Requests {
+  let reqs: Requests = new Map();
+  for (const c of containers(pod, "containers")) reqs = add(reqs, requestsOf(c));
+  let sidecars: Requests = new Map();
+  let init: Requests = new Map();
+  for (const c of containers(pod, "initContainers")) {
+    let r = requestsOf(c);
+    if (c.restartPolicy === "Always") {
+      reqs = add(reqs, r);
+      sidecars = add(sidecars, r);
+      r = sidecars;
+    } else {
+      r = add(r, sidecars);
+    }
+    init = max(init, r);
+  }
+  reqs = max(reqs, init);
+  const overhead = (pod.spec as { overhead?: Record<string, string> } | undefined)?.overhead;
+  if (overhead) reqs = add(reqs, requestsOf({ resources: { requests: overhead } }));
+  return reqs;
+}
+
+/** Pods bound to `node` and not terminal. */
+export function podsOnNode(node: string, pods: readonly Pod[]): Pod[] {
+  return pods.filter((p) => p.spec?.nodeName === node && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
+}
+
+/** Whether the pod asks for anything NodeResourcesFit or NodePorts check. */
+export function needsRoomCheck(pod: Pod): boolean {
+  return podRequests(pod).size > 0 || hostPorts(pod).length > 0;
+}
+
+function fmt(resource: string, milli: number): string {
+  if (resource === "cpu") return `${milli}m`;
+  const v = milli / 1000;
+  if (resource === "memory" || resource === "ephemeral-storage") return v >= 2 ** 20 ? `${Math.round((v / 2 ** 20) * 10) / 10}Mi` : `${v}`;
+  return `${v}`;
+}
+
+/** The NodeResourcesFit verdict of one node. */
+export interface FitResult {
+  /** `Insufficient cpu`, `Too many pods`, … (empty: fits). */
+  reasons: string[];
+  /** One clause per resource checked, e.g. `cpu: requests 2000m, free 1500m of 4000m`. */
+  detail: string;
+}
+
+/**
+ * Checks the pod against the node's allocatable minus what its pods request.
+ * @param pod the pending pod.
+ * @param node the node.
+ * @param bound the pods bound to the node (see {@link podsOnNode}), without `pod`.
+ */
+export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitResult {
+  const alloc = (node.status as { allocatable?: Record<string, string> } | undefined)?.allocatable;
+  if (!alloc) return { reasons: [], detail: "node allocatable not in the bundle: not checked" };
+  const want = podRequests(pod);
+  let used: Requests = new Map();
+  for (const p of bound) used = add(used, podRequests(p));
+  const reasons: string[] = [];
+  const parts: string[] = [];
+  const podsAlloc = alloc.pods !== undefined ? parseQuantity(alloc.pods) / 1000 : undefined;
+  if (podsAlloc !== undefined && bound.length + 1 > podsAlloc) reasons.push("Too many pods");
+  if (podsAlloc !== undefined) parts.push(`pods: ${bound.length} of ${podsAlloc}`);
+  for (const [r, milli] of [...want].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    if (milli === 0) continue;
+    const total = alloc[r] !== undefined ? parseQuantity(alloc[r]) : 0;
+    const free = total - (used.get(r) ?? 0);
+    parts.push(`${r}: requests ${fmt(r, milli)}, free ${fmt(r, free)} of ${fmt(r, total)}`);
+    if (milli > free) reasons.push(`Insufficient ${r}`);
+  }
+  return { reasons, detail: parts.join("; ") || "requests nothing" };
+}
+
+/** The pod's host ports: `{ port, protocol, hostIP }`. */
+export function hostPorts(pod: Pod): { port: number; protocol: string; hostIP: string }[] {
+  const out: { port: number; protocol: string; hostIP: string }[] = [];
+  for (const c of [...containers(pod, "initContainers"), ...containers(pod, "containers")]) {
+    for (const p of c.ports ?? []) if (p.hostPort) out.push({ port: p.hostPort, protocol: p.protocol ?? "TCP", hostIP: p.hostIP || "0.0.0.0" });
+  }
+  return out;
+}
+
+/**
+ * The NodePorts filter: host ports of `pod` already used by `bound` pods.
+ * @returns the conflicts as `8080/TCP (held by pod ns/name)`, empty when none.
+ */
+export function hostPortConflicts(pod: Pod, bound: readonly Pod[]): string[] {
+  const want = hostPorts(pod);
+  const out: string[] = [];
+  for (const w of want) {
+    for (const b of bound) {
+      const hit = hostPorts(b).find((h) => h.port === w.port && h.protocol === w.protocol && (h.hostIP === w.hostIP || h.hostIP === "0.0.0.0" || w.hostIP === "0.0.0.0"));
+      if (hit) {
+        out.push(`${w.port}/${w.protocol} (held by pod ${b.metadata.namespace ?? "default"}/${b.metadata.name})`);
+        break;
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,143 @@
+// Issue 16: a pod Pending for a reason beyond volumes, taints and affinity gets that reason in the first line, in the
+// scheduler's words, and the reconciliation with the scheduler's message agrees: NodeResourcesFit (requests incl.
+// sidecar init containers and overhead, against allocatable minus the requests of the pods bound to the node, terminal
+// pods excluded; "Too many pods"), NodePorts (hostPort conflicts), schedulingGates, a schedulerName nobody serves, and
+// the PodScheduled condition when the Events are gone. Messages as kube-scheduler writes them (noderesources/fit.go,
+// nodeports/node_ports.go, volumerestrictions, dynamicresources, framework's "didn't satisfy plugin(s)").
+import { describe, expect, it } from "vitest";
+import { emptyBundle } from "../src/bundle/bundle.ts";
+import type { KubeEvent, Node, Pod } from "../src/model/k8s.ts";
+import { explainPending } from "../src/pending/explain.ts";
+import { fitsResources, parseQuantity, podRequests } from "../src/pending/filters/resources.ts";
+import { classifyReason } from "../src/pending/scheduler_message.ts";
+
+const node = (name: string, alloc: Record<string, string>): Node => ({
+  apiVersion: "v1",
+  kind: "Node",
+  metadata: { name, labels: { "kubernetes.io/hostname": name } },
+  status: { addresses: [{ type: "InternalIP", address: "10.0.0.1" }], conditions: [{ type: "Ready", status: "True" }], allocatable: alloc } as Node["status"],
+});
+const pod = (name: string, spec: Record<string, unknown>, status: Record<string, unknown> = { phase: "Pending" }): Pod =>
+  ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "default" }, spec: { containers: [], ...spec }, status } as unknown as Pod);
+const req = (r: Record<string, string>) => ({ name: "c", resources: { requests: r } });
+const event = (podName: string, message: string): KubeEvent =>
+  ({ apiVersion: "v1", kind: "Event", metadata: { name: `${podName}.1`, namespace: "default" }, involvedObject: { kind: "Pod", name: podName, namespace: "default" }, reason: "FailedScheduling", type: "Warning", message, count: 1, source: { component: "default-scheduler" } } as unknown as KubeEvent);
+
+function cluster(pods: Pod[], events: KubeEvent[] = [], nodes = [node("n1", { cpu: "4", memory: "8Gi", pods: "110" }), node("n2", { cpu: "4", memory: "8Gi", pods: "110" }), node("n3", { cpu: "2", memory: "4Gi", pods: "2" })]) {
+  const b = emptyBundle({});
+  b.objects.nodes.push(...nodes);
+  b.objects.pods.push(...pods);
+  b.objects.events.push(...events);
+  return b;
+}
+
+describe("NodeResourcesFit arithmetic", () => {
+  it.each([["100m", 100], ["1", 1000], ["1.5", 1500], ["64Mi", 64 * 2 ** 20 * 1000], ["1e3", 1e6], ["129M", 129e9], ["0.1", 100]])("quantity %s", (q, milli) => {
+    expect(parseQuantity(q as string)).toBe(milli);
+  });
+  it("rejects junk", () => expect(() => parseQuantity("12 apples")).toThrow(RangeError));
+  it("sidecar init containers add to the app containers; a plain init container needs its own plus the sidecars started before it (PodRequests)", () => {
+    const p = pod("p", {
+      containers: [req({ cpu: "1" })],
+      initContainers: [{ ...req({ cpu: "500m" }), name: "side", restartPolicy: "Always" }, { ...req({ cpu: "2" }), name: "init" }],
+      overhead: { cpu: "100m" },
+    });
+    // app 1 + sidecar 0.5 = 1.5; init: 2 + 0.5 = 2.5; max 2.5; + overhead 0.1
+    expect(podRequests(p).get("cpu")).toBe(2600);
+  });
+  it("terminal pods free their requests; the rest count", () => {
+    const bound = [pod("a", { nodeName: "n1", containers: [req({ cpu: "3" })] }, { phase: "Running" })];
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "2" })] }), node("n1", { cpu: "4" }), bound).reasons).toEqual(["Insufficient cpu"]);
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "1" })] }), node("n1", { cpu: "4" }), bound).reasons).toEqual([]);
+  });
+});
+
+describe("the reason in the first line, in the scheduler's words", () => {
+  it("cpu: 64 on 3 nodes: not '3/3 nodes fit'", () => {
+    const p = pod("big", { containers: [req({ cpu: "64" })] });
+    const r = explainPending(cluster([p], [event("big", "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod..")]), { kind: "pod", namespace: "default", name: "big" });
+    expect(r.answer.split("\n")[0]).toContain("0/3 nodes are available: 3 Insufficient cpu.");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+    expect(r.pods[0]!.nodes.every((n) => n.rejectedBy?.plugin === "NodeResourcesFit")).toBe(true);
+  });
+
+  it("memory on two nodes, 'Too many pods' on the third (allocatable pods 2, two bound)", () => {
+    const bound = [pod("x1", { nodeName: "n3", containers: [req({ cpu: "100m" })] }, { phase: "Running" }), pod("x2", { nodeName: "n3", containers: [] }, { phase: "Running" }), pod("done", { nodeName: "n1", containers: [req({ memory: "8Gi" })] }, { phase: "Succeeded" })];
+    const p = pod("mem", { containers: [req({ memory: "16Gi" })] });
+    const r = explainPending(cluster([p, ...bound]), { kind: "pod", namespace: "default", name: "mem" });
+    // n3 fails both (fitsRequest returns every insufficient resource); histogram in Go's byte order
+    expect(r.pods[0]!.summary!.message).toBe("0/3 nodes are available: 1 Too many pods, 3 Insufficient memory.");
+  });
+
+  it("a host port held by a pod on n1: NodePorts rejects n1 only", () => {
+    const holder = pod("holder", { nodeName: "n1", containers: [{ name: "c", ports: [{ containerPort: 80, hostPort: 8080, protocol: "TCP" }] }] }, { phase: "Running" });
+    const p = pod("web", { containers: [{ name: "c", ports: [{ containerPort: 80, hostPort: 8080 }], resources: { requests: { cpu: "3" } } }] });
+    const r = explainPending(cluster([p, holder]), { kind: "pod", namespace: "default", name: "web" });
+    const rows = Object.fromEntries(r.pods[0]!.nodes.map((n) => [n.node, n.rejectedBy?.plugin ?? "fits"]));
+    expect(rows).toEqual({ n1: "NodePorts", n2: "fits", n3: "NodeResourcesFit" });
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "hostPorts")!.detail).toBe("host port 8080/TCP (held by pod default/holder) in use");
+  });
+
+  it("schedulingGates: SchedulingGated in the first line", () => {
+    const p = pod("gated", { containers: [], schedulingGates: [{ name: "example.com/quota" }] });
+    const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "gated" });
+    expect(r.answer.split("\n")[0]).toMatch(/^Pod default\/gated is SchedulingGated: .*\(example\.com\/quota\)/);
+  });
+
+  it("a schedulerName nobody answered for: said in the first line", () => {
+    const p = pod("custom", { containers: [], schedulerName: "my-scheduler" });
+    const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "custom" });
+    expect(r.answer).toContain('asks for scheduler "my-scheduler" (spec.schedulerName) and has no FailedScheduling event or PodScheduled condition');
+  });
+
+  it("Events expired: the PodScheduled condition's message is the scheduler's last word", () => {
+    const p = pod("old", { containers: [req({ cpu: "64" })] }, { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes are available: 3 Insufficient cpu." }] });
+    const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "old" });
+    expect(r.pods[0]!.lastFailedScheduling?.source).toBe("PodScheduled condition (the Events have expired)");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+});
+
+describe("FailedScheduling wording, by text (kube-scheduler sources)", () => {
+  it.each([
+    ["Insufficient cpu", "resources"],
+    ["Insufficient nvidia.com/gpu", "resources"],
+    ["Too many pods", "resources"],
+    ["node(s) didn't have free ports for the requested pod ports", "ports"],
+    ["node(s) didn't satisfy plugin(s) [NodeAffinity]", "node-affinity"],
+    ["node(s) didn't match scheduler-enforced node affinity", "node-affinity"],
+    ["node(s) didn't satisfy plugin(s) [NodeResourcesFit]", "resources"],
+    ["node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode", "volume-restrictions"],
+    ["node(s) had no available disk", "volume-restrictions"],
+    ["cannot allocate all claims", "dra"],
+    ["node(s) didn't match Pod's node affinity/selector", "node-affinity"],
+    ["node(s) were unschedulable", "unschedulable"],
+  ])("%s → %s", (text, kind) => {
+    expect(classifyReason(text).kind).toBe(kind);
+  });
+});
+
+describe("live: the pod's own analysis costs a bounded number of requests", () => {
+  it("pod/NAME --why-pending with requests on a fake 5,000-node / 50,000-pod cluster: one paginated pod list", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const p = pod("big", { containers: [req({ cpu: "64" })] });
+    const s = await startFakeApiServer({ objects: { pods: [p] }, synthetic: { nodes: 5000, podsPerNode: 10 } });
+    try {
+      const r = await run(["pod/big", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const podLists = s.requests.filter((x) => x.method === "GET" && x.path === "/api/v1/pods");
+      console.info(`[pending-live] pod/big --why-pending on 5,000 nodes / 50,000 pods: ${s.requests.length} API requests, ${podLists.length} of them pages of the pod list`);
+      expect(podLists.length).toBeGreaterThan(0);
+      // one list in pages of 500 (the synthetic cluster holds ~55,000 pods with its system pods): no per-node reads
+      expect(podLists.length).toBeLessThanOrEqual(120);
+      expect(s.requests.length - podLists.length).toBeLessThan(20);
+      expect(podLists[0]!.query.fieldSelector).toEqual(["status.phase!=Succeeded,status.phase!=Failed"]);
+      const report = JSON.parse(r.stdout) as { pods: { summary: { message: string } }[] };
+      // the synthetic nodes carry no allocatable: the resource check is not made, and the summary says "by the rules checked here"
+      expect(report.pods[0]!.summary.message).toMatch(/^5000\/5000 nodes fit by the rules checked here/);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+});
