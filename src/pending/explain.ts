@@ -8,10 +8,13 @@
  * PreFilter VolumeBinding (missing claim, unbound Immediate claims), then the Filters NodeUnschedulable,
  * TaintToleration, NodeAffinity (nodeSelector + required node affinity), VolumeBinding (bound PVs' node affinity via
  * CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static match or provisioning allowed by
- * allowedTopologies), VolumeZone (PV zone/region labels). A node's reasons are those of its first failing filter, as
- * the framework stops at the first rejection. Not modelled: resources, ports, pod (anti-)affinity, topology spread,
- * volume limits, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation says so when an event names
- * them.
+ * allowedTopologies), VolumeZone (PV zone/region labels), and — after NodeAffinity — NodePorts and NodeResourcesFit
+ * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable). A node's
+ * reasons are those of its first failing filter, as the framework stops at the first rejection. Before the filters:
+ * `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no scheduler answered for; the PodScheduled
+ * condition stands in for expired FailedScheduling Events. Not modelled: pod (anti-)affinity, topology spread, volume
+ * limits, VolumeRestrictions, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation says so
+ * when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
