@@ -12,6 +12,7 @@
  */
 import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
 import { nodeEndpoints, topologyNode } from "./topology.ts";
+import { hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
@@ -145,6 +146,19 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     if (capture.error) {
       report.error = capture.error;
       continue;
+    }
+    // Another Service datapath (Cilium, Calico eBPF, …): say so, and compare nothing with kube-proxy's (absent) rules.
+    const other = otherServiceDatapath(bundle, capture);
+    if (other) {
+      report.notes.push(otherDatapathNote(other));
+      report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
+      if (!findings.some((f) => f.code === "NotKubeProxyDatapath")) {
+        findings.push({ severity: "info", code: "NotKubeProxyDatapath", message: `Services are served by ${other.datapath} on ${nodeName}${nodeNames.length > 1 ? " (and possibly other nodes)" : ""}, not kube-proxy: no drift is reported against kube-proxy's rules there; ${other.ask}`, node: nodeName });
+      }
+      continue;
+    }
+    if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
+      report.notes.push(noKubeProxyStateNote(bundle));
     }
     let current: 4 | 6 = families[0] ?? 4;
     try {

@@ -1,0 +1,81 @@
+/**
+ * Whether kube-proxy is the datapath of Services on a node at all (issue 15). Many clusters have none: Cilium's
+ * kube-proxy replacement (and GKE Dataplane V2, its `anetd`), Calico's eBPF data plane, kube-router's service proxy,
+ * Antrea Proxy, OVN-Kubernetes. On such a node the dump holds no kube-proxy state (no `KUBE-SERVICES` chain in table
+ * nat, no nftables table `kube-proxy`), and comparing it with the API would report every endpoint as drift. This reads
+ * what the bundle shows — the node's dump and the DaemonSets of kube-system (the kube-proxy one, and the agents
+ * above, by name) — and says which datapath serves Services, what this report cannot tell, and the agent's own
+ * command to ask. Nothing is compared with rules the tool does not read.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+
+/** A Service datapath other than kube-proxy, as far as the bundle shows. */
+export interface OtherServiceDatapath {
+  /** e.g. `Cilium (kube-proxy replacement)`, or `not kube-proxy (unidentified)`. */
+  datapath: string;
+  /** What shows it, e.g. `no KUBE-SERVICES chain in the node's nat table`, `DaemonSet kube-system/cilium`. */
+  evidence: string[];
+  /** The agent's own command that lists how it serves the Service. */
+  ask: string;
+}
+
+const AGENTS: { name: RegExp; datapath: string; ask: string }[] = [
+  { name: /^cilium$/, datapath: "Cilium (eBPF kube-proxy replacement)", ask: "kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg service list" },
+  { name: /^anetd$/, datapath: "GKE Dataplane V2 (Cilium, anetd)", ask: "kubectl -n kube-system exec ds/anetd -c cilium-agent -- cilium service list" },
+  { name: /^calico-node$/, datapath: "Calico (eBPF data plane)", ask: "kubectl -n kube-system exec ds/calico-node -c calico-node -- calico-node -bpf nat dump" },
+  { name: /^kube-router$/, datapath: "kube-router (IPVS service proxy)", ask: "kubectl -n kube-system exec ds/kube-router -- ipvsadm -Ln" },
+  { name: /^antrea-agent$/, datapath: "Antrea Proxy (Open vSwitch)", ask: "kubectl -n kube-system exec ds/antrea-agent -c antrea-agent -- antctl get serviceexternalip; antctl trace-packet" },
+  { name: /^ovnkube-node$/, datapath: "OVN-Kubernetes (OVN load balancers)", ask: "kubectl -n ovn-kubernetes exec ds/ovnkube-node -c nb-ovsdb -- ovn-nbctl lb-list" },
+];
+
+/** Whether the node's dump holds any kube-proxy state (an iptables KUBE-SERVICES chain or an nft kube-proxy table). */
+export function hasKubeProxyState(capture: NodeCapture): boolean {
+  const save = [capture.sections["iptables-save"]?.stdout ?? "", capture.sections["ip6tables-save"]?.stdout ?? ""].join("\n");
+  if (/^:KUBE-SERVICES |^-A KUBE-SERVICES /m.test(save)) return true;
+  const nft = capture.sections["nft-json"]?.stdout ?? "";
+  if (/"table":\s*"kube-proxy"|"name":\s*"kube-proxy"/.test(nft)) return true;
+  if ((capture.sections.ipvsadm?.stdout ?? "").includes("TCP ") && /KUBE-/.test(capture.sections.ipset?.stdout ?? "")) return true;
+  return false;
+}
+
+/**
+ * The other Service datapath of a node, or undefined when kube-proxy's state is there (or the dump says nothing:
+ * no iptables section at all).
+ * @param bundle the bundle (its DaemonSets name the agents).
+ * @param capture the node's collected state.
+ */
+export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): OtherServiceDatapath | undefined {
+  if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined) return undefined;
+  if (capture.sections["iptables-save"]?.exitCode !== undefined && capture.sections["iptables-save"].exitCode !== 0) return undefined;
+  if (hasKubeProxyState(capture)) return undefined;
+  const ds = bundle.objects.daemonSets ?? [];
+  const kubeProxy = ds.some((d) => d.metadata.name === "kube-proxy");
+  // kube-proxy deployed (the agent, e.g. Cilium, is then the CNI only): a node without its rules is drift
+  if (kubeProxy) return undefined;
+  const evidence = ["no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy"];
+  for (const a of AGENTS) {
+    const d = ds.find((x) => a.name.test(x.metadata.name));
+    if (!d) continue;
+    evidence.push(`DaemonSet ${d.metadata.namespace ?? "kube-system"}/${d.metadata.name}`, "no kube-system/kube-proxy DaemonSet");
+    return { datapath: a.datapath, evidence, ask: a.ask };
+  }
+  return undefined;
+}
+
+/**
+ * The note for a node without any kube-proxy state and no known agent in the bundle: the drift that follows assumes
+ * kube-proxy, which may not be this node's datapath.
+ */
+export function noKubeProxyStateNote(bundle: Bundle): string {
+  const kubeProxy = (bundle.objects.daemonSets ?? []).some((d) => d.metadata.name === "kube-proxy");
+  return `no kube-proxy state on this node (no KUBE-SERVICES chain, no nftables table kube-proxy): ${kubeProxy ? "kube-proxy is deployed (DaemonSet kube-system/kube-proxy) but has not programmed this node, or the dump is of another network namespace" : "kube-proxy is not running here, or another component serves Services (Cilium, Calico eBPF, kube-router, Antrea, OVN-Kubernetes: kubectl get ds -A shows which)"}; the drift below assumes kube-proxy`;
+}
+
+/** The node note for {@link OtherServiceDatapath}. */
+export function otherDatapathNote(o: OtherServiceDatapath): string {
+  return `Services on this node are served by ${o.datapath}, not kube-proxy (${o.evidence.join("; ")}): this report reads kube-proxy's state only, ` +
+    `so it cannot tell how this node balances or masquerades the Service and reports no drift against rules kube-proxy does not own; ask the agent: ${o.ask}`;
+}

@@ -1,0 +1,84 @@
+// Issue 15: a node where kube-proxy is not the Service datapath. A bundle built like a Cilium kube-proxy-replacement
+// cluster (the iptables-lab objects; the node's iptables-save has Cilium's chains and no KUBE-SERVICES; DaemonSet
+// kube-system/cilium, no kube-proxy DaemonSet) is reported as served by Cilium, with the agent's command, and no drift;
+// the same node with kube-proxy deployed is drift (kube-proxy has not programmed it), and a node without kube-proxy
+// state and no known agent says what the drift assumes.
+import { describe, expect, it } from "vitest";
+import type { Bundle } from "../src/bundle/bundle.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import type { DaemonSet } from "../src/model/k8s.ts";
+import { explainService } from "../src/service/explain.ts";
+
+// The nat and filter chains Cilium (kube-proxy replacement, iptables masquerading) installs, as in its
+// bpf/iptables docs and `cilium-dbg` troubleshooting pages: CILIUM_* chains only.
+const CILIUM_SAVE = `*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:CILIUM_OUTPUT_nat - [0:0]
+:CILIUM_POST_nat - [0:0]
+:CILIUM_PRE_nat - [0:0]
+-A PREROUTING -m comment --comment "cilium-feeder: CILIUM_PRE_nat" -j CILIUM_PRE_nat
+-A OUTPUT -m comment --comment "cilium-feeder: CILIUM_OUTPUT_nat" -j CILIUM_OUTPUT_nat
+-A POSTROUTING -m comment --comment "cilium-feeder: CILIUM_POST_nat" -j CILIUM_POST_nat
+-A CILIUM_POST_nat -s 10.244.0.0/24 ! -d 10.244.0.0/16 ! -o cilium_+ -m comment --comment "cilium masquerade non-cluster" -j MASQUERADE
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:CILIUM_FORWARD - [0:0]
+:CILIUM_INPUT - [0:0]
+:CILIUM_OUTPUT - [0:0]
+-A INPUT -m comment --comment "cilium-feeder: CILIUM_INPUT" -j CILIUM_INPUT
+-A FORWARD -m comment --comment "cilium-feeder: CILIUM_FORWARD" -j CILIUM_FORWARD
+-A OUTPUT -m comment --comment "cilium-feeder: CILIUM_OUTPUT" -j CILIUM_OUTPUT
+-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT
+COMMIT
+`;
+
+const ds = (name: string): DaemonSet => ({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name, namespace: "kube-system" }, spec: { template: { spec: { containers: [] } } } } as DaemonSet);
+
+function ciliumNode(daemonSets: DaemonSet[]): Bundle {
+  const b = readBundle("examples/iptables-lab");
+  b.nodes = [{ name: "k8s1", sections: { "iptables-save": { stdout: CILIUM_SAVE, exitCode: 0 } } }];
+  b.objects.daemonSets = daemonSets;
+  return b;
+}
+
+describe("kube-proxy is not the datapath", () => {
+  it("Cilium: named with its evidence and command; no drift", () => {
+    const r = explainService(ciliumNode([ds("cilium"), ds("coredns")]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    const n = r.nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toContain("Services on this node are served by Cilium (eBPF kube-proxy replacement), not kube-proxy (no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy; DaemonSet kube-system/cilium; no kube-system/kube-proxy DaemonSet)");
+    expect(r.findings.find((f) => f.code === "NotKubeProxyDatapath")!.message).toContain("cilium-dbg service list");
+  });
+
+  it("GKE Dataplane V2 (anetd)", () => {
+    const r = explainService(ciliumNode([ds("anetd")]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    expect(r.nodes[0]!.notes.join("\n")).toContain("GKE Dataplane V2 (Cilium, anetd)");
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+
+  it("kube-proxy deployed but absent from the node: that is drift", () => {
+    const r = explainService(ciliumNode([ds("kube-proxy"), ds("cilium")]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    const n = r.nodes[0]!;
+    expect(n.drift.some((d) => d.kind === "service-missing")).toBe(true);
+    expect(n.notes.join("\n")).toContain("kube-proxy is deployed (DaemonSet kube-system/kube-proxy) but has not programmed this node");
+  });
+
+  it("no kube-proxy state and no known agent: the drift says what it assumes", () => {
+    const r = explainService(ciliumNode([]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    expect(r.nodes[0]!.notes.join("\n")).toContain("kube-proxy is not running here, or another component serves Services");
+  });
+
+  it("a kube-proxy node is unchanged (the example's own dump)", () => {
+    const b = readBundle("examples/iptables-lab");
+    b.objects.daemonSets = [ds("cilium")]; // Cilium as CNI only, kube-proxy still programs the node
+    const r = explainService(b, "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    expect(r.findings.some((f) => f.code === "NotKubeProxyDatapath")).toBe(false);
+    expect(r.nodes[0]!.ports.length).toBeGreaterThan(0);
+  });
+});
