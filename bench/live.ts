@@ -20,11 +20,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import type { EndpointSlice, Node, Pod, Service } from "../src/model/k8s.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApiServer, startFakeApiServer } from "../tests/helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "../tests/helpers/fake_nodes.ts";
 import { kubeProxyRules } from "../tests/helpers/fake_node_rules.ts";
+import { spread } from "../tests/helpers/spread_cluster.ts";
 import { findTool, type IptablesBackend, loadIptables, netnsUnavailableReason } from "../tests/helpers/netns.ts";
 
 /** One measured live figure. */
@@ -177,24 +177,14 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
 
 /** 16 small nodes, one Service with an endpoint on each: `svc/spread` (all its nodes) against `--node n01`. */
 async function manyNodes(o: { cli: string; log: (s: string) => void }, n: number): Promise<LiveRow> {
-  const nodes: Node[] = [];
-  const pods: Pod[] = [];
-  const endpoints: NonNullable<EndpointSlice["endpoints"]> = [];
-  for (let i = 1; i <= n; i++) {
-    const name = `n${String(i).padStart(2, "0")}`;
-    nodes.push({ apiVersion: "v1", kind: "Node", metadata: { name }, spec: { podCIDR: `10.244.${i}.0/24` }, status: { addresses: [{ type: "InternalIP", address: `192.168.0.${i}` }], conditions: [{ type: "Ready", status: "True" }] } });
-    pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: `spread-${name}`, namespace: "default", labels: { app: "spread" } }, spec: { nodeName: name }, status: { phase: "Running", podIP: `10.244.${i}.5` } });
-    endpoints.push({ addresses: [`10.244.${i}.5`], conditions: { ready: true }, nodeName: name, targetRef: { kind: "Pod", name: `spread-${name}`, namespace: "default" } });
-  }
-  const svc: Service = { apiVersion: "v1", kind: "Service", metadata: { name: "spread", namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.50.50", selector: { app: "spread" }, ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }] } };
-  const slice: EndpointSlice = { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "spread-1", namespace: "default", labels: { "kubernetes.io/service-name": "spread" } }, addressType: "IPv4", endpoints, ports: [{ name: "http", port: 8080, protocol: "TCP" }] };
-  const rules = kubeProxyRules([svc], [slice], "10.244.0.0/16");
+  const { services: [svc], endpointSlices: [slice], pods, nodes } = spread(n);
+  const rules = kubeProxyRules([svc!], [slice!], "10.244.0.0/16");
   o.log(`bench --live: starting ${n} small nodes…`);
   const fake = new Map<string, FakeNode>();
   let api: FakeApiServer | undefined;
   try {
     for (const x of nodes) fake.set(x.metadata.name, await startFakeNode(x.metadata.name, { rules: { text: rules, backend: "nft" }, proxyMode: "iptables" }));
-    api = await startFakeApiServer({ objects: { services: [svc], endpointSlices: [slice], nodes, pods }, exec: { netnsFor: (name) => fake.get(name)?.netns.name } });
+    api = await startFakeApiServer({ objects: { services: [svc!], endpointSlices: [slice!], nodes, pods }, exec: { netnsFor: (name) => fake.get(name)?.netns.name } });
     const base = ["svc/spread", "-n", "default", "--kubeconfig", api.kubeconfig, "-o", "json"];
     await runCli(o.cli, [...base, "--node", "n01"]);
     const one = await runCli(o.cli, [...base, "--node", "n01"]);

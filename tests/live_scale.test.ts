@@ -2,34 +2,18 @@
 // 50,000-pod cluster equals that on a 3-node cluster; 50 nodes are collected concurrently, at most --parallel at a
 // time (not one after the other).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BundleObjects } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import type { EndpointSlice, Node, Pod, Service } from "../src/model/k8s.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 import { type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 import { run } from "./helpers/live_cli.ts";
+import { spread } from "./helpers/spread_cluster.ts";
 import { requireNetns } from "./helpers/netns.ts";
 
 const web = readBundle("tests/fixtures/live/web");
 const N = 50;
 
-/** A Service `spread` with one endpoint on each of n nodes `n01`…. */
-function spread(n: number): Pick<BundleObjects, "services" | "endpointSlices" | "pods" | "nodes"> {
-  const nodes: Node[] = [];
-  const pods: Pod[] = [];
-  const endpoints: NonNullable<EndpointSlice["endpoints"]> = [];
-  for (let i = 1; i <= n; i++) {
-    const name = `n${String(i).padStart(2, "0")}`;
-    nodes.push({ apiVersion: "v1", kind: "Node", metadata: { name }, spec: { podCIDR: `10.244.${i}.0/24` }, status: { addresses: [{ type: "InternalIP", address: `192.168.0.${i}` }], conditions: [{ type: "Ready", status: "True" }] } });
-    pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: `spread-${name}`, namespace: "default", labels: { app: "spread" } }, spec: { nodeName: name }, status: { phase: "Running", podIP: `10.244.${i}.5` } });
-    endpoints.push({ addresses: [`10.244.${i}.5`], conditions: { ready: true }, nodeName: name, targetRef: { kind: "Pod", name: `spread-${name}`, namespace: "default" } });
-  }
-  const svc: Service = { apiVersion: "v1", kind: "Service", metadata: { name: "spread", namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.50.50", selector: { app: "spread" }, ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }] } };
-  const slice: EndpointSlice = { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "spread-1", namespace: "default", labels: { "kubernetes.io/service-name": "spread" } }, addressType: "IPv4", endpoints, ports: [{ name: "http", port: 8080, protocol: "TCP" }] };
-  return { services: [svc], endpointSlices: [slice], pods, nodes };
-}
 
 const line = (r: RecordedRequest) => `${r.method} ${r.path.replace(/kubectl-netpath-[a-z0-9-]+/, "DEBUG")}`;
 

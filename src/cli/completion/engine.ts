@@ -15,6 +15,7 @@ import { type CompletionPlan, directiveFor, planCompletion, targetTypeCandidates
 import { type Candidate, formatAnswer, parseAnswer } from "./directive.ts";
 import { type FlagSpec, type LineSpec, parseCompletionLine, splitGluedValues } from "./line.ts";
 import type { LookupEnv } from "./lookups.ts";
+import { lookupOrError } from "./fast.ts";
 
 /** Placeholders of flag values that are files or directories. */
 const PATH_PLACEHOLDER = /[<[](path|file|dir|directory|bundle)(\.\.\.)?[>\]]/i;
@@ -118,14 +119,9 @@ export async function answerCompletion(
   let candidates: Candidate[] = [];
   if (plan.kind === "target-types") candidates = targetTypeCandidates();
   if (plan.kind === "lookup") {
-    try {
-      // Loaded only for dynamic candidates: the lookups bring in the bundle reader and YAML.
-      const { fetchCandidates } = await import("./lookups.ts");
-      candidates = await fetchCandidates(plan, line, e);
-    } catch (err) {
-      onError(err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err));
-      return formatAnswer([], directiveFor(plan, [], true));
-    }
+    const got = await lookupOrError(plan, line, e, onError);
+    if (typeof got === "string") return got;
+    candidates = got;
   }
   installHandlers(root, slotOf(plan, line.completing.kind === "flag-value" ? line.completing.flag : undefined), candidates);
   const printed = parseAnswer(captureConsole(() => root.parse(splitGluedValues(words, spec))));

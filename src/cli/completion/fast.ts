@@ -8,11 +8,30 @@
  * and goes to the full engine (the static responder answers most of those in sh before Node starts).
  * @module
  */
-import { directiveFor, planCompletion } from "./candidates.ts";
+import { type CompletionPlan, directiveFor, planCompletion } from "./candidates.ts";
 import { type Candidate, formatAnswer } from "./directive.ts";
-import { parseCompletionLine, splitGluedValues } from "./line.ts";
+import { type CompletionLine, parseCompletionLine, splitGluedValues } from "./line.ts";
 import { LINE_SPEC } from "./line_spec_data.ts";
 import type { LookupEnv } from "./lookups.ts";
+
+/**
+ * The candidates of a lookup (lookups.ts, loaded only then: it brings in the bundle reader and YAML), or, when the
+ * lookup fails, the Error answer (`:1`) after passing its one-line reason to `onError`. Shared by the engine.
+ */
+export async function lookupOrError(
+  plan: Extract<CompletionPlan, { kind: "lookup" }>,
+  line: CompletionLine,
+  e: LookupEnv,
+  onError: (reason: string) => void,
+): Promise<Candidate[] | string> {
+  try {
+    const { fetchCandidates } = await import("./lookups.ts");
+    return await fetchCandidates(plan, line, e);
+  } catch (err) {
+    onError(err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err));
+    return formatAnswer([], directiveFor(plan, [], true));
+  }
+}
 
 /**
  * Answers a lookup request, or says it is not one.
@@ -25,14 +44,8 @@ export async function completeFast(words: readonly string[], e: LookupEnv, onErr
   const line = parseCompletionLine(words, LINE_SPEC);
   const plan = planCompletion(line, LINE_SPEC);
   if (plan.kind !== "lookup") return undefined;
-  let candidates: Candidate[];
-  try {
-    const { fetchCandidates } = await import("./lookups.ts");
-    candidates = await fetchCandidates(plan, line, e);
-  } catch (err) {
-    onError(err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err));
-    return formatAnswer([], directiveFor(plan, [], true));
-  }
+  const candidates = await lookupOrError(plan, line, e, onError);
+  if (typeof candidates === "string") return candidates;
   const cur = splitGluedValues(words, LINE_SPEC).at(-1) ?? "";
   const prefix = cur.includes("=") ? cur.split("=")[1]! : cur;
   const seen = new Set<string>();
