@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCollectionOutput } from "../src/bundle/collection_output.ts";
-import { COLLECTION_SCRIPT } from "../src/kube/collection_script.ts";
+import { TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict } from "../src/service/report.ts";
 import { bundleOf, service, slice } from "./helpers/bundles.ts";
@@ -87,8 +87,9 @@ describe.runIf(requireNetns(["sysctl"]))("pods on a bridge: bridge-nf-call-iptab
   });
 
   async function answer(): Promise<{ pod: ClientVerdict; hairpin: ClientVerdict }> {
-    const out = await node.exec(["sh", "-c", COLLECTION_SCRIPT]);
-    const collected = parseCollectionOutput(out.stdout, out.stderr);
+    // the whole-node collection as capture runs it (scope:node, the script on stdin)
+    const out = await node.exec(["sh", "-c", 'sh -s "$@"', "sh", "scope:node"], { input: TARGETED_SCRIPT });
+    const collected = parseCollectionOutput(out.stdout, out.stderr, []);
     const b = bundleOf({
       dump: RULES,
       nodeName: "node-1",

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COLLECTED_SECTIONS, parseCollectionOutput } from "../src/bundle/collection_output.ts";
-import { COLLECTION_SCRIPT } from "../src/kube/collection_script.ts";
+import { TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
@@ -106,13 +106,17 @@ describe("parseCollectionOutput", () => {
 });
 
 describe("the collection script is a constant", () => {
-  it("has no template holes left and is POSIX sh", () => {
-    expect(COLLECTION_SCRIPT).not.toMatch(/\$\{(?!M\})/); // only ${M} is expanded, by the shell
+  it("is POSIX sh", () => {
     const sh = findTool("dash") ?? findTool("sh") ?? "sh";
-    expect(spawnSync(sh, ["-n", "-c", COLLECTION_SCRIPT]).status).toBe(0);
-    expect(spawnSync(sh, ["-n", "-c", `${COLLECTION_SCRIPT}\nif then`]).status).not.toBe(0); // the check can fail
+    expect(spawnSync(sh, ["-n", "-c", TARGETED_SCRIPT]).status).toBe(0);
+    expect(spawnSync(sh, ["-n", "-c", `${TARGETED_SCRIPT}\nif then`]).status).not.toBe(0); // the check can fail
   });
 });
+
+// The whole-node collection as capture runs it (targeted_script.ts nodeCommand without the gzip wrapper): the script
+// on stdin, scope:node.
+const NODE_SCOPE = ["sh", "-c", 'sh -s "$@"', "sh", "scope:node"];
+const nodeScope = { input: TARGETED_SCRIPT };
 
 describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on real iptables state", () => {
   const lab = readBundle("examples/iptables-lab");
@@ -129,7 +133,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
   });
 
   it("legacy node (seed 001): detected legacy as iptables-wrappers does, iptables-legacy-save, proxyMode from :10249", async () => {
-    const r = await legacyNode.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+    const r = await legacyNode.netns.exec(NODE_SCOPE, nodeScope);
     expect(r.code).toBe(0);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.complete).toBe(true);
@@ -141,54 +145,60 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     const dump = parseIptablesSave(c.sections["iptables-save"]!.stdout);
     const seedChains = [...parseIptablesSave(seed).tables.get("nat")!.chains.keys()].filter((n) => n.startsWith("KUBE-SVC-")).sort();
     expect([...dump.tables.get("nat")!.chains.keys()].filter((n) => n.startsWith("KUBE-SVC-")).sort()).toEqual(seedChains);
-    expect(c.sections.ipset?.exitCode).toBe(0);
-    expect(c.sections["nft-json"]?.exitCode).toBe(0);
+    // mode first (issue 12): in iptables mode the IPVS and nftables state is not listed, and the scope says why
+    expect(c.sections.ipset).toBeUndefined();
+    expect(c.sections["nft-json"]).toBeUndefined();
+    expect(c.sections["collection-scope"]!.stdout).toContain("scope=node\nmode=iptables\nmode-source=/proxyMode\n");
+    expect(c.sections["collection-scope"]!.stdout).toContain("skipped=ipset: kube-proxy runs in iptables mode");
   });
 
   it("nft node: detected nft (kubelet's KUBE-IPTABLES-HINT in mangle), iptables-nft-save, no /proxyMode server → curl's exit 7", async () => {
-    const r = await nftNode.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+    const r = await nftNode.netns.exec(NODE_SCOPE, nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.sections["iptables-backend"]).toMatchObject({ stdout: "nft\n", exitCode: 0 });
     expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-nft-save", exitCode: 0 });
     expect(c.sections["iptables-save"]!.stdout).toContain("-A KUBE-SVC-TCOU7JCQXEZGVUNU");
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 7, stdout: "" });
+    // the per-interface settings are read through globs (the script turns globbing off for its rule walk)
+    expect(c.sections.sysctls!.stdout).toMatch(/^net\.ipv4\.conf\.lo\.route_localnet=0$/m);
     expect(c.sections["proxy-mode"]!.stderr).toMatch(/^curl: \(7\)/);
   });
 
-  it("an image without iptables-legacy on a legacy node: legacy from iptables-nft-save's warning, iptables-save exit 127 with the hint", async () => {
+  it("an image without iptables-legacy on a legacy node: legacy from /proc/net/ip_tables_names, iptables-save exit 127 with the hint", async () => {
     // PATH with only what netshoot-like images have: sh, grep, iptables-nft-*, no legacy binaries, no curl/wget/bash
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
     for (const t of ["sh", "grep", "iptables-nft-save", "ip6tables-nft-save", "cat", "printf"]) {
       const p = findTool(t);
       if (p) symlinkSync(p, join(bin, t));
     }
-    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.complete).toBe(true);
     expect(c.sections["iptables-backend"]!.stdout).toBe("legacy\n");
-    expect(c.sections["iptables-backend"]!.stderr).toContain("no kubelet chain found by iptables-nft-save, which warns that iptables-legacy tables are present; iptables-legacy-save is not in this image");
+    expect(c.sections["iptables-backend"]!.stderr).toContain("no kubelet chain found by the nft backend; /proc/net/ip_tables_names lists legacy tables; iptables-legacy-save is not in this image");
     expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-legacy-save", exitCode: 127 });
     expect(c.sections["iptables-save"]!.stderr).toContain("iptables-legacy-save: not found (the node uses the legacy iptables backend: use the kube-proxy pod");
-    expect(c.sections.ipvsadm).toMatchObject({ exitCode: 127, stderr: "ipvsadm: not found\n" });
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
   });
 
   it("no curl, no wget: bash's /dev/tcp reads /proxyMode", async () => {
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
     for (const t of ["sh", "grep", "bash", "tr", "sed", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
-    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
-    expect(c.sections["proxy-mode"]!.command).toMatch(/^bash -c exec 3<>\/dev\/tcp\/127\.0\.0\.1\/10249/);
+    // no curl or wget on PATH: the answer came through bash's /dev/tcp (the section names the URL)
+    expect(c.sections["proxy-mode"]!.command).toBe("GET http://127.0.0.1:10249/proxyMode");
   });
 
   it("an IPVS-mode node's IP sets (seed 000's KUBE-* sets, loaded into the kernel) come back in the ipset section", async () => {
     const listed = readFileSync("tests/fixtures/ipvs/seed-000-azure-ipset-list.txt", "utf8");
-    const node = await startFakeNode("k8s-01", { ipsets: ipsetRestoreFromList(listed) });
+    // an IPVS-mode node: /proxyMode says ipvs, so its KUBE-* sets are listed
+    const node = await startFakeNode("k8s-01", { ipsets: ipsetRestoreFromList(listed), proxyMode: "ipvs" });
     try {
-      const r = await node.netns.exec(["sh", "-c", COLLECTION_SCRIPT]);
+      const r = await node.netns.exec(NODE_SCOPE, nodeScope);
       const c = parseCollectionOutput(r.stdout, r.stderr);
-      expect(c.sections.ipset).toMatchObject({ command: "ipset list", exitCode: 0 });
+      expect(c.sections.ipset).toMatchObject({ command: "ipset list KUBE-*", exitCode: 0 });
       const got = parseIpsetList(c.sections.ipset!.stdout);
       const want = parseIpsetList(listed);
       const view = (sets: typeof got) => sets.map((x) => [x.name, x.type, [...x.members.map((m) => m.raw)].sort()]).sort();
@@ -204,7 +214,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
     for (const t of ["sh", "grep"]) symlinkSync(findTool(t)!, join(bin, t));
     symlinkSync(findTool("iptables-legacy-save")!, join(bin, "iptables-save"));
-    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", COLLECTION_SCRIPT]);
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.sections["iptables-backend"]!.stdout).toBe("legacy\n");
     expect(c.sections["iptables-save"]).toMatchObject({ command: "iptables-save", exitCode: 0 });

@@ -159,6 +159,7 @@ for f in ip ip6; do if o=$(nft -j list table $f kube-proxy 2>/dev/null); then [ 
 if [ $MO = nftables ]; then
 if have nft; then begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?; else absent nft-json nft ''; fi
 fi
+set +f
 ` + SCRIPT_NODE_FACTS + `both "\${M}done"
 exit 0
 }
