@@ -12,6 +12,7 @@ const extra = [
   ["examples/lb-legacy", ["svc/testsvc", "--from", "examples/lb-legacy"], "# A pre-1.24 LoadBalancer with 7 endpoints (seed 004): the probability cascade"],
   ["examples/nftables-lab", ["svc/svc4", "-n", "ns4", "--from", "examples/nftables-lab"], "# Service ns4/svc4 in kube-proxy nftables mode (TestOverallNFTablesRules): numgen shares, masquerade per client, hairpin"],
   ["examples/azure-zones", ["pod/busybox", "--why-pending", "--from", "examples/azure-zones"], "# Why is pod busybox Pending? (seed 000, Azure zones)"],
+  ["examples/scheduling", ["pod/web-7d9f-3", "-n", "shop", "--why-pending", "--from", "examples/scheduling"], "# A replica Pending on topology spread and memory (hand-made bundle: PodTopologySpread, NodeResourcesFit)"],
 ];
 import { existsSync } from "node:fs";
 for (const [dir, args, title] of extra) if (existsSync(dir)) runs.push([title, args]);

@@ -221,7 +221,14 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       nodeName: true,
       hostNetwork: true,
       nodeSelector: true,
-      affinity: { nodeAffinity: true },
+      // InterPodAffinity: the required terms only (src/pending/filters/pod_affinity.ts)
+      affinity: {
+        nodeAffinity: true,
+        podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: true },
+        podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: true },
+      },
+      // PodTopologySpread (src/pending/filters/topology_spread.ts)
+      topologySpreadConstraints: true,
       tolerations: [{ key: true, operator: true, value: true, effect: true, tolerationSeconds: true }],
       // `ephemeral`: only its presence is read (the claim is named <pod>-<volume>).
       volumes: [{
@@ -252,6 +259,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       allocatable: true,
     },
   },
+  // src/pending/filters/pod_affinity.ts: the labels a namespaceSelector reads
+  namespaces: { apiVersion: true, kind: true, metadata: { name: true, uid: true, labels: true } },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

@@ -12,6 +12,7 @@
 import type {
   ConfigMap,
   DaemonSet,
+  Namespace,
   EndpointSlice,
   KubeEvent,
   Node,
@@ -113,6 +114,8 @@ export interface BundleObjects {
   events: KubeEvent[];
   /** The kube-system/kube-proxy DaemonSet (containers' command/args/volumeMounts and ConfigMap volumes only). */
   daemonSets: DaemonSet[];
+  /** Namespaces (name and labels): the namespaceSelector of pod affinity terms (src/pending/filters/pod_affinity.ts). */
+  namespaces: Namespace[];
 }
 
 /** How and when a bundle was made. */
@@ -155,6 +158,7 @@ export function emptyObjects(): BundleObjects {
     storageClasses: [],
     events: [],
     daemonSets: [],
+    namespaces: [],
   };
 }
 

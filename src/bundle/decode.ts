@@ -45,6 +45,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   StorageClass: "storageClasses",
   Event: "events",
   DaemonSet: "daemonSets",
+  Namespace: "namespaces",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

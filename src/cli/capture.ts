@@ -68,6 +68,7 @@ function summary(b: Bundle): string {
     [o.persistentVolumes.length, "PersistentVolume"],
     [o.storageClasses.length, "StorageClass"],
     [o.events.length, "Event"],
+    [(o.namespaces ?? []).length, "Namespace"],
   ].filter(([n]) => (n as number) > 0).map(([n, k]) => `${n} ${k}${n === 1 ? "" : "s"}`);
   const nodes = b.nodes.map((n) => `${n.name} (${n.error ? "failed" : n.source?.kind ?? "?"})`);
   return `${parts.join(", ") || "no objects"}; node state: ${nodes.join(", ") || "none"}`;

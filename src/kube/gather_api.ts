@@ -19,12 +19,12 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
 import { sanitizeObject } from "./sanitize.ts";
-import { needsRoomCheck } from "../pending/filters/resources.ts";
+import { isEmptySelector } from "../model/label_selector.ts";
 import { kubeProxyConfigFile } from "../service/proxy_config.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
@@ -313,17 +313,33 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
     if (!pod) throw new NotFoundError("pod", name, namespace);
     objects.pods.push(sanitizeObject({ apiVersion: "v1", kind: "Pod", ...pod }));
     for (const v of pod.spec?.volumes ?? []) if (v.persistentVolumeClaim?.claimName) claimNames.add(v.persistentVolumeClaim.claimName);
-    // NodeResourcesFit / NodePorts need what the pods bound to each node request: one list of the non-terminal pods
-    // of the cluster, in pages of 500 (only when the pod requests something or asks for a host port).
-    if (!pod.spec?.nodeName && needsRoomCheck({ apiVersion: "v1", kind: "Pod", ...pod })) {
+    // NodeResourcesFit, NodePorts, PodTopologySpread and InterPodAffinity (the bound pods' own required
+    // anti-affinity applies to every pod) read the pods bound to the nodes: one list of the cluster's non-terminal
+    // pods, in pages of 500, for a pod not yet scheduled.
+    if (!pod.spec?.nodeName) {
       const bound = await rest.list<Pod>(R.pods(), { fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" }).catch((e: unknown) => {
         if (e instanceof KubeApiError && e.status === 403) {
-          warnings.push(`list pods (all namespaces) is forbidden (403): RBAC must allow "list pods" cluster-wide for the resource and host-port checks; answered without them`);
+          warnings.push(`list pods (all namespaces) is forbidden (403): RBAC must allow "list pods" cluster-wide for the resource, host-port, topology spread and pod affinity checks; answered without them`);
           return { items: [] as Pod[] };
         }
         throw e;
       });
-      objects.pods.push(...bound.items.filter((p) => p.spec?.nodeName && !(p.metadata.name === name && p.metadata.namespace === namespace)).map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+      const others = bound.items.filter((p) => p.spec?.nodeName && !(p.metadata.name === name && p.metadata.namespace === namespace));
+      objects.pods.push(...others.map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+      // a namespaceSelector other than {} needs the namespaces' labels: one more list, names and labels kept
+      const terms = [pod, ...others].flatMap((p) => [
+        ...(p === pod ? p.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [] : []),
+        ...(p.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []),
+      ]);
+      if (terms.some((t) => t.namespaceSelector && !isEmptySelector(t.namespaceSelector))) {
+        try {
+          const ns = await rest.list<Namespace>(R.namespaces());
+          objects.namespaces.push(...ns.items.map((n) => sanitizeObject({ apiVersion: "v1", kind: "Namespace", ...n })).sort(byName));
+        } catch (e) {
+          if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+          warnings.push(`list namespaces is forbidden (403): a pod affinity term's namespaceSelector is left undecided`);
+        }
+      }
     }
   } else {
     claimNames.add(name);

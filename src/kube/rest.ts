@@ -415,6 +415,7 @@ export const R = {
     ...(name ? { name } : {}),
     ...(subresource ? { subresource } : {}),
   }),
+  namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),
   configMaps: (namespace: string, name?: string): ResourceRef => ({ group: "", version: "v1", resource: "configmaps", namespace, ...(name ? { name } : {}) }),
   daemonSets: (namespace: string, name?: string): ResourceRef => ({ group: "apps", version: "v1", resource: "daemonsets", namespace, ...(name ? { name } : {}) }),

@@ -119,6 +119,49 @@ export interface NodeSelector {
   nodeSelectorTerms: NodeSelectorTerm[];
 }
 
+/** metav1.LabelSelectorRequirement. */
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+  values?: string[];
+}
+
+/** metav1.LabelSelector: matchLabels and matchExpressions are ANDed. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** core/v1 PodAffinityTerm (required inter-pod affinity and anti-affinity). */
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector | null;
+  /** Empty with a nil namespaceSelector: the pod's own namespace. */
+  namespaces?: string[];
+  /** `{}` selects every namespace; absent selects none (beyond `namespaces`). */
+  namespaceSelector?: LabelSelector | null;
+  topologyKey: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+/** core/v1 TopologySpreadConstraint. */
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: "DoNotSchedule" | "ScheduleAnyway";
+  labelSelector?: LabelSelector | null;
+  /** Default 1 (only meaningful with DoNotSchedule). */
+  minDomains?: number;
+  /** Default Honor. */
+  nodeAffinityPolicy?: "Honor" | "Ignore";
+  /** Default Ignore. */
+  nodeTaintsPolicy?: "Honor" | "Ignore";
+  matchLabelKeys?: string[];
+}
+
+/** core/v1 Namespace (its labels: the namespaceSelector of pod affinity terms). */
+export interface Namespace extends KubeObject {}
+
 /** core/v1 Pod (fields used by the service and pending analyses). */
 export interface Pod extends KubeObject {
   spec?: {
@@ -130,12 +173,15 @@ export interface Pod extends KubeObject {
         requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector;
         preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
       };
+      podAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
+      podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
       [k: string]: unknown;
     };
     tolerations?: Toleration[];
     volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean }; [k: string]: unknown }[];
     containers?: { name: string; ports?: { name?: string; containerPort: number; protocol?: string }[]; [k: string]: unknown }[];
     schedulerName?: string;
+    topologySpreadConstraints?: TopologySpreadConstraint[];
     [k: string]: unknown;
   };
   status?: {

@@ -12,7 +12,8 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../model/k8s.ts";
+import type { LabelSelector, PersistentVolume, PersistentVolumeClaim, Pod } from "../model/k8s.ts";
+import { labelSelectorMatches } from "../model/label_selector.ts";
 import { evaluateNodeSelector, formatTerm } from "./node_selector.ts";
 import {
   ANN_BIND_COMPLETED,
@@ -77,25 +78,6 @@ function selectorText(sel: NonNullable<PersistentVolumeClaim["spec"]>["selector"
   return parts.join(", ");
 }
 
-/** metav1.LabelSelector against a label set (matchLabels equal; In, NotIn, Exists, DoesNotExist). */
-function labelSelectorMatches(
-  sel: NonNullable<PersistentVolumeClaim["spec"]>["selector"],
-  labels: Record<string, string>,
-): boolean {
-  if (!sel) return true;
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of sel.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
-    const v = labels[e.key] as string;
-    const vals = e.values ?? [];
-    if (e.operator === "In" && !(has && vals.includes(v))) return false;
-    if (e.operator === "NotIn" && has && vals.includes(v)) return false;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
-  }
-  return true;
-}
-
 /**
  * Why a PersistentVolume cannot bind a claim statically (empty when it can).
  * @param pvc the claim.
@@ -123,7 +105,7 @@ export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolum
   if (!preBound && (pv.status?.phase ?? "") !== "Available") {
     out.push({ field: "phase", want: "Available", got: pv.status?.phase ?? "unknown" });
   }
-  if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector, pv.metadata.labels ?? {})) {
+  if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector as LabelSelector, pv.metadata.labels, "everything")) {
     const labels = Object.entries(pv.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ");
     out.push({ field: "selector", want: selectorText(pvc.spec.selector), got: labels === "" ? "no labels" : labels });
   }

@@ -67,6 +67,10 @@ export interface PendingContext {
   defaultClass: StorageClass | undefined;
   pods: Pod[];
   events: KubeEvent[];
+  /** Node name → the non-terminal pods bound to it (spec.nodeName; phase not Succeeded/Failed), in bundle order. */
+  podsByNode: Map<string, Pod[]>;
+  /** Namespace name → labels, for pod affinity namespaceSelectors; `null` when the bundle holds no Namespace. */
+  namespaceLabels: Map<string, Record<string, string>> | null;
 }
 
 function nsName(ns: string | undefined, name: string): string {
@@ -134,7 +138,29 @@ export function buildContext(bundle: Bundle): PendingContext {
     defaultClass: defaults[0],
     pods: o.pods ?? [],
     events: o.events ?? [],
+    podsByNode: indexPodsByNode(o.pods ?? []),
+    namespaceLabels: (o.namespaces ?? []).length > 0
+      ? new Map((o.namespaces ?? []).map((n) => [n.metadata.name, n.metadata.labels ?? {}] as const))
+      : null,
   };
+}
+
+/**
+ * The non-terminal pods bound to each node (what the scheduler's NodeInfo holds: its pod informer leaves out
+ * Succeeded and Failed pods).
+ * @param pods the bundle's pods.
+ * @returns node name → pods, in bundle order.
+ */
+export function indexPodsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const p of pods) {
+    const n = p.spec?.nodeName;
+    if (!n || p.status?.phase === "Succeeded" || p.status?.phase === "Failed") continue;
+    const list = out.get(n);
+    if (list) list.push(p);
+    else out.set(n, [p]);
+  }
+  return out;
 }
 
 /** String comparison in code-unit order (stable across locales). */

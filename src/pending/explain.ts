@@ -9,12 +9,13 @@
  * TaintToleration, NodeAffinity (nodeSelector + required node affinity), VolumeBinding (bound PVs' node affinity via
  * CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static match or provisioning allowed by
  * allowedTopologies), VolumeZone (PV zone/region labels), and — after NodeAffinity — NodePorts and NodeResourcesFit
- * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable). A node's
- * reasons are those of its first failing filter, as the framework stops at the first rejection. Before the filters:
- * `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no scheduler answered for; the PodScheduled
- * condition stands in for expired FailedScheduling Events. Not modelled: pod (anti-)affinity, topology spread, volume
- * limits, VolumeRestrictions, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation says so
- * when an event names them.
+ * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable), and —
+ * after VolumeZone — PodTopologySpread (filters/topology_spread.ts) and InterPodAffinity (filters/pod_affinity.ts),
+ * over the pods the bundle holds. A node's reasons are those of its first failing filter, as the framework stops at
+ * the first rejection. Before the filters: `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no
+ * scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events. Not modelled:
+ * volume limits, VolumeRestrictions, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation
+ * says so when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -70,7 +71,9 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts, podRequests, podsOnNode } from "./filters/resources.ts";
+import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
+import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
+import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
 export type {
   ClaimReport,
@@ -219,6 +222,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -263,7 +267,7 @@ function podNodeRow(
     });
   }
   // NodePorts and NodeResourcesFit, over the pods the bundle holds on this node (filters/resources.ts)
-  const bound = podsOnNode(node.metadata.name, ctx.pods).filter((p) => p !== pod);
+  const bound = (ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod);
   const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node`;
   const portConflicts = hostPortConflicts(pod, bound);
   if (hostPorts(pod).length > 0) {
@@ -303,6 +307,16 @@ function podNodeRow(
   }
   const zoneCheck = volumeZoneCheck(ctx, node, uses);
   if (zoneCheck) checks.push(zoneCheck);
+  // PodTopologySpread, then InterPodAffinity (after VolumeZone in the default profile's filter order)
+  const spread = pre.spread ? topologySpreadFilter(pre.spread, node) : null;
+  if (spread) checks.push({ rule: "topologySpread", plugin: "PodTopologySpread", passed: spread.passed, detail: spread.detail });
+  const affinity = pre.affinity ? podAffinityFilter(pre.affinity, node) : null;
+  if (affinity) {
+    const undecided = pre.affinity!.undecided.length > 0
+      ? ` (undecided, counted as no match: ${pre.affinity!.undecided.join("; ")} — the namespaceSelector needs the namespaces' labels, which the bundle does not hold)`
+      : "";
+    checks.push({ rule: "podAffinity", plugin: "InterPodAffinity", passed: affinity.passed, detail: affinity.detail + undecided });
+  }
   const ready = ctx.nodeStates.find((s) => s.name === node.metadata.name)?.ready ?? "Unknown";
   const hasReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === TAINT_NOT_READY || t.key === TAINT_UNREACHABLE);
   checks.push({
@@ -336,6 +350,10 @@ function podNodeRow(
     rejectedBy = { plugin: "VolumeBinding", reasons };
   } else if (zoneCheck && !zoneCheck.passed) {
     rejectedBy = { plugin: "VolumeZone", reasons: [reasonText("volume-zone", wording) as string] };
+  } else if (spread && !spread.passed) {
+    rejectedBy = { plugin: "PodTopologySpread", reasons: [spread.reason as string] };
+  } else if (affinity && !affinity.passed) {
+    rejectedBy = { plugin: "InterPodAffinity", reasons: [affinity.reason as string] };
   }
   return { node: node.metadata.name, checks, fits: rejectedBy === null, rejectedBy };
 }
@@ -388,7 +406,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
   const p = ev.parsed;
   const key = (kind: SchedulerReasonKind, taintKey?: string) => kind + (kind === "taint" && taintKey ? `{${taintKey}}` : "");
   const theirs = new Map<string, number>();
-  for (const r of p.reasons) theirs.set(key(r.kind, r.taint?.key), (theirs.get(key(r.kind, r.taint?.key)) ?? 0) + r.count);
+  for (const r of p.reasons.filter((x) => x.kind !== "pod-affinity-umbrella")) theirs.set(key(r.kind, r.taint?.key), (theirs.get(key(r.kind, r.taint?.key)) ?? 0) + r.count);
   const ours = new Map<string, number>();
   for (const r of summary.reasons) {
     const t = r.kind === "taint" ? classifyReason(r.reason).taint?.key : undefined;
@@ -400,9 +418,10 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["pod-affinity", "topology-spread", "volume-limits", "volume-restrictions", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    ["volume-limits", "volume-restrictions", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
-    (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts"))
+    (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
+    (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {
     details.push(`The scheduler reported "${r.count} ${r.reason}", a check this analysis does not model (it has no data for it).`);
@@ -438,7 +457,12 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
     ...(last?.parsed ? wordingOfMessage(last.parsed) : {}),
   };
-  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter));
+  const scheduledAlready = !!pod.spec?.nodeName;
+  const pre = {
+    spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode),
+    affinity: !scheduledAlready && hasPodAffinityWork(pod, ctx.pods) ? podAffinityState(pod, ctx.nodeByName, ctx.podsByNode, ctx.namespaceLabels) : null,
+  };
+  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;
   if (ctx.nodes.length > 0) {
@@ -468,6 +492,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     nodeSelector: { ...(pod.spec?.nodeSelector ?? {}) },
     requiredNodeAffinity: pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null,
     tolerations: pod.spec?.tolerations ?? [],
+    ...(pre.spread ? { topologySpread: spreadDomainsText(pre.spread) } : {}),
     nodes: rows,
     summary,
     lastFailedScheduling: last,

@@ -200,13 +200,34 @@ export interface NodeState {
 }
 
 /** The rules of a pod's node × rule table, in the scheduler's filter order. */
-export type RuleName = "cordoned" | "taints" | "nodeSelector" | "nodeAffinity" | "hostPorts" | "resources" | "volume" | "volumeZone" | "ready";
+export type RuleName =
+  | "cordoned"
+  | "taints"
+  | "nodeSelector"
+  | "nodeAffinity"
+  | "hostPorts"
+  | "resources"
+  | "volume"
+  | "volumeZone"
+  | "topologySpread"
+  | "podAffinity"
+  | "ready";
 
 /** One cell of a pod's node × rule table. */
 export interface RuleCheck {
   rule: RuleName;
   /** The scheduler plugin that enforces it; `null` for `ready`, which the scheduler does not filter on directly. */
-  plugin: "NodeUnschedulable" | "TaintToleration" | "NodeAffinity" | "NodePorts" | "NodeResourcesFit" | "VolumeBinding" | "VolumeZone" | null;
+  plugin:
+    | "NodeUnschedulable"
+    | "TaintToleration"
+    | "NodeAffinity"
+    | "NodePorts"
+    | "NodeResourcesFit"
+    | "VolumeBinding"
+    | "VolumeZone"
+    | "PodTopologySpread"
+    | "InterPodAffinity"
+    | null;
   passed: boolean;
   /** Words for the cell: `term 0 failed: zone "southeastasia-1" is not in [0]`. */
   detail: string;
@@ -285,6 +306,8 @@ export interface PodReport {
   nodeSelector: Record<string, string>;
   requiredNodeAffinity: NodeSelector | null;
   tolerations: Toleration[];
+  /** PodTopologySpread: each DoNotSchedule constraint's matching pods per domain (absent without one). */
+  topologySpread?: string[];
   /** Node × rule table (empty without Node objects). */
   nodes: PodNodeRow[];
   /** `null` when the bundle has no Node objects. */

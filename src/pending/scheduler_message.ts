@@ -41,6 +41,7 @@ export type SchedulerReasonKind =
   | "resources"
   | "ports"
   | "pod-affinity"
+  | "pod-affinity-umbrella"
   | "topology-spread"
   | "volume-limits"
   | "volume-restrictions"
@@ -103,6 +104,10 @@ const KIND_RULES: KindRule[] = [
   { kind: "taint", re: /didn't satisfy plugin\(s\) \[TaintToleration\]/i },
   { kind: "resources", re: /didn't satisfy plugin\(s\) \[NodeResourcesFit\]/i },
   { kind: "ports", re: /didn't satisfy plugin\(s\) \[NodePorts\]/i },
+  { kind: "pod-affinity", re: /didn't satisfy plugin\(s\) \[InterPodAffinity\]/i },
+  { kind: "topology-spread", re: /didn't satisfy plugin\(s\) \[PodTopologySpread\]/i },
+  // before v1.22 InterPodAffinity wrote this beside each specific reason: the same nodes, counted twice
+  { kind: "pod-affinity-umbrella", re: /didn't match pod affinity\/anti-affinity$/i },
   { kind: "unschedulable", re: /didn't satisfy plugin\(s\) \[NodeUnschedulable\]/i },
   // VolumeRestrictions (plugins/volumerestrictions): ErrReasonDiskConflict, ErrReasonReadWriteOncePodConflict
   { kind: "volume-restrictions", re: /had no available disk|ReadWriteOncePod access mode/i },

@@ -134,11 +134,16 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
     rules.push(`required node affinity term ${i}: ${parts.join(", ") || "<empty>"}`);
   });
   for (const r of rules) out.push(`  ${r}`);
+  for (const t of p.topologySpread ?? []) out.push(`  topology spread ${t}`);
   if (p.nodes.length === 0) {
     out.push(st.dim("  (no Node objects: no node × rule table)"));
   } else {
     const hasSel = p.nodes.some((r) => check(r, "nodeSelector") || check(r, "nodeAffinity"));
     const hasZone = p.nodes.some((r) => check(r, "volumeZone"));
+    // the filters that run only when the pod or the bundle gives them something to check
+    const optional: [RuleCheck["rule"], string][] = (
+      [["hostPorts", "HOST PORTS"], ["resources", "RESOURCES"], ["topologySpread", "SPREAD"], ["podAffinity", "POD AFFINITY"]] as [RuleCheck["rule"], string][]
+    ).filter(([rule]) => p.nodes.some((r) => check(r, rule)));
     const claimCols = p.claims.map((u) => u.claim);
     const head = [
       "NODE",
@@ -149,6 +154,7 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
       ...(hasSel ? ["NODE RULES"] : []),
       ...claimCols.map((c) => `CLAIM ${c}`),
       ...(hasZone ? ["VOLUME ZONE"] : []),
+      ...optional.map(([, h]) => h),
       "VERDICT",
     ];
     const rows = p.nodes.map((r) => {
@@ -164,6 +170,7 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
         ...(hasSel ? [sel.length === 0 ? "-" : sel.every((c) => c.passed) ? st.green("match") : st.red("no match")] : []),
         ...claimCols.map((c) => yesNo(check(r, "volume", c), st, "ok", "no")),
         ...(hasZone ? [yesNo(check(r, "volumeZone"), st, "ok", "no")] : []),
+        ...optional.map(([rule]) => yesNo(check(r, rule), st, "ok", "no")),
         r.fits ? st.green("fits") : st.red(`rejected by ${r.rejectedBy?.plugin ?? "?"}`),
       ];
     });

@@ -99,11 +99,6 @@ export function podsOnNode(node: string, pods: readonly Pod[]): Pod[] {
   return pods.filter((p) => p.spec?.nodeName === node && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
 }
 
-/** Whether the pod asks for anything NodeResourcesFit or NodePorts check. */
-export function needsRoomCheck(pod: Pod): boolean {
-  return podRequests(pod).size > 0 || hostPorts(pod).length > 0;
-}
-
 function fmt(resource: string, milli: number): string {
   if (resource === "cpu") return `${milli}m`;
   const v = milli / 1000;

@@ -1,0 +1,185 @@
+/**
+ * The PodTopologySpread filter of kube-scheduler (pkg/scheduler/framework/plugins/podtopologyspread, filtering.go and
+ * common.go, v1.27–v1.35, where minDomains, nodeAffinityPolicy/nodeTaintsPolicy and matchLabelKeys are on by
+ * default): for each `whenUnsatisfiable: DoNotSchedule` constraint of the pending pod, can it land on a node without
+ * the skew exceeding `maxSkew`?
+ *
+ * PreFilter (`calPreFilterState`), over every node of the bundle:
+ * - a node counts only when it has the topologyKey of every constraint (`nodeLabelsMatchSpreadConstraints`), and, per
+ *   constraint, when it passes the constraint's node inclusion policies: `nodeAffinityPolicy` (default Honor: the
+ *   pod's nodeSelector and required node affinity must match the node) and `nodeTaintsPolicy` (default Ignore; Honor:
+ *   the node must have no untolerated NoSchedule/NoExecute taint);
+ * - the domain's count is the number of pods on its nodes in the pod's namespace, not terminating
+ *   (`deletionTimestamp` unset), that the constraint's selector matches; the selector is `labelSelector` (nil matches
+ *   nothing) plus, for each key of `matchLabelKeys`, the pending pod's value of that label (when it has the label);
+ * - the global minimum is the smallest count among the domains, or 0 when fewer domains than `minDomains`
+ *   (default 1) exist.
+ *
+ * Filter, per node and constraint in order: no topologyKey label → `node(s) didn't match pod topology spread
+ * constraints (missing required label)` (UnschedulableAndUnresolvable); `count(domain) + selfMatch − min > maxSkew`
+ * → `node(s) didn't match pod topology spread constraints`, where selfMatch is 1 when the selector matches the pending
+ * pod's own labels. ScheduleAnyway constraints only score, and the scheduler's default constraints are all
+ * ScheduleAnyway, so neither filters.
+ *
+ * The counts are over the pods the bundle holds: a live run lists the cluster's non-terminal pods once.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { LabelSelector, Node, Pod, TopologySpreadConstraint } from "../../model/k8s.ts";
+import { labelSelectorMatches, selectorText } from "../../model/label_selector.ts";
+import { evaluateNodeSelector, evaluateNodeSelectorMap } from "../node_selector.ts";
+import { evaluateTaints } from "../taints.ts";
+import { nodeFacts } from "../context.ts";
+
+/** The scheduler's reason when the skew would exceed maxSkew (podtopologyspread ErrReasonConstraintsNotMatch). */
+export const SPREAD_REASON = "node(s) didn't match pod topology spread constraints";
+/** The scheduler's reason when the node lacks a topologyKey (ErrReasonNodeLabelNotMatch). */
+export const SPREAD_LABEL_REASON = "node(s) didn't match pod topology spread constraints (missing required label)";
+
+/** One DoNotSchedule constraint with its defaults applied and its domains counted. */
+export interface SpreadConstraintState {
+  /** Index in the pod's `topologySpreadConstraints`. */
+  index: number;
+  topologyKey: string;
+  maxSkew: number;
+  minDomains: number;
+  nodeAffinityPolicy: "Honor" | "Ignore";
+  nodeTaintsPolicy: "Honor" | "Ignore";
+  /** labelSelector with matchLabelKeys merged in. */
+  selector: LabelSelector | null;
+  /** Domain (topology value) → matching pods counted in it. */
+  counts: Map<string, number>;
+  /** The global minimum used for the skew (0 when fewer domains than minDomains). */
+  minMatch: number;
+  /** Whether the pending pod's own labels match the selector (selfMatch 1). */
+  selfMatch: boolean;
+}
+
+/** The PreFilter state of one pod: its DoNotSchedule constraints. */
+export interface SpreadState {
+  constraints: SpreadConstraintState[];
+}
+
+/** The verdict of one node. */
+export interface SpreadVerdict {
+  passed: boolean;
+  /** The scheduler's reason when it fails. */
+  reason?: string;
+  /** One clause per constraint checked: `zone=a: 3 matching + 1 (self) − min 1 = skew 3 > maxSkew 1`. */
+  detail: string;
+}
+
+function mergedSelector(c: TopologySpreadConstraint, pod: Pod): LabelSelector | null {
+  const base = c.labelSelector ?? null;
+  const extra: Record<string, string> = {};
+  for (const k of c.matchLabelKeys ?? []) {
+    const v = pod.metadata.labels?.[k];
+    if (v !== undefined) extra[k] = v;
+  }
+  if (Object.keys(extra).length === 0) return base;
+  // mergeLabelSetWithSelector: SelectorFromSet(matchLabels) plus the selector's requirements (nil adds none)
+  return { matchLabels: { ...(base?.matchLabels ?? {}), ...extra }, matchExpressions: base?.matchExpressions ?? [] };
+}
+
+function requiredNodeAffinityMatches(pod: Pod, node: Node): boolean {
+  const sel = pod.spec?.nodeSelector;
+  if (sel && Object.keys(sel).length > 0 && !evaluateNodeSelectorMap(sel, node.metadata.labels ?? {}).matched) return false;
+  const req = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  return !req || evaluateNodeSelector(req, nodeFacts(node)).matched;
+}
+
+/**
+ * The PreFilter state of `pod`, or `null` when it has no DoNotSchedule constraint (the plugin skips it).
+ * @param pod the pending pod.
+ * @param nodes every node of the bundle.
+ * @param podsByNode node name → its non-terminal pods (context.ts `indexPodsByNode`); terminating ones are skipped.
+ */
+export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>): SpreadState | null {
+  const own = (pod.spec?.topologySpreadConstraints ?? []).map((c, index) => ({ c, index }))
+    .filter(({ c }) => c.whenUnsatisfiable === "DoNotSchedule");
+  if (own.length === 0) return null;
+  const ns = pod.metadata.namespace ?? "";
+  const constraints: SpreadConstraintState[] = own.map(({ c, index }) => {
+    const selector = mergedSelector(c, pod);
+    return {
+      index,
+      topologyKey: c.topologyKey,
+      maxSkew: c.maxSkew,
+      minDomains: c.minDomains ?? 1,
+      nodeAffinityPolicy: c.nodeAffinityPolicy ?? "Honor",
+      nodeTaintsPolicy: c.nodeTaintsPolicy ?? "Ignore",
+      selector,
+      counts: new Map(),
+      minMatch: 0,
+      selfMatch: labelSelectorMatches(selector, pod.metadata.labels, "nothing"),
+    };
+  });
+  const affinityOk = new Map<string, boolean>();
+  for (const node of nodes) {
+    const labels = node.metadata.labels ?? {};
+    if (!constraints.every((c) => Object.prototype.hasOwnProperty.call(labels, c.topologyKey))) continue;
+    const onNode = (podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod && !p.metadata.deletionTimestamp && (p.metadata.namespace ?? "") === ns);
+    for (const c of constraints) {
+      if (c.nodeAffinityPolicy === "Honor") {
+        let ok = affinityOk.get(node.metadata.name);
+        if (ok === undefined) affinityOk.set(node.metadata.name, ok = requiredNodeAffinityMatches(pod, node));
+        if (!ok) continue;
+      }
+      if (c.nodeTaintsPolicy === "Honor" && evaluateTaints(node.spec?.taints, pod.spec?.tolerations).first) continue;
+      const value = labels[c.topologyKey] as string;
+      const n = onNode.filter((p) => labelSelectorMatches(c.selector, p.metadata.labels, "nothing")).length;
+      c.counts.set(value, (c.counts.get(value) ?? 0) + n);
+    }
+  }
+  for (const c of constraints) {
+    const min = c.counts.size === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...c.counts.values());
+    c.minMatch = c.counts.size < c.minDomains ? 0 : min;
+  }
+  return { constraints };
+}
+
+/**
+ * The Filter verdict of one node.
+ * @param state from {@link topologySpreadState}.
+ * @param node the node.
+ */
+export function topologySpreadFilter(state: SpreadState, node: Node): SpreadVerdict {
+  const labels = node.metadata.labels ?? {};
+  const parts: string[] = [];
+  for (const c of state.constraints) {
+    const value = labels[c.topologyKey];
+    if (value === undefined) {
+      parts.push(`constraint ${c.index}: the node has no label ${c.topologyKey}`);
+      return { passed: false, reason: SPREAD_LABEL_REASON, detail: parts.join("; ") };
+    }
+    const count = c.counts.get(value) ?? 0;
+    const self = c.selfMatch ? 1 : 0;
+    // no counted domain: the critical path keeps math.MaxInt32, so any skew passes
+    const skew = count + self - c.minMatch;
+    const minText = c.counts.size === 0
+      ? "no domain counted"
+      : c.counts.size < c.minDomains
+      ? `min 0 (${c.counts.size} domain(s) < minDomains ${c.minDomains})`
+      : `min ${c.minMatch}`;
+    const skewText = c.counts.size === 0 ? "" : ` = skew ${skew}`;
+    const clause = `${c.topologyKey}=${value}: ${count} pod(s) match [${selectorText(c.selector)}] + ${self} (self) − ${minText}${skewText}`;
+    if (skew > c.maxSkew) {
+      parts.push(`${clause} > maxSkew ${c.maxSkew}`);
+      return { passed: false, reason: SPREAD_REASON, detail: parts.join("; ") };
+    }
+    parts.push(`${clause} ≤ maxSkew ${c.maxSkew}`);
+  }
+  return { passed: true, detail: parts.join("; ") };
+}
+
+/**
+ * The domains of each constraint, for the report: `topology.kubernetes.io/zone: a=2, b=0, c=1`.
+ * @param state from {@link topologySpreadState}.
+ */
+export function spreadDomainsText(state: SpreadState): string[] {
+  return state.constraints.map((c) => {
+    const domains = [...c.counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v, n]) => `${v}=${n}`);
+    return `constraint ${c.index} (${c.topologyKey}, maxSkew ${c.maxSkew}${c.minDomains !== 1 ? `, minDomains ${c.minDomains}` : ""}): pods matching [${selectorText(c.selector)}] per domain: ${domains.length > 0 ? domains.join(", ") : "no domain"}`;
+  });
+}

@@ -1,0 +1,278 @@
+// Issue 16: PodTopologySpread and InterPodAffinity as filters, per node in the same table, over the pods the bundle
+// holds; the first line carries the scheduler's reason and the reconciliation agrees with the FailedScheduling text the
+// real scheduler writes (reason constants of podtopologyspread/filtering.go and interpodaffinity/filtering.go, the
+// histogram of framework's FitError). Scenarios after the Kubernetes documentation's spread example and the cases of
+// the plugins' own filtering_test.go (minDomains, node inclusion policies, matchLabelKeys, the first pod of a group
+// with affinity to itself, existing pods' anti-affinity).
+import { describe, expect, it } from "vitest";
+import { emptyBundle } from "../src/bundle/bundle.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { bundleFromFiles, decodeBundle } from "../src/bundle/decode.ts";
+import { allowListObjects } from "../src/bundle/allow_list.ts";
+import type { KubeEvent, Namespace, Node, Pod, PodAffinityTerm, TopologySpreadConstraint } from "../src/model/k8s.ts";
+import { labelSelectorMatches } from "../src/model/label_selector.ts";
+import { explainPending } from "../src/pending/explain.ts";
+import { classifyReason, parseSchedulerMessage } from "../src/pending/scheduler_message.ts";
+import { renderPendingText } from "../src/report/pending_text.ts";
+
+const ZONE = "topology.kubernetes.io/zone";
+const HOST = "kubernetes.io/hostname";
+
+const node = (name: string, zone: string | null, extra: Partial<Node["spec"]> = {}): Node => ({
+  apiVersion: "v1",
+  kind: "Node",
+  metadata: { name, labels: { [HOST]: name, ...(zone ? { [ZONE]: zone } : {}) } },
+  spec: { ...extra },
+  status: { conditions: [{ type: "Ready", status: "True" }] },
+});
+const pod = (name: string, labels: Record<string, string>, spec: Record<string, unknown> = {}, ns = "default", meta: Record<string, unknown> = {}): Pod =>
+  ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: ns, labels, ...meta },
+    spec: { containers: [{ name: "c" }], ...spec },
+    status: { phase: spec.nodeName ? "Running" : "Pending" },
+  } as unknown as Pod);
+const event = (podName: string, message: string): KubeEvent =>
+  ({
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `${podName}.1`, namespace: "default" },
+    involvedObject: { kind: "Pod", name: podName, namespace: "default" },
+    reason: "FailedScheduling",
+    type: "Warning",
+    message,
+    count: 1,
+  } as unknown as KubeEvent);
+const spread = (c: Partial<TopologySpreadConstraint>): TopologySpreadConstraint =>
+  ({ maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: "web" } }, ...c });
+
+function bundleOf(nodes: Node[], pods: Pod[], events: KubeEvent[] = [], namespaces: Namespace[] = []) {
+  const b = emptyBundle({});
+  b.objects.nodes.push(...nodes);
+  b.objects.pods.push(...pods);
+  b.objects.events.push(...events);
+  b.objects.namespaces.push(...namespaces);
+  return b;
+}
+const ask = (b: ReturnType<typeof bundleOf>, name: string) => explainPending(b, { kind: "pod", namespace: "default", name });
+const verdicts = (r: ReturnType<typeof ask>) => Object.fromEntries(r.pods[0]!.nodes.map((n) => [n.node, n.rejectedBy?.plugin ?? "fits"]));
+
+// The documentation's example: zoneA = node1, node2; zoneB = node3, node4; one app=web pod on each of node1..node3.
+const fourNodes = (extraB: Partial<Node["spec"]> = {}) => [node("node1", "zoneA"), node("node2", "zoneA"), node("node3", "zoneB", extraB), node("node4", "zoneB", extraB)];
+const threeWeb = () => [pod("w1", { app: "web" }, { nodeName: "node1" }), pod("w2", { app: "web" }, { nodeName: "node2" }), pod("w3", { app: "web" }, { nodeName: "node3" })];
+
+describe("PodTopologySpread (DoNotSchedule)", () => {
+  it("zoneA holds 2, zoneB 1, maxSkew 1: zoneA's nodes would make skew 2, zoneB's fit", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({})] });
+    const r = ask(bundleOf(fourNodes(), [p, ...threeWeb()]), "new");
+    expect(verdicts(r)).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "fits", node4: "fits" });
+    const n1 = r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "topologySpread")!;
+    expect(n1.detail).toBe(`${ZONE}=zoneA: 2 pod(s) match [app=web] + 1 (self) − min 1 = skew 2 > maxSkew 1`);
+    expect(r.pods[0]!.topologySpread).toEqual([`constraint 0 (${ZONE}, maxSkew 1): pods matching [app=web] per domain: zoneA=2, zoneB=1`]);
+  });
+
+  it("zoneB tainted, nodeTaintsPolicy Ignore (default): zoneB still counts as a domain with min 1, so zoneA is rejected; first line and event agree", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({})] });
+    const pods = [p, pod("w1", { app: "web" }, { nodeName: "node1" }), pod("w2", { app: "web" }, { nodeName: "node2" }), pod("w3", { app: "web" }, { nodeName: "node3" })];
+    const msg = "0/4 nodes are available: 2 node(s) didn't match pod topology spread constraints, 2 node(s) had untolerated taint {dedicated: infra}. preemption: 0/4 nodes are available: 2 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
+    const r = ask(bundleOf(fourNodes({ taints: [{ key: "dedicated", value: "infra", effect: "NoSchedule" }] }), pods, [event("new", msg)]), "new");
+    expect(r.answer.split("\n")[0]).toContain("0/4 nodes are available: 2 node(s) didn't match pod topology spread constraints, 2 node(s) had untolerated taint {dedicated: infra}.");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
+  it("nodeTaintsPolicy Honor: the tainted zone is no domain, the minimum is zoneA's own 2, and zoneA fits", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ nodeTaintsPolicy: "Honor" })] });
+    const r = ask(bundleOf(fourNodes({ taints: [{ key: "dedicated", value: "infra", effect: "NoSchedule" }] }), [p, ...threeWeb()]), "new");
+    expect(verdicts(r)).toEqual({ node1: "fits", node2: "fits", node3: "TaintToleration", node4: "TaintToleration" });
+  });
+
+  it("nodeAffinityPolicy Honor (default) drops the zone the pod's nodeSelector excludes; Ignore keeps it", () => {
+    const honour = pod("new", { app: "web" }, { nodeSelector: { [ZONE]: "zoneA" }, topologySpreadConstraints: [spread({})] });
+    expect(verdicts(ask(bundleOf(fourNodes(), [honour, ...threeWeb()]), "new"))).toEqual({ node1: "fits", node2: "fits", node3: "NodeAffinity", node4: "NodeAffinity" });
+    const ignore = pod("new", { app: "web" }, { nodeSelector: { [ZONE]: "zoneA" }, topologySpreadConstraints: [spread({ nodeAffinityPolicy: "Ignore" })] });
+    expect(verdicts(ask(bundleOf(fourNodes(), [ignore, ...threeWeb()]), "new"))).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "NodeAffinity", node4: "NodeAffinity" });
+  });
+
+  it("minDomains 3 with two zones: the global minimum is 0, so one pod per zone already blocks both", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ minDomains: 3 })] });
+    const pods = [p, pod("w1", { app: "web" }, { nodeName: "node1" }), pod("w3", { app: "web" }, { nodeName: "node3" })];
+    const r = ask(bundleOf(fourNodes(), pods), "new");
+    expect(r.pods[0]!.summary!.message).toBe("0/4 nodes are available: 4 node(s) didn't match pod topology spread constraints.");
+    expect(r.pods[0]!.nodes[2]!.checks.find((c) => c.rule === "topologySpread")!.detail).toContain("min 0 (2 domain(s) < minDomains 3) = skew 2 > maxSkew 1");
+  });
+
+  it("a node without the topologyKey: (missing required label), and it is no domain", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({})] });
+    const r = ask(bundleOf([...fourNodes(), node("edge", null)], [p, ...threeWeb()]), "new");
+    expect(r.pods[0]!.nodes.find((n) => n.node === "edge")!.rejectedBy).toEqual({ plugin: "PodTopologySpread", reasons: ["node(s) didn't match pod topology spread constraints (missing required label)"] });
+  });
+
+  it("counts only pods of the pod's namespace, not terminating, not terminal; matchLabelKeys adds the pod's own revision", () => {
+    const p = pod("new", { app: "web", "pod-template-hash": "v2" }, { topologySpreadConstraints: [spread({ matchLabelKeys: ["pod-template-hash"] })] });
+    const pods = [
+      p,
+      pod("old1", { app: "web", "pod-template-hash": "v1" }, { nodeName: "node1" }),
+      pod("old2", { app: "web", "pod-template-hash": "v1" }, { nodeName: "node2" }),
+      pod("other-ns", { app: "web", "pod-template-hash": "v2" }, { nodeName: "node1" }, "staging"),
+      pod("leaving", { app: "web", "pod-template-hash": "v2" }, { nodeName: "node2" }, "default", { deletionTimestamp: "2026-11-25T00:00:00Z" }),
+      { ...pod("done", { app: "web", "pod-template-hash": "v2" }, { nodeName: "node1" }), status: { phase: "Succeeded" } } as Pod,
+      pod("new1", { app: "web", "pod-template-hash": "v2" }, { nodeName: "node3" }),
+    ];
+    const r = ask(bundleOf(fourNodes(), pods), "new");
+    // only new1 counts: zoneA=0, zoneB=1 → zoneB would be skew 2
+    expect(r.pods[0]!.topologySpread![0]).toContain("[app=web, pod-template-hash=v2] per domain: zoneA=0, zoneB=1");
+    expect(verdicts(r)).toEqual({ node1: "fits", node2: "fits", node3: "PodTopologySpread", node4: "PodTopologySpread" });
+  });
+
+  it("ScheduleAnyway only scores: no spread check", () => {
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ whenUnsatisfiable: "ScheduleAnyway" })] });
+    const r = ask(bundleOf(fourNodes(), [p, ...threeWeb()]), "new");
+    expect(r.pods[0]!.nodes.every((n) => n.fits && !n.checks.some((c) => c.rule === "topologySpread"))).toBe(true);
+  });
+});
+
+const term = (labels: Record<string, string>, topologyKey: string, extra: Partial<PodAffinityTerm> = {}): PodAffinityTerm =>
+  ({ labelSelector: { matchLabels: labels }, topologyKey, ...extra });
+
+describe("InterPodAffinity (required terms)", () => {
+  const three = () => [node("n1", "a"), node("n2", "a"), node("n3", "b")];
+
+  it("anti-affinity by hostname with a replica on every node: 0/3, the scheduler's words, agree", () => {
+    const p = pod("web-3", { app: "web" }, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] } } });
+    const pods = [p, pod("web-0", { app: "web" }, { nodeName: "n1" }), pod("web-1", { app: "web" }, { nodeName: "n2" }), pod("web-2", { app: "web" }, { nodeName: "n3" })];
+    const r = ask(bundleOf(three(), pods, [event("web-3", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")]), "web-3");
+    expect(r.answer.split("\n")[0]).toContain("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toBe(`anti-affinity term 0 [app=web] by ${HOST}: default/web-0 on n1 in ${HOST}=n1`);
+  });
+
+  it("the same event in the wording before v1.22 (umbrella reason beside the specific one) still agrees", () => {
+    const p = pod("web-3", { app: "web" }, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] } } });
+    const pods = [p, pod("web-0", { app: "web" }, { nodeName: "n1" }), pod("web-1", { app: "web" }, { nodeName: "n2" }), pod("web-2", { app: "web" }, { nodeName: "n3" })];
+    const r = ask(bundleOf(three(), pods, [event("web-3", "0/3 nodes are available: 3 node(s) didn't match pod affinity/anti-affinity, 3 node(s) didn't match pod anti-affinity rules.")]), "web-3");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
+  it("affinity to a cache in zone a: zone b is rejected (UnschedulableAndUnresolvable reason)", () => {
+    const p = pod("api", { app: "api" }, { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "cache" }, ZONE)] } } });
+    const r = ask(bundleOf(three(), [p, pod("cache-0", { app: "cache" }, { nodeName: "n2" })]), "api");
+    expect(verdicts(r)).toEqual({ n1: "fits", n2: "fits", n3: "InterPodAffinity" });
+    expect(r.pods[0]!.nodes[2]!.rejectedBy!.reasons).toEqual(["node(s) didn't match pod affinity rules"]);
+    expect(r.pods[0]!.nodes[2]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain(`no matching pod in ${ZONE}=b`);
+  });
+
+  it("the first pod of a group with affinity to itself is allowed anywhere; with a member elsewhere it is not", () => {
+    const spec = { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "db" }, ZONE)] } } };
+    expect(verdicts(ask(bundleOf(three(), [pod("db-0", { app: "db" }, spec)]), "db-0"))).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+    // an unrelated pod's affinity to app=db does not exempt a pod labelled otherwise
+    expect(verdicts(ask(bundleOf(three(), [pod("x", { app: "x" }, spec)]), "x"))).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "InterPodAffinity" });
+    expect(verdicts(ask(bundleOf(three(), [pod("db-1", { app: "db" }, spec), pod("db-0", { app: "db" }, { nodeName: "n3" })]), "db-1"))).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "fits" });
+  });
+
+  it("a bound pod's anti-affinity keeps this pod off its zone: existing pods anti-affinity rules", () => {
+    const guard = pod("batch-0", { app: "batch" }, { nodeName: "n1", affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, ZONE)] } } });
+    const r = ask(bundleOf(three(), [pod("web", { app: "web" }), guard]), "web");
+    expect(verdicts(r)).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "fits" });
+    expect(r.pods[0]!.nodes[1]!.rejectedBy!.reasons).toEqual(["node(s) didn't satisfy existing pods anti-affinity rules"]);
+    expect(r.pods[0]!.nodes[1]!.checks.find((c) => c.rule === "podAffinity")!.detail).toBe(`the required anti-affinity of default/batch-0 on n1 (its term 0) excludes this pod from ${ZONE}=a`);
+  });
+
+  it("terms look in the owner's namespace unless namespaces or a namespaceSelector say otherwise", () => {
+    const anti = (extra: Partial<PodAffinityTerm>) => pod("web", { app: "web" }, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST, extra)] } } });
+    const elsewhere = pod("web-s", { app: "web" }, { nodeName: "n1" }, "staging");
+    expect(verdicts(ask(bundleOf(three(), [anti({}), elsewhere]), "web")).n1).toBe("fits");
+    expect(verdicts(ask(bundleOf(three(), [anti({ namespaces: ["staging"] }), elsewhere]), "web")).n1).toBe("InterPodAffinity");
+    expect(verdicts(ask(bundleOf(three(), [anti({ namespaceSelector: {} }), elsewhere]), "web")).n1).toBe("InterPodAffinity");
+    const ns = (name: string, labels: Record<string, string>): Namespace => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } });
+    const bySel = anti({ namespaceSelector: { matchLabels: { env: "staging" } } });
+    // without Namespace objects the selector is undecided, and the check says which fact decides it
+    const undecided = ask(bundleOf(three(), [bySel, elsewhere]), "web");
+    expect(undecided.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain("namespaceSelector needs the namespaces' labels");
+    expect(verdicts(ask(bundleOf(three(), [bySel, elsewhere], [], [ns("staging", { env: "staging" }), ns("default", {})]), "web")).n1).toBe("InterPodAffinity");
+    expect(verdicts(ask(bundleOf(three(), [bySel, elsewhere], [], [ns("staging", { env: "prod" }), ns("default", {})]), "web")).n1).toBe("fits");
+  });
+
+  it("a node without the affinity term's topologyKey is rejected", () => {
+    const p = pod("api", { app: "api" }, { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "cache" }, ZONE)] } } });
+    const r = ask(bundleOf([...three(), node("edge", null)], [p, pod("cache-0", { app: "cache" }, { nodeName: "n1" })]), "api");
+    expect(r.pods[0]!.nodes.find((n) => n.node === "edge")!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain(`the node has no label ${ZONE}`);
+  });
+
+  it("spread runs before affinity (the default profile's filter order), and the text table shows both columns", () => {
+    const p = pod("new", { app: "web" }, {
+      topologySpreadConstraints: [spread({})],
+      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] } },
+    });
+    const r = ask(bundleOf(fourNodes(), [p, ...threeWeb()]), "new");
+    expect(verdicts(r)).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "InterPodAffinity", node4: "fits" });
+    const text = renderPendingText(r, { color: false });
+    expect(text).toMatch(/SPREAD\s+POD AFFINITY\s+VERDICT/);
+    expect(text).toContain("topology spread constraint 0");
+  });
+});
+
+describe("classification and the bundle", () => {
+  it.each([
+    ["node(s) didn't match pod topology spread constraints", "topology-spread"],
+    ["node(s) didn't match pod topology spread constraints (missing required label)", "topology-spread"],
+    ["node(s) didn't satisfy existing pods anti-affinity rules", "pod-affinity"],
+    ["node(s) didn't match pod affinity rules", "pod-affinity"],
+    ["node(s) didn't match pod anti-affinity rules", "pod-affinity"],
+    ["node(s) didn't match pod affinity/anti-affinity", "pod-affinity-umbrella"],
+    ["node(s) didn't satisfy plugin(s) [InterPodAffinity]", "pod-affinity"],
+    ["node(s) didn't satisfy plugin(s) [PodTopologySpread]", "topology-spread"],
+  ])("%s → %s", (reason, kind) => {
+    expect(classifyReason(reason).kind).toBe(kind);
+    expect(parseSchedulerMessage(`0/2 nodes are available: 2 ${reason}.`).reasons[0]!.kind).toBe(kind);
+  });
+
+  it("label selectors: nil matches nothing (affinity) or everything (PVC), {} everything, NotIn matches a missing key", () => {
+    expect(labelSelectorMatches(undefined, { a: "1" }, "nothing")).toBe(false);
+    expect(labelSelectorMatches(undefined, { a: "1" }, "everything")).toBe(true);
+    expect(labelSelectorMatches({}, {}, "nothing")).toBe(true);
+    expect(labelSelectorMatches({ matchExpressions: [{ key: "a", operator: "NotIn", values: ["1"] }] }, {}, "nothing")).toBe(true);
+    expect(labelSelectorMatches({ matchExpressions: [{ key: "a", operator: "In", values: ["1"] }] }, {}, "nothing")).toBe(false);
+  });
+
+  it("the allow-list keeps the required terms and spread constraints (and drops preferred terms); Namespaces keep labels only; a bundle file round-trips them", () => {
+    const p = pod("new", { app: "web" }, {
+      topologySpreadConstraints: [spread({})],
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)],
+          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ app: "x" }, HOST) }],
+        },
+      },
+    });
+    const b = bundleOf(fourNodes(), [p, ...threeWeb()], [], [{ apiVersion: "v1", kind: "Namespace", metadata: { name: "default", labels: { team: "a" }, annotations: { secret: "x" } } }]);
+    const kept = allowListObjects(b.objects);
+    const keptPod = kept.pods[0]!;
+    expect(keptPod.spec!.topologySpreadConstraints).toEqual([spread({})]);
+    expect(keptPod.spec!.affinity!.podAntiAffinity).toEqual({ requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] });
+    expect(kept.namespaces[0]).toEqual({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default", labels: { team: "a" } } });
+    const text = JSON.stringify({ format: "kubectl-netpath/bundle", version: 1, objects: { ...kept } });
+    const back = decodeBundle(text, "b.json");
+    expect(back.objects.namespaces).toHaveLength(1);
+    expect(verdicts(ask(back, "new"))).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "InterPodAffinity", node4: "fits" });
+  });
+});
+
+describe("examples/scheduling (the README's --why-pending examples)", () => {
+  const dir = new URL("../examples/scheduling/", import.meta.url);
+  const b = () => bundleFromFiles(readdirSync(dir).filter((f) => f.endsWith(".yaml")).map((f) => ({ path: f, text: readFileSync(new URL(f, dir), "utf8") })), "examples/scheduling");
+  const q = (name: string) => explainPending(b(), { kind: "pod", namespace: "shop", name });
+
+  it("web-7d9f-3: spread rejects eu-west-1a, memory rejects eu-west-1b; the first line is the scheduler's, and they agree", () => {
+    const r = q("web-7d9f-3");
+    expect(r.answer.split("\n")[0]).toBe("Pod shop/web-7d9f-3 cannot be scheduled: 0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match pod topology spread constraints.");
+    expect(Object.fromEntries(r.pods[0]!.nodes.map((n) => [n.node, n.rejectedBy?.plugin]))).toEqual({ "pool-a-1": "PodTopologySpread", "pool-a-2": "PodTopologySpread", "pool-b-1": "NodeResourcesFit" });
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
+  it("train-0: Insufficient cpu on every node, memory on pool-b-1 too; agree", () => {
+    const r = q("train-0");
+    expect(r.answer.split("\n")[0]).toBe("Pod shop/train-0 cannot be scheduled: 0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu.");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+});
