@@ -206,6 +206,58 @@ describe("PV pinned to nodes or zones that are gone", () => {
     );
   });
 
+  test.each([
+    ["topology.topolvm.io/node", "topolvm.io"],
+    ["openebs.io/nodename", "local.csi.openebs.io"],
+    ["openebs.io/nodeid", "zfs.csi.openebs.io"],
+  ])("a local-volume CSI PV (%s) of a deleted node", (key, driver) => {
+    const r = podReport([
+      node("worker-1", { labels: { [key]: "worker-1" } }),
+      node("worker-2", { labels: { [key]: "worker-2" } }),
+      storageClass("local", { provisioner: driver, mode: "WaitForFirstConsumer" }),
+      pvc("data", { class: "local", boundTo: "pvc-3" }),
+      pv("pvc-3", { class: "local", claim: "default/data", source: { csi: { driver, volumeHandle: "h" } }, terms: [term([key, "In", "worker-3"])] }),
+      pod("app-0", { claims: ["data"] }),
+    ]);
+    expect(hints(r)).toEqual(["volume-node-gone"]);
+    expect(finding(r, "volume-node-gone").detail).toMatch(new RegExp(`^Its node affinity requires ${key.replace(/\./g, "\\.")}=worker-3`));
+  });
+
+  test("a TopoLVM PV whose node exists but carries no topology.topolvm.io/node label: the node plugin is not running there", () => {
+    const r = podReport([
+      node("worker-1"),
+      node("worker-2"),
+      storageClass("topolvm-provisioner", { provisioner: "topolvm.io", mode: "WaitForFirstConsumer" }),
+      pvc("data", { class: "topolvm-provisioner", boundTo: "pvc-1" }),
+      pv("pvc-1", { class: "topolvm-provisioner", claim: "default/data", source: { csi: { driver: "topolvm.io", volumeHandle: "h" } }, terms: [term(["topology.topolvm.io/node", "In", "worker-1"])] }),
+      pod("app-0", { claims: ["data"] }),
+    ]);
+    expect(hints(r)).toEqual(["label-key-missing"]);
+    const f = finding(r, "label-key-missing");
+    expect(f.title).toBe("No node has label topology.topolvm.io/node; the nodes carry kubernetes.io/hostname");
+    expect(f.suggestion).toMatch(/^topology\.topolvm\.io\/node is set on nodes by the topolvm\.io \(TopoLVM, Red Hat LVMS\) CSI node plugin/);
+  });
+
+  test.each([
+    ["topology.csi.vmware.com/k8s-zone", "csi.vsphere.vmware.com (vSphere)"],
+    ["topology.rbd.csi.ceph.com/zone", "rbd.csi.ceph.com (Ceph RBD, from its --domainlabels)"],
+    ["topology.cephfs.csi.ceph.com/zone", "cephfs.csi.ceph.com (CephFS, from its --domainlabels)"],
+    ["topology.portworx.io/zone", "pxd.portworx.com (Portworx)"],
+  ])("a zone key of a CSI driver (%s) the nodes lack: the GA zone label is the near miss", (key, driver) => {
+    const r = podReport([
+      node("n-a", { zone: "zone-a" }),
+      node("n-b", { zone: "zone-b" }),
+      pvc("data", { boundTo: "pv-1" }),
+      pv("pv-1", { claim: "default/data", terms: [term([key, "In", "zone-a"])] }),
+      pod("app-0", { claims: ["data"] }),
+    ]);
+    expect(hints(r)).toEqual(["label-key-missing"]);
+    const f = finding(r, "label-key-missing");
+    expect(f.title).toContain(`No node has label ${key}; the nodes carry`);
+    expect(f.title).toContain("topology.kubernetes.io/zone");
+    expect(f.suggestion!.startsWith(`${key} is set on nodes by the ${driver} CSI node plugin`)).toBe(true);
+  });
+
   test("zone with no node left", () => {
     const r = podReport([
       node("n-a", { zone: "us-east-1a" }),

@@ -276,3 +276,30 @@ describe("examples/scheduling (the README's --why-pending examples)", () => {
     expect(r.pods[0]!.reconciliation.status).toBe("agree");
   });
 });
+
+describe("live: what the pod's affinity costs", () => {
+  it("an unscheduled pod without requests still gets the one pod list (bound pods' anti-affinity applies to it); a namespaceSelector adds one namespace list", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const ns = (name: string, labels: Record<string, string>): Namespace => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } });
+    const p = pod("web", { app: "web" }, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST, { namespaceSelector: { matchLabels: { env: "staging" } } })] } } });
+    const plain = pod("plain", { app: "plain" });
+    const guard = pod("web-s", { app: "web" }, { nodeName: "n1" }, "staging");
+    const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a"), node("n2", "a")], pods: [p, plain, guard], namespaces: [ns("staging", { env: "staging" }), ns("default", {})] } });
+    try {
+      const r = await run(["pod/web", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(s.requests.filter((x) => x.method === "GET" && x.path === "/api/v1/namespaces")).toHaveLength(1);
+      const report = JSON.parse(r.stdout) as { pods: { nodes: { node: string; rejectedBy: { plugin: string } | null }[] }[] };
+      expect(report.pods[0]!.nodes.map((n) => n.rejectedBy?.plugin ?? "fits")).toEqual(["InterPodAffinity", "fits"]);
+      const before = s.requests.length;
+      const r2 = await run(["pod/plain", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r2.code, r2.stderr).toBe(0);
+      const mine = s.requests.slice(before);
+      expect(mine.filter((x) => x.method === "GET" && x.path === "/api/v1/pods")).toHaveLength(1);
+      expect(mine.filter((x) => x.path === "/api/v1/namespaces")).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+});

@@ -19,7 +19,7 @@
  */
 import type { NodeSelector, NodeSelectorRequirement } from "../model/k8s.ts";
 import { formatRequirement, matchTopologySelectorTerms } from "./node_selector.ts";
-import { cmp, NO_PROVISIONER, type PendingContext, ZONE_KEYS, REGION_KEYS } from "./context.ts";
+import { cmp, NO_PROVISIONER, NODE_KEYS, type PendingContext, REGION_KEYS, ZONE_KEYS } from "./context.ts";
 import type { ClaimReport, Finding, NodeState, PodReport } from "./report.ts";
 
 /** What the hints look at. */
@@ -29,17 +29,29 @@ export interface HintInput {
   pods: PodReport[];
 }
 
-/** CSI topology keys and the driver whose node plugin sets them. */
+/** CSI topology keys and the driver (and product) whose node plugin sets them on the Node. */
 export const CSI_TOPOLOGY_KEYS: Record<string, string> = {
   "topology.disk.csi.azure.com/zone": "disk.csi.azure.com",
   "topology.ebs.csi.aws.com/zone": "ebs.csi.aws.com",
   "topology.gke.io/zone": "pd.csi.storage.gke.io",
   "topology.cinder.csi.openstack.org/zone": "cinder.csi.openstack.org",
+  "topology.csi.vmware.com/k8s-zone": "csi.vsphere.vmware.com (vSphere)",
+  "topology.csi.vmware.com/k8s-region": "csi.vsphere.vmware.com (vSphere)",
+  "topology.rbd.csi.ceph.com/zone": "rbd.csi.ceph.com (Ceph RBD, from its --domainlabels)",
+  "topology.rbd.csi.ceph.com/region": "rbd.csi.ceph.com (Ceph RBD, from its --domainlabels)",
+  "topology.cephfs.csi.ceph.com/zone": "cephfs.csi.ceph.com (CephFS, from its --domainlabels)",
+  "topology.cephfs.csi.ceph.com/region": "cephfs.csi.ceph.com (CephFS, from its --domainlabels)",
+  "topology.portworx.io/zone": "pxd.portworx.com (Portworx)",
+  "topology.portworx.io/region": "pxd.portworx.com (Portworx)",
+  "topology.topolvm.io/node": "topolvm.io (TopoLVM, Red Hat LVMS)",
+  "topology.topolvm.cybozu.com/node": "topolvm.cybozu.com (TopoLVM before its rename to topolvm.io)",
+  "openebs.io/nodename": "local.csi.openebs.io / zfs.csi.openebs.io (OpenEBS LocalPV-LVM, LocalPV-ZFS)",
+  "openebs.io/nodeid": "zfs.csi.openebs.io (OpenEBS LocalPV-ZFS)",
 };
 
-const HOSTNAME_KEY = "kubernetes.io/hostname";
 const ZONE_SET = new Set<string>(ZONE_KEYS);
 const REGION_SET = new Set<string>(REGION_KEYS);
+const NODE_SET = new Set<string>(NODE_KEYS);
 
 function isZoneKey(k: string): boolean {
   return ZONE_SET.has(k);
@@ -139,7 +151,7 @@ function faultDomainValues(input: HintInput): Finding[] {
 
 function nearMisses(missing: string, present: string[]): string[] {
   const tail = (k: string) => k.slice(k.lastIndexOf("/") + 1).toLowerCase();
-  const family = (k: string) => (ZONE_SET.has(k) ? "zone" : REGION_SET.has(k) ? "region" : k === HOSTNAME_KEY ? "host" : "");
+  const family = (k: string) => (ZONE_SET.has(k) ? "zone" : REGION_SET.has(k) ? "region" : NODE_SET.has(k) ? "host" : "");
   return present.filter((k) =>
     k !== missing &&
     ((family(k) !== "" && family(k) === family(missing)) || tail(k) === tail(missing) || k.toLowerCase() === missing.toLowerCase())
@@ -292,18 +304,23 @@ function volumeNodesUnusable(input: HintInput, faultDomainVolumes: Set<string>):
     if (faultDomainVolumes.has(volume.name)) continue;
     // Matches no node: are the named hosts or zones simply gone?
     const reqs = requirementsOf(volume.nodeAffinity).filter(({ req }) => req.operator === "In");
-    const hosts = reqs.filter(({ req }) => req.key === HOSTNAME_KEY).flatMap(({ req }) => req.values ?? []);
+    // the hostname label, or a local-volume driver's node key (TopoLVM/LVMS, OpenEBS LocalPV), or metadata.name
+    const hostReqs = reqs.filter(({ req }) => NODE_SET.has(req.key)).flatMap(({ req }) => (req.values ?? []).map((h) => ({ key: req.key, host: h })));
     const fieldHosts = (volume.nodeAffinity.nodeSelectorTerms ?? []).flatMap((t) =>
       (t?.matchFields ?? []).filter((f) => f.key === "metadata.name" && f.operator === "In").flatMap((f) => f.values ?? [])
-    );
-    const allHosts = [...new Set([...hosts, ...fieldHosts])];
-    const goneHosts = allHosts.filter((h) => !ctx.nodes.some((n) => (n.metadata.labels?.[HOSTNAME_KEY] ?? n.metadata.name) === h || n.metadata.name === h));
+    ).map((h) => ({ key: "metadata.name", host: h }));
+    const pins = [...hostReqs, ...fieldHosts];
+    const allHosts = [...new Set(pins.map((p) => p.host))];
+    const exists = (key: string, h: string) =>
+      ctx.nodes.some((n) => n.metadata.name === h || (key !== "metadata.name" && (n.metadata.labels?.[key] ?? (key === "kubernetes.io/hostname" ? n.metadata.name : undefined)) === h));
+    const gonePins = pins.filter((p) => !exists(p.key, p.host));
+    const goneHosts = [...new Set(gonePins.map((p) => p.host))];
     if (allHosts.length > 0 && goneHosts.length === allHosts.length) {
       out.push({
         id: "volume-node-gone",
         severity: "error",
         title: `PersistentVolume ${volume.name} is pinned to node ${listWords(goneHosts)}, which no longer exists`,
-        detail: `Its node affinity requires ${listWords(goneHosts.map((h) => `${HOSTNAME_KEY}=${h}`))}` +
+        detail: `Its node affinity requires ${listWords([...new Set(gonePins.map((p) => `${p.key}=${p.host}`))])}` +
           (volume.source ? ` (a ${volume.source} volume, stored on that node)` : "") +
           `; no node of the cluster carries that name, so pods using claim ${claim.namespace}/${claim.name} can never be scheduled.`,
         evidence: volume.terms.map((t, i) => `PersistentVolume ${volume.name} term ${i}: ${t}`),

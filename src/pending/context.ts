@@ -24,7 +24,12 @@ import type { NodeFacts } from "./node_selector.ts";
 import type { EventSummary, NodeState, ObjectRef, StorageClassSummary } from "./report.ts";
 import { formatTaint } from "./taints.ts";
 
-/** Zone label keys, most specific first: GA, beta, then the CSI drivers' own topology keys. */
+/**
+ * Zone label keys, most specific first: GA, beta, then the CSI drivers' own topology keys (the node plugin of each
+ * driver reports them in NodeGetInfo and the kubelet copies them onto the Node): Azure Disk, AWS EBS, GCE PD, Cinder,
+ * vSphere (`k8s-zone`, the default zone category), Ceph RBD and CephFS (ceph-csi's `--domainlabels` re-exported under
+ * the driver's prefix), Portworx.
+ */
 export const ZONE_KEYS = [
   "topology.kubernetes.io/zone",
   "failure-domain.beta.kubernetes.io/zone",
@@ -32,10 +37,34 @@ export const ZONE_KEYS = [
   "topology.ebs.csi.aws.com/zone",
   "topology.gke.io/zone",
   "topology.cinder.csi.openstack.org/zone",
+  "topology.csi.vmware.com/k8s-zone",
+  "topology.rbd.csi.ceph.com/zone",
+  "topology.cephfs.csi.ceph.com/zone",
+  "topology.portworx.io/zone",
 ] as const;
 
-/** Region label keys: GA, then beta. */
-export const REGION_KEYS = ["topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region"] as const;
+/** Region label keys: GA, beta, then the CSI drivers' own (vSphere, Ceph RBD and CephFS, Portworx). */
+export const REGION_KEYS = [
+  "topology.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/region",
+  "topology.csi.vmware.com/k8s-region",
+  "topology.rbd.csi.ceph.com/region",
+  "topology.cephfs.csi.ceph.com/region",
+  "topology.portworx.io/region",
+] as const;
+
+/**
+ * Keys that pin a volume to one node: the hostname label, and the node keys of local-volume CSI drivers — TopoLVM and
+ * Red Hat LVMS (`topology.topolvm.io/node`; `topology.topolvm.cybozu.com/node` before TopoLVM's rename), OpenEBS
+ * LocalPV-LVM and LocalPV-ZFS (`openebs.io/nodename`; ZFS also `openebs.io/nodeid`).
+ */
+export const NODE_KEYS = [
+  "kubernetes.io/hostname",
+  "topology.topolvm.io/node",
+  "topology.topolvm.cybozu.com/node",
+  "openebs.io/nodename",
+  "openebs.io/nodeid",
+] as const;
 
 /** The labels the VolumeZone filter compares between a PV and a node. */
 export const VOLUME_ZONE_KEYS = [

@@ -240,6 +240,7 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   persistentvolumeclaims: "persistentVolumeClaims",
   persistentvolumes: "persistentVolumes",
   storageclasses: "storageClasses",
+  namespaces: "namespaces",
 };
 
 function synthNodeName(i: number): string {
