@@ -241,6 +241,27 @@ describe("scheduler model and reconciliation", () => {
     expect(r.claims[0]!.state.reason).toBe("Provisioning");
     expect(r.claims[0]!.state.message).toBe('Pending: waiting for provisioner "ebs.csi.aws.com" to create the volume for node "n-a"; it has reported nothing (is it running?).');
     expect(r.pods[0]!.nodes.map((n) => [n.node, n.fits])).toEqual([["n-a", true], ["n-b", false]]);
+    // issue 16: the first line says the pod waits for provisioning, not that a node fits
+    expect(r.answer.split("\n")[0]).toBe(
+      'Pod default/app-0 waits for claim data: the scheduler chose node n-a (annotation volume.kubernetes.io/selected-node) and binds the pod once the volume exists; provisioner "ebs.csi.aws.com" is creating it, and has reported nothing (is it running?).',
+    );
+  });
+
+  test("a selected node and a failing provisioner: the first line carries the provisioner's error", () => {
+    const r = explainPending(
+      bundleOf([
+        node("n-a", { zone: "a" }),
+        storageClass("gp3", { mode: "WaitForFirstConsumer" }),
+        pvc("data", { annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
+        pod("app-0", { claims: ["data"] }),
+        event("PersistentVolumeClaim", "default", "data", "ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal desc = Could not create volume: UnauthorizedOperation', { type: "Warning" }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    expect(r.answer.split("\n")[0]).toBe(
+      'Pod default/app-0 waits for claim data: the scheduler chose node n-a (annotation volume.kubernetes.io/selected-node) and binds the pod once the volume exists; provisioner "ebs.csi.aws.com" fails: failed to provision volume with StorageClass "gp3": rpc error: code = Internal desc = Could not create volume: UnauthorizedOperation.' +
+        " Root cause: The provisioner of PersistentVolumeClaim default/data fails.",
+    );
   });
 
   test("WaitForFirstConsumer + no-provisioner: a static local PV on one node", () => {

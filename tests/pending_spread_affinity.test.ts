@@ -303,3 +303,36 @@ describe("live: what the pod's affinity costs", () => {
     }
   }, 60_000);
 });
+
+describe("VolumeRestrictions: a ReadWriteOncePod claim already in use", () => {
+  const claim = (name: string, modes: string[]) =>
+    ({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name, namespace: "default", annotations: { "pv.kubernetes.io/bind-completed": "yes" } }, spec: { accessModes: modes, volumeName: `pv-${name}`, storageClassName: "" }, status: { phase: "Bound" } });
+  const volume = (name: string) =>
+    ({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name: `pv-${name}` }, spec: { accessModes: ["ReadWriteOncePod"], capacity: { storage: "1Gi" }, claimRef: { namespace: "default", name } }, status: { phase: "Bound" } });
+  const mounting = (name: string, claimName: string, spec: Record<string, unknown> = {}) => pod(name, { app: "db" }, { ...spec, volumes: [{ name: "data", persistentVolumeClaim: { claimName } }] });
+
+  function withClaims(pods: Pod[], modes: string[], events: KubeEvent[] = []) {
+    const b = bundleOf([node("n1", "a"), node("n2", "a"), node("n3", "b")], pods, events);
+    b.objects.persistentVolumeClaims.push(claim("data", modes) as never);
+    b.objects.persistentVolumes.push(volume("data") as never);
+    return b;
+  }
+
+  it("held by a running pod: every node fails with the scheduler's words, and the event agrees", () => {
+    const msg = "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
+    const r = ask(withClaims([mounting("db-new", "data"), mounting("db-old", "data", { nodeName: "n2" })], ["ReadWriteOncePod"], [event("db-new", msg)]), "db-new");
+    expect(r.answer.split("\n")[0]).toContain("0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode.");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volumeRestrictions")!.detail).toBe("claim data is ReadWriteOncePod and held by default/db-old on n2");
+  });
+
+  it("ReadWriteOnce, or the holder finished: no conflict; an event that still names it is a disagreement, not an unmodelled check", () => {
+    expect(verdicts(ask(withClaims([mounting("db-new", "data"), mounting("db-old", "data", { nodeName: "n2" })], ["ReadWriteOnce"]), "db-new"))).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+    const done = { ...mounting("db-old", "data", { nodeName: "n2" }), status: { phase: "Succeeded" } } as Pod;
+    const msg = "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode.";
+    const r = ask(withClaims([mounting("db-new", "data"), done], ["ReadWriteOncePod"], [event("db-new", msg)]), "db-new");
+    expect(verdicts(r)).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+    expect(r.pods[0]!.reconciliation.status).toBe("disagree");
+    expect(r.pods[0]!.reconciliation.details.join(" ")).not.toContain("does not model");
+  });
+});

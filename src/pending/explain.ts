@@ -11,11 +11,12 @@
  * allowedTopologies), VolumeZone (PV zone/region labels), and — after NodeAffinity — NodePorts and NodeResourcesFit
  * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable), and —
  * after VolumeZone — PodTopologySpread (filters/topology_spread.ts) and InterPodAffinity (filters/pod_affinity.ts),
- * over the pods the bundle holds. A node's reasons are those of its first failing filter, as the framework stops at
- * the first rejection. Before the filters: `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no
- * scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events. Not modelled:
- * volume limits, VolumeRestrictions, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the reconciliation
- * says so when an event names them.
+ * over the pods the bundle holds; VolumeRestrictions' ReadWriteOncePod check (filters/volume_restrictions.ts) before
+ * VolumeBinding. A node's reasons are those of its first failing filter, as the framework stops at the first
+ * rejection. Before the filters: `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no scheduler answered
+ * for; the PodScheduled condition stands in for expired FailedScheduling Events. Not modelled: volume limits,
+ * VolumeRestrictions' inline disk conflicts, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the
+ * reconciliation says so when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -73,6 +74,7 @@ import {
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
 import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
+import { readWriteOncePodConflicts, type ReadWriteOncePodConflict, RWOP_REASON } from "./filters/volume_restrictions.ts";
 import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
 export type {
@@ -222,7 +224,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null },
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[] },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -289,6 +291,15 @@ function podNodeRow(
       detail: `${fit.reasons.length > 0 ? `${fit.reasons.join(", ")}: ` : ""}${fit.detail} (${counted})`,
     });
   }
+  // VolumeRestrictions (ReadWriteOncePod): the same verdict on every node
+  if (pre.rwop.length > 0) {
+    checks.push({
+      rule: "volumeRestrictions",
+      plugin: "VolumeRestrictions",
+      passed: false,
+      detail: pre.rwop.map((c) => `claim ${c.claim} is ReadWriteOncePod and held by ${c.holders.join(", ")}`).join("; "),
+    });
+  }
   let nodeConflict = false;
   let bindConflict = false;
   let pvMissing = false;
@@ -342,6 +353,8 @@ function podNodeRow(
     rejectedBy = { plugin: "NodePorts", reasons: ["node(s) didn't have free ports for the requested pod ports"] };
   } else if (fit && fit.reasons.length > 0) {
     rejectedBy = { plugin: "NodeResourcesFit", reasons: fit.reasons };
+  } else if (pre.rwop.length > 0) {
+    rejectedBy = { plugin: "VolumeRestrictions", reasons: [RWOP_REASON] };
   } else if (nodeConflict || bindConflict || pvMissing) {
     const reasons: string[] = [];
     if (nodeConflict) reasons.push(reasonText("volume-node-affinity", wording) as string);
@@ -418,9 +431,10 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["volume-limits", "volume-restrictions", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    ["volume-limits", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
+    (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason))) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {
@@ -461,6 +475,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const pre = {
     spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode),
     affinity: !scheduledAlready && hasPodAffinityWork(pod, ctx.pods) ? podAffinityState(pod, ctx.nodeByName, ctx.podsByNode, ctx.namespaceLabels) : null,
+    rwop: scheduledAlready ? [] : readWriteOncePodConflicts(ctx, pod),
   };
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;
@@ -496,7 +511,11 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     nodes: rows,
     summary,
     lastFailedScheduling: last,
-    reconciliation: reconcile(summary, last, scheduled, new Set(rows.flatMap((r) => r.checks.map((c) => c.rule)))),
+    reconciliation: reconcile(summary, last, scheduled, new Set([
+      ...rows.flatMap((r) => r.checks.map((c) => c.rule)),
+      // the ReadWriteOncePod check ran (and may have found no holder) when the pod mounts such a claim the bundle holds
+      ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
+    ])),
   };
 }
 
@@ -608,6 +627,20 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
     }
     if (p.schedulerName !== "default-scheduler" && !p.lastFailedScheduling) {
       return `pod ${p.namespace}/${p.name} asks for scheduler "${p.schedulerName}" (spec.schedulerName) and has no FailedScheduling event or PodScheduled condition: no scheduler of that name has looked at it — is one running?`;
+    }
+    // the scheduler chose a node for a WaitForFirstConsumer claim and waits (VolumeBinding PreBind) for the volume
+    const provisioning = claims.find((c) =>
+      c.namespace === p.namespace && p.claims.some((u) => u.claim === c.name) && c.selectedNode !== null &&
+      (c.state.reason === "Provisioning" || c.state.reason === "ProvisioningFailed")
+    );
+    if (provisioning) {
+      return `pod ${p.namespace}/${p.name} waits for claim ${provisioning.name}: the scheduler chose node ${provisioning.selectedNode} ` +
+        `(annotation volume.kubernetes.io/selected-node) and binds the pod once the volume exists; ` +
+        (provisioning.state.reason === "ProvisioningFailed"
+          ? `provisioner ${JSON.stringify(provisioning.storageClass?.provisioner ?? "?")} fails: ${provisioning.state.event?.message ?? ""}`
+          : `provisioner ${JSON.stringify(provisioning.storageClass?.provisioner ?? "?")} is creating it` +
+            (provisioning.state.event ? ` (${provisioning.state.event.reason}: ${provisioning.state.event.message})` : ", and has reported nothing (is it running?)")) +
+        ".";
     }
     if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}`;
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");

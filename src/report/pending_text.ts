@@ -142,7 +142,7 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
     const hasZone = p.nodes.some((r) => check(r, "volumeZone"));
     // the filters that run only when the pod or the bundle gives them something to check
     const optional: [RuleCheck["rule"], string][] = (
-      [["hostPorts", "HOST PORTS"], ["resources", "RESOURCES"], ["topologySpread", "SPREAD"], ["podAffinity", "POD AFFINITY"]] as [RuleCheck["rule"], string][]
+      [["hostPorts", "HOST PORTS"], ["resources", "RESOURCES"], ["volumeRestrictions", "RWOP"], ["topologySpread", "SPREAD"], ["podAffinity", "POD AFFINITY"]] as [RuleCheck["rule"], string][]
     ).filter(([rule]) => p.nodes.some((r) => check(r, rule)));
     const claimCols = p.claims.map((u) => u.claim);
     const head = [
