@@ -336,3 +336,74 @@ describe("VolumeRestrictions: a ReadWriteOncePod claim already in use", () => {
     expect(r.pods[0]!.reconciliation.details.join(" ")).not.toContain("does not model");
   });
 });
+
+describe("DynamicResources: the pod's ResourceClaims", () => {
+  const rc = (name: string, allocation?: Record<string, unknown>) => ({
+    apiVersion: "resource.k8s.io/v1",
+    kind: "ResourceClaim",
+    metadata: { name, namespace: "default" },
+    spec: { devices: { requests: [{ name: "gpu", exactly: { deviceClassName: "gpu.example.com" } }] } },
+    status: allocation ? { allocation } : {},
+  });
+  const gpuPod = (claims: { name: string; resourceClaimName?: string; resourceClaimTemplateName?: string }[], statuses?: { name: string; resourceClaimName?: string }[]) =>
+    ({ ...pod("train", { app: "train" }, { resourceClaims: claims }), status: { phase: "Pending", ...(statuses ? { resourceClaimStatuses: statuses } : {}) } } as Pod);
+  const three = () => [node("n1", "a"), node("n2", "a"), node("n3", "b")];
+  const withClaims = (p: Pod, claims: unknown[], events: KubeEvent[] = []) => {
+    const b = bundleOf(three(), [p], events);
+    b.objects.resourceClaims.push(...(claims as never[]));
+    return b;
+  };
+
+  it("an unallocated claim: every node fits the other filters, and the first line says the pod waits for DRA, with the device class", () => {
+    const r = ask(withClaims(gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]), [rc("train-gpu")]), "train");
+    expect(r.answer.split("\n")[0]).toBe(
+      "Pod default/train waits for Dynamic Resource Allocation: ResourceClaim train-gpu is not allocated (device class gpu.example.com): the scheduler allocates it while placing the pod, from the ResourceSlices the drivers publish — whether such devices are free is not checked here (by the other rules checked here 3/3 nodes fit).",
+    );
+  });
+
+  it("a template whose claim is not created yet, and a claim that does not exist", () => {
+    expect(ask(withClaims(gpuPod([{ name: "gpu", resourceClaimTemplateName: "gpu-tpl" }]), []), "train").answer).toContain(
+      "claim gpu (template gpu-tpl) has no ResourceClaim yet: the ResourceClaim controller of kube-controller-manager creates it",
+    );
+    expect(ask(withClaims(gpuPod([{ name: "gpu", resourceClaimTemplateName: "gpu-tpl" }], [{ name: "gpu", resourceClaimName: "train-gpu-x7k2" }]), []), "train").answer).toContain(
+      "ResourceClaim train-gpu-x7k2 does not exist",
+    );
+  });
+
+  it("an allocated claim pinned by its node selector: the other nodes fail with the scheduler's words, and the event agrees", () => {
+    const allocation = {
+      nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["n3"] }] }] },
+      devices: { results: [{ request: "gpu", driver: "gpu.example.com", pool: "n3", device: "gpu-0" }] },
+    };
+    const msg = "0/3 nodes are available: 2 resourceclaim not available on the node, 1 node(s) didn't match pod anti-affinity rules.";
+    const p = { ...gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]), spec: { ...gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]).spec, affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "train" }, HOST)] } } } } as Pod;
+    const other = pod("train-old", { app: "train" }, { nodeName: "n3" });
+    const b = withClaims(p, [rc("train-gpu", allocation)], [event("train", msg)]);
+    b.objects.pods.push(other);
+    const r = ask(b, "train");
+    expect(verdicts(r)).toEqual({ n1: "DynamicResources", n2: "DynamicResources", n3: "InterPodAffinity" });
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+    expect(renderPendingText(r, { color: false })).toContain("resource claim gpu → ResourceClaim train-gpu: allocated (gpu.example.com/n3/gpu-0)");
+  });
+});
+
+describe("live: DRA claims at the version the server serves", () => {
+  it.each(["resource.k8s.io/v1", "resource.k8s.io/v1beta1"])("served at %s: one GET per version tried, the claim lands in the bundle", async (served) => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const p = { ...pod("train", { app: "train" }, { resourceClaims: [{ name: "gpu", resourceClaimName: "train-gpu" }] }), status: { phase: "Pending" } } as Pod;
+    const claim = { apiVersion: served, kind: "ResourceClaim", metadata: { name: "train-gpu", namespace: "default" }, spec: { devices: { requests: [{ name: "gpu", deviceClassName: "gpu.example.com" }] } }, status: {} };
+    const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a")], pods: [p], resourceClaims: [claim as never] }, servedVersions: { resourceclaims: served } });
+    try {
+      const r = await run(["pod/train", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as { answer: string; pods: { resourceClaims: { claimName: string; state: string; deviceClasses: string[] }[] }[] };
+      expect(report.pods[0]!.resourceClaims).toMatchObject([{ claimName: "train-gpu", state: "unallocated", deviceClasses: ["gpu.example.com"] }]);
+      expect(report.answer).toContain("ResourceClaim train-gpu is not allocated (device class gpu.example.com)");
+      const gets = s.requests.filter((x) => x.path.includes("/resourceclaims/"));
+      expect(gets.map((x) => x.path.split("/")[3])).toEqual(served.endsWith("v1") ? ["v1"] : ["v1", "v1beta2", "v1beta1"]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+});

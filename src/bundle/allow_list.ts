@@ -242,8 +242,17 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       overhead: true,
       schedulerName: true,
       schedulingGates: [{ name: true }],
+      // DRA (src/pending/filters/dra.ts)
+      resourceClaims: [{ name: true, resourceClaimName: true, resourceClaimTemplateName: true }],
     },
-    status: { phase: true, podIP: true, podIPs: [{ ip: true }], hostIP: true, conditions: CONDITIONS },
+    status: {
+      phase: true,
+      podIP: true,
+      podIPs: [{ ip: true }],
+      hostIP: true,
+      conditions: CONDITIONS,
+      resourceClaimStatuses: [{ name: true, resourceClaimName: true }],
+    },
   },
   // src/service (addresses, podCIDR, nodeInfo versions for ipMode); src/pending (labels, taints, cordon, Ready)
   nodes: {
@@ -261,6 +270,21 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
   },
   // src/pending/filters/pod_affinity.ts: the labels a namespaceSelector reads
   namespaces: { apiVersion: true, kind: true, metadata: { name: true, uid: true, labels: true } },
+  // src/pending/filters/dra.ts: the device requests' classes, the allocation's node selector and devices, reservations
+  resourceClaims: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      devices: {
+        requests: [{ name: true, deviceClassName: true, exactly: { deviceClassName: true }, firstAvailable: [{ name: true, deviceClassName: true }] }],
+      },
+    },
+    status: {
+      allocation: { nodeSelector: true, devices: { results: [{ request: true, driver: true, pool: true, device: true }] } },
+      reservedFor: [{ resource: true, name: true, uid: true }],
+    },
+  },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

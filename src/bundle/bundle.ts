@@ -19,6 +19,7 @@ import type {
   PersistentVolume,
   PersistentVolumeClaim,
   Pod,
+  ResourceClaim,
   Service,
   StorageClass,
 } from "../model/k8s.ts";
@@ -116,6 +117,8 @@ export interface BundleObjects {
   daemonSets: DaemonSet[];
   /** Namespaces (name and labels): the namespaceSelector of pod affinity terms (src/pending/filters/pod_affinity.ts). */
   namespaces: Namespace[];
+  /** DRA ResourceClaims of the pending pod (src/pending/filters/dra.ts). */
+  resourceClaims: ResourceClaim[];
 }
 
 /** How and when a bundle was made. */
@@ -159,6 +162,7 @@ export function emptyObjects(): BundleObjects {
     events: [],
     daemonSets: [],
     namespaces: [],
+    resourceClaims: [],
   };
 }
 

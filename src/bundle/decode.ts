@@ -46,6 +46,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   Event: "events",
   DaemonSet: "daemonSets",
   Namespace: "namespaces",
+  ResourceClaim: "resourceClaims",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

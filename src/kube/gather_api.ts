@@ -19,7 +19,7 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
@@ -339,6 +339,24 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
           if (!(e instanceof KubeApiError && e.status === 403)) throw e;
           warnings.push(`list namespaces is forbidden (403): a pod affinity term's namespaceSelector is left undecided`);
         }
+      }
+    }
+    // DRA: the pod's ResourceClaims, at the newest resource.k8s.io version the server serves (v1 since 1.34)
+    const draNames = (pod.spec?.resourceClaims ?? []).map((rc) =>
+      rc.resourceClaimName ?? (pod.status?.resourceClaimStatuses ?? []).find((x) => x.name === rc.name)?.resourceClaimName
+    ).filter((n): n is string => !!n);
+    for (const claim of [...new Set(draNames)].sort()) {
+      try {
+        for (const version of ["v1", "v1beta2", "v1beta1"]) {
+          const rc = await rest.getOptional<ResourceClaim>(R.resourceClaims(namespace, claim, version));
+          if (rc) {
+            objects.resourceClaims.push(sanitizeObject({ apiVersion: `resource.k8s.io/${version}`, kind: "ResourceClaim", ...rc }));
+            break;
+          }
+        }
+      } catch (e) {
+        if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+        warnings.push(`get resourceclaims is forbidden (403): the state of ResourceClaim ${claim} is unknown`);
       }
     }
   } else {

@@ -415,6 +415,7 @@ export const R = {
     ...(name ? { name } : {}),
     ...(subresource ? { subresource } : {}),
   }),
+  resourceClaims: (namespace: string, name: string, version: string): ResourceRef => ({ group: "resource.k8s.io", version, resource: "resourceclaims", namespace, name }),
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),
   configMaps: (namespace: string, name?: string): ResourceRef => ({ group: "", version: "v1", resource: "configmaps", namespace, ...(name ? { name } : {}) }),

@@ -182,6 +182,8 @@ export interface Pod extends KubeObject {
     containers?: { name: string; ports?: { name?: string; containerPort: number; protocol?: string }[]; [k: string]: unknown }[];
     schedulerName?: string;
     topologySpreadConstraints?: TopologySpreadConstraint[];
+    /** Dynamic Resource Allocation: the claims the pod uses, by name or through a template. */
+    resourceClaims?: { name: string; resourceClaimName?: string; resourceClaimTemplateName?: string }[];
     [k: string]: unknown;
   };
   status?: {
@@ -190,7 +192,33 @@ export interface Pod extends KubeObject {
     podIPs?: { ip: string }[];
     hostIP?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    /** The ResourceClaims generated from templates, by the pod's claim name (no resourceClaimName: none needed). */
+    resourceClaimStatuses?: { name: string; resourceClaimName?: string }[];
     [k: string]: unknown;
+  };
+}
+
+/**
+ * resource.k8s.io ResourceClaim (v1 since Kubernetes 1.34; v1beta1 1.32, v1beta2 1.33): what devices it asks for,
+ * and whether (and for which nodes) the scheduler's DynamicResources plugin allocated them.
+ */
+export interface ResourceClaim extends KubeObject {
+  spec?: {
+    devices?: {
+      /** v1beta1: deviceClassName on the request; v1/v1beta2: under `exactly`, or a list in `firstAvailable`. */
+      requests?: {
+        name: string;
+        deviceClassName?: string;
+        exactly?: { deviceClassName?: string };
+        firstAvailable?: { name?: string; deviceClassName?: string }[];
+      }[];
+    };
+  };
+  status?: {
+    /** Set once allocated; `nodeSelector` limits the nodes that can use the devices. */
+    allocation?: { nodeSelector?: NodeSelector; devices?: { results?: { request: string; driver: string; pool: string; device: string }[] } };
+    /** The pods the claim is reserved for (at most 256). */
+    reservedFor?: { resource?: string; name: string; uid?: string }[];
   };
 }
 

@@ -12,10 +12,11 @@
  * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable), and —
  * after VolumeZone — PodTopologySpread (filters/topology_spread.ts) and InterPodAffinity (filters/pod_affinity.ts),
  * over the pods the bundle holds; VolumeRestrictions' ReadWriteOncePod check (filters/volume_restrictions.ts) before
- * VolumeBinding. A node's reasons are those of its first failing filter, as the framework stops at the first
+ * VolumeBinding; DynamicResources last (filters/dra.ts: claims not created, missing or unallocated are said, not
+ * simulated; an allocated claim's node selector filters). A node's reasons are those of its first failing filter, as the framework stops at the first
  * rejection. Before the filters: `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no scheduler answered
  * for; the PodScheduled condition stands in for expired FailedScheduling Events. Not modelled: volume limits,
- * VolumeRestrictions' inline disk conflicts, DRA, CSIStorageCapacity, CSI migration of in-tree volumes; the
+ * VolumeRestrictions' inline disk conflicts, DRA device availability, CSIStorageCapacity, CSI migration of in-tree volumes; the
  * reconciliation says so when an event names them.
  *
  * Runtime-neutral: no I/O.
@@ -74,6 +75,7 @@ import {
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
 import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
+import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { readWriteOncePodConflicts, type ReadWriteOncePodConflict, RWOP_REASON } from "./filters/volume_restrictions.ts";
 import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
@@ -224,7 +226,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[] },
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[] },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -328,6 +330,9 @@ function podNodeRow(
       : "";
     checks.push({ rule: "podAffinity", plugin: "InterPodAffinity", passed: affinity.passed, detail: affinity.detail + undecided });
   }
+  // DynamicResources: allocated claims' node selectors (the last filter of the default profile)
+  const dra = draNodeCheck(pre.dra, node);
+  if (dra) checks.push({ rule: "dra", plugin: "DynamicResources", passed: dra.passed, detail: dra.detail });
   const ready = ctx.nodeStates.find((s) => s.name === node.metadata.name)?.ready ?? "Unknown";
   const hasReadyTaint = (node.spec?.taints ?? []).some((t) => t.key === TAINT_NOT_READY || t.key === TAINT_UNREACHABLE);
   checks.push({
@@ -367,6 +372,8 @@ function podNodeRow(
     rejectedBy = { plugin: "PodTopologySpread", reasons: [spread.reason as string] };
   } else if (affinity && !affinity.passed) {
     rejectedBy = { plugin: "InterPodAffinity", reasons: [affinity.reason as string] };
+  } else if (dra && !dra.passed) {
+    rejectedBy = { plugin: "DynamicResources", reasons: [DRA_NODE_REASON] };
   }
   return { node: node.metadata.name, checks, fits: rejectedBy === null, rejectedBy };
 }
@@ -431,10 +438,11 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["volume-limits", "dra", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    ["volume-limits", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
     (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason))) ||
+    (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason))) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {
@@ -476,6 +484,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode),
     affinity: !scheduledAlready && hasPodAffinityWork(pod, ctx.pods) ? podAffinityState(pod, ctx.nodeByName, ctx.podsByNode, ctx.namespaceLabels) : null,
     rwop: scheduledAlready ? [] : readWriteOncePodConflicts(ctx, pod),
+    dra: podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []),
   };
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;
@@ -508,6 +517,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     requiredNodeAffinity: pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? null,
     tolerations: pod.spec?.tolerations ?? [],
     ...(pre.spread ? { topologySpread: spreadDomainsText(pre.spread) } : {}),
+    ...(pre.dra.length > 0 ? { resourceClaims: pre.dra } : {}),
     nodes: rows,
     summary,
     lastFailedScheduling: last,
@@ -642,7 +652,13 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
             (provisioning.state.event ? ` (${provisioning.state.event.reason}: ${provisioning.state.event.message})` : ", and has reported nothing (is it running?)")) +
         ".";
     }
-    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}`;
+    // DRA: claims not created, missing or not allocated hold the pod where the node filters do not say why
+    const draText = draWaitText(p.resourceClaims ?? []);
+    if (draText && (!p.summary || p.summary.feasibleNodes.length > 0)) {
+      return `pod ${p.namespace}/${p.name} waits for Dynamic Resource Allocation: ${draText}` +
+        (p.summary ? ` (by the other rules checked here ${p.summary.feasibleNodes.length}/${p.summary.total} nodes fit)` : "") + ".";
+    }
+    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "");
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };
   if (q.kind === "pod") {

@@ -26,6 +26,7 @@
  * Runtime-neutral: no I/O, types only.
  * @module
  */
+import type { PodResourceClaim } from "./filters/dra.ts";
 import type { NodeSelector, Toleration } from "../model/k8s.ts";
 import type {
   MapSelectorEvaluation,
@@ -212,6 +213,7 @@ export type RuleName =
   | "volumeZone"
   | "topologySpread"
   | "podAffinity"
+  | "dra"
   | "ready";
 
 /** One cell of a pod's node × rule table. */
@@ -229,6 +231,7 @@ export interface RuleCheck {
     | "VolumeZone"
     | "PodTopologySpread"
     | "InterPodAffinity"
+    | "DynamicResources"
     | null;
   passed: boolean;
   /** Words for the cell: `term 0 failed: zone "southeastasia-1" is not in [0]`. */
@@ -310,6 +313,8 @@ export interface PodReport {
   tolerations: Toleration[];
   /** PodTopologySpread: each DoNotSchedule constraint's matching pods per domain (absent without one). */
   topologySpread?: string[];
+  /** Dynamic Resource Allocation: the pod's ResourceClaims and their state (absent when it uses none). */
+  resourceClaims?: PodResourceClaim[];
   /** Node × rule table (empty without Node objects). */
   nodes: PodNodeRow[];
   /** `null` when the bundle has no Node objects. */

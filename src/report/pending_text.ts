@@ -135,6 +135,16 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
   });
   for (const r of rules) out.push(`  ${r}`);
   for (const t of p.topologySpread ?? []) out.push(`  topology spread ${t}`);
+  for (const c of p.resourceClaims ?? []) {
+    const what = c.state === "allocated"
+      ? st.green(`allocated${c.devices.length ? ` (${c.devices.join(", ")})` : ""}`)
+      : c.state === "unallocated"
+      ? st.yellow(`not allocated (${c.deviceClasses.join(", ") || "?"})`)
+      : c.state === "not-created"
+      ? st.yellow(`not created yet (template ${c.template ?? "?"})`)
+      : st.red("not found");
+    out.push(`  resource claim ${c.podClaimName} → ${c.claimName ? `ResourceClaim ${c.claimName}` : "?"}: ${what}`);
+  }
   if (p.nodes.length === 0) {
     out.push(st.dim("  (no Node objects: no node × rule table)"));
   } else {
@@ -142,7 +152,7 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
     const hasZone = p.nodes.some((r) => check(r, "volumeZone"));
     // the filters that run only when the pod or the bundle gives them something to check
     const optional: [RuleCheck["rule"], string][] = (
-      [["hostPorts", "HOST PORTS"], ["resources", "RESOURCES"], ["volumeRestrictions", "RWOP"], ["topologySpread", "SPREAD"], ["podAffinity", "POD AFFINITY"]] as [RuleCheck["rule"], string][]
+      [["hostPorts", "HOST PORTS"], ["resources", "RESOURCES"], ["volumeRestrictions", "RWOP"], ["topologySpread", "SPREAD"], ["podAffinity", "POD AFFINITY"], ["dra", "DRA"]] as [RuleCheck["rule"], string][]
     ).filter(([rule]) => p.nodes.some((r) => check(r, rule)));
     const claimCols = p.claims.map((u) => u.claim);
     const head = [

@@ -91,6 +91,8 @@ export interface RecordedRequest {
 export interface FakeApiOptions {
   objects?: Partial<BundleObjects>;
   synthetic?: SyntheticCluster;
+  /** The group/version the server serves a resource at (default: RESOURCES' apiVersion); only resourceclaims checks it. */
+  servedVersions?: Record<string, string>;
   /** Namespace labels (Pod Security Admission reads `pod-security.kubernetes.io/enforce`). */
   namespaces?: Record<string, Record<string, string>>;
   /** Bearer token accepted (user "token-user"). @default "fake-token-0123456789" */
@@ -227,6 +229,7 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   persistentvolumes: { kind: "PersistentVolume", apiVersion: "v1", namespaced: false },
   storageclasses: { kind: "StorageClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
   namespaces: { kind: "Namespace", apiVersion: "v1", namespaced: false },
+  resourceclaims: { kind: "ResourceClaim", apiVersion: "resource.k8s.io/v1", namespaced: true },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -241,6 +244,7 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   persistentvolumes: "persistentVolumes",
   storageclasses: "storageClasses",
   namespaces: "namespaces",
+  resourceclaims: "resourceClaims",
 };
 
 function synthNodeName(i: number): string {
@@ -529,6 +533,9 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     }
     const info = RESOURCES[resource];
     if (!info) return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
+    if (resource === "resourceclaims" && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
+      return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
+    }
     const watching = q.get("watch") === "1" || q.get("watch") === "true";
     const verb = req.method === "GET" ? (name ? "get" : watching ? "watch" : "list") : req.method === "POST" ? "create" : req.method === "DELETE" ? "delete" : "?";
     const rbacResource = `${resource}${sub ? `/${sub}` : ""}`;
