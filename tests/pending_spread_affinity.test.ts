@@ -407,3 +407,82 @@ describe("live: DRA claims at the version the server serves", () => {
     }
   }, 60_000);
 });
+
+describe("NodeVolumeLimits: CSI attach limits", () => {
+  const csiNode = (name: string, count: number, migrated?: string) =>
+    ({ apiVersion: "storage.k8s.io/v1", kind: "CSINode", metadata: { name, ...(migrated ? { annotations: { "storage.alpha.kubernetes.io/migrated-plugins": migrated } } : {}) }, spec: { drivers: [{ name: "ebs.csi.aws.com", nodeID: `i-${name}`, allocatable: { count } }] } });
+  const boundPv = (name: string, claimNs: string, claim: string, source: Record<string, unknown> = { csi: { driver: "ebs.csi.aws.com" } }) =>
+    ({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name }, spec: { ...source, accessModes: ["ReadWriteOnce"], capacity: { storage: "1Gi" }, claimRef: { namespace: claimNs, name: claim } }, status: { phase: "Bound" } });
+  const claimOf = (name: string, volumeName?: string, storageClassName = "gp3") =>
+    ({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name, namespace: "default", ...(volumeName ? { annotations: { "pv.kubernetes.io/bind-completed": "yes" } } : {}) }, spec: { accessModes: ["ReadWriteOnce"], storageClassName, ...(volumeName ? { volumeName } : {}) }, status: { phase: volumeName ? "Bound" : "Pending" } });
+  const withVolumes = (name: string, claims: string[], nodeName?: string) => pod(name, { app: name }, { ...(nodeName ? { nodeName } : {}), volumes: claims.map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })) });
+
+  function cluster(limit: number, opts: { migrated?: string; inTree?: boolean } = {}) {
+    const b = bundleOf([node("n1", "a"), node("n2", "a")], []);
+    // n1 already holds two EBS volumes (one in-tree when asked), n2 none
+    b.objects.pods.push(withVolumes("old-a", ["va"], "n1"), withVolumes("old-b", ["vb"], "n1"));
+    b.objects.persistentVolumes.push(boundPv("pv-a", "default", "va") as never, boundPv("pv-b", "default", "vb", opts.inTree ? { awsElasticBlockStore: {} } : undefined) as never);
+    b.objects.csiNodes.push(csiNode("n1", limit, opts.migrated) as never, csiNode("n2", limit, opts.migrated) as never);
+    b.objects.storageClasses.push({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "gp3" }, provisioner: "ebs.csi.aws.com", volumeBindingMode: "WaitForFirstConsumer" } as never);
+    b.objects.persistentVolumeClaims.push(claimOf("new-data") as never);
+    b.objects.pods.push(withVolumes("db", ["new-data"]));
+    return b;
+  }
+
+  it("limit 2 with two attached on n1: n1 exceeds (the scheduler's words), n2 fits", () => {
+    const r = ask(cluster(2), "db");
+    expect(verdicts(r)).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
+    expect(r.pods[0]!.nodes[0]!.rejectedBy!.reasons).toEqual(["node(s) exceed max volume count"]);
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volumeLimits")!.detail).toMatch(/^ebs\.csi\.aws\.com: 2 attached \+ 1 new > limit 2/);
+  });
+
+  it("limit 3: fits; a volume the pod shares with one already attached is not counted twice", () => {
+    expect(verdicts(ask(cluster(3), "db"))).toEqual({ n1: "fits", n2: "fits" });
+    const b = cluster(2);
+    b.objects.persistentVolumeClaims.push(claimOf("va", "pv-a") as never);
+    b.objects.pods.push(withVolumes("reader", ["va"]));
+    expect(verdicts(ask(b, "reader"))).toEqual({ n1: "fits", n2: "fits" });
+  });
+
+  it("an in-tree EBS volume counts under ebs.csi.aws.com only where the CSINode lists kubernetes.io/aws-ebs as migrated", () => {
+    expect(verdicts(ask(cluster(2, { inTree: true }), "db"))).toEqual({ n1: "fits", n2: "fits" });
+    expect(verdicts(ask(cluster(2, { inTree: true, migrated: "kubernetes.io/aws-ebs,kubernetes.io/gce-pd" }), "db"))).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
+  });
+
+  it("the scheduler's event agrees; without CSINodes the check is not made and the reconciliation says it has no data", () => {
+    const msg = "0/2 nodes are available: 1 node(s) exceed max volume count, 1 node(s) had untolerated taint {dedicated: db}.";
+    const b = cluster(2);
+    b.objects.nodes[1]!.spec = { taints: [{ key: "dedicated", value: "db", effect: "NoSchedule" }] };
+    b.objects.events.push(event("db", msg));
+    expect(ask(b, "db").pods[0]!.reconciliation.status).toBe("agree");
+    b.objects.csiNodes.length = 0;
+    const r = ask(b, "db");
+    expect(r.pods[0]!.reconciliation.details.join(" ")).toContain('"1 node(s) exceed max volume count", a check this analysis does not model (it has no data for it)');
+  });
+});
+
+describe("live: CSINodes are read for a pod that mounts a claim", () => {
+  it("one list of csinodes, kept with its limits; none for a pod without claims", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const withClaim = pod("db", { app: "db" }, { volumes: [{ name: "d", persistentVolumeClaim: { claimName: "data" } }] });
+    const plain = pod("plain", { app: "plain" });
+    const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data", namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "gp3" }, status: { phase: "Pending" } };
+    const sc = { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "gp3" }, provisioner: "ebs.csi.aws.com", volumeBindingMode: "WaitForFirstConsumer" };
+    const cn = { apiVersion: "storage.k8s.io/v1", kind: "CSINode", metadata: { name: "n1" }, spec: { drivers: [{ name: "ebs.csi.aws.com", nodeID: "i-0abc", allocatable: { count: 0 } }] } };
+    const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a")], pods: [withClaim, plain], persistentVolumeClaims: [claim as never], storageClasses: [sc as never], csiNodes: [cn as never] } });
+    try {
+      const r = await run(["pod/db", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(s.requests.filter((x) => x.path === "/apis/storage.k8s.io/v1/csinodes")).toHaveLength(1);
+      const report = JSON.parse(r.stdout) as { pods: { nodes: { rejectedBy: { plugin: string } | null }[] }[] };
+      expect(report.pods[0]!.nodes[0]!.rejectedBy?.plugin).toBe("NodeVolumeLimits");
+      const before = s.requests.length;
+      const r2 = await run(["pod/plain", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r2.code, r2.stderr).toBe(0);
+      expect(s.requests.slice(before).filter((x) => x.path.includes("csinodes"))).toHaveLength(0);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+});

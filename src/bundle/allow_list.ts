@@ -285,6 +285,13 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       reservedFor: [{ resource: true, name: true, uid: true }],
     },
   },
+  // src/pending/filters/volume_limits.ts: drivers' attach limits, and which in-tree plugins are migrated to CSI
+  csiNodes: {
+    apiVersion: true,
+    kind: true,
+    metadata: { name: true, uid: true, annotations: pickKeys(["storage.alpha.kubernetes.io/migrated-plugins"]) },
+    spec: { drivers: [{ name: true, allocatable: { count: true }, topologyKeys: true }] },
+  },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

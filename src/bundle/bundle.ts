@@ -11,6 +11,7 @@
  */
 import type {
   ConfigMap,
+  CSINode,
   DaemonSet,
   Namespace,
   EndpointSlice,
@@ -119,6 +120,8 @@ export interface BundleObjects {
   namespaces: Namespace[];
   /** DRA ResourceClaims of the pending pod (src/pending/filters/dra.ts). */
   resourceClaims: ResourceClaim[];
+  /** CSINodes: per-node CSI attach limits (src/pending/filters/volume_limits.ts). */
+  csiNodes: CSINode[];
 }
 
 /** How and when a bundle was made. */
@@ -163,6 +166,7 @@ export function emptyObjects(): BundleObjects {
     daemonSets: [],
     namespaces: [],
     resourceClaims: [],
+    csiNodes: [],
   };
 }
 

@@ -47,6 +47,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   DaemonSet: "daemonSets",
   Namespace: "namespaces",
   ResourceClaim: "resourceClaims",
+  CSINode: "csiNodes",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

@@ -19,7 +19,7 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, CSINode, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
@@ -390,6 +390,11 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
   objects.persistentVolumes.push(...(await forbiddenOk("list persistentvolumes", async () => (await rest.list<PersistentVolume>(R.pvs())).items)).map((p) => sanitizeObject(p)).sort(byName));
   objects.storageClasses.push(...(await forbiddenOk("list storageclasses", async () => (await rest.list<StorageClass>(R.storageClasses())).items)).map((s) => sanitizeObject(s)).sort(byName));
   objects.nodes.push(...(await forbiddenOk("list nodes", async () => (await rest.list<Node>(R.nodes())).items)).map((n) => sanitizeObject(n)).sort(byName));
+  // NodeVolumeLimits: the CSI drivers' attach limits per node, when an unscheduled pod mounts a claim
+  if (kind === "pod" && claimNames.size > 0 && !objects.pods[0]?.spec?.nodeName) {
+    objects.csiNodes.push(...(await forbiddenOk("list csinodes", async () => (await rest.list<CSINode>(R.csiNodes())).items))
+      .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSINode", ...c })).sort(byName));
+  }
   const involved = kind === "pod" ? [{ kind: "Pod", name }, ...[...claimNames].map((c) => ({ kind: "PersistentVolumeClaim", name: c }))] : [{ kind: "PersistentVolumeClaim", name }];
   for (const inv of involved) {
     const ev = await forbiddenOk("list events", async () => (await rest.list<KubeEvent>(R.events(namespace), { fieldSelector: `involvedObject.kind=${inv.kind},involvedObject.name=${inv.name}` })).items);

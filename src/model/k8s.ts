@@ -298,6 +298,11 @@ export interface PersistentVolume extends KubeObject {
   status?: { phase?: string; [k: string]: unknown };
 }
 
+/** storage.k8s.io/v1 CSINode: the CSI drivers registered on a node and how many volumes each may attach. */
+export interface CSINode extends KubeObject {
+  spec?: { drivers?: { name: string; nodeID?: string; allocatable?: { count?: number }; topologyKeys?: string[] }[] };
+}
+
 /** storage.k8s.io/v1 StorageClass. */
 export interface StorageClass extends KubeObject {
   provisioner: string;

@@ -4,19 +4,22 @@
  * scheduler's filter order, the verdict per node, the summary in the scheduler's own words, the reconciliation with
  * the last FailedScheduling event, and the root-cause hints the data shows.
  *
- * The per-node model follows kube-scheduler's default profile (pkg/scheduler/apis/config/v1/default_plugins.go):
- * PreFilter VolumeBinding (missing claim, unbound Immediate claims), then the Filters NodeUnschedulable,
- * TaintToleration, NodeAffinity (nodeSelector + required node affinity), VolumeBinding (bound PVs' node affinity via
- * CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static match or provisioning allowed by
- * allowedTopologies), VolumeZone (PV zone/region labels), and — after NodeAffinity — NodePorts and NodeResourcesFit
- * (filters/resources.ts, over the pods the bundle holds on each node, when it has the node's allocatable), and —
- * after VolumeZone — PodTopologySpread (filters/topology_spread.ts) and InterPodAffinity (filters/pod_affinity.ts),
- * over the pods the bundle holds; VolumeRestrictions' ReadWriteOncePod check (filters/volume_restrictions.ts) before
- * VolumeBinding; DynamicResources last (filters/dra.ts: claims not created, missing or unallocated are said, not
- * simulated; an allocated claim's node selector filters). A node's reasons are those of its first failing filter, as the framework stops at the first
- * rejection. Before the filters: `spec.schedulingGates` (SchedulingGated) and a `schedulerName` no scheduler answered
- * for; the PodScheduled condition stands in for expired FailedScheduling Events. Not modelled: volume limits,
- * VolumeRestrictions' inline disk conflicts, DRA device availability, CSIStorageCapacity, CSI migration of in-tree volumes; the
+ * The per-node model follows kube-scheduler's default profile (pkg/scheduler/apis/config/v1/default_plugins.go), in
+ * its filter order, a node's reasons being those of its first failing filter (the framework stops at the first
+ * rejection):
+ * - PreFilter VolumeBinding: missing claim, unbound Immediate claims;
+ * - NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector + required node affinity);
+ * - NodePorts and NodeResourcesFit (filters/resources.ts, when the bundle has the node's allocatable);
+ * - VolumeRestrictions' ReadWriteOncePod check (filters/volume_restrictions.ts), NodeVolumeLimits (filters/
+ *   volume_limits.ts, CSI attach limits);
+ * - VolumeBinding (bound PVs' node affinity via CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static
+ *   match or provisioning allowed by allowedTopologies), VolumeZone (PV zone/region labels);
+ * - PodTopologySpread (filters/topology_spread.ts), InterPodAffinity (filters/pod_affinity.ts);
+ * - DynamicResources (filters/dra.ts): claims not created, missing or unallocated are said, not simulated; an allocated
+ *   claim's node selector filters.
+ * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
+ * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
+ * Not modelled: VolumeRestrictions' inline disk conflicts, DRA device availability, CSIStorageCapacity; the
  * reconciliation says so when an event names them.
  *
  * Runtime-neutral: no I/O.
@@ -76,6 +79,7 @@ import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedula
 import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
+import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
 import { readWriteOncePodConflicts, type ReadWriteOncePodConflict, RWOP_REASON } from "./filters/volume_restrictions.ts";
 import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
@@ -226,7 +230,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[] },
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume> },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -302,6 +306,10 @@ function podNodeRow(
       detail: pre.rwop.map((c) => `claim ${c.claim} is ReadWriteOncePod and held by ${c.holders.join(", ")}`).join("; "),
     });
   }
+  // NodeVolumeLimits: the node's CSI attach limits
+  const csiNode = (ctx.bundle.objects.csiNodes ?? []).find((c) => c.metadata.name === node.metadata.name);
+  const limits = volumeLimitsCheck(ctx, pod, node, csiNode, pre.claimToVolume);
+  if (limits) checks.push({ rule: "volumeLimits", plugin: "NodeVolumeLimits", passed: limits.passed, detail: limits.detail });
   let nodeConflict = false;
   let bindConflict = false;
   let pvMissing = false;
@@ -360,6 +368,8 @@ function podNodeRow(
     rejectedBy = { plugin: "NodeResourcesFit", reasons: fit.reasons };
   } else if (pre.rwop.length > 0) {
     rejectedBy = { plugin: "VolumeRestrictions", reasons: [RWOP_REASON] };
+  } else if (limits && !limits.passed) {
+    rejectedBy = { plugin: "NodeVolumeLimits", reasons: [VOLUME_LIMIT_REASON] };
   } else if (nodeConflict || bindConflict || pvMissing) {
     const reasons: string[] = [];
     if (nodeConflict) reasons.push(reasonText("volume-node-affinity", wording) as string);
@@ -438,10 +448,11 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["volume-limits", "not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    ["not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
     (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason))) ||
+    (r.kind === "volume-limits" && !checked.has("volumeLimits")) ||
     (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason))) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
@@ -485,6 +496,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     affinity: !scheduledAlready && hasPodAffinityWork(pod, ctx.pods) ? podAffinityState(pod, ctx.nodeByName, ctx.podsByNode, ctx.namespaceLabels) : null,
     rwop: scheduledAlready ? [] : readWriteOncePodConflicts(ctx, pod),
     dra: podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []),
+    claimToVolume: volumesByClaim(ctx.volumes.values()),
   };
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;

@@ -230,6 +230,7 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   storageclasses: { kind: "StorageClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
   namespaces: { kind: "Namespace", apiVersion: "v1", namespaced: false },
   resourceclaims: { kind: "ResourceClaim", apiVersion: "resource.k8s.io/v1", namespaced: true },
+  csinodes: { kind: "CSINode", apiVersion: "storage.k8s.io/v1", namespaced: false },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -245,6 +246,7 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   storageclasses: "storageClasses",
   namespaces: "namespaces",
   resourceclaims: "resourceClaims",
+  csinodes: "csiNodes",
 };
 
 function synthNodeName(i: number): string {
