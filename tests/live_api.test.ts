@@ -342,12 +342,15 @@ describe("why-pending, live", () => {
     expect(live.stdout).toBe(offline.stdout);
     expect(s.requests.map(line)).toEqual([
       "GET /api/v1/namespaces/default/pods/busybox",
-      // busybox requests resources: the non-terminal pods of the cluster, once, for NodeResourcesFit (issue 16)
+      // busybox is not scheduled: the non-terminal pods of the cluster, once, for NodeResourcesFit, NodePorts,
+      // PodTopologySpread and InterPodAffinity (issue 16)
       "GET /api/v1/pods?fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=500",
       "GET /api/v1/namespaces/default/persistentvolumeclaims/md",
       "GET /api/v1/persistentvolumes?limit=500",
       "GET /apis/storage.k8s.io/v1/storageclasses?limit=500",
       "GET /api/v1/nodes?limit=500",
+      // it mounts a claim: the CSI attach limits for NodeVolumeLimits (issue 16)
+      "GET /apis/storage.k8s.io/v1/csinodes?limit=500",
       "GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=Pod,involvedObject.name=busybox&limit=500",
       "GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=PersistentVolumeClaim,involvedObject.name=md&limit=500",
     ]);
