@@ -475,6 +475,9 @@ describe("live: CSINodes are read for a pod that mounts a claim", () => {
       const r = await run(["pod/db", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
       expect(r.code, r.stderr).toBe(0);
       expect(s.requests.filter((x) => x.path === "/apis/storage.k8s.io/v1/csinodes")).toHaveLength(1);
+      // the claim is still to provision: the CSIDrivers are read; none tracks capacity, so no CSIStorageCapacity list
+      expect(s.requests.filter((x) => x.path === "/apis/storage.k8s.io/v1/csidrivers")).toHaveLength(1);
+      expect(s.requests.filter((x) => x.path.endsWith("/csistoragecapacities"))).toHaveLength(0);
       const report = JSON.parse(r.stdout) as { pods: { nodes: { rejectedBy: { plugin: string } | null }[] }[] };
       expect(report.pods[0]!.nodes[0]!.rejectedBy?.plugin).toBe("NodeVolumeLimits");
       const before = s.requests.length;
@@ -485,4 +488,37 @@ describe("live: CSINodes are read for a pod that mounts a claim", () => {
       await s.close();
     }
   }, 60_000);
+});
+
+describe("VolumeBinding: CSIStorageCapacity for a claim to provision", () => {
+  const TOPO = "topology.topolvm.io/node";
+  function topolvm(opts: { capacities?: [string, string, string?][]; tracks?: boolean } = {}) {
+    const b = bundleOf([
+      { ...node("n1", "a"), metadata: { name: "n1", labels: { [HOST]: "n1", [TOPO]: "n1" } } },
+      { ...node("n2", "a"), metadata: { name: "n2", labels: { [HOST]: "n2", [TOPO]: "n2" } } },
+    ], [pod("db", { app: "db" }, { volumes: [{ name: "d", persistentVolumeClaim: { claimName: "data" } }] })]);
+    b.objects.storageClasses.push({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "topolvm-provisioner" }, provisioner: "topolvm.io", volumeBindingMode: "WaitForFirstConsumer" } as never);
+    b.objects.persistentVolumeClaims.push({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data", namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "topolvm-provisioner", resources: { requests: { storage: "10Gi" } } }, status: { phase: "Pending" } } as never);
+    b.objects.csiDrivers.push({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", metadata: { name: "topolvm.io" }, spec: { storageCapacity: opts.tracks ?? true } } as never);
+    for (const [n, capacity, max] of opts.capacities ?? [["n1", "5Gi"], ["n2", "50Gi"]]) {
+      b.objects.csiStorageCapacities.push({ apiVersion: "storage.k8s.io/v1", kind: "CSIStorageCapacity", metadata: { name: `csisc-${n}`, namespace: "topolvm-system" }, storageClassName: "topolvm-provisioner", nodeTopology: { matchLabels: { [TOPO]: n } }, capacity, ...(max ? { maximumVolumeSize: max } : {}) } as never);
+    }
+    return b;
+  }
+
+  it("5Gi free on n1, 50Gi on n2, 10Gi asked: n1 did not have enough free storage; the event agrees", () => {
+    const b = topolvm();
+    b.objects.events.push(event("db", "0/2 nodes are available: 1 node(s) did not have enough free storage. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."));
+    const r = ask(b, "db");
+    expect(verdicts(r)).toEqual({ n1: "VolumeBinding", n2: "fits" });
+    expect(r.pods[0]!.nodes[0]!.rejectedBy!.reasons).toEqual(["node(s) did not have enough free storage"]);
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volume")!.detail).toBe("not enough free storage for 10Gi: topolvm-system/csisc-n1 capacity 5Gi");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
+  it("maximumVolumeSize wins over capacity; no capacity object for a node is not enough; a driver that does not track capacity is not checked", () => {
+    expect(verdicts(ask(topolvm({ capacities: [["n1", "100Gi", "8Gi"], ["n2", "50Gi"]] }), "db"))).toEqual({ n1: "VolumeBinding", n2: "fits" });
+    expect(verdicts(ask(topolvm({ capacities: [["n2", "50Gi"]] }), "db"))).toEqual({ n1: "VolumeBinding", n2: "fits" });
+    expect(verdicts(ask(topolvm({ tracks: false }), "db"))).toEqual({ n1: "fits", n2: "fits" });
+  });
 });

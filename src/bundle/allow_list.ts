@@ -292,6 +292,17 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
     metadata: { name: true, uid: true, annotations: pickKeys(["storage.alpha.kubernetes.io/migrated-plugins"]) },
     spec: { drivers: [{ name: true, allocatable: { count: true }, topologyKeys: true }] },
   },
+  // src/pending/explain.ts (VolumeBinding capacity): which drivers opt into storage capacity, and the capacities
+  csiDrivers: { apiVersion: true, kind: true, metadata: { name: true, uid: true }, spec: { storageCapacity: true, attachRequired: true } },
+  csiStorageCapacities: {
+    apiVersion: true,
+    kind: true,
+    metadata: { name: true, namespace: true, uid: true },
+    storageClassName: true,
+    nodeTopology: true,
+    capacity: true,
+    maximumVolumeSize: true,
+  },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

@@ -11,7 +11,9 @@
  */
 import type {
   ConfigMap,
+  CSIDriver,
   CSINode,
+  CSIStorageCapacity,
   DaemonSet,
   Namespace,
   EndpointSlice,
@@ -122,6 +124,9 @@ export interface BundleObjects {
   resourceClaims: ResourceClaim[];
   /** CSINodes: per-node CSI attach limits (src/pending/filters/volume_limits.ts). */
   csiNodes: CSINode[];
+  /** CSIDrivers (storageCapacity) and CSIStorageCapacities: VolumeBinding's capacity check (src/pending/explain.ts). */
+  csiDrivers: CSIDriver[];
+  csiStorageCapacities: CSIStorageCapacity[];
 }
 
 /** How and when a bundle was made. */
@@ -167,6 +172,8 @@ export function emptyObjects(): BundleObjects {
     namespaces: [],
     resourceClaims: [],
     csiNodes: [],
+    csiDrivers: [],
+    csiStorageCapacities: [],
   };
 }
 

@@ -48,6 +48,8 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   Namespace: "namespaces",
   ResourceClaim: "resourceClaims",
   CSINode: "csiNodes",
+  CSIDriver: "csiDrivers",
+  CSIStorageCapacity: "csiStorageCapacities",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

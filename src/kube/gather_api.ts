@@ -19,7 +19,7 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, CSINode, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
@@ -390,6 +390,18 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
   objects.persistentVolumes.push(...(await forbiddenOk("list persistentvolumes", async () => (await rest.list<PersistentVolume>(R.pvs())).items)).map((p) => sanitizeObject(p)).sort(byName));
   objects.storageClasses.push(...(await forbiddenOk("list storageclasses", async () => (await rest.list<StorageClass>(R.storageClasses())).items)).map((s) => sanitizeObject(s)).sort(byName));
   objects.nodes.push(...(await forbiddenOk("list nodes", async () => (await rest.list<Node>(R.nodes())).items)).map((n) => sanitizeObject(n)).sort(byName));
+  // VolumeBinding's capacity check: a claim still to provision under a WaitForFirstConsumer class whose CSIDriver
+  // tracks storage capacity needs the CSIStorageCapacities (two lists, only then)
+  const toProvision = objects.persistentVolumeClaims.filter((c) => !c.spec?.volumeName).map((c) => objects.storageClasses.find((sc) => sc.metadata.name === c.spec?.storageClassName))
+    .filter((sc) => sc?.volumeBindingMode === "WaitForFirstConsumer").map((sc) => sc!.provisioner);
+  if (toProvision.length > 0) {
+    const drivers = await forbiddenOk("list csidrivers", async () => (await rest.list<CSIDriver>(R.csiDrivers())).items);
+    objects.csiDrivers.push(...drivers.map((d) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", ...d })).sort(byName));
+    if (drivers.some((d) => d.spec?.storageCapacity === true && toProvision.includes(d.metadata.name))) {
+      objects.csiStorageCapacities.push(...(await forbiddenOk("list csistoragecapacities", async () => (await rest.list<CSIStorageCapacity>(R.csiStorageCapacities())).items))
+        .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIStorageCapacity", ...c })).sort(byName));
+    }
+  }
   // NodeVolumeLimits: the CSI drivers' attach limits per node, when an unscheduled pod mounts a claim
   if (kind === "pod" && claimNames.size > 0 && !objects.pods[0]?.spec?.nodeName) {
     objects.csiNodes.push(...(await forbiddenOk("list csinodes", async () => (await rest.list<CSINode>(R.csiNodes())).items))

@@ -416,6 +416,8 @@ export const R = {
     ...(subresource ? { subresource } : {}),
   }),
   resourceClaims: (namespace: string, name: string, version: string): ResourceRef => ({ group: "resource.k8s.io", version, resource: "resourceclaims", namespace, name }),
+  csiDrivers: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csidrivers" }),
+  csiStorageCapacities: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities" }),
   csiNodes: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csinodes" }),
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),

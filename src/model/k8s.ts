@@ -303,6 +303,19 @@ export interface CSINode extends KubeObject {
   spec?: { drivers?: { name: string; nodeID?: string; allocatable?: { count?: number }; topologyKeys?: string[] }[] };
 }
 
+/** storage.k8s.io/v1 CSIDriver: whether the driver opts into storage capacity tracking. */
+export interface CSIDriver extends KubeObject {
+  spec?: { storageCapacity?: boolean; attachRequired?: boolean };
+}
+
+/** storage.k8s.io/v1 CSIStorageCapacity: free capacity of a StorageClass in one topology segment. */
+export interface CSIStorageCapacity extends KubeObject {
+  storageClassName: string;
+  nodeTopology?: LabelSelector | null;
+  capacity?: string;
+  maximumVolumeSize?: string;
+}
+
 /** storage.k8s.io/v1 StorageClass. */
 export interface StorageClass extends KubeObject {
   provisioner: string;

@@ -19,14 +19,16 @@
  *   claim's node selector filters.
  * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
  * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
- * Not modelled: VolumeRestrictions' inline disk conflicts, DRA device availability, CSIStorageCapacity; the
+ * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity. Not modelled:
+ * VolumeRestrictions' inline disk conflicts, DRA device availability; the
  * reconciliation says so when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import type { Node, PersistentVolume, Pod, Toleration } from "../model/k8s.ts";
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Toleration } from "../model/k8s.ts";
+import { labelSelectorMatches } from "../model/label_selector.ts";
 import { NotFoundError } from "../model/errors.ts";
 import {
   evaluateNodeSelector,
@@ -76,7 +78,7 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
+import { fitsResources, hostPortConflicts, hostPorts, parseQuantity, podRequests } from "./filters/resources.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
@@ -156,7 +158,7 @@ function volumeCheck(
   pod: Pod,
   node: Node,
   use: PodClaimUse,
-): { check: RuleCheck; conflict?: "node" | "bind" | "pv-missing" } {
+): { check: RuleCheck; conflict?: "node" | "bind" | "storage" | "pv-missing" } {
   const ns = pod.metadata.namespace ?? "";
   const base = { rule: "volume" as const, plugin: "VolumeBinding" as const, claim: use.claim };
   if (!use.found) return { check: { ...base, passed: false, detail: `claim ${use.claim} not found` } };
@@ -196,7 +198,48 @@ function volumeCheck(
   if (!matchTopologySelectorTerms(sc.allowedTopologies, node.metadata.labels ?? {})) {
     return { check: { ...base, passed: false, detail: `StorageClass ${sc.metadata.name} allowedTopologies exclude this node` }, conflict: "bind" };
   }
-  return { check: { ...base, passed: true, detail: `can be provisioned here by ${sc.provisioner}` } };
+  const capacity = capacityCheck(ctx, pvc, sc, node);
+  if (capacity && !capacity.sufficient) return { check: { ...base, passed: false, detail: capacity.detail }, conflict: "storage" };
+  return { check: { ...base, passed: true, detail: `can be provisioned here by ${sc.provisioner}${capacity ? ` (${capacity.detail})` : ""}` } };
+}
+
+/**
+ * VolumeBinding's storage capacity check for a claim to provision (binder.go `hasEnoughCapacity`, v1.24+): only for a
+ * CSIDriver named like the provisioner with `storageCapacity: true`, and a claim that requests storage; sufficient
+ * when a CSIStorageCapacity of the class whose `nodeTopology` matches the node has `maximumVolumeSize` (else
+ * `capacity`) ≥ the request. `null` when the check does not apply.
+ */
+function capacityCheck(ctx: PendingContext, pvc: PersistentVolumeClaim, sc: StorageClass, node: Node): { sufficient: boolean; detail: string } | null {
+  const want = pvc.spec?.resources?.requests?.storage;
+  if (want === undefined) return null;
+  const driver = (ctx.bundle.objects.csiDrivers ?? []).find((d) => d.metadata.name === sc.provisioner);
+  if (!driver || driver.spec?.storageCapacity !== true) return null;
+  let bytes: number;
+  try {
+    bytes = parseQuantity(want) / 1000;
+  } catch {
+    return null;
+  }
+  const labels = node.metadata.labels ?? {};
+  const seen: string[] = [];
+  for (const c of ctx.bundle.objects.csiStorageCapacities ?? []) {
+    if (c.storageClassName !== sc.metadata.name || !labelSelectorMatches(c.nodeTopology ?? null, labels, "nothing")) continue;
+    const limitText = c.maximumVolumeSize ?? c.capacity;
+    let limit = -1;
+    try {
+      if (limitText !== undefined) limit = parseQuantity(limitText) / 1000;
+    } catch { /* unreadable: not sufficient */ }
+    seen.push(`${c.metadata.namespace ?? ""}/${c.metadata.name} ${c.maximumVolumeSize !== undefined ? "maximumVolumeSize" : "capacity"} ${limitText ?? "unset"}`);
+    if (limitText !== undefined && limit >= bytes) {
+      return { sufficient: true, detail: `CSIStorageCapacity ${c.metadata.namespace ?? ""}/${c.metadata.name}: ${limitText} ≥ ${want}` };
+    }
+  }
+  return {
+    sufficient: false,
+    detail: seen.length === 0
+      ? `CSIDriver ${sc.provisioner} tracks storage capacity and no CSIStorageCapacity of class ${sc.metadata.name} covers this node`
+      : `not enough free storage for ${want}: ${seen.join(", ")}`,
+  };
 }
 
 /** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
@@ -313,6 +356,7 @@ function podNodeRow(
   let nodeConflict = false;
   let bindConflict = false;
   let pvMissing = false;
+  let storageConflict = false;
   let boundDecided = false;
   for (const u of uses) {
     const { check, conflict } = volumeCheck(ctx, pod, node, u);
@@ -325,6 +369,7 @@ function podNodeRow(
       pvMissing = true;
       boundDecided = true;
     } else if (conflict === "bind") bindConflict = true;
+    else if (conflict === "storage") storageConflict = true;
   }
   const zoneCheck = volumeZoneCheck(ctx, node, uses);
   if (zoneCheck) checks.push(zoneCheck);
@@ -370,10 +415,12 @@ function podNodeRow(
     rejectedBy = { plugin: "VolumeRestrictions", reasons: [RWOP_REASON] };
   } else if (limits && !limits.passed) {
     rejectedBy = { plugin: "NodeVolumeLimits", reasons: [VOLUME_LIMIT_REASON] };
-  } else if (nodeConflict || bindConflict || pvMissing) {
+  } else if (nodeConflict || bindConflict || storageConflict || pvMissing) {
+    // FindPodVolumes' order: node conflict, bind conflict, not enough space, PV not found
     const reasons: string[] = [];
     if (nodeConflict) reasons.push(reasonText("volume-node-affinity", wording) as string);
     if (bindConflict) reasons.push(reasonText("volume-bind", wording) as string);
+    if (storageConflict) reasons.push(reasonText("not-enough-storage", wording) as string);
     if (pvMissing) reasons.push(reasonText("pv-not-exist", wording) as string);
     rejectedBy = { plugin: "VolumeBinding", reasons };
   } else if (zoneCheck && !zoneCheck.passed) {
@@ -427,7 +474,7 @@ function maxKubeletVersion(ctx: PendingContext): string | undefined {
   return text;
 }
 
-function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean, checked: ReadonlySet<string> = new Set()): Reconciliation {
+function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean, checked: ReadonlySet<string> = new Set<string>()): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
   if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
@@ -448,11 +495,13 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["not-enough-storage", "node-condition", "node-name", "other"].includes(r.kind) ||
+    ["node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
     (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason))) ||
     (r.kind === "volume-limits" && !checked.has("volumeLimits")) ||
+    // modelled when the bundle holds the CSIDrivers (and their CSIStorageCapacities)
+    (r.kind === "not-enough-storage" && !checked.has("storageCapacity")) ||
     (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason))) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
@@ -536,6 +585,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     reconciliation: reconcile(summary, last, scheduled, new Set([
       ...rows.flatMap((r) => r.checks.map((c) => c.rule)),
       // the ReadWriteOncePod check ran (and may have found no holder) when the pod mounts such a claim the bundle holds
+      ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ])),
   };

@@ -231,6 +231,8 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   namespaces: { kind: "Namespace", apiVersion: "v1", namespaced: false },
   resourceclaims: { kind: "ResourceClaim", apiVersion: "resource.k8s.io/v1", namespaced: true },
   csinodes: { kind: "CSINode", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  csidrivers: { kind: "CSIDriver", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  csistoragecapacities: { kind: "CSIStorageCapacity", apiVersion: "storage.k8s.io/v1", namespaced: true },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -247,6 +249,8 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   namespaces: "namespaces",
   resourceclaims: "resourceClaims",
   csinodes: "csiNodes",
+  csidrivers: "csiDrivers",
+  csistoragecapacities: "csiStorageCapacities",
 };
 
 function synthNodeName(i: number): string {
