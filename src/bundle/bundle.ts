@@ -67,6 +67,7 @@ export const SECTION_NAMES = [
   "ip-route-local",
   "sysctls",
   "collection-scope",
+  "cilium-services",
 ] as const;
 
 /** One of {@link SECTION_NAMES}. */

@@ -7,7 +7,9 @@
  *    mode needs (ipvsadm for IPVS, nft for nftables): a debug pod (debug_pod.ts), deleted in `finally` whatever
  *    happens. Sections the debug pod lacks (netshoot has no iptables-legacy) are filled from the kube-proxy pod's
  *    run, and the source says so.
- * Everything runs under one per-node deadline (`--timeout`).
+ * Everything runs under one per-node deadline (`--timeout`). On a node without kube-proxy state where a Cilium agent
+ * pod runs (label `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o
+ * json`) into the section `cilium-services`.
  * @module
  */
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -23,6 +25,7 @@ import { execInPod, type ExecOutcome } from "./exec.ts";
 import { deletePod, type PodRegistry, startDebugPod } from "./pod_lifecycle.ts";
 import { nodeNotReady } from "./pod_state.ts";
 import { type KubeRest, R } from "./rest.ts";
+import { hasKubeProxyState } from "../service/service_datapath.ts";
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -176,6 +179,52 @@ function noteCut(capture: NodeCapture, warnings: string[], cut: string | undefin
  *   problem (a failed node is reported and the others still answer), except when `o.signal` aborted the run.
  */
 export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCollection> {
+  const found: { cilium?: Pod } = {};
+  const started = Date.now();
+  const result = await collectKubeProxyState(o, node, found);
+  // Cilium as kube-proxy replacement: no kube-proxy state on the node, and a Cilium agent pod there; its service table
+  // is what the node balances with (read-only: cilium-dbg service list -o json, `cilium` before Cilium 1.15).
+  if (!result.capture.error && found.cilium && !hasKubeProxyState(result.capture)) {
+    // the same per-node deadline as the collection
+    const deadline = o.timeoutMs > 0 ? started + o.timeoutMs : Infinity;
+    o.progress(node.metadata.name, `reading Cilium's service table from pod ${o.namespace}/${found.cilium.metadata.name}`);
+    try {
+      const table = await ciliumServiceTable(o, found.cilium, deadline);
+      if (table.exitCode === 0) result.capture.sections["cilium-services"] = table;
+      else result.warnings.push(`node ${node.metadata.name}: Cilium's service table could not be read from pod ${found.cilium.metadata.name} (${firstLine(table.stderr) || `exit ${table.exitCode}`}); Services there are not compared`);
+    } catch (e) {
+      if (o.signal.aborted) throw e;
+      if (!(e instanceof KubeApiError)) throw e;
+      result.warnings.push(`node ${node.metadata.name}: exec into Cilium pod ${found.cilium.metadata.name} refused: ${e.message}`);
+    }
+  }
+  return result;
+}
+
+/** The container of a Cilium agent pod that has the CLI. */
+const CILIUM_CONTAINER = "cilium-agent";
+
+/**
+ * `cilium-dbg service list -o json` in the agent's container, else `cilium service list -o json` (agents before 1.15
+ * have no cilium-dbg): argv only, no shell.
+ */
+async function ciliumServiceTable(o: CollectOptions, pod: Pod, deadline: number): Promise<CommandOutput> {
+  const container = pod.spec?.containers?.some((c) => c.name === CILIUM_CONTAINER) ? CILIUM_CONTAINER : pod.spec?.containers?.[0]?.name ?? CILIUM_CONTAINER;
+  let last: CommandOutput | undefined;
+  for (const cli of ["cilium-dbg", "cilium"]) {
+    const argv = [cli, "service", "list", "-o", "json"];
+    const out = await execInPod(o.kc, o.namespace, pod.metadata.name, container, argv, { timeoutMs: remaining(deadline), signal: o.signal, context: o.rest.context });
+    const failed = out.status?.status === "Failure";
+    const exitCode = out.end !== "status" ? null : failed ? out.status?.exitCode ?? 1 : 0;
+    last = { command: argv.join(" "), stdout: out.stdout, stderr: out.stderr, exitCode, ...(out.end !== "status" ? { truncated: true } : {}) };
+    // a missing executable is not an exit status: the runtime refuses to start it
+    const notFound = failed && /executable file not found|no such file or directory|not found/i.test(`${out.status?.message ?? ""} ${out.stderr}`);
+    if (!notFound) return last;
+  }
+  return last!;
+}
+
+async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cilium?: Pod }): Promise<NodeCollection> {
   const name = node.metadata.name;
   const warnings: string[] = [];
   const capture: NodeCapture = { name, sections: {} };
@@ -199,6 +248,8 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
     try {
       const pods = await o.rest.list<Pod>(R.pods(o.namespace), { fieldSelector: `spec.nodeName=${name}` });
       kpPod = pods.items.find((p) => isKubeProxy(p) && p.status?.phase === "Running");
+      const cilium = pods.items.find((p) => p.metadata.labels?.["k8s-app"] === "cilium" && p.status?.phase === "Running");
+      if (cilium) found.cilium = cilium;
     } catch (e) {
       if (!(e instanceof KubeApiError && e.status === 403)) throw e;
       listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;

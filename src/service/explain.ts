@@ -12,6 +12,8 @@
  */
 import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
 import { nodeEndpoints, topologyNode } from "./topology.ts";
+import { parseCiliumServiceList } from "../datapath/cilium_services.ts";
+import { compareCiliumServices } from "./cilium_compare.ts";
 import { hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
@@ -152,8 +154,25 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
     if (other) {
       report.notes.push(otherDatapathNote(other));
       report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
+      if (other.table) {
+        // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
+        try {
+          const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, report.zone);
+          report.drift.push(...cmp.drift);
+          report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
+        } catch (e) {
+          if (!(e instanceof DumpParseError)) throw e;
+          report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
+        }
+      }
       if (!findings.some((f) => f.code === "NotKubeProxyDatapath")) {
-        findings.push({ severity: "info", code: "NotKubeProxyDatapath", message: `Services are served by ${other.datapath} on ${nodeName}${nodeNames.length > 1 ? " (and possibly other nodes)" : ""}, not kube-proxy: no drift is reported against kube-proxy's rules there; ${other.ask}`, node: nodeName });
+        findings.push({
+          severity: "info",
+          code: "NotKubeProxyDatapath",
+          message: `Services are served by ${other.datapath} on ${nodeName}${nodeNames.length > 1 ? " (and possibly other nodes)" : ""}, not kube-proxy: ` +
+            (other.table ? "its service table is compared with the API instead of kube-proxy's rules" : `no drift is reported against kube-proxy's rules there; ${other.ask}`),
+          node: nodeName,
+        });
       }
       continue;
     }

@@ -20,6 +20,8 @@ export interface OtherServiceDatapath {
   evidence: string[];
   /** The agent's own command that lists how it serves the Service. */
   ask: string;
+  /** The bundle holds the agent's service table (Cilium: section `cilium-services`), so the node can be compared. */
+  table?: boolean;
 }
 
 const AGENTS: { name: RegExp; datapath: string; ask: string }[] = [
@@ -48,6 +50,13 @@ export function hasKubeProxyState(capture: NodeCapture): boolean {
  * @param capture the node's collected state.
  */
 export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): OtherServiceDatapath | undefined {
+  const cilium = capture.sections["cilium-services"];
+  if (cilium && (cilium.exitCode ?? 0) === 0 && !hasKubeProxyState(capture)) {
+    // the node's Cilium agent answered with its service table: Cilium serves Services here
+    const evidence = ["the node's Cilium agent lists its service table (cilium-dbg service list)"];
+    if (capture.sections["iptables-save"] !== undefined || capture.sections["nft-json"] !== undefined) evidence.unshift("no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy");
+    return { datapath: "Cilium (eBPF kube-proxy replacement)", evidence, ask: AGENTS[0]!.ask, table: true };
+  }
   if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined) return undefined;
   if (capture.sections["iptables-save"]?.exitCode !== undefined && capture.sections["iptables-save"].exitCode !== 0) return undefined;
   if (hasKubeProxyState(capture)) return undefined;
@@ -76,6 +85,10 @@ export function noKubeProxyStateNote(bundle: Bundle): string {
 
 /** The node note for {@link OtherServiceDatapath}. */
 export function otherDatapathNote(o: OtherServiceDatapath): string {
+  if (o.table) {
+    return `Services on this node are served by ${o.datapath}, not kube-proxy (${o.evidence.join("; ")}): its service table is compared with the API below; ` +
+      `masquerading and the packet path inside its BPF programs are not read (cilium-dbg bpf lb list, cilium-dbg monitor)`;
+  }
   return `Services on this node are served by ${o.datapath}, not kube-proxy (${o.evidence.join("; ")}): this report reads kube-proxy's state only, ` +
     `so it cannot tell how this node balances or masquerades the Service and reports no drift against rules kube-proxy does not own; ask the agent: ${o.ask}`;
 }

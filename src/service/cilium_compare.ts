@@ -1,0 +1,120 @@
+/**
+ * Drift between the API and Cilium's service table on one node (issue 15): where Cilium replaces kube-proxy, its
+ * agent's table (`cilium-dbg service list -o json`, parsed by src/datapath/cilium_services.ts) is what the node
+ * balances with, so it is compared with the Service and its EndpointSlices as kube-proxy's rules are elsewhere.
+ *
+ * Expected, per ServicePort and per frontend Cilium programs for it (ClusterIP per cluster IP, NodePort per node
+ * address, ExternalIPs, LoadBalancer per ingress IP): the endpoints that are ready (else, when none is, the
+ * serving-terminating ones, which Cilium keeps as `terminating` backends), with the endpoint port of that ServicePort;
+ * restricted to this node's endpoints under a Local traffic policy (`intTrafficPolicy` for ClusterIP, `extTrafficPolicy`
+ * for the others: Cilium lists only the node's local backends then). Compared with the frontend's `active` backends:
+ * a ready endpoint that is no active backend is `missing-on-node`; an active backend the API does not list is
+ * `stale-on-node`; a frontend Cilium does not have is `service-missing`. EndpointSlice topology hints are honoured by
+ * Cilium only with `--enable-service-topology`, which a dump does not show: with hints present, absent backends of other
+ * zones are not called drift, and a note says which setting decides.
+ *
+ * Runtime-neutral: no I/O.
+ * @module
+ */
+import type { CiliumBackend, CiliumService } from "../datapath/cilium_services.ts";
+import type { DriftItem, EndpointInfo, ServicePortSummary } from "./report.ts";
+import type { ResolvedService } from "./resolve.ts";
+
+/** The comparison for one node. */
+export interface CiliumComparison {
+  drift: DriftItem[];
+  notes: string[];
+  /** The frontends of this Service in Cilium's table: `ClusterIP 10.96.0.10:53/UDP → 10.0.0.220:53, 10.0.1.184:53`. */
+  frontends: string[];
+}
+
+const hostPort = (ip: string, port: number) => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
+const protoMatch = (a: string, b: string) => a === "ANY" || b === "ANY" || a === b;
+
+function backendText(b: CiliumBackend): string {
+  return hostPort(b.ip, b.port) + (b.state !== "active" ? ` (${b.state})` : "");
+}
+
+/**
+ * Compares one node's Cilium service table with the API.
+ * @param resolved the Service, its endpoints and slices.
+ * @param table the node's parsed `cilium-dbg service list -o json`.
+ * @param node the node's name.
+ * @param nodeZone the node's zone, when known (for topology hints).
+ */
+export function compareCiliumServices(resolved: ResolvedService, table: readonly CiliumService[], node: string, nodeZone?: string): CiliumComparison {
+  const s = resolved.summary;
+  const named = table.some((e) => e.name !== undefined);
+  const addresses = new Set([...s.clusterIPs, ...s.externalIPs, ...s.loadBalancerIngress]);
+  const mine = table.filter((e) => named ? e.namespace === s.namespace && e.name === s.name : addresses.has(e.frontend.ip));
+  const out: CiliumComparison = { drift: [], notes: [], frontends: [] };
+  out.notes.push(`compared with Cilium's service table on this node (${mine.length} frontend(s) of ${s.namespace}/${s.name}, ${table.length} in all)`);
+  const hinted = resolved.endpoints.some((e) => (e.hintsForZones ?? []).length > 0);
+  if (hinted) {
+    out.notes.push(`the EndpointSlices carry topology hints: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones${nodeZone ? ` than ${nodeZone}` : ""} may be absent and are not called drift`);
+  }
+  for (const e of mine) out.frontends.push(`${e.type || "?"} ${hostPort(e.frontend.ip, e.frontend.port)}/${e.frontend.protocol} → ${e.backends.map(backendText).join(", ") || "no backend"}`);
+
+  const expectedFor = (sp: ServicePortSummary, local: boolean): Map<string, EndpointInfo> => {
+    const withPort = resolved.endpoints.filter((ep) => ep.ports.some((p) => p.portKey === sp.portKey));
+    const pool = local ? withPort.filter((ep) => ep.node === node) : withPort;
+    const ready = pool.filter((ep) => ep.ready);
+    const chosen = ready.length > 0 ? ready : pool.filter((ep) => ep.serving && ep.terminating);
+    const m = new Map<string, EndpointInfo>();
+    for (const ep of chosen) {
+      const p = ep.ports.find((x) => x.portKey === sp.portKey)!;
+      m.set(hostPort(ep.address, p.port), ep);
+    }
+    return m;
+  };
+
+  const compare = (sp: ServicePortSummary, kind: string, fe: CiliumService | undefined, wantText: string, local: boolean) => {
+    if (!fe) {
+      out.drift.push({ portKey: sp.portKey, kind: "service-missing", message: `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}: the agent has not programmed it (cilium-dbg service list; its logs)` });
+      return;
+    }
+    const expected = expectedFor(sp, local);
+    const active = new Map(fe.backends.filter((b) => b.state === "active").map((b) => [hostPort(b.ip, b.port), b] as const));
+    const all = new Set(fe.backends.map((b) => hostPort(b.ip, b.port)));
+    const anyReady = [...expected.values()].some((ep) => ep.ready);
+    for (const [addr, ep] of expected) {
+      const present = anyReady ? active.has(addr) : all.has(addr);
+      if (present) continue;
+      if (hinted && nodeZone && (ep.hintsForZones ?? []).length > 0 && !(ep.hintsForZones ?? []).includes(nodeZone)) continue;
+      out.drift.push({
+        portKey: sp.portKey,
+        kind: "missing-on-node",
+        endpoint: addr,
+        message: `${addr}${ep.pod ? ` (pod ${ep.pod})` : ""} is ${ep.ready ? "ready" : "serving-terminating"} in the API but ${all.has(addr) ? `not active (${fe.backends.find((b) => hostPort(b.ip, b.port) === addr)!.state})` : "no backend"} of Cilium's ${kind} frontend ${wantText}`,
+      });
+    }
+    const apiAll = new Set(resolved.endpoints.flatMap((ep) => ep.ports.filter((p) => p.portKey === sp.portKey).map((p) => hostPort(ep.address, p.port))));
+    for (const [addr] of active) {
+      if (expected.has(addr)) continue;
+      const why = apiAll.has(addr) ? "the API has it but not as a ready endpoint for this node's traffic policy" : "the API does not list it";
+      out.drift.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: addr, message: `Cilium's ${kind} frontend ${wantText} still balances to ${addr}: ${why}` });
+    }
+  };
+
+  for (const sp of s.ports) {
+    const find = (type: string, ip: string | undefined, port: number) =>
+      mine.find((e) => e.type === type && (ip === undefined || e.frontend.ip === ip) && e.frontend.port === port && protoMatch(e.frontend.protocol, sp.protocol));
+    const intLocal = s.internalTrafficPolicy === "Local";
+    const extLocal = s.externalTrafficPolicy === "Local";
+    if (s.type !== "ExternalName") {
+      for (const ip of s.clusterIPs.filter((x) => x !== "None")) compare(sp, "ClusterIP", find("ClusterIP", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, intLocal);
+    }
+    if (sp.nodePort !== undefined && (s.type === "NodePort" || s.type === "LoadBalancer")) {
+      compare(sp, "NodePort", find("NodePort", undefined, sp.nodePort), `*:${sp.nodePort}/${sp.protocol}`, extLocal);
+    }
+    for (const ip of s.externalIPs) compare(sp, "ExternalIPs", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
+    if (s.type === "LoadBalancer") {
+      for (const ip of s.loadBalancerIngress) compare(sp, "LoadBalancer", find("LoadBalancer", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
+    }
+  }
+  const unrealized = mine.filter((e) => !e.realized);
+  if (unrealized.length > 0) {
+    out.notes.push(`${unrealized.length} frontend(s) of this Service have no status.realized: the agent has not written them to its BPF maps yet (${unrealized.map((e) => hostPort(e.frontend.ip, e.frontend.port)).join(", ")})`);
+  }
+  return out;
+}

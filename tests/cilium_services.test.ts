@@ -1,0 +1,229 @@
+// Issue 15: on a node where Cilium replaces kube-proxy, its service table (`cilium-dbg service list -o json`) is
+// compared with the API as kube-proxy's rules are elsewhere. A bundle built like a two-node kind cluster with Cilium
+// (no kube-proxy DaemonSet; node kind-worker's table in tests/fixtures/cilium): no false drift when the table matches,
+// the right drift when it does not, Local traffic policies (Cilium lists only the node's backends), terminating
+// backends, unreadable tables, and the same through the CLI on a bundle directory.
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
+import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
+import { requireNetns } from "./helpers/netns.ts";
+import { type Bundle, emptyBundle } from "../src/bundle/bundle.ts";
+import { parseCiliumServiceList } from "../src/datapath/cilium_services.ts";
+import { DumpParseError } from "../src/datapath/errors.ts";
+import type { DaemonSet, EndpointSlice, Node, Service } from "../src/model/k8s.ts";
+import { explainService } from "../src/service/explain.ts";
+
+const TABLE = readFileSync(new URL("./fixtures/cilium/service-list-kind-worker.json", import.meta.url), "utf8");
+
+const node = (name: string, ip: string): Node => ({
+  apiVersion: "v1",
+  kind: "Node",
+  metadata: { name, labels: { "kubernetes.io/hostname": name, "topology.kubernetes.io/zone": name === "kind-worker" ? "z1" : "z0" } },
+  spec: { podCIDR: name === "kind-worker" ? "10.244.1.0/24" : "10.244.0.0/24" },
+  status: { addresses: [{ type: "InternalIP", address: ip }], conditions: [{ type: "Ready", status: "True" }], nodeInfo: { kubeletVersion: "v1.33.1" } },
+});
+const svc = (ns: string, name: string, spec: Record<string, unknown>): Service => ({ apiVersion: "v1", kind: "Service", metadata: { name, namespace: ns }, spec: spec as Service["spec"] });
+type Ep = { ip: string; node: string; ready?: boolean; serving?: boolean; terminating?: boolean; zone?: string; hints?: string[] };
+const slice = (ns: string, svcName: string, ports: { name?: string; port: number; protocol: string }[], eps: Ep[]): EndpointSlice => ({
+  apiVersion: "discovery.k8s.io/v1",
+  kind: "EndpointSlice",
+  metadata: { name: `${svcName}-abcde`, namespace: ns, labels: { "kubernetes.io/service-name": svcName } },
+  addressType: "IPv4",
+  ports,
+  endpoints: eps.map((e) => ({
+    addresses: [e.ip],
+    nodeName: e.node,
+    conditions: { ready: e.ready ?? true, serving: e.serving ?? e.ready ?? true, terminating: e.terminating ?? false },
+    ...(e.zone ? { zone: e.zone } : {}),
+    ...(e.hints ? { hints: { forZones: e.hints.map((z) => ({ name: z })) } } : {}),
+  })),
+} as EndpointSlice);
+const ds = (name: string): DaemonSet => ({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name, namespace: "kube-system" }, spec: { template: { spec: { containers: [] } } } } as DaemonSet);
+
+const dnsPorts = [{ name: "dns", port: 53, protocol: "UDP" }, { name: "dns-tcp", port: 53, protocol: "TCP" }, { name: "metrics", port: 9153, protocol: "TCP" }];
+
+function cluster(opts: { table?: string; dnsEndpoints?: Ep[]; webEndpoints?: Ep[]; webSlice?: boolean } = {}): Bundle {
+  const b = emptyBundle({});
+  b.objects.nodes.push(node("kind-control-plane", "172.18.0.3"), node("kind-worker", "172.18.0.2"));
+  b.objects.daemonSets.push(ds("cilium"));
+  b.objects.services.push(
+    svc("kube-system", "kube-dns", { type: "ClusterIP", clusterIP: "10.96.0.10", clusterIPs: ["10.96.0.10"], ports: dnsPorts.map((p) => ({ ...p, targetPort: 53 })), selector: { "k8s-app": "kube-dns" } }),
+    svc("kube-system", "hubble-peer", { type: "ClusterIP", clusterIP: "10.96.74.126", clusterIPs: ["10.96.74.126"], internalTrafficPolicy: "Local", ports: [{ name: "peer-service", port: 443, protocol: "TCP", targetPort: 4244 }], selector: { "k8s-app": "cilium" } }),
+    svc("shop", "web", { type: "NodePort", clusterIP: "10.96.120.7", clusterIPs: ["10.96.120.7"], externalTrafficPolicy: "Local", ports: [{ port: 80, protocol: "TCP", targetPort: 8080, nodePort: 30080 }], selector: { app: "web" } }),
+  );
+  b.objects.endpointSlices.push(
+    slice("kube-system", "kube-dns", dnsPorts.map((p) => ({ ...p })), opts.dnsEndpoints ?? [{ ip: "10.244.0.220", node: "kind-control-plane" }, { ip: "10.244.1.184", node: "kind-worker" }]),
+    slice("kube-system", "hubble-peer", [{ name: "peer-service", port: 4244, protocol: "TCP" }], [{ ip: "172.18.0.3", node: "kind-control-plane" }, { ip: "172.18.0.2", node: "kind-worker" }]),
+    slice("shop", "web", [{ port: 8080, protocol: "TCP" }], opts.webEndpoints ?? [{ ip: "10.244.1.31", node: "kind-worker" }, { ip: "10.244.0.17", node: "kind-control-plane", ready: false, serving: true, terminating: true }]),
+  );
+  b.nodes.push({ name: "kind-worker", sections: { "cilium-services": { stdout: opts.table ?? TABLE, exitCode: 0, command: "cilium-dbg service list -o json" } } });
+  return b;
+}
+
+describe("cilium-dbg service list -o json", () => {
+  it("parses the fixture: frontends, types, traffic policies, backend states", () => {
+    const t = parseCiliumServiceList(TABLE);
+    expect(t).toHaveLength(8);
+    const dnsUdp = t.find((e) => e.frontend.port === 53 && e.frontend.protocol === "UDP")!;
+    expect(dnsUdp).toMatchObject({ id: 7, type: "ClusterIP", namespace: "kube-system", name: "kube-dns", realized: true });
+    expect(dnsUdp.backends.map((b) => `${b.ip}:${b.port} ${b.state} ${b.nodeName}`)).toEqual(["10.244.0.220:53 active kind-control-plane", "10.244.1.184:53 active kind-worker"]);
+    expect(t.find((e) => e.name === "hubble-peer")!.intTrafficPolicy).toBe("Local");
+    expect(t.find((e) => e.name === "web" && e.type === "ClusterIP")!.backends[1]!.state).toBe("terminating");
+  });
+
+  it("an agent older than flags/state/protocol (the docs' `cilium service get -o json` shape) still parses", () => {
+    const t = parseCiliumServiceList('[{"spec":{"backend-addresses":[{"ip":"10.15.35.129","port":53}],"frontend-address":{"ip":"10.96.0.10","port":53},"id":3}}]');
+    expect(t[0]).toMatchObject({ type: "", realized: false, frontend: { protocol: "ANY" }, backends: [{ state: "active", protocol: "ANY" }] });
+  });
+
+  it.each([
+    ["not JSON", "ID   Frontend   Service Type   Backend\n1    10.96.0.1:443   ClusterIP   1 => 172.18.0.3:6443 (active)"],
+    ["not an array", '{"spec":{}}'],
+    ["no frontend ip", '[{"spec":{"frontend-address":{"port":53}}}]'],
+    ["a port that is no port", '[{"spec":{"frontend-address":{"ip":"10.96.0.10","port":"53"}}}]'],
+  ])("%s: one DumpParseError", (_what, text) => {
+    expect(() => parseCiliumServiceList(text)).toThrow(DumpParseError);
+  });
+});
+
+describe("the table against the API", () => {
+  it("kube-dns: all three frontends match: no drift, the frontends listed", () => {
+    const r = explainService(cluster(), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    const n = r.nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toContain("compared with Cilium's service table on this node (3 frontend(s) of kube-system/kube-dns, 8 in all)");
+    expect(n.notes).toContain("Cilium frontend ClusterIP 10.96.0.10:53/UDP → 10.244.0.220:53, 10.244.1.184:53");
+    expect(r.findings.find((f) => f.code === "NotKubeProxyDatapath")!.message).toContain("its service table is compared with the API");
+  });
+
+  it("a third ready CoreDNS pod the agent has not picked up, and a backend the API no longer lists", () => {
+    const r = explainService(cluster({ dnsEndpoints: [{ ip: "10.244.0.220", node: "kind-control-plane" }, { ip: "10.244.0.99", node: "kind-control-plane" }] }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    const d = r.nodes[0]!.drift.map((x) => `${x.kind} ${x.portKey} ${x.endpoint}`).sort();
+    expect(d).toEqual([
+      "missing-on-node kube-system/kube-dns:dns 10.244.0.99:53",
+      "missing-on-node kube-system/kube-dns:dns-tcp 10.244.0.99:53",
+      "missing-on-node kube-system/kube-dns:metrics 10.244.0.99:9153",
+      "stale-on-node kube-system/kube-dns:dns 10.244.1.184:53",
+      "stale-on-node kube-system/kube-dns:dns-tcp 10.244.1.184:53",
+      "stale-on-node kube-system/kube-dns:metrics 10.244.1.184:9153",
+    ]);
+    expect(r.nodes[0]!.drift.find((x) => x.kind === "stale-on-node")!.message).toContain("the API does not list it");
+  });
+
+  it("hubble-peer, internalTrafficPolicy Local: only this node's agent is expected, so the other node's is no drift", () => {
+    const r = explainService(cluster(), "kube-system", "hubble-peer", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+
+  it("web: NodePort with externalTrafficPolicy Local and a terminating endpoint elsewhere: no drift; without the NodePort frontends, service-missing", () => {
+    expect(explainService(cluster(), "shop", "web", { nodes: ["kind-worker"] }).nodes[0]!.drift).toEqual([]);
+    const t = (JSON.parse(TABLE) as { spec: { flags: { type: string } } }[]).filter((e) => e.spec.flags.type !== "NodePort");
+    const r = explainService(cluster({ table: JSON.stringify(t) }), "shop", "web", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
+      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (cilium-dbg service list; its logs)",
+    ]);
+  });
+
+  it("hints for another zone: a missing backend hinted away is not drift, and the note names the setting that decides", () => {
+    const r = explainService(cluster({ dnsEndpoints: [{ ip: "10.244.0.220", node: "kind-control-plane", hints: ["z0", "z1"] }, { ip: "10.244.1.184", node: "kind-worker", hints: ["z1"] }, { ip: "10.244.0.99", node: "kind-control-plane", hints: ["z0"] }] }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.nodes[0]!.notes.join("\n")).toContain("Cilium follows them only with --enable-service-topology");
+  });
+
+  it("an unreadable table: one note, nothing compared, no drift invented", () => {
+    const r = explainService(cluster({ table: "Error: cannot get services list: Get \"http://localhost/v1/service\": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory" }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.nodes[0]!.notes.join("\n")).toMatch(/Cilium's service table could not be read \(cilium-service-list line 0: not JSON/);
+  });
+});
+
+describe("through the CLI, offline", () => {
+  it("a bundle directory with nodes/kind-worker/cilium-services.txt", async () => {
+    const { run } = await import("./helpers/live_cli.ts");
+    const dir = mkdtempSync(join(tmpdir(), "knp-cilium-"));
+    try {
+      const b = cluster();
+      writeFileSync(join(dir, "objects.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [...b.objects.nodes, ...b.objects.daemonSets, ...b.objects.services, ...b.objects.endpointSlices] }));
+      mkdirSync(join(dir, "nodes", "kind-worker"), { recursive: true });
+      writeFileSync(join(dir, "nodes", "kind-worker", "cilium-services.txt"), TABLE);
+      const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", dir, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as { nodes: { node: string; drift: unknown[]; notes: string[] }[] };
+      const n = report.nodes.find((x) => x.node === "kind-worker")!;
+      expect(n.drift).toEqual([]);
+      expect(n.notes.join("\n")).toContain("compared with Cilium's service table");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe.runIf(requireNetns())("live: a Cilium node's service table is read from its agent pod", () => {
+  // The node's netns holds Cilium's iptables chains only (no KUBE-SERVICES); the agent pod's `cilium-dbg` is a
+  // script on PATH that prints the table built from the API objects (one endpoint left out to show drift).
+  const CILIUM_SAVE = "*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:CILIUM_POST_nat - [0:0]\n-A POSTROUTING -m comment --comment \"cilium-feeder: CILIUM_POST_nat\" -j CILIUM_POST_nat\nCOMMIT\n";
+  const nodes = new Map<string, FakeNode>();
+  let bin = "";
+  const oldPath = process.env.PATH;
+  beforeAll(async () => {
+    for (const n of ["k8s-guide-worker", "k8s-guide-worker2"]) nodes.set(n, await startFakeNode(n, { rules: { text: CILIUM_SAVE, backend: "nft", jumps: false } }));
+    bin = mkdtempSync(join(tmpdir(), "knp-cilium-bin-"));
+  });
+  afterAll(async () => {
+    process.env.PATH = oldPath;
+    for (const n of nodes.values()) await n.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  it("no kube-proxy pod, a Running cilium pod: one more exec (cilium-dbg, argv only), the table compared, the missing backend is drift", async () => {
+    const web = readBundle("tests/fixtures/live/web");
+    const svcObj = web.objects.services.find((s) => s.metadata.name === "web")!;
+    const eps = web.objects.endpointSlices.flatMap((s) => s.endpoints ?? []).map((e) => e.addresses[0]!);
+    const be = (ip: string) => ({ ip, port: 80, protocol: "TCP", state: "active", weight: 100 });
+    const table = [
+      { spec: { id: 1, "frontend-address": { ip: svcObj.spec!.clusterIP, port: 80, protocol: "TCP", scope: "external" }, "backend-addresses": [be(eps[0]!)], flags: { type: "ClusterIP", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
+      { spec: { id: 2, "frontend-address": { ip: "0.0.0.0", port: 31730, protocol: "TCP", scope: "external" }, "backend-addresses": eps.map(be), flags: { type: "NodePort", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
+    ];
+    writeFileSync(join(bin, "table.json"), JSON.stringify(table));
+    writeFileSync(join(bin, "cilium-dbg"), `#!/bin/sh\n[ "$*" = "service list -o json" ] || exit 2\nexec cat ${JSON.stringify(join(bin, "table.json"))}\n`, { mode: 0o755 });
+    process.env.PATH = `${bin}:${oldPath}`;
+    const ciliumPod = (node: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: `cilium-${node.slice(-5)}`, namespace: "kube-system", labels: { "k8s-app": "cilium" } }, spec: { nodeName: node, containers: [{ name: "cilium-agent" }] }, status: { phase: "Running" } });
+    const objects = { ...web.objects, pods: [...web.objects.pods, ciliumPod("k8s-guide-worker"), ciliumPod("k8s-guide-worker2")], daemonSets: [ds("cilium")], configMaps: [] };
+    const s = await startFakeApiServer({ objects, kubeProxyPods: false, exec: { netnsFor: (n) => nodes.get(n)?.netns.name } });
+    try {
+      const { run } = await import("./helpers/live_cli.ts");
+      const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as { nodes: { node: string; drift: { kind: string; endpoint?: string }[]; notes: string[] }[] };
+      for (const n of report.nodes) {
+        expect(n.notes.join("\n"), n.node).toContain("compared with Cilium's service table");
+        expect(n.drift.map((d) => `${d.kind} ${d.endpoint}`)).toEqual([`missing-on-node ${eps[1]}:80`]);
+      }
+      const ciliumExecs = s.requests.filter((x) => x.kind === "exec" && /\/pods\/cilium-/.test(x.path));
+      expect(ciliumExecs).toHaveLength(2);
+      expect(ciliumExecs.every((x) => (x.query.command ?? []).join(" ") === "cilium-dbg service list -o json")).toBe(true);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+});
+
+describe("scale: a 10,000-Service Cilium table", () => {
+  it("parses every frontend and compares one Service among them exactly", () => {
+    const entries = [];
+    for (let i = 0; i < 10_000; i++) {
+      const ip = `10.${96 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+      entries.push({ spec: { id: i + 100, "frontend-address": { ip, port: 80, protocol: "TCP", scope: "external" }, "backend-addresses": [{ ip: `10.244.${(i >> 8) & 255}.${i & 255}`, port: 8080, protocol: "TCP", state: "active" }], flags: { type: "ClusterIP", name: `svc-${i}`, namespace: "bulk", trafficPolicy: "Cluster" } }, status: { realized: {} } });
+    }
+    const all = JSON.parse(TABLE) as unknown[];
+    const big = JSON.stringify([...entries.slice(0, 5000), ...all, ...entries.slice(5000)]);
+    expect(parseCiliumServiceList(big)).toHaveLength(10_008);
+    const r = explainService(cluster({ table: big }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.nodes[0]!.notes.join("\n")).toContain("(3 frontend(s) of kube-system/kube-dns, 10008 in all)");
+  });
+});
