@@ -12,6 +12,7 @@
  */
 import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
 import { nodeEndpoints, topologyNode } from "./topology.ts";
+import { ipvsBoundAddress } from "./ipvs/datapath.ts";
 import { parseCiliumServiceList } from "../datapath/cilium_services.ts";
 import { compareCiliumServices } from "./cilium_compare.ts";
 import { hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
@@ -274,7 +275,10 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
           }
         }
         if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-          const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, facts.addresses?.isLocal, sourcePod, ifaces);
+          // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
+          const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
+          const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
+          const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
           answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
           packets.push(answer);
         }

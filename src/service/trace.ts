@@ -38,6 +38,8 @@ export interface TracePacket {
   mark: number;
   /** conntrack states for `-m conntrack --ctstate`: NEW, plus DNAT/SNAT once translated. */
   ctstate: Set<string>;
+  /** The IPVS virtual service that took the packet (`-m ipvs --vaddr/--vport/--vproto`), once IPVS translated it. */
+  ipvsVirtual?: { ip: string; port: number };
 }
 
 /** A reference to one rule in a dump: the evidence behind a verdict. */

@@ -4,7 +4,7 @@
  * "unknown" carries the reason, so a verdict can say *why* a KUBE-MARK-MASQ rule did not fire.
  *
  * Semantics follow iptables-extensions(8) for the modules kube-proxy and CNIs write: comment, tcp/udp/sctp,
- * multiport, statistic, mark, conntrack, addrtype, set, recent, nfacct, physdev.
+ * multiport, statistic, mark, conntrack, addrtype, set, recent, nfacct, physdev, ipvs (--vaddr, --vport, --vproto).
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -191,6 +191,20 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
         return { kind: "no", why: `session affinity: a new client is not yet in the recent list ${name}${secs ? ` (entries last ${secs} s)` : ""}` };
       }
       return { kind: "unknown", why: "recent match is not modelled" };
+    }
+    case "ipvs": {
+      // kube-proxy's KUBE-IPVS-OUT-FILTER: `-m ipvs --vaddr IP --vproto P --vport N`, the IPVS virtual service the
+      // packet's connection belongs to; a packet IPVS did not take belongs to none
+      const v = p.ipvsVirtual;
+      for (const o of m.options) {
+        let ok: boolean;
+        if (o.name === "vaddr") ok = v !== undefined && cidrContains(o.values[0] ?? "", v.ip);
+        else if (o.name === "vport") ok = v !== undefined && Number(o.values[0]) === v.port;
+        else if (o.name === "vproto") ok = ["6", "tcp"].includes((o.values[0] ?? "").toLowerCase()) ? p.proto === "tcp" : ["17", "udp"].includes((o.values[0] ?? "").toLowerCase()) ? p.proto === "udp" : ["132", "sctp"].includes((o.values[0] ?? "").toLowerCase()) && p.proto === "sctp";
+        else return { kind: "unknown", why: `ipvs match --${o.name} is not modelled` };
+        if (!neg(o, ok)) return { kind: "no", why: `${v ? `IPVS virtual service ${v.ip}:${v.port}/${p.proto}` : "not an IPVS connection"} (rule wants ${shown(o, `--${o.name} ${o.values[0]}`)})` };
+      }
+      return YES;
     }
     case "physdev":
       return { kind: "unknown", why: "depends on the bridge port (physdev)" };

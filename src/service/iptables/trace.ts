@@ -72,11 +72,32 @@ const NON_TERMINAL_TARGETS = new Set([
 /** The mark kubelet's KUBE-MARK-DROP sets and its filter KUBE-FIREWALL drops (layouts before v1.25). */
 const DROP_MARK = 0x8000;
 const FILTER_CHAINS_BY_HOOK: Record<"INPUT" | "FORWARD" | "OUTPUT", string[]> = {
-  // Order as kube-proxy (pkg/proxy/iptables/proxier.go, iptablesJumpChains) and kubelet insert their jumps.
-  INPUT: ["KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"],
+  // Order as kube-proxy (pkg/proxy/iptables/proxier.go, iptablesJumpChains) and kubelet insert their jumps; IPVS mode
+  // (pkg/proxy/ipvs/proxier.go, iptablesJumpChain, v1.27+) prepends KUBE-IPVS-FILTER, KUBE-PROXY-FIREWALL and its
+  // filter KUBE-NODE-PORT (health check node ports) to INPUT, and KUBE-IPVS-OUT-FILTER to OUTPUT.
+  INPUT: ["KUBE-IPVS-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-NODE-PORT", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"],
   FORWARD: ["KUBE-PROXY-FIREWALL", "KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"],
-  OUTPUT: ["KUBE-PROXY-FIREWALL", "KUBE-SERVICES", "KUBE-FIREWALL"],
+  OUTPUT: ["KUBE-IPVS-OUT-FILTER", "KUBE-PROXY-FIREWALL", "KUBE-SERVICES", "KUBE-FIREWALL"],
 };
+
+/** The filter chains of kube-proxy and kubelet a builtin hook may jump to (other components' chains are not traced). */
+const KUBE_FILTER_CHAINS = new Set(Object.values(FILTER_CHAINS_BY_HOOK).flat());
+
+/**
+ * The kube-proxy/kubelet filter chains a hook traverses, in order: first as the dump's builtin chain jumps to them
+ * (the order a node really has: kube-proxy prepends its jumps), then, in the releases' order above, those the dump
+ * holds without a jump from the builtin chain (kube-proxy's own test dumps and partial listings declare the builtin
+ * chains empty).
+ */
+function kubeFilterChains(t: Tracer, hook: "INPUT" | "FORWARD" | "OUTPUT"): string[] {
+  const out: string[] = [];
+  for (const r of t.chain("filter", hook)?.rawRules ?? []) {
+    const m = /-j (KUBE-[A-Z0-9-]+)(\s|$)/.exec(r);
+    if (m && KUBE_FILTER_CHAINS.has(m[1]!) && !out.includes(m[1]!)) out.push(m[1]!);
+  }
+  for (const c of FILTER_CHAINS_BY_HOOK[hook]) if (!out.includes(c)) out.push(c);
+  return out;
+}
 
 /**
  * Converts a parsed rule to its evidence reference.
@@ -323,7 +344,10 @@ export function traceIptables(
       afterNat.push(e);
       continue;
     }
-    for (const r of rs) afterNat.push({ ...e, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined });
+    for (const r of rs) {
+      const packet = { ...clonePacket(e.packet), ipvsVirtual: { ip: e.packet.dst, port: e.packet.dport } };
+      afterNat.push({ ...e, packet, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined });
+    }
   }
   const outcomes: TraceOutcome[] = [];
   let otherFilterRules = false;
@@ -380,7 +404,7 @@ export function traceIptables(
     }
     let filtered: Ended | undefined;
     let filterState: State = { ...e, packet: p };
-    for (const name of FILTER_CHAINS_BY_HOOK[filterHook]) {
+    for (const name of kubeFilterChains(t, filterHook)) {
       const ch = t.chain("filter", name);
       if (!ch) continue;
       const res = t.run("filter", name, [filterState], 0);

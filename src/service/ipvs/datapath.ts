@@ -70,3 +70,20 @@ export function readIpvs(node: NodeCapture): IpvsReading {
   }
   return out;
 }
+
+/**
+ * Whether IPVS mode has bound an address to the node's kube-ipvs0 dummy interface, which makes it a local address
+ * (packets to it go through filter INPUT, where KUBE-IPVS-FILTER rejects ports that are no virtual service):
+ * membership in the ipset KUBE-IPVS-IPS (kube-proxy v1.26+) when the bundle has it, else whether it is one of the
+ * Service's own ClusterIPs, externalIPs or LoadBalancer IPs (kube-proxy binds every one of them; pkg/proxy/ipvs/proxier.go).
+ * @param ipsets the node's ipset membership oracle, if `ipset list` was collected.
+ * @param own the Service's addresses.
+ * @param family 4 or 6.
+ */
+export function ipvsBoundAddress(ipsets: IpsetMembership | undefined, own: readonly string[], family: 4 | 6): (ip: string) => boolean {
+  return (ip) => {
+    const probe = { family, src: family === 6 ? "::" : "0.0.0.0", dst: ip, proto: "tcp" as const, dport: 0, srcLocal: false, dstLocal: false, mark: 0, ctstate: new Set(["NEW"]) };
+    const member = ipsets?.("KUBE-IPVS-IPS", ["dst"], probe);
+    return member ?? own.includes(ip);
+  };
+}
