@@ -5,7 +5,9 @@
 // that have no node access in KUBE-IPVS-OUT-FILTER. The bundle is examples/ipvs-lab (seed 000) with the filter table
 // and ipsets those releases add, written as that source writes them; the pre-1.27 dump of the lab itself shows what
 // the filter's absence means (kubernetes/kubernetes#72236).
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { type KernelOracle, openKernelOracle, ORACLE_TOOLS } from "./helpers/kernel_oracle.ts";
+import { requireNetns } from "./helpers/netns.ts";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
@@ -118,5 +120,48 @@ describe("before KUBE-IPVS-FILTER (the lab's v1.13 dump)", () => {
     const a = ask(lab(false), "192.168.1.7", "10.96.0.10", 22);
     expect(a.outcome).not.toBe("rejected");
     expect(a.caveats.join("\n")).toContain("delivered to the node itself");
+  });
+});
+
+/** `ipset list` text as `ipset restore` input: one `create` per set (its type and header), one `add` per member. */
+function ipsetRestore(list: string): string {
+  const out: string[] = [];
+  for (const block of list.split(/\n(?=Name: )/)) {
+    const name = /^Name: (\S+)/m.exec(block)?.[1];
+    const type = /^Type: (\S+)/m.exec(block)?.[1];
+    if (!name || !type) continue;
+    const header = (/^Header: (.*)$/m.exec(block)?.[1] ?? "").replace(/\b(bucketsize|initval) \S+/g, "").trim();
+    out.push(`create ${name} ${type} ${header}`.trim());
+    const members = block.split(/^Members:\n/m)[1] ?? "";
+    for (const m of members.split("\n").map((l) => l.trim()).filter((l) => l !== "")) out.push(`add ${name} ${m}`);
+  }
+  return out.join("\n") + "\n";
+}
+
+describe.runIf(requireNetns([...ORACLE_TOOLS, "ipset"]))("KUBE-IPVS-FILTER, checked against the kernel", () => {
+  // The lab's dump (nat + filter) and ipsets loaded into a namespace that plays the node; the DNS ClusterIP is bound
+  // on the node as kube-proxy binds it to kube-ipvs0. The kernel has no IPVS here: what is compared is the filter's
+  // verdict (REJECT or not) for a port that is no virtual service, and that a virtual service's port passes it.
+  const oracles: KernelOracle[] = [];
+  afterAll(async () => {
+    for (const o of oracles) await o.close();
+  });
+  it.each([
+    { name: "v1.27 filter: port 22 of the ClusterIP is rejected", v127: true, port: 22, rejected: true },
+    { name: "v1.27 filter: port 53/tcp, a virtual service, passes the filter", v127: true, port: 53, rejected: false },
+    { name: "v1.13 dump (no KUBE-IPVS-FILTER): port 22 reaches the node", v127: false, port: 22, rejected: false },
+  ])("$name", async ({ v127, port, rejected }) => {
+    const b = lab(v127);
+    const n = b.nodes[0]!;
+    const oracle = await openKernelOracle(
+      // this kernel has no IPVS, so the `-m ipvs` rule of KUBE-IPVS-OUT-FILTER cannot load: it is checked from dumps only
+      { text: n.sections["iptables-save"]!.stdout.replace(/^-A KUBE-IPVS-OUT-FILTER .*-m ipvs .*\n/m, ""), backend: "nft", jumps: false, ipsets: ipsetRestore(n.sections.ipset!.stdout) },
+      { nodeAddresses: ["192.168.0.2/24", "10.96.0.10/32"], gateway: "192.168.0.1" },
+    );
+    oracles.push(oracle);
+    const k = await oracle.trace({ client: "external", src: "192.168.1.7", dst: "10.96.0.10", dport: port, proto: "tcp" });
+    expect(k.rejected, k.conntrack).toBe(rejected);
+    const a = ask(b, "192.168.1.7", "10.96.0.10", port);
+    expect(a.outcome === "rejected", a.reason).toBe(rejected);
   });
 });

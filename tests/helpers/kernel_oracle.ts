@@ -55,6 +55,8 @@ export interface OracleRules {
    * Idempotent, so node-format dumps that already have them are fine. @default true
    */
   jumps?: boolean;
+  /** `ipset restore` input loaded before the rules (IPVS-mode rules match KUBE-* sets). */
+  ipsets?: string;
 }
 
 /** One packet (or `samples` packets of the same shape, each from a new source port). IPv4 only. */
@@ -240,6 +242,7 @@ export async function openKernelOracle(rules: OracleRules, topo: OracleTopology 
     const clientMac = (await linkInfo(client, "eth0")).mac;
     await ipBatch(node, [`neigh replace ${gateway} lladdr ${epMac} dev eth0 nud permanent`]);
 
+    if (rules.ipsets) await node.run(["ipset", "restore"], { input: rules.ipsets });
     const texts = typeof rules.text === "string" ? [rules.text] : rules.text;
     for (const text of texts) await loadIptables(node, text, { backend: rules.backend, family: 4 });
     if (rules.jumps ?? true) await installKubeProxyJumps(node, rules.backend, 4);
