@@ -51,8 +51,8 @@ describe("what svc/NAME asks the API server (--no-exec)", () => {
       "GET /api/v1/nodes/k8s-guide-worker",
       "GET /api/v1/nodes/k8s-guide-worker2",
       "GET /apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-      // no kube-proxy DaemonSet here: kube-system's DaemonSets, by name, say which agent serves Services (issue 15)
-      "GET /apis/apps/v1/namespaces/kube-system/daemonsets?limit=500",
+      // no kube-proxy DaemonSet here: the cluster's DaemonSets, by name, say which agent serves Services (issue 15)
+      "GET /apis/apps/v1/daemonsets?limit=500",
       "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
     ]);
     expect(new Set(s.requests.map((x) => x.user))).toEqual(new Set(["token-user"]));
@@ -136,7 +136,7 @@ describe("the number of API requests does not grow with the cluster", () => {
       "GET /api/v1/nodes/k8s-guide-worker",
       "GET /api/v1/nodes/k8s-guide-worker2",
       "GET /apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-      "GET /apis/apps/v1/namespaces/kube-system/daemonsets?limit=500",
+      "GET /apis/apps/v1/daemonsets?limit=500",
       "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy",
       // No kube-proxy ConfigMap (and no DaemonSet naming one): EKS's name is tried next.
       "GET /api/v1/namespaces/kube-system/configmaps/kube-proxy-config",

@@ -56,6 +56,14 @@ describe("kube-proxy is not the datapath", () => {
     expect(r.findings.find((f) => f.code === "NotKubeProxyDatapath")!.message).toContain("cilium-dbg service list");
   });
 
+  it("Calico installed by its operator (calico-system): found there, and the command names that namespace", () => {
+    const calico = { ...ds("calico-node"), metadata: { name: "calico-node", namespace: "calico-system" } } as DaemonSet;
+    const r = explainService(ciliumNode([calico]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    expect(r.nodes[0]!.notes.join("\n")).toContain("Calico (eBPF data plane)");
+    expect(r.findings.find((f) => f.code === "NotKubeProxyDatapath")!.message).toContain("kubectl -n calico-system exec ds/calico-node");
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+
   it("GKE Dataplane V2 (anetd)", () => {
     const r = explainService(ciliumNode([ds("anetd")]), "kube-system", "kube-dns", { nodes: ["k8s1"] });
     expect(r.nodes[0]!.notes.join("\n")).toContain("GKE Dataplane V2 (Cilium, anetd)");

@@ -142,7 +142,8 @@ export function stripDaemonSet(ds: DaemonSet): DaemonSet {
 
 /**
  * kube-proxy's configuration: one GET of the kube-system/kube-proxy DaemonSet (stripped by {@link stripDaemonSet}; when
- * there is none, one list of kube-system's DaemonSets, names only, to name the agent that serves Services instead),
+ * there is none, one list of the cluster's DaemonSets (kube-system's when RBAC allows no more), names only, to name
+ * the agent that serves Services instead),
  * then the ConfigMap its `--config` file is mounted from, else kube-system/kube-proxy (kubeadm), else
  * kube-system/kube-proxy-config (EKS): at most three GETs. 403/404 are noted, not fatal.
  */
@@ -152,9 +153,13 @@ async function kubeProxyConfig(rest: KubeRest, warnings: string[]): Promise<{ co
     const ds = await rest.getOptional<DaemonSet>(R.daemonSets("kube-system", "kube-proxy"));
     if (ds) daemonSets.push(stripDaemonSet(ds));
     else {
-      // No kube-proxy DaemonSet: which agent serves Services instead (Cilium, anetd, calico-node, …)? One list of
-      // kube-system's DaemonSets, of which only the names are kept (src/service/service_datapath.ts reads them).
-      const all = await rest.list<DaemonSet>(R.daemonSets("kube-system"));
+      // No kube-proxy DaemonSet: which agent serves Services instead (Cilium, anetd, calico-node, …)? One list of the
+      // cluster's DaemonSets (the agents live in kube-system, calico-system, ovn-kubernetes, …), of which only names and
+      // namespaces are kept (src/service/service_datapath.ts reads them); kube-system's alone when RBAC allows no more.
+      const all = await rest.list<DaemonSet>(R.allDaemonSets()).catch((e: unknown) => {
+        if (e instanceof KubeApiError && e.status === 403) return rest.list<DaemonSet>(R.daemonSets("kube-system"));
+        throw e;
+      });
       for (const d of all.items) daemonSets.push({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: d.metadata.name, namespace: d.metadata.namespace ?? "kube-system" }, spec: { template: { spec: { containers: [] } } } });
     }
   } catch (e) {

@@ -422,6 +422,7 @@ export const R = {
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),
   configMaps: (namespace: string, name?: string): ResourceRef => ({ group: "", version: "v1", resource: "configmaps", namespace, ...(name ? { name } : {}) }),
+  allDaemonSets: (): ResourceRef => ({ group: "apps", version: "v1", resource: "daemonsets" }),
   daemonSets: (namespace: string, name?: string): ResourceRef => ({ group: "apps", version: "v1", resource: "daemonsets", namespace, ...(name ? { name } : {}) }),
   events: (namespace: string): ResourceRef => ({ group: "", version: "v1", resource: "events", namespace }),
   pvcs: (namespace: string, name?: string): ResourceRef => ({ group: "", version: "v1", resource: "persistentvolumeclaims", namespace, ...(name ? { name } : {}) }),

@@ -24,14 +24,16 @@ export interface OtherServiceDatapath {
   table?: boolean;
 }
 
+/** The agents, by DaemonSet name; `ask` is completed with the DaemonSet's namespace (`-n NS`). */
 const AGENTS: { name: RegExp; datapath: string; ask: string }[] = [
-  { name: /^cilium$/, datapath: "Cilium (eBPF kube-proxy replacement)", ask: "kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg service list" },
-  { name: /^anetd$/, datapath: "GKE Dataplane V2 (Cilium, anetd)", ask: "kubectl -n kube-system exec ds/anetd -c cilium-agent -- cilium service list" },
-  { name: /^calico-node$/, datapath: "Calico (eBPF data plane)", ask: "kubectl -n kube-system exec ds/calico-node -c calico-node -- calico-node -bpf nat dump" },
-  { name: /^kube-router$/, datapath: "kube-router (IPVS service proxy)", ask: "kubectl -n kube-system exec ds/kube-router -- ipvsadm -Ln" },
-  { name: /^antrea-agent$/, datapath: "Antrea Proxy (Open vSwitch)", ask: "kubectl -n kube-system exec ds/antrea-agent -c antrea-agent -- antctl get serviceexternalip; antctl trace-packet" },
-  { name: /^ovnkube-node$/, datapath: "OVN-Kubernetes (OVN load balancers)", ask: "kubectl -n ovn-kubernetes exec ds/ovnkube-node -c nb-ovsdb -- ovn-nbctl lb-list" },
+  { name: /^cilium$/, datapath: "Cilium (eBPF kube-proxy replacement)", ask: "exec ds/cilium -c cilium-agent -- cilium-dbg service list" },
+  { name: /^anetd$/, datapath: "GKE Dataplane V2 (Cilium, anetd)", ask: "exec ds/anetd -c cilium-agent -- cilium service list" },
+  { name: /^calico-node$/, datapath: "Calico (eBPF data plane)", ask: "exec ds/calico-node -c calico-node -- calico-node -bpf nat dump" },
+  { name: /^kube-router$/, datapath: "kube-router (IPVS service proxy)", ask: "exec ds/kube-router -- ipvsadm -Ln" },
+  { name: /^antrea-agent$/, datapath: "Antrea Proxy (Open vSwitch)", ask: "exec ds/antrea-agent -c antrea-agent -- antctl get serviceexternalip; antctl trace-packet" },
+  { name: /^ovnkube-node$/, datapath: "OVN-Kubernetes (OVN load balancers)", ask: "exec ds/ovnkube-node -c nb-ovsdb -- ovn-nbctl lb-list" },
 ];
+const askIn = (namespace: string, ask: string) => `kubectl -n ${namespace} ${ask}`;
 
 /** Whether the node's dump holds any kube-proxy state (an iptables KUBE-SERVICES chain or an nft kube-proxy table). */
 export function hasKubeProxyState(capture: NodeCapture): boolean {
@@ -55,7 +57,8 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
     // the node's Cilium agent answered with its service table: Cilium serves Services here
     const evidence = ["the node's Cilium agent lists its service table (cilium-dbg service list)"];
     if (capture.sections["iptables-save"] !== undefined || capture.sections["nft-json"] !== undefined) evidence.unshift("no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy");
-    return { datapath: "Cilium (eBPF kube-proxy replacement)", evidence, ask: AGENTS[0]!.ask, table: true };
+    const ds = (bundle.objects.daemonSets ?? []).find((d) => AGENTS[0]!.name.test(d.metadata.name));
+    return { datapath: "Cilium (eBPF kube-proxy replacement)", evidence, ask: askIn(ds?.metadata.namespace ?? "kube-system", AGENTS[0]!.ask), table: true };
   }
   if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined) return undefined;
   if (capture.sections["iptables-save"]?.exitCode !== undefined && capture.sections["iptables-save"].exitCode !== 0) return undefined;
@@ -69,7 +72,7 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
     const d = ds.find((x) => a.name.test(x.metadata.name));
     if (!d) continue;
     evidence.push(`DaemonSet ${d.metadata.namespace ?? "kube-system"}/${d.metadata.name}`, "no kube-system/kube-proxy DaemonSet");
-    return { datapath: a.datapath, evidence, ask: a.ask };
+    return { datapath: a.datapath, evidence, ask: askIn(d.metadata.namespace ?? "kube-system", a.ask) };
   }
   return undefined;
 }
