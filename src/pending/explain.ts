@@ -19,16 +19,15 @@
  *   claim's node selector filters.
  * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
  * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
- * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity. Not modelled:
- * VolumeRestrictions' inline disk conflicts, DRA device availability; the
+ * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity
+ * (filters/volume_capacity.ts). Not modelled: VolumeRestrictions' inline disk conflicts, DRA device availability; the
  * reconciliation says so when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Toleration } from "../model/k8s.ts";
-import { labelSelectorMatches } from "../model/label_selector.ts";
+import type { CSINode, Node, PersistentVolume, Pod, Toleration } from "../model/k8s.ts";
 import { NotFoundError } from "../model/errors.ts";
 import {
   evaluateNodeSelector,
@@ -78,7 +77,8 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts, parseQuantity, podRequests } from "./filters/resources.ts";
+import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
+import { capacityCheck } from "./filters/volume_capacity.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
@@ -203,45 +203,6 @@ function volumeCheck(
   return { check: { ...base, passed: true, detail: `can be provisioned here by ${sc.provisioner}${capacity ? ` (${capacity.detail})` : ""}` } };
 }
 
-/**
- * VolumeBinding's storage capacity check for a claim to provision (binder.go `hasEnoughCapacity`, v1.24+): only for a
- * CSIDriver named like the provisioner with `storageCapacity: true`, and a claim that requests storage; sufficient
- * when a CSIStorageCapacity of the class whose `nodeTopology` matches the node has `maximumVolumeSize` (else
- * `capacity`) ≥ the request. `null` when the check does not apply.
- */
-function capacityCheck(ctx: PendingContext, pvc: PersistentVolumeClaim, sc: StorageClass, node: Node): { sufficient: boolean; detail: string } | null {
-  const want = pvc.spec?.resources?.requests?.storage;
-  if (want === undefined) return null;
-  const driver = (ctx.bundle.objects.csiDrivers ?? []).find((d) => d.metadata.name === sc.provisioner);
-  if (!driver || driver.spec?.storageCapacity !== true) return null;
-  let bytes: number;
-  try {
-    bytes = parseQuantity(want) / 1000;
-  } catch {
-    return null;
-  }
-  const labels = node.metadata.labels ?? {};
-  const seen: string[] = [];
-  for (const c of ctx.bundle.objects.csiStorageCapacities ?? []) {
-    if (c.storageClassName !== sc.metadata.name || !labelSelectorMatches(c.nodeTopology ?? null, labels, "nothing")) continue;
-    const limitText = c.maximumVolumeSize ?? c.capacity;
-    let limit = -1;
-    try {
-      if (limitText !== undefined) limit = parseQuantity(limitText) / 1000;
-    } catch { /* unreadable: not sufficient */ }
-    seen.push(`${c.metadata.namespace ?? ""}/${c.metadata.name} ${c.maximumVolumeSize !== undefined ? "maximumVolumeSize" : "capacity"} ${limitText ?? "unset"}`);
-    if (limitText !== undefined && limit >= bytes) {
-      return { sufficient: true, detail: `CSIStorageCapacity ${c.metadata.namespace ?? ""}/${c.metadata.name}: ${limitText} ≥ ${want}` };
-    }
-  }
-  return {
-    sufficient: false,
-    detail: seen.length === 0
-      ? `CSIDriver ${sc.provisioner} tracks storage capacity and no CSIStorageCapacity of class ${sc.metadata.name} covers this node`
-      : `not enough free storage for ${want}: ${seen.join(", ")}`,
-  };
-}
-
 /** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
 function volumeZoneCheck(ctx: PendingContext, node: Node, uses: PodClaimUse[]): RuleCheck | null {
   const topo: { pv: string; key: string; values: string[] }[] = [];
@@ -273,7 +234,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume> },
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode> },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -350,7 +311,7 @@ function podNodeRow(
     });
   }
   // NodeVolumeLimits: the node's CSI attach limits
-  const csiNode = (ctx.bundle.objects.csiNodes ?? []).find((c) => c.metadata.name === node.metadata.name);
+  const csiNode = pre.csiNodes.get(node.metadata.name);
   const limits = volumeLimitsCheck(ctx, pod, node, csiNode, pre.claimToVolume);
   if (limits) checks.push({ rule: "volumeLimits", plugin: "NodeVolumeLimits", passed: limits.passed, detail: limits.detail });
   let nodeConflict = false;
@@ -546,6 +507,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     rwop: scheduledAlready ? [] : readWriteOncePodConflicts(ctx, pod),
     dra: podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []),
     claimToVolume: volumesByClaim(ctx.volumes.values()),
+    csiNodes: new Map((ctx.bundle.objects.csiNodes ?? []).map((c) => [c.metadata.name, c] as const)),
   };
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;

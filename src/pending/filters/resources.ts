@@ -94,11 +94,6 @@ export function podRequests(pod: Pod): Requests {
   return reqs;
 }
 
-/** Pods bound to `node` and not terminal. */
-export function podsOnNode(node: string, pods: readonly Pod[]): Pod[] {
-  return pods.filter((p) => p.spec?.nodeName === node && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
-}
-
 function fmt(resource: string, milli: number): string {
   if (resource === "cpu") return `${milli}m`;
   const v = milli / 1000;
@@ -118,7 +113,7 @@ export interface FitResult {
  * Checks the pod against the node's allocatable minus what its pods request.
  * @param pod the pending pod.
  * @param node the node.
- * @param bound the pods bound to the node (see {@link podsOnNode}), without `pod`.
+ * @param bound the pods bound to the node (context.ts `indexPodsByNode`), without `pod`.
  */
 export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitResult {
   const alloc = (node.status as { allocatable?: Record<string, string> } | undefined)?.allocatable;
