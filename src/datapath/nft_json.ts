@@ -1117,13 +1117,31 @@ export function parseNftJson(text: string): NftRuleset {
   if (text.trim() === "") throw new DumpParseError(FORMAT, 0, "empty input", "");
   const b = new Builder();
   // Several documents, one per line (e.g. `nft -j list table ip kube-proxy` then `… ip6 kube-proxy`): one ruleset.
-  const docs = text.split(/\n(?=\{\s*"nftables")/);
+  const docs = splitDocuments(text);
   let lineBase = 0;
   for (const part of docs) {
     parseDocumentInto(b, part, lineBase);
     lineBase += lineIndex(part)(part.length);
   }
   return b.finish();
+}
+
+/**
+ * Splits the text before each line that starts a `{"nftables"` document (what `text.split(/\n(?=\{\s*"nftables")/)`
+ * does, without running a look-ahead at every position of a 30 MB one-line dump).
+ */
+function splitDocuments(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = text.indexOf("\n{"); i !== -1; i = text.indexOf("\n{", i + 1)) {
+    let j = i + 2;
+    while (j < text.length && /\s/.test(text[j]!)) j++;
+    if (!text.startsWith('"nftables"', j)) continue;
+    out.push(text.slice(start, i));
+    start = i + 1;
+  }
+  out.push(text.slice(start));
+  return out;
 }
 
 /** Parses one `{"nftables": [...]}` document into `b`; line numbers are offset by `lineBase` lines. */
