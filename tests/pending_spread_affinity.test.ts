@@ -522,3 +522,35 @@ describe("VolumeBinding: CSIStorageCapacity for a claim to provision", () => {
     expect(verdicts(ask(topolvm({ tracks: false }), "db"))).toEqual({ n1: "fits", n2: "fits" });
   });
 });
+
+describe("VolumeRestrictions: an inline disk already mounted on the node", () => {
+  const gce = (pdName: string, readOnly = false) => ({ name: "disk", gcePersistentDisk: { pdName, fsType: "ext4", readOnly } });
+  const three = () => [node("n1", "a"), node("n2", "a"), node("n3", "b")];
+  it("the same GCE PD read-write on n1: n1 had no available disk (before the other checks of the plugin), the event agrees; both read-only: no conflict", () => {
+    const holder = pod("legacy-0", { app: "legacy" }, { nodeName: "n1", volumes: [gce("data-disk")] });
+    const msg = "0/3 nodes are available: 1 node(s) had no available disk, 2 node(s) didn't match Pod's node affinity/selector.";
+    const p = pod("legacy-1", { app: "legacy" }, { nodeSelector: { [ZONE]: "a" }, volumes: [gce("data-disk")] });
+    const b = bundleOf([node("n1", "a"), node("n2", "b"), node("n3", "b")], [p, holder], [event("legacy-1", msg)]);
+    const r = ask(b, "legacy-1");
+    expect(verdicts(r)).toEqual({ n1: "VolumeRestrictions", n2: "NodeAffinity", n3: "NodeAffinity" });
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volumeRestrictions")!.detail).toBe("GCE PD data-disk (volume disk) is mounted by pod default/legacy-0");
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+    const ro = ask(bundleOf(three(), [pod("r", { app: "r" }, { volumes: [gce("data-disk", true)] }), pod("h", { app: "h" }, { nodeName: "n1", volumes: [gce("data-disk", true)] })]), "r");
+    expect(verdicts(ro)).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+  });
+
+  it("AWS EBS by volume ID, RBD by monitor/pool/image, iSCSI by IQN; the bundle keeps exactly those identities", () => {
+    const cases = [
+      [{ name: "v", awsElasticBlockStore: { volumeID: "vol-0abc" } }, { name: "w", awsElasticBlockStore: { volumeID: "vol-0abc", fsType: "ext4" } }],
+      [{ name: "v", rbd: { monitors: ["10.0.0.1:6789", "10.0.0.2:6789"], pool: "rbd", image: "img" } }, { name: "w", rbd: { monitors: ["10.0.0.2:6789"], pool: "rbd", image: "img", secretRef: { name: "ceph" } } }],
+      [{ name: "v", iscsi: { iqn: "iqn.2001-04.com.example:storage.disk1", targetPortal: "10.0.0.9:3260", lun: 0 } }, { name: "w", iscsi: { iqn: "iqn.2001-04.com.example:storage.disk1", targetPortal: "10.0.0.9:3260", lun: 0 } }],
+    ];
+    for (const [mine, theirs] of cases) {
+      const b = bundleOf(three(), [pod("p", { app: "p" }, { volumes: [mine] }), pod("h", { app: "h" }, { nodeName: "n2", volumes: [theirs] })]);
+      expect(verdicts(ask(b, "p"))).toEqual({ n1: "fits", n2: "VolumeRestrictions", n3: "fits" });
+      const kept = allowListObjects(b.objects).pods[1]!.spec!.volumes![0]!;
+      expect(JSON.stringify(kept)).not.toMatch(/secretRef|targetPortal|fsType|lun/);
+      expect(verdicts(ask({ ...b, objects: allowListObjects(b.objects) }, "p"))).toEqual({ n1: "fits", n2: "VolumeRestrictions", n3: "fits" });
+    }
+  });
+});

@@ -235,6 +235,11 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
         name: true,
         persistentVolumeClaim: { claimName: true, readOnly: true },
         ephemeral: (v) => (isMap(v) ? {} : undefined),
+        // VolumeRestrictions' disk conflicts (src/pending/filters/volume_restrictions.ts): the inline disks' identity
+        gcePersistentDisk: { pdName: true, readOnly: true },
+        awsElasticBlockStore: { volumeID: true },
+        rbd: { monitors: true, pool: true, image: true, readOnly: true },
+        iscsi: { iqn: true, readOnly: true },
       }],
       // NodeResourcesFit (requests, sidecar init containers, overhead) and NodePorts (hostPort) read these
       containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true, hostPort: true, hostIP: true }], resources: { requests: true } }],

@@ -10,8 +10,8 @@
  * - PreFilter VolumeBinding: missing claim, unbound Immediate claims;
  * - NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector + required node affinity);
  * - NodePorts and NodeResourcesFit (filters/resources.ts, when the bundle has the node's allocatable);
- * - VolumeRestrictions' ReadWriteOncePod check (filters/volume_restrictions.ts), NodeVolumeLimits (filters/
- *   volume_limits.ts, CSI attach limits);
+ * - VolumeRestrictions (filters/volume_restrictions.ts: inline disks mounted on the node, ReadWriteOncePod in use),
+ *   NodeVolumeLimits (filters/volume_limits.ts, CSI attach limits);
  * - VolumeBinding (bound PVs' node affinity via CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static
  *   match or provisioning allowed by allowedTopologies), VolumeZone (PV zone/region labels);
  * - PodTopologySpread (filters/topology_spread.ts), InterPodAffinity (filters/pod_affinity.ts);
@@ -20,8 +20,8 @@
  * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
  * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
  * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity
- * (filters/volume_capacity.ts). Not modelled: VolumeRestrictions' inline disk conflicts, DRA device availability; the
- * reconciliation says so when an event names them.
+ * (filters/volume_capacity.ts). Not modelled: DRA device availability, VolumeAttributesClass; the reconciliation says
+ * so when an event names them.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -82,7 +82,14 @@ import { capacityCheck } from "./filters/volume_capacity.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
-import { readWriteOncePodConflicts, type ReadWriteOncePodConflict, RWOP_REASON } from "./filters/volume_restrictions.ts";
+import {
+  DISK_CONFLICT_REASON,
+  diskConflicts,
+  hasInlineDisks,
+  readWriteOncePodConflicts,
+  type ReadWriteOncePodConflict,
+  RWOP_REASON,
+} from "./filters/volume_restrictions.ts";
 import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
 export type {
@@ -301,7 +308,16 @@ function podNodeRow(
       detail: `${fit.reasons.length > 0 ? `${fit.reasons.join(", ")}: ` : ""}${fit.detail} (${counted})`,
     });
   }
-  // VolumeRestrictions (ReadWriteOncePod): the same verdict on every node
+  // VolumeRestrictions: inline disks already mounted on this node, then ReadWriteOncePod (the same on every node)
+  const disks = hasInlineDisks(pod) ? diskConflicts(pod, bound) : [];
+  if (hasInlineDisks(pod)) {
+    checks.push({
+      rule: "volumeRestrictions",
+      plugin: "VolumeRestrictions",
+      passed: disks.length === 0,
+      detail: disks.length > 0 ? disks.join("; ") : `no inline disk of the pod is mounted here (${counted})`,
+    });
+  }
   if (pre.rwop.length > 0) {
     checks.push({
       rule: "volumeRestrictions",
@@ -372,6 +388,8 @@ function podNodeRow(
     rejectedBy = { plugin: "NodePorts", reasons: ["node(s) didn't have free ports for the requested pod ports"] };
   } else if (fit && fit.reasons.length > 0) {
     rejectedBy = { plugin: "NodeResourcesFit", reasons: fit.reasons };
+  } else if (disks.length > 0) {
+    rejectedBy = { plugin: "VolumeRestrictions", reasons: [DISK_CONFLICT_REASON] };
   } else if (pre.rwop.length > 0) {
     rejectedBy = { plugin: "VolumeRestrictions", reasons: [RWOP_REASON] };
   } else if (limits && !limits.passed) {
@@ -459,7 +477,8 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     ["node-condition", "node-name", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
-    (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason))) ||
+    (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason)) &&
+      !(checked.has("inlineDisks") && /had no available disk/.test(r.reason))) ||
     (r.kind === "volume-limits" && !checked.has("volumeLimits")) ||
     // modelled when the bundle holds the CSIDrivers (and their CSIStorageCapacities)
     (r.kind === "not-enough-storage" && !checked.has("storageCapacity")) ||
@@ -548,6 +567,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...rows.flatMap((r) => r.checks.map((c) => c.rule)),
       // the ReadWriteOncePod check ran (and may have found no holder) when the pod mounts such a claim the bundle holds
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
+      ...(hasInlineDisks(pod) ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ])),
   };

@@ -7,8 +7,10 @@
  * holder may help).
  *
  * "Already scheduled" is the scheduler's NodeInfo view: pods with `spec.nodeName` that are not terminal, in the claim's
- * namespace. The other half (inline GCE PD, AWS EBS, RBD and iSCSI volumes mounted on the node by another pod:
- * `node(s) had no available disk`) needs inline volume sources, which a bundle does not keep: not checked.
+ * namespace. The other half, per node: an inline disk of the pod that a pod on the node already mounts
+ * (`isVolumeConflict`: the same GCE PD unless both read-only, the same AWS EBS volume ID, the same RBD image — a
+ * shared monitor, same pool and image — unless both read-only, the same iSCSI IQN unless both read-only) makes that
+ * node fail with `node(s) had no available disk` (checked before the ReadWriteOncePod test, as Filter does).
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -45,6 +47,58 @@ export function readWriteOncePodConflicts(ctx: PendingContext, pod: Pod): ReadWr
       }
     }
     if (holders.length > 0) out.push({ claim, holders: holders.sort() });
+  }
+  return out;
+}
+
+/** The scheduler's reason for an inline disk already mounted on the node (volumerestrictions ErrReasonDiskConflict). */
+export const DISK_CONFLICT_REASON = "node(s) had no available disk";
+
+interface InlineVolume {
+  name?: string;
+  gcePersistentDisk?: { pdName?: string; readOnly?: boolean };
+  awsElasticBlockStore?: { volumeID?: string };
+  rbd?: { monitors?: string[]; pool?: string; image?: string; readOnly?: boolean };
+  iscsi?: { iqn?: string; readOnly?: boolean };
+}
+
+const inlineVolumes = (p: Pod) => (p.spec?.volumes ?? []) as InlineVolume[];
+
+/** Whether the pod has an inline disk VolumeRestrictions compares (`needsRestrictionsCheck`). */
+export function hasInlineDisks(pod: Pod): boolean {
+  return inlineVolumes(pod).some((v) => v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi);
+}
+
+function conflictOf(v: InlineVolume, e: InlineVolume): string | undefined {
+  const g = v.gcePersistentDisk, eg = e.gcePersistentDisk;
+  if (g && eg && g.pdName === eg.pdName && !(g.readOnly && eg.readOnly)) return `GCE PD ${g.pdName}`;
+  const a = v.awsElasticBlockStore, ea = e.awsElasticBlockStore;
+  if (a && ea && a.volumeID === ea.volumeID) return `AWS EBS ${a.volumeID}`;
+  const i = v.iscsi, ei = e.iscsi;
+  if (i && ei && i.iqn === ei.iqn && !(i.readOnly && ei.readOnly)) return `iSCSI ${i.iqn}`;
+  const r = v.rbd, er = e.rbd;
+  if (r && er && (r.monitors ?? []).some((m) => (er.monitors ?? []).includes(m)) && (r.pool ?? "rbd") === (er.pool ?? "rbd") && r.image === er.image && !(r.readOnly && er.readOnly)) {
+    return `RBD ${r.pool ?? "rbd"}/${r.image}`;
+  }
+  return undefined;
+}
+
+/**
+ * The inline disks of `pod` that a pod on the node already mounts (`satisfyVolumeConflicts`), as text; empty when none.
+ * @param pod the pending pod.
+ * @param onNode the non-terminal pods bound to the node.
+ */
+export function diskConflicts(pod: Pod, onNode: readonly Pod[]): string[] {
+  const out: string[] = [];
+  for (const v of inlineVolumes(pod)) {
+    if (!(v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi)) continue;
+    for (const other of onNode) {
+      if (other === pod) continue;
+      for (const e of inlineVolumes(other)) {
+        const c = conflictOf(v, e);
+        if (c) out.push(`${c} (volume ${v.name ?? "?"}) is mounted by pod ${other.metadata.namespace ?? ""}/${other.metadata.name}`);
+      }
+    }
   }
   return out;
 }
