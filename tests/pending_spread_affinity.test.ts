@@ -554,3 +554,44 @@ describe("VolumeRestrictions: an inline disk already mounted on the node", () =>
     }
   });
 });
+
+describe("VolumeAttributesClass", () => {
+  const claimVac = (vac: string | undefined, volumeName?: string) =>
+    ({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data", namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "10Gi" } }, ...(vac ? { volumeAttributesClassName: vac } : {}), ...(volumeName ? { volumeName } : {}) }, status: { phase: "Pending" } });
+  const pvVac = (vac: string | undefined) =>
+    ({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name: "pv-1" }, spec: { accessModes: ["ReadWriteOnce"], capacity: { storage: "10Gi" }, storageClassName: "fast", ...(vac ? { volumeAttributesClassName: vac } : {}), local: { path: "/mnt" } }, status: { phase: "Available" } });
+
+  it("static binding needs the same class on the claim and the volume (FindMatchingVolume)", () => {
+    const b = bundleOf([node("n1", "a")], [pod("db", { app: "db" }, { volumes: [{ name: "d", persistentVolumeClaim: { claimName: "data" } }] })]);
+    b.objects.storageClasses.push({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "fast" }, provisioner: "kubernetes.io/no-provisioner", volumeBindingMode: "WaitForFirstConsumer" } as never);
+    b.objects.persistentVolumeClaims.push(claimVac("gold") as never);
+    b.objects.persistentVolumes.push(pvVac("silver") as never);
+    const r = ask(b, "db");
+    expect(r.claims[0]!.staticCandidates[0]!.mismatches).toContainEqual({ field: "volumeAttributesClassName", want: '"gold"', got: '"silver"' });
+  });
+
+  it("live: a class the server does not have is an error finding that says both possible reasons; one that exists is none", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const { run } = await import("./helpers/live_cli.ts");
+    const p = pod("db", { app: "db" }, { volumes: [{ name: "d", persistentVolumeClaim: { claimName: "data" } }] });
+    const sc = { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "fast" }, provisioner: "ebs.csi.aws.com", volumeBindingMode: "Immediate" };
+    const go = async (vacs: unknown[]) => {
+      const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a")], pods: [p], persistentVolumeClaims: [claimVac("gold") as never], storageClasses: [sc as never], volumeAttributesClasses: vacs as never[] } });
+      try {
+        const r = await run(["pod/db", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+        expect(r.code, r.stderr).toBe(0);
+        return { report: JSON.parse(r.stdout) as { findings: { id: string; severity: string; detail: string }[] }, paths: s.requests.filter((x) => x.path.includes("volumeattributesclasses")).map((x) => x.path) };
+      } finally {
+        await s.close();
+      }
+    };
+    const missing = await go([]);
+    expect(missing.paths).toEqual(["/apis/storage.k8s.io/v1/volumeattributesclasses/gold", "/apis/storage.k8s.io/v1beta1/volumeattributesclasses/gold", "/apis/storage.k8s.io/v1alpha1/volumeattributesclasses/gold"]);
+    const f = missing.report.findings.find((x) => x.id === "volume-attributes-class-missing")!;
+    expect(f.severity).toBe("error");
+    expect(f.detail).toContain("it does not exist, or the cluster does not serve that API");
+    const present = await go([{ apiVersion: "storage.k8s.io/v1", kind: "VolumeAttributesClass", metadata: { name: "gold" }, driverName: "ebs.csi.aws.com", parameters: { iops: "3000" } }]);
+    expect(present.paths).toHaveLength(1);
+    expect(present.report.findings.some((x) => x.id === "volume-attributes-class-missing")).toBe(false);
+  }, 60_000);
+});

@@ -308,6 +308,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
     capacity: true,
     maximumVolumeSize: true,
   },
+  // src/pending/claim.ts: that a claim's VolumeAttributesClass exists (its parameters may carry anything: dropped)
+  volumeAttributesClasses: { apiVersion: true, kind: true, metadata: { name: true, uid: true }, driverName: true },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from
@@ -341,6 +343,7 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       volumeMode: true,
       resources: { requests: { storage: true } },
       selector: true,
+      volumeAttributesClassName: true,
     },
     status: { phase: true, capacity: { storage: true }, accessModes: true },
   },
@@ -392,6 +395,7 @@ const PV_SPEC: Record<string, Rule> = {
   claimRef: REF,
   nodeAffinity: true,
   persistentVolumeReclaimPolicy: true,
+  volumeAttributesClassName: true,
 };
 
 /** A PV's spec: the binding fields, and the volume source by name only (`csi` keeps its `driver`). */

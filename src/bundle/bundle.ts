@@ -25,6 +25,7 @@ import type {
   ResourceClaim,
   Service,
   StorageClass,
+  VolumeAttributesClass,
 } from "../model/k8s.ts";
 
 /** The `format` marker every bundle file carries. */
@@ -128,6 +129,8 @@ export interface BundleObjects {
   /** CSIDrivers (storageCapacity) and CSIStorageCapacities: VolumeBinding's capacity check (src/pending/explain.ts). */
   csiDrivers: CSIDriver[];
   csiStorageCapacities: CSIStorageCapacity[];
+  /** VolumeAttributesClasses named by the claims (name and driver only). */
+  volumeAttributesClasses: VolumeAttributesClass[];
 }
 
 /** How and when a bundle was made. */
@@ -175,6 +178,7 @@ export function emptyObjects(): BundleObjects {
     csiNodes: [],
     csiDrivers: [],
     csiStorageCapacities: [],
+    volumeAttributesClasses: [],
   };
 }
 

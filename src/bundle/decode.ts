@@ -50,6 +50,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   CSINode: "csiNodes",
   CSIDriver: "csiDrivers",
   CSIStorageCapacity: "csiStorageCapacities",
+  VolumeAttributesClass: "volumeAttributesClasses",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

@@ -19,7 +19,7 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
-import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass } from "../model/k8s.ts";
+import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass, VolumeAttributesClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
@@ -374,6 +374,25 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
     else if (kind === "pvc") throw new NotFoundError("persistentvolumeclaim", n, namespace);
     else warnings.push(`pod ${namespace}/${name} mounts claim "${n}", which does not exist`);
   });
+  // The VolumeAttributesClasses the claims name, at the version the server serves (v1 since 1.34, v1beta1, v1alpha1)
+  for (const vac of [...new Set(objects.persistentVolumeClaims.map((c) => c.spec?.volumeAttributesClassName).filter((v): v is string => !!v))].sort()) {
+    try {
+      let found = false;
+      for (const version of ["v1", "v1beta1", "v1alpha1"]) {
+        const v = await rest.getOptional<VolumeAttributesClass>(R.volumeAttributesClasses(vac, version));
+        if (!v) continue;
+        objects.volumeAttributesClasses.push(sanitizeObject({ apiVersion: `storage.k8s.io/${version}`, kind: "VolumeAttributesClass", ...v }));
+        found = true;
+        break;
+      }
+      if (!found) {
+        warnings.push(`volumeattributesclass "${vac}" was not found at storage.k8s.io v1, v1beta1 or v1alpha1: it does not exist, or the cluster does not serve that API (off by default before v1.34)`);
+      }
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+      warnings.push(`get volumeattributesclasses is forbidden (403): whether VolumeAttributesClass ${vac} exists is unknown`);
+    }
+  }
   if (kind === "pvc") {
     // Pods of the namespace that mount the claim (a WaitForFirstConsumer claim waits for one).
     const pods = await rest.list<Pod>(R.pods(namespace));

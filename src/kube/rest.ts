@@ -418,6 +418,7 @@ export const R = {
   resourceClaims: (namespace: string, name: string, version: string): ResourceRef => ({ group: "resource.k8s.io", version, resource: "resourceclaims", namespace, name }),
   csiDrivers: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csidrivers" }),
   csiStorageCapacities: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities" }),
+  volumeAttributesClasses: (name: string, version: string): ResourceRef => ({ group: "storage.k8s.io", version, resource: "volumeattributesclasses", name }),
   csiNodes: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csinodes" }),
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),

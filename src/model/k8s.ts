@@ -278,9 +278,16 @@ export interface PersistentVolumeClaim extends KubeObject {
     volumeMode?: string;
     resources?: { requests?: { storage?: string } };
     selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    /** The VolumeAttributesClass the volume is to be provisioned or modified with (beta v1.31, GA v1.34). */
+    volumeAttributesClassName?: string | null;
     [k: string]: unknown;
   };
   status?: { phase?: string; capacity?: { storage?: string }; accessModes?: string[]; [k: string]: unknown };
+}
+
+/** storage.k8s.io VolumeAttributesClass (v1 since v1.34; v1beta1 v1.31–1.33): mutable volume attributes of a driver. */
+export interface VolumeAttributesClass extends KubeObject {
+  driverName?: string;
 }
 
 /** core/v1 PersistentVolume. */
@@ -293,6 +300,7 @@ export interface PersistentVolume extends KubeObject {
     claimRef?: { name?: string; namespace?: string; uid?: string };
     nodeAffinity?: { required?: NodeSelector };
     persistentVolumeReclaimPolicy?: string;
+    volumeAttributesClassName?: string | null;
     [k: string]: unknown;
   };
   status?: { phase?: string; [k: string]: unknown };

@@ -112,6 +112,11 @@ export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolum
   const wClass = claimClassName(pvc) ?? "";
   const hClass = volumeClassName(pv);
   if (wClass !== hClass) out.push({ field: "storageClassName", want: JSON.stringify(wClass), got: JSON.stringify(hClass) });
+  // FindMatchingVolume with VolumeAttributesClass on (beta v1.31, GA v1.34): the claim's and the volume's class must be
+  // the same (both unset counts as the same); a cluster that sets either has the feature on
+  const wVac = pvc.spec?.volumeAttributesClassName ?? "";
+  const hVac = pv.spec?.volumeAttributesClassName ?? "";
+  if (wVac !== hVac) out.push({ field: "volumeAttributesClassName", want: JSON.stringify(wVac), got: JSON.stringify(hVac) });
   const missing = (pvc.spec?.accessModes ?? []).filter((m) => !(pv.spec?.accessModes ?? []).includes(m));
   if (missing.length > 0) {
     out.push({ field: "accessModes", want: modesText(pvc.spec?.accessModes), got: modesText(pv.spec?.accessModes) });

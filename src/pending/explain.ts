@@ -20,8 +20,8 @@
  * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
  * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
  * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity
- * (filters/volume_capacity.ts). Not modelled: DRA device availability, VolumeAttributesClass; the reconciliation says
- * so when an event names them.
+ * (filters/volume_capacity.ts); static binding compares VolumeAttributesClass names, and a claim naming one that was not
+ * found is a finding. Not modelled: DRA device availability; the reconciliation says so when an event names it.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -638,6 +638,21 @@ function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
           suggestion: `Create a PersistentVolume that satisfies the claim, or change the claim to match an existing one.`,
         });
         break;
+    }
+    // VolumeAttributesClass (beta v1.31, GA v1.34): a claim that names one that does not exist is not provisioned
+    const vac = getClaim(ctx, c.namespace, c.name)?.spec?.volumeAttributesClassName;
+    if (vac && !(ctx.bundle.objects.volumeAttributesClasses ?? []).some((v) => v.metadata.name === vac)) {
+      const looked = ctx.bundle.warnings.find((w) => w.startsWith(`volumeattributesclass "${vac}" was not found`));
+      out.push({
+        id: "volume-attributes-class-missing",
+        severity: looked && c.state.status !== "Bound" ? "error" : "info",
+        title: looked ? `${ref} names VolumeAttributesClass ${JSON.stringify(vac)}, which was not found` : `${ref} names VolumeAttributesClass ${JSON.stringify(vac)}, which is not in the bundle`,
+        detail: looked
+          ? `${looked}. While it is missing the external provisioner does not create the volume (and a bound volume is not modified): the claim waits.`
+          : `Whether it exists decides whether the external provisioner creates (or modifies) the volume; the bundle does not hold VolumeAttributesClasses.`,
+        evidence: [`${ref}: spec.volumeAttributesClassName ${JSON.stringify(vac)}`],
+        suggestion: `kubectl get volumeattributesclass ${vac}; create it, or fix spec.volumeAttributesClassName.`,
+      });
     }
     if (c.volume?.found && !c.volume.nodeAffinity) {
       out.push({

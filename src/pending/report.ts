@@ -116,7 +116,7 @@ export interface ClaimState {
 
 /** Why one PersistentVolume cannot bind a claim by static binding. */
 export interface VolumeMismatch {
-  field: "claimRef" | "phase" | "storageClassName" | "capacity" | "accessModes" | "volumeMode" | "selector" | "deletionTimestamp";
+  field: "claimRef" | "phase" | "storageClassName" | "capacity" | "accessModes" | "volumeMode" | "selector" | "deletionTimestamp" | "volumeAttributesClassName";
   /** What the claim needs, e.g. `2Gi`, `[ReadWriteOnce]`. */
   want: string;
   /** What the volume has. */
@@ -346,7 +346,8 @@ export type FindingId =
   | "wait-for-first-consumer"
   | "no-matching-volume"
   | "event-disagrees"
-  | "pod-scheduled";
+  | "pod-scheduled"
+  | "volume-attributes-class-missing";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {

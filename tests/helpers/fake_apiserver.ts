@@ -233,6 +233,7 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   csinodes: { kind: "CSINode", apiVersion: "storage.k8s.io/v1", namespaced: false },
   csidrivers: { kind: "CSIDriver", apiVersion: "storage.k8s.io/v1", namespaced: false },
   csistoragecapacities: { kind: "CSIStorageCapacity", apiVersion: "storage.k8s.io/v1", namespaced: true },
+  volumeattributesclasses: { kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -251,6 +252,7 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   csinodes: "csiNodes",
   csidrivers: "csiDrivers",
   csistoragecapacities: "csiStorageCapacities",
+  volumeattributesclasses: "volumeAttributesClasses",
 };
 
 function synthNodeName(i: number): string {
@@ -539,7 +541,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     }
     const info = RESOURCES[resource];
     if (!info) return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
-    if (resource === "resourceclaims" && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
+    if ((resource === "resourceclaims" || resource === "volumeattributesclasses") && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
       return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
     }
     const watching = q.get("watch") === "1" || q.get("watch") === "true";
