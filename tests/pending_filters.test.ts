@@ -45,6 +45,21 @@ describe("NodeResourcesFit arithmetic", () => {
     // app 1 + sidecar 0.5 = 1.5; init: 2 + 0.5 = 2.5; max 2.5; + overhead 0.1
     expect(podRequests(p).get("cpu")).toBe(2600);
   });
+  it("in-place resize: a bound pod counts the max of spec, status requests and allocated resources; the status only while the resize is infeasible", () => {
+    const resized = (cond?: string) =>
+      pod("r", { nodeName: "n1", containers: [req({ cpu: "3" })] }, {
+        phase: "Running",
+        containerStatuses: [{ name: "c", resources: { requests: { cpu: "1" } }, allocatedResources: { cpu: "1500m" } }],
+        ...(cond ? { conditions: [{ type: "PodResizePending", status: "True", reason: cond }] } : {}),
+      });
+    expect(podRequests(resized()).get("cpu")).toBe(3000);
+    expect(podRequests(resized("Infeasible")).get("cpu")).toBe(1500);
+    expect(podRequests(resized("Deferred")).get("cpu")).toBe(3000);
+    // a node of 4 CPUs with that pod: 1 CPU left while the 3-CPU resize is pending, 2.5 once it is infeasible
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "2" })] }), node("n1", { cpu: "4" }), [resized()]).reasons).toEqual(["Insufficient cpu"]);
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "2" })] }), node("n1", { cpu: "4" }), [resized("Infeasible")]).reasons).toEqual([]);
+  });
+
   it("terminal pods free their requests; the rest count", () => {
     const bound = [pod("a", { nodeName: "n1", containers: [req({ cpu: "3" })] }, { phase: "Running" })];
     expect(fitsResources(pod("p", { containers: [req({ cpu: "2" })] }), node("n1", { cpu: "4" }), bound).reasons).toEqual(["Insufficient cpu"]);

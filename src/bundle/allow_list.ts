@@ -257,6 +257,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       hostIP: true,
       conditions: CONDITIONS,
       resourceClaimStatuses: [{ name: true, resourceClaimName: true }],
+      // NodeResourcesFit with in-place resize: what each container was given
+      containerStatuses: [{ name: true, resources: { requests: true }, allocatedResources: true }],
     },
   },
   // src/service (addresses, podCIDR, nodeInfo versions for ipMode); src/pending (labels, taints, cordon, Ready)

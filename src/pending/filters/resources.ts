@@ -6,7 +6,8 @@
  *   k8s.io/component-helpers/resource `PodRequests`: the sum of the app containers' requests; each init container in
  *   order, a sidecar (`restartPolicy: Always`) adding its request to the app containers' and to the running sidecar
  *   total, a plain one needing its own request plus the sidecars started before it; the maximum of the two; plus
- *   `spec.overhead`. (In-place resize's allocated resources are not read: the bundle has the spec only.)
+ *   `spec.overhead`; an app container whose status reports resources (in-place resize, v1.33+) counts the maximum of
+ *   its spec request, status request and allocated resources (the status's only while the resize is infeasible).
  * - The node's room: `status.allocatable` minus the requests of the pods bound to it (`spec.nodeName`), terminal pods
  *   (Succeeded, Failed) excluded; one more pod than `allocatable.pods` is "Too many pods".
  * - A resource the pod does not request is not checked; every resource that does not fit is one reason:
@@ -68,13 +69,34 @@ function max(a: Requests, b: Requests): Requests {
   return out;
 }
 
+interface ContainerStatusLike {
+  name: string;
+  resources?: { requests?: Record<string, string | number> };
+  allocatedResources?: Record<string, string | number>;
+}
+
+/**
+ * An app container's request with in-place resize (InPlacePodVerticalScaling, beta v1.33): when its status reports
+ * resources, the maximum of the spec's request, the status's `resources.requests` and `allocatedResources` — or, while
+ * the resize is infeasible (condition PodResizePending, reason Infeasible), of the status's two only
+ * (k8s.io/component-helpers/resource `determineContainerReqs`, as the scheduler counts the pods bound to a node).
+ */
+function appContainerRequests(pod: Pod, c: ContainerLike): Requests {
+  const statuses = (pod.status as { containerStatuses?: ContainerStatusLike[] } | undefined)?.containerStatuses ?? [];
+  const cs = statuses.find((x) => x.name === c.name);
+  if (!cs?.resources) return requestsOf(c);
+  const fromStatus = max(requestsOf({ resources: { requests: cs.resources.requests ?? {} } }), requestsOf({ resources: { requests: cs.allocatedResources ?? {} } }));
+  const infeasible = (pod.status?.conditions ?? []).some((x) => x.type === "PodResizePending" && x.reason === "Infeasible");
+  return infeasible ? fromStatus : max(requestsOf(c), fromStatus);
+}
+
 /**
  * The pod's effective request (see the module comment).
  * @throws {RangeError} for a malformed quantity.
  */
 export function podRequests(pod: Pod): Requests {
   let reqs: Requests = new Map();
-  for (const c of containers(pod, "containers")) reqs = add(reqs, requestsOf(c));
+  for (const c of containers(pod, "containers")) reqs = add(reqs, appContainerRequests(pod, c));
   let sidecars: Requests = new Map();
   let init: Requests = new Map();
   for (const c of containers(pod, "initContainers")) {
