@@ -13,7 +13,7 @@
  * @module
  */
 import type { LabelSelector, PersistentVolume, PersistentVolumeClaim, Pod } from "../model/k8s.ts";
-import { labelSelectorMatches } from "../model/label_selector.ts";
+import { labelSelectorMatches, selectorText } from "../model/label_selector.ts";
 import { evaluateNodeSelector, formatTerm } from "./node_selector.ts";
 import {
   ANN_BIND_COMPLETED,
@@ -70,13 +70,6 @@ function modesText(modes: string[] | undefined): string {
   return `[${(modes ?? []).join(", ")}]`;
 }
 
-function selectorText(sel: NonNullable<PersistentVolumeClaim["spec"]>["selector"]): string {
-  const parts = [
-    ...Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
-    ...(sel?.matchExpressions ?? []).map((e) => `${e.key} ${e.operator.toLowerCase()}${e.values?.length ? ` [${e.values.join(", ")}]` : ""}`),
-  ];
-  return parts.join(", ");
-}
 
 /**
  * Why a PersistentVolume cannot bind a claim statically (empty when it can).
@@ -107,7 +100,7 @@ export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolum
   }
   if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector as LabelSelector, pv.metadata.labels, "everything")) {
     const labels = Object.entries(pv.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ");
-    out.push({ field: "selector", want: selectorText(pvc.spec.selector), got: labels === "" ? "no labels" : labels });
+    out.push({ field: "selector", want: selectorText(pvc.spec.selector as LabelSelector), got: labels === "" ? "no labels" : labels });
   }
   const wClass = claimClassName(pvc) ?? "";
   const hClass = volumeClassName(pv);

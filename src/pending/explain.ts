@@ -241,7 +241,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: string | null,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode> },
+  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode>; inlineDisks: boolean },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -309,8 +309,8 @@ function podNodeRow(
     });
   }
   // VolumeRestrictions: inline disks already mounted on this node, then ReadWriteOncePod (the same on every node)
-  const disks = hasInlineDisks(pod) ? diskConflicts(pod, bound) : [];
-  if (hasInlineDisks(pod)) {
+  const disks = pre.inlineDisks ? diskConflicts(pod, bound) : [];
+  if (pre.inlineDisks) {
     checks.push({
       rule: "volumeRestrictions",
       plugin: "VolumeRestrictions",
@@ -527,6 +527,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     dra: podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []),
     claimToVolume: volumesByClaim(ctx.volumes.values()),
     csiNodes: new Map((ctx.bundle.objects.csiNodes ?? []).map((c) => [c.metadata.name, c] as const)),
+    inlineDisks: hasInlineDisks(pod),
   };
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
   const scheduled = !!pod.spec?.nodeName;
@@ -567,7 +568,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...rows.flatMap((r) => r.checks.map((c) => c.rule)),
       // the ReadWriteOncePod check ran (and may have found no holder) when the pod mounts such a claim the bundle holds
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
-      ...(hasInlineDisks(pod) ? ["inlineDisks"] : []),
+      ...(pre.inlineDisks ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ])),
   };

@@ -18,12 +18,14 @@ import type { BundleObjects } from "../bundle/bundle.ts";
 import type { Pod } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { Finding } from "./report.ts";
+import { labelSelectorMatches } from "../model/label_selector.ts";
 
 /** The controller that manages EndpointSlices of Services with a selector (its `managed-by` label value). */
 export const ENDPOINTSLICE_CONTROLLER = "endpointslice-controller.k8s.io";
 
+/** A Service's selector (labels.SelectorFromSet) against a pod's labels. */
 function matches(selector: Record<string, string>, labels: Record<string, string> | undefined): boolean {
-  return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  return labelSelectorMatches({ matchLabels: selector }, labels, "nothing");
 }
 
 function terminal(p: Pod): boolean {
