@@ -254,6 +254,38 @@ describe("rule location: runs of lines and declaration order", () => {
     expect(nat.chains.get("KUBE-AB")!.rules.map((r) => [r.line, r.target])).toEqual([[5, "KUBE-ABC"], [6, undefined]]);
     expect(nat.chains.get("KUBE-ABC")!.rules.map((r) => [r.line, r.target])).toEqual([[7, "RETURN"]]);
   });
+  it("the chains map: declaration order, -X and -N, one object per chain, policies and counters kept", () => {
+    const text = [
+      "*filter",
+      ":INPUT DROP [12:3400]",
+      ":KUBE-A - [0:0]",
+      ":KUBE-B - [0:0]",
+      ":KUBE-C - [0:0]",
+      "-A INPUT -j KUBE-A",
+      "-A KUBE-A -j RETURN",
+      "-X KUBE-B",
+      "-N KUBE-D",
+      "-A KUBE-D -j ACCEPT",
+      "COMMIT",
+      "",
+    ].join("\n");
+    const chains = parseIptablesSave(text).tables.get("filter")!.chains;
+    expect([...chains.keys()]).toEqual(["INPUT", "KUBE-A", "KUBE-C", "KUBE-D"]);
+    expect(chains.size).toBe(4);
+    expect(chains.has("KUBE-B")).toBe(false);
+    expect(chains.get("KUBE-B")).toBeUndefined();
+    expect(chains.get("KUBE-A")).toBe(chains.get("KUBE-A"));
+    expect([...chains.values()].map((c) => [c.name, c.ruleCount])).toEqual([["INPUT", 1], ["KUBE-A", 1], ["KUBE-C", 0], ["KUBE-D", 1]]);
+    expect([...chains.entries()].map(([k, c]) => k === c.name)).toEqual([true, true, true, true]);
+    const seen: string[] = [];
+    chains.forEach((c, k) => seen.push(`${k}:${c.line}`));
+    expect(seen).toEqual(["INPUT:2", "KUBE-A:3", "KUBE-C:5", "KUBE-D:9"]);
+    expect(chains.get("INPUT")).toMatchObject({ policy: "DROP", counters: { packets: 12, bytes: 3400 } });
+    expect(chains.get("KUBE-C")).toMatchObject({ counters: { packets: 0, bytes: 0 } });
+    expect(chains.get("KUBE-C")!.policy).toBeUndefined();
+    expect(chains.get("KUBE-D")!.counters).toBeUndefined();
+    expect(chains.get("KUBE-D")!.rules[0]!.target).toBe("ACCEPT");
+  });
   it("a chain declared twice keeps only the rules after its second declaration", () => {
     const text = "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j RETURN\n:KUBE-X - [0:0]\n-A KUBE-X -j ACCEPT\nCOMMIT\n";
     const x = parseIptablesSave(text).tables.get("nat")!.chains.get("KUBE-X")!;

@@ -96,7 +96,11 @@ export interface IptablesChain {
 export interface IptablesTable {
   name: string;
   line: number;
-  chains: Map<string, IptablesChain>;
+  /**
+   * The table's chains by name, in declaration order. Read-only: a parsed dump never changes. The parser's map makes
+   * each chain object on first access (a dump has tens of thousands of chains, a question reads a few dozen).
+   */
+  chains: ReadonlyMap<string, IptablesChain>;
   /** Chains deleted with `-X` in a partial restore buffer. */
   deletedChains: string[];
 }
@@ -448,6 +452,259 @@ class LazyChain implements IptablesChain {
 }
 
 /**
+ * The chains of one table as the parser reads them: per declaration (a slot) its name, line, policy and counters and
+ * its first run of rules, in parallel arrays; the {@link LazyChain} of a slot is made on first access. Slots of a
+ * redeclared chain are replaced (a restore buffer's `:CHAIN` flushes it), slots of `-X` are dropped from the names.
+ */
+class ChainIndex implements ReadonlyMap<string, IptablesChain> {
+  private readonly slots = new Map<string, number>();
+  /** Set once a name is declared a second time (the parser then stops trusting declaration order). */
+  redeclared = false;
+  /** Per slot. */
+  readonly names: string[] = [];
+  private readonly lines: number[] = [];
+  /** Policy and counters of the slots not declared `- [0:0]` (builtin chains, `-N`, counters from `-c`). */
+  private readonly unusual = new Map<number, { policy: string | undefined; counters: { packets: number; bytes: number } | undefined }>();
+  private readonly runOffsets: number[] = [];
+  private readonly runLines: number[] = [];
+  private readonly runCounts: number[] = [];
+  /** The chain objects made so far, by slot. */
+  private readonly objects = new Map<number, LazyChain>();
+  private readonly text: string;
+  private readonly table: string;
+
+  constructor(text: string, table: string) {
+    this.text = text;
+    this.table = table;
+  }
+
+  /** Declares (or redeclares, emptied) chain `name`; returns its slot. */
+  declare(name: string, line: number, policy: string | undefined, counters: { packets: number; bytes: number } | undefined): number {
+    const slot = this.names.length;
+    this.names.push(name);
+    this.lines.push(line);
+    if (policy !== undefined || counters !== ZERO_COUNTERS) this.unusual.set(slot, { policy, counters });
+    this.runOffsets.push(0);
+    this.runLines.push(0);
+    this.runCounts.push(0);
+    const before = this.slots.size;
+    this.slots.set(name, slot);
+    if (this.slots.size === before) this.redeclared = true;
+    return slot;
+  }
+
+  /** The slot of chain `name`, or undefined. */
+  slotOf(name: string): number | undefined {
+    return this.slots.get(name);
+  }
+
+  /** Appends `count` rule lines starting at `offset` (line number `line`) to the chain of `slot`. */
+  addRun(slot: number, offset: number, line: number, count: number): void {
+    const made = this.objects.get(slot);
+    if (made) made.addRun(offset, line, count);
+    else if (this.runCounts[slot] === 0) {
+      this.runOffsets[slot] = offset;
+      this.runLines[slot] = line;
+      this.runCounts[slot] = count;
+    } else this.chainAt(slot).addRun(offset, line, count);
+  }
+
+  /** Drops chain `name` (`-X`). */
+  remove(name: string): void {
+    this.slots.delete(name);
+  }
+
+  private chainAt(slot: number): LazyChain {
+    let c = this.objects.get(slot);
+    if (!c) {
+      c = new LazyChain(this.text, this.table, this.names[slot]!, this.lines[slot]!);
+      const u = this.unusual.get(slot);
+      if (!u) c.counters = ZERO_COUNTERS;
+      else {
+        if (u.policy !== undefined) c.policy = u.policy;
+        if (u.counters !== undefined) c.counters = u.counters;
+      }
+      if (this.runCounts[slot]! > 0) c.addRun(this.runOffsets[slot]!, this.runLines[slot]!, this.runCounts[slot]!);
+      this.objects.set(slot, c);
+    }
+    return c;
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  get(name: string): IptablesChain | undefined {
+    const slot = this.slots.get(name);
+    return slot === undefined ? undefined : this.chainAt(slot);
+  }
+
+  has(name: string): boolean {
+    return this.slots.has(name);
+  }
+
+  keys(): MapIterator<string> {
+    return this.slots.keys();
+  }
+
+  *values(): MapIterator<IptablesChain> {
+    for (const slot of this.slots.values()) yield this.chainAt(slot);
+  }
+
+  *entries(): MapIterator<[string, IptablesChain]> {
+    for (const [name, slot] of this.slots) yield [name, this.chainAt(slot)];
+  }
+
+  [Symbol.iterator](): MapIterator<[string, IptablesChain]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: IptablesChain, key: string, map: ReadonlyMap<string, IptablesChain>) => void, thisArg?: unknown): void {
+    for (const [name, slot] of this.slots) fn.call(thisArg, this.chainAt(slot), name, this);
+  }
+}
+
+/** Where {@link parseIptablesSave} is in the text, and what its hot loops share. */
+class ScanState {
+  readonly text: string;
+  /** Offset of the next line, and the number of the last line read (1-based). */
+  pos = 0;
+  lineNo = 0;
+  /** The last non-blank line read, quoted when the dump ends without COMMIT. */
+  lastStart = 0;
+  lastEnd = 0;
+  lastLineNo = 0;
+  ruleCount = 0;
+  /**
+   * iptables-save prints the rule blocks in the order it declared the chains: the chain of the next run is usually
+   * the next declared one, found by comparing names in place (no slice, no Map lookup). Slots declared in the open
+   * table in order, the next expected one, and whether the order can still be trusted (no -X, -N, -F or
+   * re-declaration seen, table not re-opened).
+   */
+  declared: number[] = [];
+  cursor = 0;
+  inOrder = false;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/**
+ * Reads the block of `-A CHAIN …` lines at `st.pos` (the first is one), as runs of consecutive lines of one chain
+ * added to `index`; stops before the first line that is not `-A `.
+ * @throws {DumpParseError} for a rule of an undeclared chain or without a chain name.
+ */
+function readRules(st: ScanState, index: ChainIndex, tableName: string): void {
+  const text = st.text;
+  const len = text.length;
+  let pos = st.pos;
+  let lineNo = st.lineNo;
+  let rules = 0;
+  let run = -1;
+  let runStart = 0;
+  let runLine = 0;
+  let runCount = 0;
+  let runNameLength = 0;
+  let lineStart = pos;
+  let lineEnd = pos;
+  while (pos < len && text.charCodeAt(pos) === 45 /* - */ && text.charCodeAt(pos + 1) === 65 /* A */ && text.charCodeAt(pos + 2) === 32) {
+    let end = text.indexOf("\n", pos);
+    if (end === -1) end = len;
+    lineStart = pos;
+    lineEnd = end > pos && text.charCodeAt(end - 1) === 13 /* \r */ ? end - 1 : end;
+    pos = end + 1;
+    lineNo++;
+    rules++;
+    if (run !== -1 && text.charCodeAt(lineStart + 3 + runNameLength) === 32 /* space */) {
+      // Same chain as the previous line? Compared with the run's first line in place, last characters first
+      // (kube-proxy's chain names differ in their hash suffix).
+      let i = runNameLength - 1;
+      const a = lineStart + 3;
+      const b = runStart + 3;
+      while (i >= 0 && text.charCodeAt(a + i) === text.charCodeAt(b + i)) i--;
+      if (i < 0) {
+        runCount++;
+        continue;
+      }
+    }
+    if (run !== -1) index.addRun(run, runStart, runLine, runCount);
+    let slot = -1;
+    if (st.inOrder) {
+      const names = index.names;
+      const declared = st.declared;
+      for (let k = st.cursor; k < declared.length && k < st.cursor + 8; k++) {
+        const name = names[declared[k]!]!;
+        if (text.charCodeAt(lineStart + 3 + name.length) === 32 && text.startsWith(name, lineStart + 3)) {
+          slot = declared[k]!;
+          st.cursor = k + 1;
+          break;
+        }
+      }
+    }
+    if (slot === -1) {
+      let sp = text.indexOf(" ", lineStart + 3);
+      if (sp === -1 || sp > lineEnd) sp = lineEnd;
+      const chainName = text.slice(lineStart + 3, sp);
+      if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
+      const found = index.slotOf(chainName);
+      if (found === undefined) {
+        throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${tableName}"`, text.slice(lineStart, lineEnd));
+      }
+      slot = found;
+    }
+    run = slot;
+    runNameLength = index.names[slot]!.length;
+    runStart = lineStart;
+    runLine = lineNo;
+    runCount = 1;
+  }
+  if (run !== -1) index.addRun(run, runStart, runLine, runCount);
+  st.pos = pos;
+  st.lineNo = lineNo;
+  st.ruleCount += rules;
+  st.lastStart = lineStart;
+  st.lastEnd = lineEnd;
+  st.lastLineNo = lineNo;
+}
+
+/**
+ * Reads the block of `:NAME - [0:0]` declarations at `st.pos` (how iptables-save declares nearly every chain) without
+ * the regular expression; stops before the first line of another shape.
+ * @returns whether any line was read (false: the line at `st.pos` needs the general path).
+ */
+function readDeclarations(st: ScanState, index: ChainIndex): boolean {
+  const text = st.text;
+  const len = text.length;
+  let pos = st.pos;
+  let lineNo = st.lineNo;
+  let lineStart = pos;
+  let lineEnd = pos;
+  let read = false;
+  while (pos < len && text.charCodeAt(pos) === 58 /* : */) {
+    let end = text.indexOf("\n", pos);
+    if (end === -1) end = len;
+    const e = end > pos && text.charCodeAt(end - 1) === 13 /* \r */ ? end - 1 : end;
+    const sp = text.indexOf(" ", pos + 1);
+    if (!(sp > pos + 1 && sp + 8 === e && text.startsWith(" - [0:0]", sp))) break;
+    lineStart = pos;
+    lineEnd = e;
+    lineNo++;
+    st.declared.push(index.declare(text.slice(pos + 1, sp), lineNo, undefined, ZERO_COUNTERS));
+    pos = end + 1;
+    read = true;
+  }
+  if (!read) return false;
+  if (index.redeclared) st.inOrder = false;
+  st.pos = pos;
+  st.lineNo = lineNo;
+  st.lastStart = lineStart;
+  st.lastEnd = lineEnd;
+  st.lastLineNo = lineNo;
+  return true;
+}
+
+/**
  * Parses `iptables-save` output (or a kube-proxy `iptables-restore` buffer).
  *
  * @param text the whole dump, `\n` or `\r\n` line ends.
@@ -470,107 +727,40 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
   }
   const dump: IptablesDump = { tables: new Map(), legacyTablesPresent: false, ruleCount: 0 };
   let table: IptablesTable | undefined;
-  let pos = 0;
-  let lineNo = 0;
+  // The chains of the open table (its `chains`).
+  let index: ChainIndex | undefined;
+  const st = new ScanState(text);
   const len = text.length;
   let sawContent = false;
-  let lastStart = 0;
-  let lastEnd = 0;
-  let lastLineNo = 0;
-  // The run of consecutive `-A` lines of one chain being read (see LazyChain): its chain and name, and its first
-  // line's offset and number, and length.
-  let run: LazyChain | undefined;
-  let runName = "";
-  let runStart = 0;
-  let runLine = 0;
-  let runCount = 0;
-  // iptables-save prints the rule blocks in the order it declared the chains: the chain of the next run is usually
-  // the next declared one, found by comparing names in place (no slice, no Map lookup). Declarations of the open
-  // table in order, the next expected one, and whether the order can still be trusted (no -X, -N, -F or
-  // re-declaration seen, table not re-opened).
-  let declared: LazyChain[] = [];
-  let cursor = 0;
-  let inOrder = false;
-  const endRun = () => {
-    if (run) run.addRun(runStart, runLine, runCount);
-    run = undefined;
-  };
-  while (pos < len) {
-    let end = text.indexOf("\n", pos);
-    if (end === -1) end = len;
-    const lineStart = pos;
-    let lineEnd = end;
-    pos = end + 1;
-    lineNo++;
-    if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13 /* \r */) lineEnd--;
-    const c = text.charCodeAt(lineStart);
-    if (c === 45 /* - */ && text.startsWith("-A ", lineStart)) {
-      // The hot path (a dump is mostly rules): the next rule of the chain being read costs one prefix comparison.
-      lastStart = lineStart;
-      lastEnd = lineEnd;
-      lastLineNo = lineNo;
-      dump.ruleCount++;
-      if (run && text.charCodeAt(lineStart + 3 + runName.length) === 32 /* space */ && text.startsWith(runName, lineStart + 3)) {
-        runCount++;
-        continue;
-      }
-      endRun();
-      if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, text.slice(lineStart, lineEnd));
-      let chain: LazyChain | undefined;
-      if (inOrder) {
-        for (let k = cursor; k < declared.length && k < cursor + 8; k++) {
-          const d = declared[k]!;
-          if (text.charCodeAt(lineStart + 3 + d.name.length) === 32 && text.startsWith(d.name, lineStart + 3)) {
-            chain = d;
-            cursor = k + 1;
-            break;
-          }
-        }
-      }
-      if (!chain) {
-        let sp = text.indexOf(" ", lineStart + 3);
-        if (sp === -1 || sp > lineEnd) sp = lineEnd;
-        const chainName = text.slice(lineStart + 3, sp);
-        if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"-A" without a chain name`, text.slice(lineStart, lineEnd));
-        chain = table.chains.get(chainName) as LazyChain | undefined;
-        if (!chain) {
-          throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, text.slice(lineStart, lineEnd));
-        }
-      }
-      run = chain;
-      runName = chain.name;
-      runStart = lineStart;
-      runLine = lineNo;
-      runCount = 1;
+  while (st.pos < len) {
+    const c = text.charCodeAt(st.pos);
+    // The two hot paths, each a loop of its own so that V8 optimises it on its own feedback: a block of rules (a
+    // dump is mostly rules) and a block of `:NAME - [0:0]` declarations.
+    if (c === 45 /* - */ && index && text.charCodeAt(st.pos + 1) === 65 /* A */ && text.charCodeAt(st.pos + 2) === 32) {
+      readRules(st, index, table!.name);
       sawContent = true;
       continue;
     }
-    endRun();
-    if (c === 58 /* : */ && table) {
-      // `:NAME - [0:0]`, the declaration of nearly every chain, without the regular expression.
-      const sp = text.indexOf(" ", lineStart + 1);
-      if (sp > lineStart + 1 && sp + 8 === lineEnd && text.startsWith(" - [0:0]", sp)) {
-        const chain = new LazyChain(text, table.name, text.slice(lineStart + 1, sp), lineNo);
-        chain.counters = ZERO_COUNTERS;
-        if (table.chains.has(chain.name)) inOrder = false;
-        table.chains.set(chain.name, chain);
-        declared.push(chain);
-        sawContent = true;
-        lastStart = lineStart;
-        lastEnd = lineEnd;
-        lastLineNo = lineNo;
-        continue;
-      }
+    if (c === 58 /* : */ && index && readDeclarations(st, index)) {
+      sawContent = true;
+      continue;
     }
+    let end = text.indexOf("\n", st.pos);
+    if (end === -1) end = len;
+    const lineStart = st.pos;
+    let lineEnd = end;
+    st.pos = end + 1;
+    const lineNo = ++st.lineNo;
+    if (lineEnd > lineStart && text.charCodeAt(lineEnd - 1) === 13 /* \r */) lineEnd--;
     const line = text.slice(lineStart, lineEnd);
     if (line.trim() !== "") {
-      lastStart = lineStart;
-      lastEnd = lineEnd;
-      lastLineNo = lineNo;
+      st.lastStart = lineStart;
+      st.lastEnd = lineEnd;
+      st.lastLineNo = lineNo;
     }
     if (c === 45 /* - */ || c === 91 /* [ */) {
       // [p:b] -A CHAIN … / -X CHAIN / -F CHAIN / -N CHAIN
-      if (!table) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, line);
+      if (!table || !index) throw new DumpParseError(FORMAT, lineNo, `rule outside of a table (missing "*nat"?)`, line);
       const rest = c === 91 ? line.slice(line.indexOf("]") + 1).trimStart() : line;
       const sp = rest.indexOf(" ");
       const verb = sp === -1 ? rest : rest.slice(0, sp);
@@ -579,35 +769,32 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       const chainName = sp2 === -1 ? afterVerb : afterVerb.slice(0, sp2);
       if (chainName === "") throw new DumpParseError(FORMAT, lineNo, `"${verb}" without a chain name`, line);
       if (verb === "-A" || verb === "--append") {
-        const chain = table.chains.get(chainName) as LazyChain | undefined;
-        if (!chain) {
+        const slot = index.slotOf(chainName);
+        if (slot === undefined) {
           throw new DumpParseError(FORMAT, lineNo, `rule for chain "${chainName}" that was not declared in table "${table.name}"`, line);
         }
-        chain.addRun(lineStart, lineNo, 1);
-        dump.ruleCount++;
+        index.addRun(slot, lineStart, lineNo, 1);
+        st.ruleCount++;
         sawContent = true;
       } else if (verb === "-X" || verb === "--delete-chain") {
-        inOrder = false;
+        st.inOrder = false;
         table.deletedChains.push(chainName);
-        table.chains.delete(chainName);
+        index.remove(chainName);
       } else if (verb === "-F" || verb === "--flush" || verb === "-N" || verb === "--new-chain") {
-        inOrder = false;
-        if (!table.chains.has(chainName)) table.chains.set(chainName, new LazyChain(text, table.name, chainName, lineNo));
+        st.inOrder = false;
+        if (!index.has(chainName)) index.declare(chainName, lineNo, undefined, undefined);
       } else {
         throw new DumpParseError(FORMAT, lineNo, `unknown command "${verb}" (want -A, -X, -F or -N)`, line);
       }
       continue;
     }
     if (c === 58 /* : */) {
-      if (!table) throw new DumpParseError(FORMAT, lineNo, `chain declaration outside of a table (missing "*nat"?)`, line);
+      if (!index) throw new DumpParseError(FORMAT, lineNo, `chain declaration outside of a table (missing "*nat"?)`, line);
       const m = DECL_RE.exec(line);
       if (!m) throw new DumpParseError(FORMAT, lineNo, `malformed chain declaration (want ":CHAIN POLICY [p:b]")`, line);
-      const chain = new LazyChain(text, table.name, m[1]!, lineNo);
-      if (m[2] !== "-") chain.policy = m[2]!;
-      if (m[3] !== undefined) chain.counters = { packets: Number(m[3]), bytes: Number(m[4]) };
-      if (table.chains.has(chain.name)) inOrder = false;
-      table.chains.set(chain.name, chain);
-      declared.push(chain);
+      const counters = m[3] !== undefined ? { packets: Number(m[3]), bytes: Number(m[4]) } : undefined;
+      st.declared.push(index.declare(m[1]!, lineNo, m[2] !== "-" ? m[2]! : undefined, counters));
+      if (index.redeclared) st.inOrder = false;
       sawContent = true;
       continue;
     }
@@ -615,10 +802,15 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       if (table) throw new DumpParseError(FORMAT, lineNo, `table "${table.name}" (line ${table.line}) not closed by COMMIT before this one`, line);
       const name = line.slice(1).trim();
       if (!/^[a-z]+$/.test(name)) throw new DumpParseError(FORMAT, lineNo, `malformed table header`, line);
-      inOrder = !dump.tables.has(name);
-      declared = [];
-      cursor = 0;
-      table = dump.tables.get(name) ?? { name, line: lineNo, chains: new Map(), deletedChains: [] };
+      st.inOrder = !dump.tables.has(name);
+      st.declared = [];
+      st.cursor = 0;
+      table = dump.tables.get(name);
+      if (table) index = table.chains as ChainIndex;
+      else {
+        index = new ChainIndex(text, name);
+        table = { name, line: lineNo, chains: index, deletedChains: [] };
+      }
       dump.tables.set(name, table);
       sawContent = true;
       continue;
@@ -627,6 +819,7 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     if (trimmed === "COMMIT") {
       if (!table) throw new DumpParseError(FORMAT, lineNo, "COMMIT outside of a table", line);
       table = undefined;
+      index = undefined;
       continue;
     }
     if (trimmed === "") continue;
@@ -645,16 +838,16 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
     }
     throw new DumpParseError(FORMAT, lineNo, "unexpected line (want *table, :CHAIN, -A rule, COMMIT or # comment)", line);
   }
-  endRun();
   if (table) {
     throw new DumpParseError(
       FORMAT,
-      lastLineNo,
+      st.lastLineNo,
       `the dump ends inside table "${table.name}" (opened at line ${table.line}) without COMMIT: it was truncated, this last line may be cut`,
-      text.slice(lastStart, lastEnd),
+      text.slice(st.lastStart, st.lastEnd),
     );
   }
-  if (!sawContent) throw new DumpParseError(FORMAT, lineNo, "no tables found (only comments)", "");
+  if (!sawContent) throw new DumpParseError(FORMAT, st.lineNo, "no tables found (only comments)", "");
+  dump.ruleCount = st.ruleCount;
   if (options.eager) {
     for (const t of dump.tables.values()) for (const ch of t.chains.values()) void ch.rules;
   }

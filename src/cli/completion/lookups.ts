@@ -45,7 +45,7 @@ const LIST_FILES: Record<Exclude<LookupKind, "contexts">, string[]> = {
 const CAPTURE_LIST_FILES = ["services", "endpointslices", "pods", "nodes", "configmaps", "events", "persistentvolumeclaims", "persistentvolumes", "storageclasses", "daemonsets"];
 
 /**
- * What a completion lookup need not read in a directory bundle: the node dumps (`nodes/…`; but for node names), and the object files
+ * What a completion lookup need not read in a directory bundle: the node dumps (`nodes/…`; but for node names), `capture.yaml`, and the object files
  * `capture` names after another list (e.g. `nodes.yaml` when Services are completed). Files under any other name
  * (`objects.yaml`, `bundle.yaml`) are read, whatever they hold.
  */
@@ -53,6 +53,7 @@ export function skipFor(kind: Exclude<LookupKind, "contexts">): (rel: string) =>
   const keep = new Set(LIST_FILES[kind]);
   return (rel) => {
     if (rel.startsWith("nodes/")) return kind !== "nodes"; // node names also come from the dumps' directories
+    if (/^capture\.ya?ml$/.test(rel)) return true; // how the bundle was made: no names in it
     const m = /^([a-z]+)\.(ya?ml|json)$/.exec(rel);
     return m !== null && CAPTURE_LIST_FILES.includes(m[1]!) && !keep.has(m[1]!);
   };

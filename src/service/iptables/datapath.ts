@@ -88,9 +88,15 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
 function countSignals(dp: IptablesReading): void {
   const nat = dp.dump?.tables.get("nat");
   if (!nat) return;
+  // KUBE-SVC-, KUBE-SEP-, KUBE-SVL-: tested by character (a 10,000-Service node has 60,000 chain names).
+  let n = 0;
   for (const name of nat.chains.keys()) {
-    if (name.startsWith("KUBE-SVC-") || name.startsWith("KUBE-SEP-") || name.startsWith("KUBE-SVL-")) dp.signals.iptablesServiceChains++;
+    if (name.charCodeAt(5) !== 83 /* S */ || name.charCodeAt(8) !== 45 /* - */ || !name.startsWith("KUBE-")) continue;
+    const a = name.charCodeAt(6);
+    const b = name.charCodeAt(7);
+    if ((a === 86 /* V */ && (b === 67 /* C */ || b === 76 /* L */)) || (a === 69 /* E */ && b === 80 /* P */)) n++;
   }
+  dp.signals.iptablesServiceChains = n;
   if (nat.chains.get("KUBE-SERVICES")?.rawRules.some((r) => r.includes("KUBE-CLUSTER-IP"))) dp.signals.ipvsMatchSets = true;
 }
 
