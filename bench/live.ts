@@ -7,8 +7,9 @@
  *   the builtin chains, kubelet's KUBE-IPTABLES-HINT for the nft backend, /proxyMode answering `iptables`); the
  *   project's fake API server (tests/helpers/fake_apiserver.ts) serves every Service, EndpointSlice and Node of the
  *   bundle and runs each exec inside that namespace. Measured: `iptables-<backend>-save` alone in the namespace (the
- *   reference), the live `svc/NAME --node node-1` (wall, bytes the API server sent, sections truncated), and the
- *   whole-node `capture` of that node (wall, bytes).
+ *   reference), the live `svc/NAME --node node-1` (wall, bytes the API server sent, sections truncated, and each
+ *   section's time on the node from the report's `collection`), and the whole-node `capture` of that node (wall,
+ *   bytes, each section's time from the bundle).
  * - 16 nodes vs 1 node: 16 namespaces, each a small node (kube-proxy rules generated for one Service `spread` with one
  *   endpoint per node), `svc/spread` with the default --parallel against `--node n01`.
  *
@@ -45,6 +46,23 @@ export interface LiveRow {
   pass: boolean;
   /** More figures of the row, in words. */
   extra?: string;
+  /** Per section collected on the node: its time there (ms) and output size, as the report or bundle records them. */
+  sections?: { section: string; ms?: number; bytes: number; timedOutAfterSeconds?: number }[];
+}
+
+/** `iptables-save 310 ms 12 kB, …`: a row's per-section figures in words. */
+export function sectionTimes(sections: NonNullable<LiveRow["sections"]>): string {
+  return sections.map((s) => `${s.section} ${s.ms ?? "?"} ms ${s.bytes >= 1e6 ? `${(s.bytes / 1e6).toFixed(1)} MB` : `${(s.bytes / 1e3).toFixed(1)} kB`}${s.timedOutAfterSeconds !== undefined ? ` (timed out at ${s.timedOutAfterSeconds} s)` : ""}`).join(", ");
+}
+
+/** The per-section figures of node `node` in a `-o json` report. */
+function reportSections(r: Ran, node: string): LiveRow["sections"] {
+  try {
+    const rep = JSON.parse(r.stdout) as { nodes?: { node: string; collection?: NonNullable<LiveRow["sections"]> }[] };
+    return rep.nodes?.find((n) => n.node === node)?.collection;
+  } catch {
+    return undefined;
+  }
 }
 
 interface Ran {
@@ -76,6 +94,11 @@ function timed(argv: string[]): Promise<{ wallS: number; bytes: number; code: nu
     child.stdout.on("data", (b: Buffer) => (bytes += b.length));
     child.on("close", (code) => resolve({ wallS: Number(process.hrtime.bigint() - t) / 1e9, bytes, code: code ?? 1 }));
   });
+}
+
+/** `{ [key]: value }` when the value is defined, else `{}` (exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [k in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [k in K]?: V };
 }
 
 function bytesSince(s: FakeApiServer, from: number): number {
@@ -139,6 +162,7 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
           problems: qProblems,
           target: "≤ 0.1× save, ≤ 3 s, ≤ 3 MB, nothing truncated",
           pass: q.wallS <= 0.1 * save.wallS && q.wallS <= 3 && qBytes <= 3e6 && qProblems.length === 0,
+          ...optional("sections", reportSections(q, nodeCapture.name)),
         });
         o.log(`bench --live: ${rows.at(-1)!.label}: ${q.wallS.toFixed(2)} s, ${(qBytes / 1e3).toFixed(0)} kB`);
         const file = join(dir, `capture-${backend}.json`);
@@ -146,7 +170,10 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
         const c = await runCli(o.cli, ["capture", "svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", file]);
         const cBytes = bytesSince(api, from);
         const cProblems: string[] = c.code === 0 ? [] : [`exit ${c.code}: ${c.stderr.trim().split("\n").at(-1) ?? ""}`];
+        let cSections: LiveRow["sections"];
         if (c.code === 0) {
+          const captured = readBundle(file, { maxBytes: 2 ** 32 }).nodes.find((n) => n.name === nodeCapture.name);
+          cSections = Object.entries(captured?.sections ?? {}).map(([section, x]) => ({ section, bytes: x!.stdout.length, ...optional("ms", x!.durationMs), ...optional("timedOutAfterSeconds", x!.timedOutAfterSeconds) }));
           const text = readFileSync(file, "utf8");
           if (/"truncated":\s*true/.test(text)) cProblems.push("a section is marked truncated");
           if (!text.includes("KUBE-SVC-")) cProblems.push("the capture holds no KUBE-SVC chain");
@@ -161,6 +188,7 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
           problems: cProblems,
           target: backend === "nft" ? "≤ 1.2× save, ≤ 6 MB" : "(issue's target is for the nft backend) ≤ 6 MB",
           pass: (backend !== "nft" || c.wallS <= 1.2 * save.wallS) && cBytes <= 6e6 && cProblems.length === 0,
+          ...optional("sections", cSections),
         });
         o.log(`bench --live: ${rows.at(-1)!.label}: ${c.wallS.toFixed(2)} s, ${(cBytes / 1e6).toFixed(2)} MB`);
       } finally {

@@ -276,6 +276,8 @@ async function mainLive(opts, gen) {
     line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)];
   for (const r of rows) if (r.problems.length > 0) out.push(`  ${r.label}: ${r.problems.join("; ")}`);
   for (const r of rows) if (r.extra) out.push(`  ${r.label}: ${r.extra}`);
+  out.push("", "per section on the node (time there, output size; from the report's collection[] or the bundle's durationMs):");
+  for (const r of rows) if (r.sections) out.push(`  ${r.label}: ${live.sectionTimes(r.sections)}`);
   process.stdout.write(out.join("\n") + "\n");
   if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, cpus: cpus().length, rows }, null, 2) + "\n");
 }

@@ -38,13 +38,16 @@ async function collect(netns: Netns, bundle: Bundle, ns: string, name: string, n
 }
 
 /**
- * The report as JSON with rule line numbers, chain counts and the targeted-collection note left out, and evidence
+ * The report as JSON with rule line numbers, chain counts, section costs and the targeted-collection note left out, and evidence
  * lists in a fixed order: the report orders evidence by line, and the nft backend's targeted section lists chains
  * in the order they were reached, not the kernel's (the rules of each chain keep their order).
  */
 function reportJson(bundle: Bundle, ns: string, name: string): unknown {
   const rep = explainService(bundle, ns, name);
-  for (const n of rep.nodes) n.notes = n.notes.filter((x) => !x.startsWith("targeted collection for this Service"));
+  for (const n of rep.nodes) {
+    n.notes = n.notes.filter((x) => !x.startsWith("targeted collection for this Service"));
+    delete n.collection; // what each collection cost on the node (the whole dump has no such figures)
+  }
   const text = JSON.stringify(rep, (k, v) => {
     if (k === "line" && typeof v === "number") return undefined;
     if (k === "evidence" && Array.isArray(v)) return [...v].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));

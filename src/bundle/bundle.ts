@@ -85,6 +85,23 @@ export interface CommandOutput {
   stderr?: string;
   exitCode?: number | null;
   truncated?: boolean;
+  /** How long the section took on the node (ms, 10 ms resolution: /proc/uptime), when the collection script said. */
+  durationMs?: number;
+  /**
+   * Set when the node stopped the section at its time limit (`--section-timeout`, in seconds); `truncated` is then
+   * true too: what it printed is only a part.
+   */
+  timedOutAfterSeconds?: number;
+}
+
+/**
+ * Why a section cannot be read as whole, in words for a report line: `timed out on the node after 45 s
+ * (--section-timeout)` or `was cut off (stream ended early)`. @param s a section with `truncated` set.
+ */
+export function cutReason(s: CommandOutput): string {
+  return s.timedOutAfterSeconds !== undefined
+    ? `timed out on the node after ${s.timedOutAfterSeconds} s (--section-timeout; raise it, and --timeout, for this node)`
+    : "was cut off (stream ended early)";
 }
 
 /** How a node's state was obtained. */

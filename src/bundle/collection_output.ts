@@ -9,10 +9,12 @@
  * ### kubectl-netpath:begin iptables-save cmd=iptables-nft-save
  * <the command's output>
  *                                             ← one extra newline, always printed, removed by the parser
- * ### kubectl-netpath:end iptables-save exit=0
+ * ### kubectl-netpath:end iptables-save exit=0 ms=31420
  * ...
  * ### kubectl-netpath:done
  * ```
+ * `ms=` (optional) is how long the section took on the node; ` timeout=N` (optional) says the node stopped it at its
+ * N-second limit: the section is then kept with `timedOutAfterSeconds: N` and `truncated: true`.
  * A section whose end marker never came was cut (the stream ended early): its text is kept but marked
  * `truncated: true, exitCode: null`, so no analysis mistakes it for a complete dump. When the `done` marker is
  * missing, every expected section that never began is recorded the same way (empty and truncated).
@@ -45,8 +47,10 @@ export interface CollectionResult {
   complete: boolean;
   /** The script's header arrived (false: the script never ran, e.g. no `sh` in the image). */
   started: boolean;
-  /** Sections cut by the end of the stream (begun without end, or never begun). */
+  /** Sections cut by the end of the stream (begun without end, or never begun), or stopped at their time limit. */
   truncated: SectionName[];
+  /** Sections the node stopped at their time limit (`timeout=N`; also in `truncated`). */
+  timedOut: SectionName[];
   /** Protocol problems (unknown section names, version mismatch), for warnings. */
   problems: string[];
 }
@@ -56,6 +60,10 @@ interface RawSection {
   cmd: string;
   exit: number | null;
   ended: boolean;
+  /** `ms=`: how long the section took on the node. */
+  ms?: number;
+  /** `timeout=N`: the node stopped the section at its N-second limit. */
+  timeout?: number;
 }
 
 interface Split {
@@ -121,9 +129,13 @@ function split(text: string): Split {
     }
     const endLine = lineAt(text, e + 1);
     const complete = text.indexOf("\n", e + 1) >= 0; // the end line arrived whole
-    const exitText = endLine.line.slice(`${END}${name} exit=`.length);
-    const exit = complete && /^\d+$/.test(exitText) ? Number(exitText) : null;
-    out.sections.set(name, { text: text.slice(next, Math.max(next, e)), cmd, exit, ended: exit !== null });
+    // `exit=R`, then ` ms=N` (the time on the node) and ` timeout=N` (stopped at its limit) when the script printed them
+    const tail = /^(\d+)(?: ms=(\d+))?(?: timeout=(\d+))?$/.exec(endLine.line.slice(`${END}${name} exit=`.length));
+    const exit = complete && tail ? Number(tail[1]) : null;
+    const raw: RawSection = { text: text.slice(next, Math.max(next, e)), cmd, exit, ended: exit !== null };
+    if (exit !== null && tail![2] !== undefined) raw.ms = Number(tail![2]);
+    if (exit !== null && tail![3] !== undefined) raw.timeout = Number(tail![3]);
+    out.sections.set(name, raw);
     out.order.push(name);
     if (exit === null) break;
     pos = endLine.next;
@@ -148,7 +160,7 @@ function split(text: string): Split {
 export function parseCollectionOutput(stdout: string, stderr = "", expected: readonly SectionName[] = COLLECTED_SECTIONS): CollectionResult {
   const out = split(stdout);
   const err = split(stderr);
-  const result: CollectionResult = { sections: {}, complete: out.done, started: out.header !== undefined, truncated: [], problems: [] };
+  const result: CollectionResult = { sections: {}, complete: out.done, started: out.header !== undefined, truncated: [], timedOut: [], problems: [] };
   if (out.header !== undefined) {
     const v = /version=(\d+)/.exec(out.header)?.[1];
     if (Number(v) !== COLLECTION_VERSION) result.problems.push(`collection script version ${v ?? "?"} (this kubectl-netpath reads version ${COLLECTION_VERSION})`);
@@ -161,6 +173,14 @@ export function parseCollectionOutput(stdout: string, stderr = "", expected: rea
     }
     const co: CommandOutput = { stdout: s.text, stderr: err.sections.get(name)?.text ?? "", exitCode: s.exit };
     if (s.cmd !== "") co.command = s.cmd;
+    if (s.ms !== undefined) co.durationMs = s.ms;
+    if (s.timeout !== undefined) {
+      // stopped on the node at its limit: what it printed is a part, never analysed as whole
+      co.truncated = true;
+      co.timedOutAfterSeconds = s.timeout;
+      result.truncated.push(name as SectionName);
+      result.timedOut.push(name as SectionName);
+    }
     if (!s.ended) {
       co.truncated = true;
       co.exitCode = null;

@@ -111,6 +111,13 @@ function checkNodeCapture(n: unknown, path: string, name: string): void {
     if (typeof out.stdout !== "string") fail(`${at}.stdout is ${describeValue(out.stdout)}: want the command's output text`);
     if (out.exitCode !== undefined && out.exitCode !== null && typeof out.exitCode !== "number") fail(`${at}.exitCode is ${describeValue(out.exitCode)}: want a number`);
     if (out.stderr !== undefined && out.stderr !== null && typeof out.stderr !== "string") fail(`${at}.stderr is ${describeValue(out.stderr)}: want a string`);
+    for (const k of ["durationMs", "timedOutAfterSeconds"] as const) {
+      const v = out[k];
+      if (v !== undefined && v !== null && !(typeof v === "number" && Number.isFinite(v) && v >= 0)) fail(`${at}.${k} is ${describeValue(v)}: want a number ≥ 0`);
+    }
+    if (out.timedOutAfterSeconds !== undefined && out.timedOutAfterSeconds !== null && out.truncated !== true) {
+      fail(`${at} says timedOutAfterSeconds but not truncated: a section stopped at its time limit is only a part (set truncated: true)`);
+    }
   }
 }
 

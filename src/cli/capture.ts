@@ -37,6 +37,7 @@ export type CaptureOptions =
     | "debugNamespace"
     | "parallel"
     | "timeout"
+    | "sectionTimeout"
     | "dryRun"
   >
   & { output: string };
@@ -158,6 +159,7 @@ export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--debug-namespace <namespace>", "namespace of the debug pods", "kube-system")
     .option("--parallel <n>", "nodes collected at once", "8")
     .option("--timeout <duration>", "time allowed per node", "60s")
+    .option("--section-timeout <duration>", "time allowed to each collection step on a node, 0 for none (default: 3/4 of --timeout)")
     .option("--dry-run", "print the debug pod that would be created, create nothing, write nothing")
     .addHelpText("after", EXAMPLES)
     .action(async (target, opts) => {

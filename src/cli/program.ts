@@ -36,6 +36,7 @@ export interface MainOptions {
   debugNamespace?: string;
   parallel?: string;
   timeout?: string;
+  sectionTimeout?: string;
   dryRun?: boolean;
   wholeNode?: boolean;
 }
@@ -101,6 +102,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--debug-namespace <namespace>", "live: namespace of the debug pods", "kube-system")
     .option("--parallel <n>", "live: nodes collected at once", "8")
     .option("--timeout <duration>", "live: time allowed per node", "60s")
+    .option("--section-timeout <duration>", "live: time allowed to each collection step on a node, 0 for none (default: 3/4 of --timeout)")
     .option("--dry-run", "live: print the debug pod that would be created, create nothing")
     .option("--whole-node", "live: collect whole tables, as capture does (finds stale chains of deleted Services), not only the Service's rules")
     .addHelpText("after", EXAMPLES)

@@ -48,6 +48,11 @@ export interface CollectOptions {
   profile: DebugProfile;
   /** Per-node time limit in ms (0 = none). */
   timeoutMs: number;
+  /**
+   * Time allowed to each section of the collection on the node, in ms (0 = none; rounded up to whole seconds): a
+   * section past it is stopped there and marked timed out, and the next sections still run.
+   */
+  sectionTimeoutMs?: number;
   runId: string;
   /** Who creates the debug pods (their `kubectl-netpath/created-by` annotation). */
   createdBy: string;
@@ -139,7 +144,7 @@ interface Ran {
 }
 
 async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number): Promise<Ran> {
-  const cmd = o.service ? targetedCommand(nodeTargetKeys(o.service, node)) : nodeCommand();
+  const cmd = o.service ? targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs) : nodeCommand(o.sectionTimeoutMs);
   const outcome = await execInPod(o.kc, namespace, pod, container, cmd.command, {
     timeoutMs: remaining(deadline),
     signal: o.signal,
@@ -152,23 +157,31 @@ async function runScript(o: CollectOptions, node: Node, namespace: string, pod: 
 }
 
 function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): string | undefined {
-  if (ran.result.complete) return undefined;
+  const r = ran.result;
+  const timedOut = r.timedOut.map((s) => `${s} (stopped after ${r.sections[s]?.timedOutAfterSeconds ?? "?"} s)`);
+  const slow = timedOut.length > 0 ? `sections ${timedOut.join(", ")} reached the per-section limit on the node (--section-timeout)` : "";
+  if (r.complete) return slow === "" ? undefined : `node ${node}: in ${where}, ${slow}; they are marked truncated and not analysed as complete`;
   const why = ran.outcome.end === "timeout"
     ? `did not finish within ${formatMs(timeoutMs)} (--timeout)`
     : ran.outcome.end === "aborted"
     ? "was interrupted"
     : "ended before the collection finished (stream cut)";
-  return `node ${node}: the exec in ${where} ${why}; sections ${ran.result.truncated.join(", ")} are marked truncated and not analysed as complete`;
+  const cut = r.truncated.filter((s) => !r.timedOut.includes(s));
+  return `node ${node}: the exec in ${where} ${why}${slow === "" ? "" : `, and ${slow}`}; sections ${(cut.length > 0 ? cut : r.truncated).join(", ")} are marked truncated and not analysed as complete`;
 }
 
 /**
- * A cut stream: when iptables-save itself was cut the node cannot be analysed (its `error` says why, the partial
- * sections stay in the bundle, marked truncated); when only later sections were cut, a warning.
+ * A cut stream or a section stopped at its time limit: when iptables-save itself is not whole the node cannot be
+ * analysed (its `error` says why, the partial sections stay in the bundle, marked truncated); when only other
+ * sections are, a warning.
  */
 function noteCut(capture: NodeCapture, warnings: string[], cut: string | undefined, ran: Ran): void {
   if (cut === undefined) return;
-  if (ran.result.sections["iptables-save"]?.truncated) capture.error = `${cut.replace(/^node \S+: /, "")}; run again`;
-  else warnings.push(cut);
+  const save = ran.result.sections["iptables-save"];
+  if (save?.truncated) {
+    const what = cut.replace(/^node \S+: /, "");
+    capture.error = save.timedOutAfterSeconds !== undefined ? `${what}; run again with a larger --section-timeout (and --timeout)` : `${what}; run again`;
+  } else warnings.push(cut);
 }
 
 /**
@@ -277,6 +290,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       } else if (kpRan) {
         const need = lacking(kpRan.result);
         if (need.length === 0) {
+          noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs), kpRan);
           capture.sections = kpRan.result.sections;
           capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: backendDetail(kpRan.result) };
           warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));

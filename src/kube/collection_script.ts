@@ -19,14 +19,27 @@
  */
 import { COLLECTION_MARK } from "../bundle/collection_output.ts";
 
-/** Shell functions every collection script starts with: the markers, `have`, `run`, `absent`. */
+/**
+ * Shell functions every collection script starts with: the markers, `have`, `run`, `absent`, and the per-section time
+ * limit. `begin` notes when a section starts (from /proc/uptime, in centiseconds, without a fork); `end` prints its
+ * exit status, `ms=` the time it took on the node, and `timeout=N` when it was stopped at its limit.
+ * `NP_T` is that limit in seconds (0: none; set by the script from its `timeout:N` argument); `to CMD…` runs a
+ * command under it with `timeout(1)` when the image has one (coreutils or busybox), and `over` tells a section's own
+ * loop that its time is up, so the loop stops (the section is then marked timed out). A section that failed after
+ * its limit is reported as timed out, whatever the exit status `timeout` chose (124 coreutils, 143 busybox).
+ */
 export const SCRIPT_MARKERS = `# kubectl-netpath node collection script (read-only)
 M='${COLLECTION_MARK}'
+NP_T=0; T0=0; TMO=
 both() { printf '%s\\n' "$1"; printf '%s\\n' "$1" >&2; }
-begin() { both "\${M}begin $1 cmd=$2"; }
-end() { printf '\\n'; printf '\\n' >&2; both "\${M}end $1 exit=$2"; }
+now() { NOW=0; if read NP_U _ </proc/uptime 2>/dev/null; then NP_U=\${NP_U%.*}\${NP_U#*.}; NP_U=\${NP_U#"\${NP_U%%[!0]*}"}; NOW=\${NP_U:-0}; fi; }
+begin() { now; T0=$NOW; TMO=; both "\${M}begin $1 cmd=$2"; }
+over() { [ "$NP_T" -gt 0 ] && [ "$T0" -gt 0 ] && now && [ $((NOW - T0)) -ge $((NP_T * 100)) ]; }
+end() { r=$2; [ -z "$TMO" ] && [ "$r" != 0 ] && over && TMO=1; now; NP_E=; [ "$T0" -gt 0 ] && NP_E=" ms=$(( (NOW - T0) * 10 ))"; [ -n "$TMO" ] && NP_E="$NP_E timeout=$NP_T"; printf '\\n'; printf '\\n' >&2; both "\${M}end $1 exit=$r$NP_E"; }
 have() { command -v "$1" >/dev/null 2>&1; }
-run() { n=$1; shift; begin "$n" "$*"; "$@"; end "$n" $?; }
+TOC=; have timeout && TOC=1
+to() { if [ "$NP_T" -gt 0 ] && [ -n "$TOC" ]; then timeout "$NP_T" "$@"; else "$@"; fi; }
+run() { n=$1; shift; begin "$n" "$*"; to "$@"; end "$n" $?; }
 absent() { begin "$1" "$2"; printf '%s: not found%s\\n' "$2" "$3" >&2; end "$1" 127; }
 `;
 

@@ -39,6 +39,8 @@ const KUBE_PROXY_NAMESPACE = "kube-system";
 export interface LiveSettings {
   requestTimeoutMs: number;
   timeoutMs: number;
+  /** Time limit of each section on the node (ms, 0 = none). */
+  sectionTimeoutMs: number;
   parallel: number;
   image: string;
   profile: DebugProfile;
@@ -59,9 +61,12 @@ export function liveSettings(o: LiveOptions): LiveSettings {
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(debugNamespace)) {
     throw new FlagValueError(`--debug-namespace ${JSON.stringify(debugNamespace)}: want a namespace name: at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit`);
   }
+  const timeoutMs = parseDurationMs("--timeout", o.timeout ?? "60s");
   return {
     requestTimeoutMs: parseDurationMs("--request-timeout", o.requestTimeout ?? "30s"),
-    timeoutMs: parseDurationMs("--timeout", o.timeout ?? "60s"),
+    timeoutMs,
+    // 3/4 of the node's time by default: a section that hangs leaves the others time to run
+    sectionTimeoutMs: o.sectionTimeout !== undefined ? parseDurationMs("--section-timeout", o.sectionTimeout) : Math.floor(timeoutMs * 3 / 4),
     parallel: parseCount("--parallel", o.parallel ?? "8"),
     image: o.image ?? DEFAULT_IMAGE,
     profile: profile === "sysadmin" ? "sysadmin" : "netadmin",
@@ -152,6 +157,7 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
         image: s.image,
         profile: s.profile,
         timeoutMs: s.timeoutMs,
+        sectionTimeoutMs: s.sectionTimeoutMs,
         runId,
         createdBy,
         registry,

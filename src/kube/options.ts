@@ -21,6 +21,11 @@ export interface LiveOptions extends ClusterOptions {
   requestTimeout?: string;
   /** Per node collection time limit. @default "60s" */
   timeout?: string;
+  /**
+   * Time limit of each section of the collection on the node (iptables-save, nft, ipvsadm, …), so that one slow
+   * section does not cost the others; "0" for none. @default three quarters of `timeout`
+   */
+  sectionTimeout?: string;
   /** Nodes collected at once. @default "8" */
   parallel?: string;
   /** Debug pod image. @default DEFAULT_IMAGE (src/kube/debug_pod.ts) */

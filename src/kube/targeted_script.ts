@@ -11,6 +11,10 @@
  * The keys are the question's addresses and ports, `ip:ADDR` and `port:N` words validated by
  * {@link targetedCommand}; the awk programs of rule_select_awk.ts read them from the environment.
  *
+ * An argument `timeout:N` (after `scope:node`, before the keys) limits each section to N seconds on the node
+ * (collection_script.ts: `to`, `over`); every section's end marker says how long it took (`ms=`) and, when it was
+ * stopped at its limit, `timeout=N`.
+ *
  * What it prints, in order (the marker format of src/bundle/collection_output.ts):
  * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most.
  * - `collection-scope`: `scope=service`, `mode=` the mode followed and `mode-source=` how it was learnt (the
@@ -50,6 +54,8 @@ exec </dev/null
 ` + SCRIPT_MARKERS + SCRIPT_SAVE_CMD + `both "\${M}collect version=${COLLECTION_VERSION}"
 SC=service; T="the chains of the Service's packets"
 case "$1" in scope:node) SC=node; T="whole tables"; shift ;; esac
+case "$1" in timeout:*) NP_T=\${1#timeout:}; shift ;; esac
+case $NP_T in ""|*[!0-9]*) NP_T=0 ;; esac
 NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
 set -f
 A='${AWK_SELECT}'
@@ -92,6 +98,7 @@ c=\${q%% *}
 case "$q" in *" "*) q=\${q#* } ;; *) q="" ;; esac
 case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
 seen="$seen$c "
+if over; then TMO=1; return 124; fi
 o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue
 o=$(printf '%s\\n' "$o" | NP_MODE=chain awk "$A")
 while IFS= read -r l; do
@@ -111,18 +118,17 @@ printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
 sn() {
 pe=$($1 -t filter -S INPUT 2>&1 >/dev/null); r=$?
 if [ $r != 0 ]; then printf '%s\\n' "$pe" >&2; return $r; fi
-sl "$1" raw PREROUTING OUTPUT
-sl "$1" mangle PREROUTING INPUT FORWARD OUTPUT POSTROUTING $KR
-sl "$1" nat PREROUTING INPUT OUTPUT POSTROUTING $KR
+sl "$1" raw PREROUTING OUTPUT || return $?
+sl "$1" mangle PREROUTING INPUT FORWARD OUTPUT POSTROUTING $KR || return $?
+sl "$1" nat PREROUTING INPUT OUTPUT POSTROUTING $KR || return $?
 sl "$1" filter INPUT FORWARD OUTPUT $KR
-return 0
 }
 if [ $MO != nftables ]; then
 N4=$(ic - iptables); N6=$(ic - ip6tables)
 SN4=$(save_cmd nft iptables); SN6=$(save_cmd nft ip6tables); SL4=$(save_cmd legacy iptables); SL6=$(save_cmd legacy ip6tables)
 begin iptables-backend "detect as iptables-wrappers (the kubelet chains of table mangle)"
 if [ -n "$N4" ] && { hi "$N4" || { [ -n "$N6" ] && hi "$N6"; }; }; then B=nft; echo "kubelet chain found by $N4 -t mangle -S" >&2
-elif [ -z "$N4" ] && [ -n "$SN4" ] && { $SN4 -t mangle; [ -n "$SN6" ] && $SN6 -t mangle; } 2>/dev/null | kubelet_chains; then B=nft; echo "kubelet chain found by $SN4 -t mangle" >&2
+elif [ -z "$N4" ] && [ -n "$SN4" ] && { to $SN4 -t mangle; [ -n "$SN6" ] && to $SN6 -t mangle; } 2>/dev/null | kubelet_chains; then B=nft; echo "kubelet chain found by $SN4 -t mangle" >&2
 elif lh "$SL4" /proc/net/ip_tables_names || lh "$SL6" /proc/net/ip6_tables_names; then B=legacy; echo "kubelet chain found by $SL4 -t mangle" >&2
 elif [ -z "$SL4" ] && grep -q . /proc/net/ip_tables_names 2>/dev/null; then B=legacy; echo "no kubelet chain found by the nft backend; /proc/net/ip_tables_names lists legacy tables; iptables-legacy-save is not in this image" >&2
 else B=nft; echo "no kubelet chain found by either backend: nft, the iptables-wrappers default" >&2
@@ -139,7 +145,7 @@ S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
 if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then begin $S "$C -t TABLE -S CHAIN: $T"; sn "$C"; end $S $?
 elif [ -z "$V" ]; then absent $S $P-$B-save "$H"
-elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
+elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
 else run $S $V
 fi
 done
@@ -147,14 +153,14 @@ fi
 if [ $MO = ipvs ]; then
 if have ipvsadm; then run ipvsadm ipvsadm -Ln --exact; else absent ipvsadm ipvsadm ''; fi
 if have ipset; then begin ipset "ipset list KUBE-*"; r=0
-for s in $(ipset list -n); do case $s in KUBE-*) ipset list $s || r=$? ;; esac; done
+for s in $(to ipset list -n); do case $s in KUBE-*) if over; then TMO=1; r=124; break; fi; to ipset list $s || r=$? ;; esac; done
 end ipset $r
 else absent ipset ipset ''; fi
 fi
 nt() {
 r=1
-for f in ip ip6; do if o=$(nft -j list table $f kube-proxy 2>/dev/null); then [ $r = 0 ] && printf '\\n'; printf %s "$o"; r=0; fi; done
-[ $r = 0 ] || nft -j list table ip kube-proxy
+for f in ip ip6; do if o=$(to nft -j list table $f kube-proxy 2>/dev/null); then [ $r = 0 ] && printf '\\n'; printf %s "$o"; r=0; elif over; then TMO=1; return 124; fi; done
+[ $r = 0 ] || to nft -j list table ip kube-proxy
 }
 if [ $MO = nftables ]; then
 if have nft; then begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?; else absent nft-json nft ''; fi
@@ -187,16 +193,27 @@ export interface TargetedCommand {
 }
 
 /**
+ * The script's `timeout:N` argument: the per-section time limit in whole seconds (at least 1), or none for 0 or
+ * less (no limit). @param sectionTimeoutMs the limit in ms.
+ */
+function timeoutWord(sectionTimeoutMs: number | undefined): string[] {
+  if (sectionTimeoutMs === undefined || !(sectionTimeoutMs > 0)) return [];
+  return [`timeout:${Math.max(1, Math.ceil(sectionTimeoutMs / 1000))}`];
+}
+
+/**
  * The exec of a targeted collection.
  * @param keys the addresses and ports of the question; anything that is not an IP address or a port 1–65535 is
  *   dropped (so no key can carry anything but those characters).
- * @returns argv (keys sorted and unique) and the script for stdin.
+ * @param sectionTimeoutMs time allowed to each section on the node (ms, rounded up to whole seconds; 0 or undefined:
+ *   none): a section past it is stopped and marked timed out (`timeout=N` on its end marker).
+ * @returns argv (`sh -s [timeout:N] KEY…`, keys sorted and unique) and the script for stdin.
  */
-export function targetedCommand(keys: TargetKeys): TargetedCommand {
+export function targetedCommand(keys: TargetKeys, sectionTimeoutMs?: number): TargetedCommand {
   const words = new Set<string>();
   for (const a of keys.addresses) if (/^[0-9A-Fa-f:.]+$/.test(a) && isIPAddress(a)) words.add(`ip:${a.toLowerCase()}`);
   for (const p of keys.ports) if (Number.isInteger(p) && p >= 1 && p <= 65535) words.add(`port:${p}`);
-  return { command: ["sh", "-s", ...[...words].sort()], stdin: TARGETED_SCRIPT };
+  return { command: ["sh", "-s", ...timeoutWord(sectionTimeoutMs), ...[...words].sort()], stdin: TARGETED_SCRIPT };
 }
 
 /**
@@ -210,8 +227,9 @@ export const NODE_SCOPE_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -
  * The exec of a whole-node collection (`capture`, `--whole-node`): the same script as {@link targetedCommand} with
  * `scope:node` (the proxy mode first, then whole tables of only what that mode programs), its stdout gzip-compressed
  * when the image has gzip (src/kube/exec.ts inflates it).
+ * @param sectionTimeoutMs time allowed to each section on the node, as in {@link targetedCommand}.
  * @returns argv and the script for stdin.
  */
-export function nodeCommand(): TargetedCommand {
-  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node"], stdin: TARGETED_SCRIPT };
+export function nodeCommand(sectionTimeoutMs?: number): TargetedCommand {
+  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node", ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT };
 }

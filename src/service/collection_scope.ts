@@ -1,12 +1,14 @@
 /**
  * What a node's capture holds when it was a targeted collection (the `collection-scope` section written by
  * src/kube/targeted_script.ts): which proxy mode the collection followed, from what, and what it left out; and the
- * note the report carries so that no answer built on it is read as a check of the whole node.
+ * note the report carries so that no answer built on it is read as a check of the whole node; and what each section
+ * cost on the node (time, size), as the report shows it.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
 import type { NodeCapture } from "../bundle/bundle.ts";
+import type { SectionCost } from "./report.ts";
 
 /** A parsed `collection-scope` section. */
 export interface CollectionScope {
@@ -61,4 +63,21 @@ export function collectionScopeNote(s: CollectionScope, whole: boolean): string 
     ? "whole iptables tables (the collecting image lacks awk, sed or tr)"
     : `only the iptables rules this Service's packets can traverse (keys ${s.keys.join(" ") || "none"})`;
   return `targeted collection for this Service in ${mode}: ${what}; chains of deleted Services, other Services' rules and leftovers of another proxy mode are not checked: collect whole tables with --whole-node or kubectl netpath capture`;
+}
+
+/**
+ * What a live collection read on the node, per section (collection order): time on the node, output size, and the
+ * limit it was stopped at.
+ * @param capture the node capture.
+ * @returns the sections' costs, or undefined when no section carries a time (a file, an older bundle).
+ */
+export function sectionCosts(capture: NodeCapture): SectionCost[] | undefined {
+  const entries = Object.entries(capture.sections).filter(([, s]) => s?.durationMs !== undefined || s?.timedOutAfterSeconds !== undefined);
+  if (entries.length === 0) return undefined;
+  return entries.map(([section, s]) => {
+    const c: SectionCost = { section, bytes: s!.stdout.length };
+    if (s!.durationMs !== undefined) c.ms = s!.durationMs;
+    if (s!.timedOutAfterSeconds !== undefined) c.timedOutAfterSeconds = s!.timedOutAfterSeconds;
+    return c;
+  });
 }

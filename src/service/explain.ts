@@ -10,7 +10,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { collectionScope, collectionScopeNote } from "./collection_scope.ts";
+import { collectionScope, collectionScopeNote, sectionCosts } from "./collection_scope.ts";
 import { nodeEndpoints, topologyNode } from "./topology.ts";
 import { ipvsBoundAddress } from "./ipvs/datapath.ts";
 import { parseCiliumServiceList } from "../datapath/cilium_services.ts";
@@ -144,6 +144,8 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       continue;
     }
     if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
+    const costs = sectionCosts(capture);
+    if (costs) report.collection = costs;
     const scope = collectionScope(capture);
     if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
     if (capture.error) {

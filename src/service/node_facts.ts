@@ -8,7 +8,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { NodeCapture } from "../bundle/bundle.ts";
+import { cutReason, type NodeCapture } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { nodeAddresses, type NodeAddresses } from "../datapath/ip_addr.ts";
 import { type NodeSysctls, parseSysctls } from "../datapath/sysctls.ts";
@@ -38,11 +38,11 @@ export function readNodeFacts(node: NodeCapture): NodeFacts {
       else throw e;
     }
   } else if (sys) {
-    out.problems.push(`the sysctls section ${sys.truncated ? "was cut off" : `failed (exit ${sys.exitCode})`}: bridge-nf-call-iptables and hairpin mode are unknown`);
+    out.problems.push(`the sysctls section ${sys.truncated ? cutReason(sys) : `failed (exit ${sys.exitCode})`}: bridge-nf-call-iptables and hairpin mode are unknown`);
   }
   const addr = node.sections["ip-addr"];
   if (!addr || addr.truncated || ((addr.exitCode ?? 0) !== 0)) {
-    if (addr) out.problems.push(`ip -o addr ${addr.truncated ? "was cut off" : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
+    if (addr) out.problems.push(`ip -o addr ${addr.truncated ? cutReason(addr) : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
     return out;
   }
   const routes = node.sections["ip-route-local"];

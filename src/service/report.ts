@@ -174,9 +174,25 @@ export interface NodeServiceReport {
   source?: string;
   /** Collection failed as a whole: why. */
   error?: string;
+  /**
+   * What a live collection read on the node, per section in the order collected: its time there (ms), its size
+   * (bytes of output), and, when the node stopped it at its limit, `timedOutAfterSeconds`. Absent for captures
+   * without timings (files, older bundles).
+   */
+  collection?: SectionCost[];
   ports: PortReport[];
   drift: DriftItem[];
   notes: string[];
+}
+
+/** One section of a node's collection: name, time on the node, output size. */
+export interface SectionCost {
+  section: string;
+  /** Time on the node in ms (10 ms resolution). */
+  ms?: number;
+  /** Length of its output (stdout) in characters: bytes, as node state is ASCII. */
+  bytes: number;
+  timedOutAfterSeconds?: number;
 }
 
 /** A finding worth the operator's attention. */

@@ -97,6 +97,10 @@ export const LINE_SPEC: LineSpec = {
       "takesValue": true
     },
     {
+      "long": "section-timeout",
+      "takesValue": true
+    },
+    {
       "long": "dry-run",
       "takesValue": false
     },
@@ -165,6 +169,10 @@ export const LINE_SPEC: LineSpec = {
       },
       {
         "long": "timeout",
+        "takesValue": true
+      },
+      {
+        "long": "section-timeout",
         "takesValue": true
       },
       {

@@ -7,7 +7,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { CommandOutput, NodeCapture } from "../../bundle/bundle.ts";
+import { cutReason, type CommandOutput, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIptablesListing } from "../../datapath/iptables_list.ts";
 import { listingToDump } from "../../datapath/iptables_list_convert.ts";
@@ -48,7 +48,7 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
   const section = node.sections[name];
   if (section) {
     if (section.truncated) {
-      dp.problems.push(`the ${name} output was cut off (stream ended early); not analysed`);
+      dp.problems.push(`the ${name} output ${cutReason(section)}; not analysed`);
     } else if ((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") {
       dp.problems.push(`iptables-save failed (exit ${section.exitCode}): ${section.stderr?.trim() || "no output"}`);
     } else {

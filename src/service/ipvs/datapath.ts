@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { CommandOutput, NodeCapture } from "../../bundle/bundle.ts";
+import { cutReason, type CommandOutput, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIpsetList } from "../../datapath/ipset.ts";
 import { parseIpvsadm } from "../../datapath/ipvsadm.ts";
@@ -44,7 +44,7 @@ export function readIpvs(node: NodeCapture): IpvsReading {
   const ipvsSection = node.sections.ipvsadm;
   if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === ""))) {
     // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
-    const why = ipvsSection.truncated ? "its output was cut off" : `exit ${ipvsSection.exitCode}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
+    const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `exit ${ipvsSection.exitCode}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
     out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
     out.tableUnread = true;
   }
