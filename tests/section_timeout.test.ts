@@ -3,20 +3,25 @@
 // real slow section: a 4,000-Service node on the iptables nft backend, where `iptables-nft-save` takes seconds of
 // CPU (~5 s on this machine class), collected whole with a 1 s limit per section — that section is stopped on the
 // node and marked, the sections after it still run and say what they cost, and the CLI says which flag decides it.
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planCluster } from "../bench/cluster_plan.ts";
 import { iptablesSave } from "../bench/gen_iptables.ts";
 import { objectFiles } from "../bench/gen_objects.ts";
-import type { Bundle } from "../src/bundle/bundle.ts";
+import { type Bundle, emptyBundle } from "../src/bundle/bundle.ts";
 import { parseCollectionOutput } from "../src/bundle/collection_output.ts";
 import { bundleFromFiles, decodeBundle } from "../src/bundle/decode.ts";
+import { nodeTargetKeys, serviceTargetKeys } from "../src/kube/target_keys.ts";
 import { nodeCommand, targetedCommand, TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
+import { explainService } from "../src/service/explain.ts";
 import { readIptables } from "../src/service/iptables/datapath.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { run } from "./helpers/live_cli.ts";
-import { loadIptables, requireNetns } from "./helpers/netns.ts";
+import { findTool, loadIptables, requireNetns } from "./helpers/netns.ts";
 
 const M = "### kubectl-netpath:";
 
@@ -117,6 +122,32 @@ describe.runIf(requireNetns(["nc", "curl", "timeout"]))("a slow section on a rea
       expect(c.sections[s], s).toBeDefined();
       expect(c.sections[s]!.truncated, s).toBeUndefined();
       expect(c.sections[s]!.durationMs, s).toBeGreaterThanOrEqual(0);
+    }
+  }, 120_000);
+
+  it("an image without timeout(1): the collection says the limit is not enforced there, and so does the report", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
+    try {
+      const tools = ["sh", "awk", "sed", "tr", "grep", "cat", "printf", "basename", "dirname", "readlink", "ip", "curl", "nft",
+        "iptables-nft", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"];
+      for (const t of tools) {
+        const p = findTool(t);
+        if (p) symlinkSync(p, join(bin, t));
+      }
+      const nodeObj = objects.nodes.find((n) => n.metadata.name === "node-1")!;
+      const { command, stdin } = targetedCommand(nodeTargetKeys(serviceTargetKeys(objects, svc.namespace, svc.name), nodeObj), 5000);
+      const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
+      const c = parseCollectionOutput(r.stdout, r.stderr, []);
+      expect(c.complete, r.stderr.slice(-400)).toBe(true);
+      expect(c.sections["collection-scope"]!.stdout).toContain("section-timeout=5 (no timeout command in this image: a single command that hangs is stopped by the node's --timeout only)");
+      const bundle: Bundle = { ...emptyBundle(), objects, nodes: [{ name: "node-1", sections: c.sections }] };
+      const rep = explainService(bundle, svc.namespace, svc.name);
+      expect(rep.nodes[0]!.notes).toContain("--section-timeout 5s was not enforced on this node: no timeout command in this image: a single command that hangs is stopped by the node's --timeout only");
+      // with timeout(1) on PATH the limit is in force and the scope says only that
+      const withTimeout = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
+      expect(parseCollectionOutput(withTimeout.stdout, withTimeout.stderr, []).sections["collection-scope"]!.stdout).toMatch(/^section-timeout=5$/m);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
     }
   }, 120_000);
 

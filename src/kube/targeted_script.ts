@@ -19,7 +19,8 @@
  * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most.
  * - `collection-scope`: `scope=service`, `mode=` the mode followed and `mode-source=` how it was learnt (the
  *   `/proxyMode` answer; else table `ip kube-proxy` exists → nftables; else interface `kube-ipvs0` exists → ipvs;
- *   else iptables), `keys=`, and one `skipped=SECTION: why` line per section left out.
+ *   else iptables), `keys=`, `section-timeout=N` (and whether the image has timeout(1) to enforce it), and one
+ *   `skipped=SECTION: why` line per section left out.
  * - iptables and ipvs modes: `iptables-backend` (detected as iptables-wrappers does, by listing the kubelet chains
  *   `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` of table mangle — never `iptables-nft-save -t mangle`, which reads the
  *   whole ruleset — and, for legacy, only when /proc/net/ip_tables_names lists mangle, so no table is created),
@@ -80,6 +81,7 @@ esac
 sk() { echo "skipped=$1: kube-proxy runs in $MO mode$2"; }
 begin collection-scope "$SC"
 printf 'scope=%s\\nmode=%s\\nmode-source=%s\\nkeys=%s\\n' $SC $MO "$MS" "$NP_KEYS"
+if [ "$NP_T" -gt 0 ]; then if [ -n "$TOC" ]; then echo "section-timeout=$NP_T"; else echo "section-timeout=$NP_T (no timeout command in this image: a single command that hangs is stopped by the node's --timeout only)"; fi; fi
 if [ $MO = nftables ]; then sk iptables-save; sk ip6tables-save
 else sk nft-json "; nft list ruleset would list the iptables-nft tables again"; fi
 if [ $MO != ipvs ]; then sk ipvsadm; sk ipset; fi

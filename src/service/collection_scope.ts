@@ -22,6 +22,8 @@ export interface CollectionScope {
   keys: string[];
   /** Sections left out, with why. */
   skipped: { section: string; why: string }[];
+  /** `section-timeout=`: the per-section limit in seconds, and why it could not be enforced (no timeout(1)). */
+  sectionTimeout?: { seconds: number; unenforced?: string };
 }
 
 /**
@@ -42,6 +44,10 @@ export function collectionScope(capture: NodeCapture): CollectionScope | undefin
     else if (key === "mode") out.mode = value;
     else if (key === "mode-source") out.modeSource = value;
     else if (key === "keys") out.keys = value.split(/\s+/).filter((k) => k !== "");
+    else if (key === "section-timeout") {
+      const m = /^(\d+)(?: \((.*)\))?$/.exec(value);
+      if (m) out.sectionTimeout = m[2] !== undefined ? { seconds: Number(m[1]), unenforced: m[2] } : { seconds: Number(m[1]) };
+    }
     else if (key === "skipped") {
       const colon = value.indexOf(": ");
       out.skipped.push(colon > 0 ? { section: value.slice(0, colon), why: value.slice(colon + 2) } : { section: value, why: "" });
