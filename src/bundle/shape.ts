@@ -144,45 +144,107 @@ function want(shape: Shape): string {
   return shape === "map" || shape === "object" ? "a map" : `a ${shape}`;
 }
 
-function check(v: unknown, shape: Shape, path: string): string | undefined {
-  if (Array.isArray(shape)) {
-    if (!Array.isArray(v)) return `${path} is ${describe(v)}: want a list`;
+/** A {@link Shape} made ready for checking: object fields as a list, `!` read once. */
+type Compiled =
+  | { kind: "scalar"; shape: Shape & string }
+  | { kind: "list"; shape: Shape; element: Compiled }
+  | { kind: "object"; shape: Shape; fields: { name: string; required: boolean; shape: Compiled }[] };
+
+const COMPILED = new Map<Shape, Compiled>();
+
+function compile(shape: Shape): Compiled {
+  if (typeof shape === "string") return { kind: "scalar", shape };
+  let c = COMPILED.get(shape);
+  if (c) return c;
+  if (Array.isArray(shape)) c = { kind: "list", shape, element: compile(shape[0]) };
+  else {
+    c = {
+      kind: "object",
+      shape,
+      fields: Object.entries(shape).map(([key, sub]) => ({ name: key.endsWith("!") ? key.slice(0, -1) : key, required: key.endsWith("!"), shape: compile(sub) })),
+    };
+  }
+  COMPILED.set(shape, c);
+  return c;
+}
+
+/**
+ * Where the value being checked is, below the object's path: field names and list indexes, pushed and popped as the
+ * check descends (a bundle of 10,000 Services has hundreds of thousands of fields: their paths are spelled only for
+ * the one that is wrong).
+ */
+type Trail = (string | number)[];
+
+function spell(path: string, trail: Trail): string {
+  let out = path;
+  for (const t of trail) out += typeof t === "number" ? `[${t}]` : `.${t}`;
+  return out;
+}
+
+function check(v: unknown, c: Compiled, path: string, trail: Trail): string | undefined {
+  if (c.kind === "list") {
+    if (!Array.isArray(v)) return `${spell(path, trail)} is ${describe(v)}: want a list`;
     for (let i = 0; i < v.length; i++) {
       const el = v[i];
-      if (el === null || el === undefined) return `${path}[${i}] is null: want ${want(shape[0])}`;
-      const bad = check(el, shape[0], `${path}[${i}]`);
+      trail.push(i);
+      const bad = el === null || el === undefined ? `${spell(path, trail)} is null: want ${want(c.element.shape)}` : check(el, c.element, path, trail);
+      trail.pop();
       if (bad) return bad;
     }
     return undefined;
   }
-  if (typeof shape === "object") {
-    if (v === null || typeof v !== "object" || Array.isArray(v)) return `${path} is ${describe(v)}: want a map`;
+  if (c.kind === "object") {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return `${spell(path, trail)} is ${describe(v)}: want a map`;
     const obj = v as Record<string, unknown>;
-    for (const [key, sub] of Object.entries(shape)) {
-      const required = key.endsWith("!");
-      const name = required ? key.slice(0, -1) : key;
-      const value = obj[name];
+    for (const f of c.fields) {
+      const value = obj[f.name];
       if (value === undefined || value === null) {
-        if (required) return `${path}.${name} is missing: want ${want(sub)}`;
+        if (f.required) {
+          trail.push(f.name);
+          const msg = `${spell(path, trail)} is missing: want ${want(f.shape.shape)}`;
+          trail.pop();
+          return msg;
+        }
         continue;
       }
-      const bad = check(value, sub, `${path}.${name}`);
+      // scalars inline: most fields are strings and numbers
+      const sub = f.shape;
+      if (sub.kind === "scalar" && scalarFits(value, sub.shape)) continue;
+      trail.push(f.name);
+      const bad = check(value, sub, path, trail);
+      trail.pop();
       if (bad) return bad;
     }
     return undefined;
   }
+  if (scalarFits(v, c.shape)) return undefined;
+  const where = spell(path, trail);
+  switch (c.shape) {
+    case "string or number":
+      return `${where} is ${describe(v)}: want a number or a port name`;
+    case "map":
+    case "object":
+      return `${where} is ${describe(v)}: want a map`;
+    default:
+      return `${where} is ${describe(v)}: want a ${c.shape}`;
+  }
+}
+
+function scalarFits(v: unknown, shape: Shape & string): boolean {
   switch (shape) {
     case "map":
     case "object":
-      return v !== null && typeof v === "object" && !Array.isArray(v) ? undefined : `${path} is ${describe(v)}: want a map`;
+      return v !== null && typeof v === "object" && !Array.isArray(v);
     case "string or number":
-      return typeof v === "string" || typeof v === "number" ? undefined : `${path} is ${describe(v)}: want a number or a port name`;
+      return typeof v === "string" || typeof v === "number";
     case "string":
-      return typeof v === "string" ? undefined : `${path} is ${describe(v)}: want a string`;
+      return typeof v === "string";
     case "number":
-      return typeof v === "number" && Number.isFinite(v) ? undefined : `${path} is ${describe(v)}: want a number`;
+      return typeof v === "number" && Number.isFinite(v);
     case "boolean":
-      return typeof v === "boolean" ? undefined : `${path} is ${describe(v)}: want a boolean`;
+      return typeof v === "boolean";
+    default:
+      return false;
   }
 }
 
@@ -200,5 +262,5 @@ export function checkObjectShape(value: unknown, kind: string, path: string): st
   const own = (value as { kind?: unknown }).kind;
   if (own !== undefined && own !== kind) return `${path} is ${typeof own === "string" ? `a ${own}` : `of kind ${describe(own)}`}: want a ${kind} object`;
   const shape = KIND_SHAPES[kind];
-  return shape === undefined ? undefined : check(value, shape, path);
+  return shape === undefined ? undefined : check(value, compile(shape), path, []);
 }
