@@ -155,7 +155,7 @@ describe.runIf(requireNetns(["nc", "curl", "timeout"]))("a slow section on a rea
     const out = await run(["svc/" + svc.name, "-n", svc.namespace, "--kubeconfig", api.kubeconfig, "--node", "node-1", "--whole-node", "--section-timeout", "1s", "-o", "json"]);
     const rep = JSON.parse(out.stdout) as ServiceReport;
     const n = rep.nodes.find((x) => x.node === "node-1")!;
-    expect(n.error).toMatch(/iptables-save \(stopped after 1 s\) reached the per-section limit on the node \(--section-timeout\).*run again with a larger --section-timeout/);
+    expect(n.error).toMatch(/^in kube-proxy pod kube-proxy-node-1, section iptables-save \(stopped after 1 s\) reached the per-section limit on the node \(--section-timeout\); it is marked truncated and not analysed as complete; run again with a larger --section-timeout \(and --timeout\)$/);
     expect(n.ports).toEqual([]);
     expect(n.collection!.find((s) => s.section === "iptables-save")).toMatchObject({ timedOutAfterSeconds: 1 });
   }, 120_000);

@@ -159,8 +159,9 @@ async function runScript(o: CollectOptions, node: Node, namespace: string, pod: 
 function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): string | undefined {
   const r = ran.result;
   const timedOut = r.timedOut.map((s) => `${s} (stopped after ${r.sections[s]?.timedOutAfterSeconds ?? "?"} s)`);
-  const slow = timedOut.length > 0 ? `sections ${timedOut.join(", ")} reached the per-section limit on the node (--section-timeout)` : "";
-  if (r.complete) return slow === "" ? undefined : `node ${node}: in ${where}, ${slow}; they are marked truncated and not analysed as complete`;
+  const one = timedOut.length === 1;
+  const slow = timedOut.length > 0 ? `${one ? "section" : "sections"} ${timedOut.join(", ")} reached the per-section limit on the node (--section-timeout)` : "";
+  if (r.complete) return slow === "" ? undefined : `node ${node}: in ${where}, ${slow}; ${one ? "it is" : "they are"} marked truncated and not analysed as complete`;
   const why = ran.outcome.end === "timeout"
     ? `did not finish within ${formatMs(timeoutMs)} (--timeout)`
     : ran.outcome.end === "aborted"
