@@ -6,11 +6,16 @@
  * @module
  */
 import { writeSync } from "node:fs";
-import process from "node:process";
+
+// The global, not `import process from "node:process"`: Node builds that module's ES facade by reading every property
+// of `process`, stdout and stderr included, which creates both streams (a few ms, and fd 1 turned non-blocking) on
+// every TAB press that only writes one answer.
+const process = globalThis.process;
 
 /**
  * Writes a completion answer to fd 1 directly: creating `process.stdout` loads Node's stream machinery, a few ms of
- * every TAB press. A pipe that would block (EAGAIN) gets the rest through `process.stdout` after all.
+ * every TAB press. A pipe that would block (EAGAIN) gets the rest through `process.stdout` after all; a reader that
+ * went away (EPIPE) gets nothing more, and no stack trace.
  */
 function writeAnswer(text: string): void {
   const bytes = Buffer.from(text, "utf8");
@@ -18,7 +23,9 @@ function writeAnswer(text: string): void {
   try {
     while (at < bytes.length) at += writeSync(1, bytes, at);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EPIPE") return; // the shell stopped reading: nobody wants the rest
+    if (code !== "EAGAIN") throw e;
     process.stdout.write(bytes.subarray(at));
     streamsUsed = true;
   }

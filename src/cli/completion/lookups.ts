@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import process from "node:process";
+import { platform } from "node:os";
 import type { Bundle } from "../../bundle/bundle.ts";
 import type { KubeObject } from "../../model/k8s.ts";
 import { readBundle } from "../../io/read_bundle.ts";
@@ -136,7 +136,7 @@ export function bundleObjects(bundle: Bundle, kind: Exclude<LookupKind, "context
 
 function kubeconfigOf(line: CompletionLine, e: LookupEnv): KubeconfigPaths {
   const flag = last(line, "kubeconfig");
-  const opts: Parameters<typeof kubeconfigPaths>[0] = { separator: process.platform === "win32" ? ";" : ":" };
+  const opts: Parameters<typeof kubeconfigPaths>[0] = { separator: platform() === "win32" ? ";" : ":" };
   if (flag !== undefined) opts.flag = resolveLinePath(flag, e);
   if (e.env.KUBECONFIG !== undefined) opts.env = e.env.KUBECONFIG;
   const home = e.env.HOME ?? e.env.USERPROFILE;
