@@ -45,8 +45,10 @@ import {
   type NftTable,
   type NftValue,
   type NftVerdict,
+  lazyRuleEvidence,
   ruleEvidence,
 } from "./nft_model.ts";
+import { masqueradeRuleFromJson } from "./nft_json_masquerade.ts";
 
 /** The chain kube-proxy jumps to to request masquerade (sets the mark bit). */
 export const MARK_FOR_MASQUERADE_CHAIN = "mark-for-masquerade";
@@ -1317,11 +1319,27 @@ function masqueradeRuleOf(r: NftRule): ClusterIPMasqueradeRule | undefined {
   return m;
 }
 
-/** The masquerade rules {@link decodePolicyChain} finds in a chain, decoding only rules that may jump to mark. */
+/**
+ * The masquerade rules {@link decodePolicyChain} finds in a chain, decoding only rules that may jump to mark: a rule
+ * read from `nft -j` in kube-proxy's exact form is recognised from its JSON text (nft_json_masquerade.ts), its
+ * evidence text decoded only when read.
+ */
 function masqueradeRulesOf(c: NftChain): ClusterIPMasqueradeRule[] {
   const out: ClusterIPMasqueradeRule[] = [];
   for (const r of c.rules) {
-    if (r.mayContain?.(MARK_FOR_MASQUERADE_CHAIN) === false) continue;
+    const expr = r.exprJson?.();
+    if (expr !== undefined) {
+      const f = masqueradeRuleFromJson(expr);
+      if (f !== undefined) {
+        const m: ClusterIPMasqueradeRule = { evidence: lazyRuleEvidence(r), daddr: f.daddr };
+        if (f.dport !== undefined) m.dport = f.dport;
+        if (f.protocol !== undefined) m.protocol = f.protocol;
+        if (f.notLocal !== undefined) m.notLocal = f.notLocal;
+        out.push(m);
+        continue;
+      }
+      if (!expr.includes(MARK_FOR_MASQUERADE_CHAIN) && !expr.includes("\\")) continue;
+    } else if (r.mayContain?.(MARK_FOR_MASQUERADE_CHAIN) === false) continue;
     const m = masqueradeRuleOf(r);
     if (m) out.push(m);
   }

@@ -710,6 +710,14 @@ class JsonRule implements NftRule {
     return raw.includes(word) || raw.includes("\\");
   }
 
+  /**
+   * The `expr` array's JSON text as nft printed it (fast path: a slice of the document, no parsing); undefined when
+   * the rule was parsed whole (another key order or spacing, see {@link Builder.fast}).
+   */
+  exprJson(): string | undefined {
+    return this.#doc === undefined ? undefined : this.#doc.text.slice(this.#exprAt, this.#end - 2);
+  }
+
   /** The plain form (JSON.stringify, structuredClone-like copies): the same fields as a parsed NftRule. */
   toJSON(): NftRule {
     const r: NftRule = {
@@ -806,10 +814,13 @@ class Builder {
   /** RULE_HEAD / CHAIN_ITEM for #lastTable's family and name: captures the chain name, handle (and comment). */
   #ruleRe = RULE_HEAD;
   #chainRe = CHAIN_ITEM;
-  /** #lastTable's chains in listing order, and where the last rule's chain is in it. */
-  /** Every chain in the order it was listed (created), its place in that list, and the last rule's chain's place. */
+  /**
+   * Every chain in the order it was listed (created), and the last rule's chain's place in that list. The place of
+   * any chain (#chainSeq) is indexed only when a rule's chain is not among the next few: nft lists rules in chain
+   * order, so on a 60,000-chain table that index is usually never needed.
+   */
   readonly #chainList: NftChain[] = [];
-  readonly #chainSeq = new Map<NftChain, number>();
+  #chainSeq: Map<NftChain, number> | undefined;
   #chainAt = -1;
   /** Rules of #pendingChain not yet given to it. */
   #pending: NftRule[] = [];
@@ -860,7 +871,7 @@ class Builder {
     if (!c) {
       c = { family: t.family, table: t.name, name, line, rules: [] };
       t.chains.set(name, c);
-      this.#chainSeq.set(c, this.#chainList.length);
+      this.#chainSeq?.set(c, this.#chainList.length);
       this.#chainList.push(c);
     }
     this.#lastChain = c;
@@ -964,6 +975,10 @@ class Builder {
       }
     }
     const c = this.chain(t, name, line);
+    if (this.#chainSeq === undefined) {
+      this.#chainSeq = new Map();
+      list.forEach((x, i) => this.#chainSeq!.set(x, i));
+    }
     this.#chainAt = this.#chainSeq.get(c)!;
     return c;
   }

@@ -137,6 +137,12 @@ export interface NftRule {
    * can skip the rule without decoding it. Absent or true: decode and look.
    */
   mayContain?(word: string): boolean;
+  /**
+   * The rule's `expr` array exactly as `nft -j` printed it (JSON text, e.g. `[{"match": {…}}, {"jump": {…}}]`), offered
+   * by nft_json.ts while the rule is not decoded yet; undefined otherwise. A decoder may recognise an exact common form
+   * in it (e.g. nft_json_masquerade.ts) and fall back to `statements` for anything else.
+   */
+  exprJson?(): string | undefined;
 }
 
 /** Base chain properties: `type filter hook prerouting priority dstnat - 10; policy accept;`. */
@@ -268,6 +274,28 @@ export function ruleEvidence(rule: NftRule): NftEvidence {
     chain: rule.chain,
     line: rule.line,
     text: rule.text,
+  };
+  if (rule.handle !== undefined) e.handle = rule.handle;
+  if (rule.comment !== undefined) e.comment = rule.comment;
+  return e;
+}
+
+/**
+ * {@link ruleEvidence} whose `text` is read from the rule when first read (an enumerable getter, so JSON output and
+ * deep equality see the same fields): for evidence kept by the thousand (one per Service) and rarely shown, without
+ * decoding each rule's statements up front.
+ * @param rule the rule.
+ * @returns the same fields as ruleEvidence(rule).
+ */
+export function lazyRuleEvidence(rule: NftRule): NftEvidence {
+  const e: NftEvidence = {
+    family: rule.family,
+    table: rule.table,
+    chain: rule.chain,
+    line: rule.line,
+    get text(): string {
+      return rule.text;
+    },
   };
   if (rule.handle !== undefined) e.handle = rule.handle;
   if (rule.comment !== undefined) e.comment = rule.comment;
