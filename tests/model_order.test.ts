@@ -1,6 +1,7 @@
 // Sort orders of report lists (src/model/order.ts): natural order for endpoints as the reports print them.
 import { describe, expect, it } from "vitest";
-import { compareNatural, compareText } from "../src/model/order.ts";
+import { compareCollated, compareNatural, compareText, sortCollated } from "../src/model/order.ts";
+import { planCluster } from "../bench/cluster_plan.ts";
 
 describe("compareNatural", () => {
   it("orders IPv4 endpoints by their numbers (seed 001's kube-dns and my-nginx-svc endpoints, shuffled)", () => {
@@ -27,5 +28,48 @@ describe("compareNatural", () => {
 describe("compareText", () => {
   it("is code-unit order", () => {
     expect(["nodes/b/x", "capture.yaml", "nodes/a/y", "Nodes"].sort(compareText)).toEqual(["Nodes", "capture.yaml", "nodes/a/y", "nodes/b/x"]);
+  });
+});
+
+describe("compareCollated", () => {
+  const sign = (n: number) => Math.sign(n);
+  it("ranks its alphabet as the runtime's ICU root collation does", () => {
+    const alphabet = [..."_-:./0123456789abcdefghijklmnopqrstuvwxyz"];
+    expect([...alphabet].sort((a, b) => a.localeCompare(b))).toEqual(alphabet);
+  });
+  it("agrees in sign with localeCompare on 100,000 random pairs of Kubernetes-like names, and falls back outside them", () => {
+    // A deterministic generator (LCG): short strings over the ranked alphabet, some with characters it does not rank
+    // (upper case, space, `~`, é, a combining accent), so both paths are taken; many pairs share long prefixes.
+    let seed = 12345;
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) >>> 0) % n;
+    const ranked = "_-:./0123456789abcdefghijklmnopqrstuvwxyz";
+    const other = ["A", "Z", " ", "~", "\u00e9", "\u0301", "\u00df"];
+    const word = () => {
+      let s = "";
+      for (let i = rnd(9); i > 0; i--) s += rnd(25) === 0 ? other[rnd(other.length)] : ranked[rnd(ranked.length)];
+      return s;
+    };
+    let fallbacks = 0;
+    for (let i = 0; i < 100_000; i++) {
+      const a = word();
+      const b = rnd(3) === 0 ? a + word() : rnd(2) === 0 ? a.slice(0, rnd(a.length + 1)) + word() : word();
+      const want = sign(a.localeCompare(b));
+      if (sign(compareCollated(a, b)) !== want) throw new Error(`compareCollated(${JSON.stringify(a)}, ${JSON.stringify(b)}) != ${want}`);
+      if (/[^_\-:./0-9a-z]/.test(a + b)) fallbacks++;
+    }
+    expect(fallbacks).toBeGreaterThan(10_000);
+  });
+  it("sorts the ServicePort names of a generated 10,000-Service cluster exactly as localeCompare does", () => {
+    const names = planCluster({ services: 10000 }).services.map((s) => `${s.namespace}/${s.name}:${s.portName}`);
+    const icu = [...names].sort((a, b) => a.localeCompare(b));
+    expect([...names].sort(compareCollated)).toEqual(icu);
+    expect(sortCollated([...names], (n) => n)).toEqual(icu);
+    // With one key it cannot rank (upper case), the whole list is sorted by localeCompare: still the same order.
+    const mixed = [...names.slice(0, 500), "team-000/App-1:grpc", "Team-000/app-1:grpc"];
+    expect(sortCollated([...mixed], (n) => n)).toEqual([...mixed].sort((a, b) => a.localeCompare(b)));
+    // Stable: equal keys keep their order.
+    const objs = ["b", "a", "b", "a"].map((k, i) => ({ k, i }));
+    expect(sortCollated(objs, (o) => o.k).map((o) => o.i)).toEqual([1, 3, 0, 2]);
+    expect(["ns1/svc10:p80", "ns1/svc1:p80", "ns1/svc-1", "ns1/svc"].sort(compareCollated)).toEqual(["ns1/svc", "ns1/svc-1", "ns1/svc1:p80", "ns1/svc10:p80"]);
   });
 });

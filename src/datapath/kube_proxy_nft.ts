@@ -49,6 +49,7 @@ import {
   ruleEvidence,
 } from "./nft_model.ts";
 import { masqueradeRuleFromJson } from "./nft_json_masquerade.ts";
+import { compareCollated, sortCollated } from "../model/order.ts";
 
 /** The chain kube-proxy jumps to to request masquerade (sets the mark bit). */
 export const MARK_FOR_MASQUERADE_CHAIN = "mark-for-masquerade";
@@ -561,7 +562,7 @@ function dnatText(ip: string, port: number | undefined): string {
 export function decodeKubeProxyNft(ruleset: NftRuleset): KubeProxyNft[] {
   return ruleset.tables
     .filter((t) => t.name === KUBE_PROXY_TABLE && (t.family === "ip" || t.family === "ip6"))
-    .sort((a, b) => a.family.localeCompare(b.family))
+    .sort((a, b) => compareCollated(a.family, b.family))
     .map(decodeKubeProxyTable);
 }
 
@@ -780,7 +781,7 @@ class LazyKubeProxyNft implements KubeProxyNft {
         }
       }
     }
-    return this.#ports = [...ports.values()].sort((a, b) => a.servicePortName.localeCompare(b.servicePortName));
+    return this.#ports = sortCollated([...ports.values()], (p) => p.servicePortName);
   }
 
   get anomalies(): KubeProxyNftAnomaly[] {
@@ -819,7 +820,7 @@ class LazyKubeProxyNft implements KubeProxyNft {
       if (!slot) slots.set(key, slot = {});
       slot[name.kind] = c;
     }
-    const keys = [...slots.keys()].sort((a, b) => a.localeCompare(b));
+    const keys = sortCollated([...slots.keys()], (k) => k);
     const seen: { m: LocalTrafficMatch; ev: NftEvidence }[] = [];
     const masqRules: ClusterIPMasqueradeRule[] = [];
     let policyChainsWithRules = 0;
@@ -1381,15 +1382,18 @@ function detectLocal(
     return { detector: { kind: policyChainsWithRules > 0 ? "none" : "unknown", evidence: [] } };
   }
   const key = (m: LocalTrafficMatch) => `${m.kind}:${localMatchText(m)}`;
+  const keys = seen.map((s) => key(s.m)); // one per Service on a big node: made once
   const counts = new Map<string, number>();
-  for (const s of seen) counts.set(key(s.m), (counts.get(key(s.m)) ?? 0) + 1);
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
   const best = Math.max(...counts.values());
-  const first = seen.find((s) => counts.get(key(s.m)) === best)!.m;
-  const differing = seen.filter((s) => key(s.m) !== key(first));
+  const at = keys.findIndex((k) => counts.get(k) === best);
+  const first = seen[at]!.m;
+  const firstKey = keys[at]!;
+  const differing = seen.filter((_, i) => keys[i] !== firstKey);
   const detector: LocalTrafficDetector = {
     kind: first.kind,
     value: localMatchText(first),
-    evidence: seen.filter((s) => key(s.m) === key(first)).map((s) => s.ev),
+    evidence: seen.filter((_, i) => keys[i] === firstKey).map((s) => s.ev),
   };
   if (differing.length === 0) return { detector };
   return {

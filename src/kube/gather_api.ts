@@ -19,6 +19,7 @@
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
+import { compareCollated } from "../model/order.ts";
 import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass, VolumeAttributesClass } from "../model/k8s.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
@@ -77,7 +78,7 @@ export class TargetStateError extends Error {
 }
 
 function byName<T extends { metadata: { name: string } }>(a: T, b: T): number {
-  return a.metadata.name.localeCompare(b.metadata.name);
+  return compareCollated(a.metadata.name, b.metadata.name);
 }
 
 async function serviceOrHint(rest: KubeRest, namespace: string, name: string): Promise<Service> {
