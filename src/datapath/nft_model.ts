@@ -139,8 +139,9 @@ export interface NftRule {
   mayContain?(word: string): boolean;
   /**
    * The rule's `expr` array exactly as `nft -j` printed it (JSON text, e.g. `[{"match": {…}}, {"jump": {…}}]`), offered
-   * by nft_json.ts while the rule is not decoded yet; undefined otherwise. A decoder may recognise an exact common form
-   * in it (e.g. nft_json_masquerade.ts) and fall back to `statements` for anything else.
+   * by nft_json.ts for the rules it reads in nft's own layout (no parsing, a slice of the document); undefined for a
+   * rule it had to parse whole. A decoder may recognise an exact common form in it (e.g. nft_json_masquerade.ts) and
+   * fall back to `statements` for anything else.
    */
   exprJson?(): string | undefined;
 }
