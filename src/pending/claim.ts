@@ -70,7 +70,6 @@ function modesText(modes: string[] | undefined): string {
   return `[${(modes ?? []).join(", ")}]`;
 }
 
-
 /**
  * Why a PersistentVolume cannot bind a claim statically (empty when it can).
  * @param pvc the claim.

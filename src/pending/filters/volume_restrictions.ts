@@ -64,9 +64,12 @@ interface InlineVolume {
 
 const inlineVolumes = (p: Pod) => (p.spec?.volumes ?? []) as InlineVolume[];
 
+/** A volume source VolumeRestrictions compares: GCE PD, AWS EBS, RBD or iSCSI. */
+const isInlineDisk = (v: InlineVolume): boolean => !!(v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi);
+
 /** Whether the pod has an inline disk VolumeRestrictions compares (`needsRestrictionsCheck`). */
 export function hasInlineDisks(pod: Pod): boolean {
-  return inlineVolumes(pod).some((v) => v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi);
+  return inlineVolumes(pod).some(isInlineDisk);
 }
 
 function conflictOf(v: InlineVolume, e: InlineVolume): string | undefined {
@@ -91,7 +94,7 @@ function conflictOf(v: InlineVolume, e: InlineVolume): string | undefined {
 export function diskConflicts(pod: Pod, onNode: readonly Pod[]): string[] {
   const out: string[] = [];
   for (const v of inlineVolumes(pod)) {
-    if (!(v.gcePersistentDisk || v.awsElasticBlockStore || v.rbd || v.iscsi)) continue;
+    if (!isInlineDisk(v)) continue;
     for (const other of onNode) {
       if (other === pod) continue;
       for (const e of inlineVolumes(other)) {
