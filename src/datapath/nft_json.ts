@@ -495,6 +495,44 @@ function stringEnd(text: string, i: number): number {
   return j;
 }
 
+/** Index of the first element of the `"nftables"` array (or of its `]` when empty); -1 when the text does not open `{"nftables": [`. */
+function arrayStart(text: string): number {
+  let i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== 123 /* { */) return -1;
+  i = skipWs(text, i + 1);
+  if (!text.startsWith('"nftables"', i)) return -1;
+  i = skipWs(text, i + 10);
+  if (text.charCodeAt(i) !== 58 /* : */) return -1;
+  i = skipWs(text, i + 1);
+  if (text.charCodeAt(i) !== 91 /* [ */) return -1;
+  return skipWs(text, i + 1);
+}
+
+/** Whether the `]` at `i` closes the `"nftables"` array and only `}` and whitespace follow it. */
+function arrayClosed(text: string, i: number): boolean {
+  if (text.charCodeAt(i) !== 93 /* ] */) return false;
+  i = skipWs(text, i + 1);
+  return text.charCodeAt(i) === 125 && skipWs(text, i + 1) === text.length;
+}
+
+/**
+ * End (exclusive) of the JSON object that opens at `start` (a `{`): one pass that jumps over string contents
+ * (indexOf) and counts brackets; -1 when the text ends first.
+ */
+function objectEnd(text: string, start: number): number {
+  const n = text.length;
+  let depth = 0;
+  for (let i = start; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      i = stringEnd(text, i);
+      if (i < 0) return -1;
+    } else if (c === 123 || c === 91) depth++;
+    else if ((c === 125 /* } */ || c === 93) && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
 /**
  * The spans `[start, end)` of the elements of the `"nftables"` array, in one pass over the text that jumps over string
  * contents (indexOf) and counts brackets. Undefined when the text is not `{"nftables": [{…}, …]}` (whitespace allowed
@@ -502,44 +540,55 @@ function stringEnd(text: string, i: number): number {
  * JSON.parse judge the whole text (and word the error).
  */
 function scanItems(text: string): { starts: number[]; ends: number[] } | undefined {
-  const n = text.length;
-  let i = skipWs(text, 0);
-  if (text.charCodeAt(i) !== 123 /* { */) return undefined;
-  i = skipWs(text, i + 1);
-  if (!text.startsWith('"nftables"', i)) return undefined;
-  i = skipWs(text, i + 10);
-  if (text.charCodeAt(i) !== 58 /* : */) return undefined;
-  i = skipWs(text, i + 1);
-  if (text.charCodeAt(i) !== 91 /* [ */) return undefined;
-  i = skipWs(text, i + 1);
+  let i = arrayStart(text);
+  if (i < 0) return undefined;
   const starts: number[] = [];
   const ends: number[] = [];
   if (text.charCodeAt(i) !== 93 /* ] */) {
     for (;;) {
       if (text.charCodeAt(i) !== 123) return undefined;
-      const start = i;
-      let depth = 0;
-      for (; i < n; i++) {
-        const c = text.charCodeAt(i);
-        if (c === 34 /* " */) {
-          i = stringEnd(text, i);
-          if (i < 0) return undefined;
-        } else if (c === 123 || c === 91) depth++;
-        else if ((c === 125 /* } */ || c === 93) && --depth === 0) break;
-      }
-      if (i >= n) return undefined;
-      starts.push(start);
-      ends.push(i + 1);
-      i = skipWs(text, i + 1);
+      const end = objectEnd(text, i);
+      if (end < 0) return undefined;
+      starts.push(i);
+      ends.push(end);
+      i = skipWs(text, end);
       const c = text.charCodeAt(i);
       if (c === 93) break;
       if (c !== 44 /* , */) return undefined;
       i = skipWs(text, i + 1);
     }
   }
-  i = skipWs(text, i + 1);
-  if (text.charCodeAt(i) !== 125) return undefined;
-  return skipWs(text, i + 1) === n ? { starts, ends } : undefined;
+  return arrayClosed(text, i) ? { starts, ends } : undefined;
+}
+
+/**
+ * Adds the elements of the `"nftables"` array to `b` as it walks them, taking each rule's and regular chain's end from
+ * its printed form ({@link Builder.fast} with an unknown end) instead of counting the brackets of every expression;
+ * any other element's end is counted ({@link objectEnd}). False when the text is not the plain
+ * `{"nftables": [{…}, …]}` shape or an element cannot be added: the caller then starts over with {@link scanItems}
+ * and a new builder, which words any error.
+ */
+function streamItems(b: Builder, doc: Doc): boolean {
+  const text = doc.text;
+  let i = arrayStart(text);
+  if (i < 0) return false;
+  if (text.charCodeAt(i) !== 93 /* ] */) {
+    for (;;) {
+      if (text.charCodeAt(i) !== 123) return false;
+      let end = b.fast(doc, i, -1);
+      if (end < 0) {
+        end = objectEnd(text, i);
+        if (end < 0) return false;
+        if (b.fast(doc, i, end) < 0) b.item(parseSpan(doc, i, end), doc.lineOf(i));
+      }
+      i = skipWs(text, end);
+      const c = text.charCodeAt(i);
+      if (c === 93) break;
+      if (c !== 44 /* , */) return false;
+      i = skipWs(text, i + 1);
+    }
+  }
+  return arrayClosed(text, i);
 }
 
 /**
@@ -799,6 +848,38 @@ const CHAIN_ITEM =
 /** RULE_HEAD after the chain name. */
 const RULE_TAIL = String.raw`"handle": (\d+), (?:"comment": "([^"\\]*)", )?"expr": \[`;
 
+/**
+ * The head of an element of the `"nftables"` array as libnftables prints it, e.g. `{"rule": {"family": "`: in
+ * nftables' src/json.c every element but metainfo is packed with its family first (table, chain_print_json,
+ * rule_print_json, set_print_json — set, map, meter —, element_print_json, obj_print_json — counter, quota,
+ * ct helper, limit, ct timeout, secmark, synproxy, ct expectation, tunnel —, flowtable_print_json).
+ */
+const ELEMENT_HEAD =
+  /\{"(?:table|chain|rule|set|map|meter|element|flowtable|counter|quota|limit|secmark|synproxy|tunnel|ct helper|ct timeout|ct expectation)": \{"family": "/y;
+
+/**
+ * Where the rule whose `"expr": [` array opens at `exprAt` ends, read from nft's printed form instead of counting
+ * its brackets: at the first `]}}` that is followed by `, ` and the head of the next element ({@link ELEMENT_HEAD}),
+ * provided no object opens with a `"family"` key in between (the head of an element the span would swallow, should
+ * the rule carry a key after `expr`). Inside an `expr` array `]}}, {"` does occur (`log` and `queue` flags before the
+ * next statement), but never before an object of an element's key whose first key is `family`: no statement or
+ * expression of libnftables' JSON schema has that form. Being inside strings is excluded by the quotes those patterns
+ * hold. Exported for its tests.
+ * @param text an `nft -j` document.
+ * @param exprAt offset of the `[` that opens a rule's `expr` array (the rule's head was matched up to it).
+ * @returns the offset just past the rule's closing `}}`, or -1 (the caller counts brackets) when the form is not
+ *   found: the last rule of a document, a `]}}, {"` inside an expression or a string, another spacing.
+ * Source of truth: nftables src/json.c, rule_print_json: family, table, chain, handle, then comment when set, then
+ * expr (left out for a rule without statements, which the rule's head pattern then does not match).
+ */
+export function ruleEnd(text: string, exprAt: number): number {
+  const x = text.indexOf(']}}, {"', exprAt);
+  if (x < 0) return -1;
+  ELEMENT_HEAD.lastIndex = x + 5;
+  if (!ELEMENT_HEAD.test(text)) return -1;
+  return text.indexOf('{"family', exprAt) > x ? x + 3 : -1;
+}
+
 function reEscape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
@@ -888,35 +969,41 @@ class Builder {
   }
 
   /**
-   * Tries the forms nft prints of a rule and of a regular chain; false when the element must be parsed (another key,
-   * key order or spacing, a base chain, an escape sequence in a name). nft lists a table's chains, then their rules
-   * chain by chain: a rule's chain is looked for at the previous rule's chain and the ones listed after it first.
+   * Tries the forms nft prints of a rule and of a regular chain; -1 when the element must be parsed (another key,
+   * key order or spacing, a base chain, an escape sequence in a name), else the element's end. nft lists a table's
+   * chains, then their rules chain by chain: a rule's chain is looked for at the previous rule's chain and the ones
+   * listed after it first.
+   * @param end the element's end (exclusive) when known, or -1: then a regular chain ends where its printed form does
+   *   and a rule where {@link ruleEnd} finds it (-1, nothing added, when it cannot tell).
    */
-  fast(doc: Doc, start: number, end: number): boolean {
+  fast(doc: Doc, start: number, end: number): number {
     const text = doc.text;
     const c0 = text.charCodeAt(start + 2);
     if (c0 === 114 /* r */) {
-      if (text.charCodeAt(end - 3) !== 93 /* ] */ || text.charCodeAt(end - 2) !== 125) return false;
       let t = this.#lastTable;
       let m: RegExpExecArray | null = null;
       if (t !== undefined) {
         this.#ruleRe.lastIndex = start;
         m = this.#ruleRe.exec(text);
       }
+      let g: RegExpExecArray | null = null;
       if (m === null) {
         RULE_HEAD.lastIndex = start;
-        const g = RULE_HEAD.exec(text);
-        if (g === null) return false;
-        t = this.table(g[1]!, g[2]!, doc.lineOf(start));
+        g = RULE_HEAD.exec(text);
+        if (g === null) return -1;
         m = [g[0], g[3]!, g[4]!, g[5]!] as unknown as RegExpExecArray;
       }
-      const c = this.#ruleChain(t!, m[1]!, doc.lineOf(start));
       const exprAt = start + m[0].length - 1;
+      if (end < 0) {
+        if ((end = ruleEnd(text, exprAt)) < 0) return -1;
+      } else if (text.charCodeAt(end - 3) !== 93 /* ] */ || text.charCodeAt(end - 2) !== 125) return -1;
+      if (g !== null) t = this.table(g[1]!, g[2]!, doc.lineOf(start));
+      const c = this.#ruleChain(t!, m[1]!, doc.lineOf(start));
       const rule = new JsonRule(c.family, c.table, c.name, doc.lineOf(start), doc, start, exprAt, end, undefined);
       rule.handle = Number(m[2]);
       if (m[3] !== undefined) rule.comment = m[3];
       this.#addRule(c, rule);
-      return true;
+      return end;
     }
     if (c0 === 99 /* c */) {
       let t = this.#lastTable;
@@ -924,21 +1011,26 @@ class Builder {
       if (t !== undefined) {
         this.#chainRe.lastIndex = start;
         m = this.#chainRe.exec(text);
-        if (m !== null && this.#chainRe.lastIndex !== end) return false;
+        if (m !== null) {
+          if (end < 0) end = this.#chainRe.lastIndex;
+          else if (this.#chainRe.lastIndex !== end) return -1;
+        }
       }
       if (m === null) {
         CHAIN_ITEM.lastIndex = start;
         const g = CHAIN_ITEM.exec(text);
-        if (g === null || CHAIN_ITEM.lastIndex !== end) return false;
+        if (g === null) return -1;
+        if (end < 0) end = CHAIN_ITEM.lastIndex;
+        else if (CHAIN_ITEM.lastIndex !== end) return -1;
         t = this.table(g[1]!, g[2]!, doc.lineOf(start));
         m = [g[0], g[3]!, g[4]!] as unknown as RegExpExecArray;
       }
       const line = doc.lineOf(start);
       const c = this.chain(t!, m[1]!, line, Number(m[2]));
       c.line = line;
-      return true;
+      return end;
     }
-    return false;
+    return -1;
   }
 
   /**
@@ -1138,13 +1230,33 @@ class Builder {
  */
 export function parseNftJson(text: string): NftRuleset {
   if (text.trim() === "") throw new DumpParseError(FORMAT, 0, "empty input", "");
-  const b = new Builder();
   // Several documents, one per line (e.g. `nft -j list table ip kube-proxy` then `… ip6 kube-proxy`): one ruleset.
   const docs = splitDocuments(text);
+  return parseDocuments(docs, true) ?? parseDocuments(docs, false)!;
+}
+
+/**
+ * The ruleset of the documents. With `stream`, each document's elements are walked once ({@link streamItems}) and
+ * undefined is returned when any document is not the plain shape or any element fails (whatever the error): the
+ * caller then parses again without `stream` ({@link parseDocumentInto}), which finds every element's span first and
+ * words the errors.
+ */
+function parseDocuments(docs: string[], stream: boolean): NftRuleset | undefined {
+  const b = new Builder();
   let lineBase = 0;
   for (const part of docs) {
-    parseDocumentInto(b, part, lineBase);
-    lineBase += lineIndex(part)(part.length);
+    const local = lineIndex(part);
+    const base = lineBase;
+    const lineOf = base === 0 ? local : (offset: number) => local(offset) + base;
+    if (!stream) parseDocumentInto(b, part, lineOf, base);
+    else {
+      try {
+        if (!streamItems(b, { text: part, lineOf })) return undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    lineBase += local(part.length);
   }
   return b.finish();
 }
@@ -1167,10 +1279,12 @@ function splitDocuments(text: string): string[] {
   return out;
 }
 
-/** Parses one `{"nftables": [...]}` document into `b`; line numbers are offset by `lineBase` lines. */
-function parseDocumentInto(b: Builder, text: string, lineBase: number): void {
-  const local = lineIndex(text);
-  const lineOf = lineBase === 0 ? local : (offset: number) => local(offset) + lineBase;
+/**
+ * Parses one `{"nftables": [...]}` document into `b`: the spans of its elements first ({@link scanItems}), else
+ * JSON.parse of the whole text. `lineOf` gives a document offset's line in the whole input, whose first `lineBase`
+ * lines came before this document.
+ */
+function parseDocumentInto(b: Builder, text: string, lineOf: (offset: number) => number, lineBase: number): void {
   const spans = scanItems(text);
   if (spans !== undefined) {
     const doc: Doc = { text, lineOf };
@@ -1178,7 +1292,7 @@ function parseDocumentInto(b: Builder, text: string, lineBase: number): void {
     for (let i = 0; i < starts.length; i++) {
       const start = starts[i]!;
       const end = ends[i]!;
-      if (!b.fast(doc, start, end)) b.item(parseSpan(doc, start, end), lineOf(start));
+      if (b.fast(doc, start, end) < 0) b.item(parseSpan(doc, start, end), lineOf(start));
     }
     return;
   }
