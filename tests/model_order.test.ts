@@ -72,4 +72,12 @@ describe("compareCollated", () => {
     expect(sortCollated(objs, (o) => o.k).map((o) => o.i)).toEqual([1, 3, 0, 2]);
     expect(["ns1/svc10:p80", "ns1/svc1:p80", "ns1/svc-1", "ns1/svc"].sort(compareCollated)).toEqual(["ns1/svc", "ns1/svc-1", "ns1/svc1:p80", "ns1/svc10:p80"]);
   });
+  it("keys of every length rank as localeCompare orders them (ranks made in one piece, longer than the buffer, past 8,192)", () => {
+    const lengths = [1, 63, 64, 65, 200, 8192, 8193, 20000];
+    const keys = lengths.flatMap((n) => ["a", "b", "-"].map((c, i) => `x${c.repeat(n)}${i % 2 === 0 ? "z" : "y"}`));
+    keys.push(...keys.map((k) => k.slice(0, -1)));
+    const icu = [...keys].sort((a, b) => a.localeCompare(b));
+    expect(sortCollated([...keys].reverse(), (k) => k)).toEqual(icu);
+    expect(sortCollated(keys.filter((k) => k.length <= 8192).reverse(), (k) => k)).toEqual(icu.filter((k) => k.length <= 8192));
+  });
 });
