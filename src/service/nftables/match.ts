@@ -22,14 +22,15 @@ export type Field =
 
 export type FieldResult = Field | { no: string } | { unknown: string };
 
-export const PROTO_NUMBERS: Record<string, string> = {
+/** IP protocol numbers nft may print for a protocol, to its name; no prototype, so `constructor` is not a key. */
+export const PROTO_NUMBERS: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, {
   "6": "tcp",
   "17": "udp",
   "132": "sctp",
   "1": "icmp",
   "58": "ipv6-icmp",
   "136": "udplite",
-};
+});
 export const PORT_PROTOS = new Set(["tcp", "udp", "sctp", "udplite", "dccp"]);
 
 export function normProto(s: string): string {
