@@ -3,7 +3,7 @@
 // the report built from what it collected equals the report of the whole dump, for every Service of the real dumps
 // and of the nftables example, and for a sample of the 10,000-Service dump; the sections it skips say why; and it
 // never runs a whole-table listing on the nft backend.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -11,10 +11,10 @@ import type { Bundle, NodeCapture } from "../src/bundle/bundle.ts";
 import { parseCollectionOutput } from "../src/bundle/collection_output.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { nodeTargetKeys, serviceTargetKeys } from "../src/kube/target_keys.ts";
-import { targetedCommand } from "../src/kube/targeted_script.ts";
+import { CHAIN_WALK_FROM, SAVE_BUDGET_S, targetedCommand, type TargetedOptions } from "../src/kube/targeted_script.ts";
 import type { Node } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
-import { createNetns, type IptablesBackend, loadIptables, type Netns, requireNetns } from "./helpers/netns.ts";
+import { createNetns, findTool, type IptablesBackend, loadIptables, type Netns, requireNetns } from "./helpers/netns.ts";
 import { bundleFromDump } from "./targeted_collection.test.ts";
 
 const READY = requireNetns(["nft", "awk", "sed", "tr"]);
@@ -24,11 +24,18 @@ afterAll(async () => {
 });
 
 /** Runs the targeted script for Service ns/name in `netns` and returns the node capture it yields. */
-async function collect(netns: Netns, bundle: Bundle, ns: string, name: string, nodeName: string): Promise<{ capture: NodeCapture; ms: number; bytes: number }> {
+async function collect(
+  netns: Netns,
+  bundle: Bundle,
+  ns: string,
+  name: string,
+  nodeName: string,
+  options: TargetedOptions & { env?: string[] } = {},
+): Promise<{ capture: NodeCapture; ms: number; bytes: number }> {
   const node = bundle.objects.nodes.find((n) => n.metadata.name === nodeName) ?? ({ apiVersion: "v1", kind: "Node", metadata: { name: nodeName } } as Node);
-  const { command, stdin } = targetedCommand(nodeTargetKeys(serviceTargetKeys(bundle.objects, ns, name), node));
+  const { command, stdin } = targetedCommand(nodeTargetKeys(serviceTargetKeys(bundle.objects, ns, name), node), undefined, options);
   const t0 = performance.now();
-  const r = await netns.exec(command, { input: stdin, timeoutMs: 120_000 });
+  const r = await netns.exec([...(options.env ? ["env", ...options.env] : []), ...command], { input: stdin, timeoutMs: 120_000 });
   const ms = performance.now() - t0;
   expect(r.code).toBe(0);
   const parsed = parseCollectionOutput(r.stdout, r.stderr, []);
@@ -80,15 +87,21 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
         await loadIptables(netns, text, { backend, family, noflush: false });
         // kubelet's hint chain, so the script detects this backend as it would on a node
         await loadIptables(netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend, family: 4 });
-        for (const s of bundle.objects.services) {
+        // the whole dump as the kernel holds it, read back, is the reference
+        const whole = (await netns.run([`${family === 6 ? "ip6tables" : "iptables"}-${backend}-save`])).replace(/^#.*\n/gm, "");
+        // these dumps hold fewer than CHAIN_WALK_FROM Service rules: on the nft backend the default filters one save;
+        // `walk:0` makes the script list chain by chain, and both must give the same report
+        const ways: TargetedOptions[] = backend === "nft" ? [{}, { chainWalkFrom: 0 }] : [{}];
+        for (const s of bundle.objects.services) for (const way of ways) {
           services++;
           const ns = s.metadata.namespace!;
-          const { capture } = await collect(netns, bundle, ns, s.metadata.name, "node-1");
+          const { capture } = await collect(netns, bundle, ns, s.metadata.name, "node-1", way);
           expect(capture.sections["iptables-backend"]?.stdout.trim()).toBe(backend);
           expect(capture.sections["collection-scope"]?.stdout).toContain("mode=iptables\n");
-          expect(capture.sections[section]?.command).toMatch(backend === "nft" ? /-S CHAIN/ : /\| awk/);
-          // the whole dump as the kernel holds it, read back, is the reference
-          const whole = (await netns.run([`${family === 6 ? "ip6tables" : "iptables"}-${backend}-save`])).replace(/^#.*\n/gm, "");
+          const cmd = capture.sections[section]?.command;
+          if (backend === "legacy") expect(cmd).toBe(`${family === 6 ? "ip6tables" : "iptables"}-legacy-save | awk: the chains of the Service's packets`);
+          else if (way.chainWalkFrom === 0) expect(cmd).toMatch(/^ip6?tables-nft -t TABLE -S CHAIN: the chains of the Service's packets \(nat KUBE-SERVICES holds \d+ rules, at least 0: a listing per chain costs less than a save\)$/);
+          else expect(cmd).toMatch(new RegExp(`^ip6?tables-nft-save \\| awk: the chains of the Service's packets \\(nat KUBE-SERVICES holds \\d+ rules, fewer than ${CHAIN_WALK_FROM}: one save costs less than listing chain by chain\\)$`));
           const sections = { ...capture.sections, "proxy-mode": { stdout: "iptables", exitCode: 0 } };
           const targeted = withCapture(bundle, { ...capture, sections });
           const { "collection-scope": _scope, ...rest } = sections;
@@ -102,6 +115,40 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
       expect(services).toBeGreaterThan(40);
     }, 600_000);
   }
+
+  it(`nft backend, a save slower than ${SAVE_BUDGET_S} s below ${CHAIN_WALK_FROM} Service rules: the script lists chain by chain after all, says why, same report`, async () => {
+    const f = readdirSync(NODE_FORMAT).find((x) => x.includes(".nft.") && x.endsWith(".iptables-save") && bundleFromDump(readFileSync(join(NODE_FORMAT, x), "utf8"), "iptables-save").objects.services.length > 0)!;
+    const text = readFileSync(join(NODE_FORMAT, f), "utf8");
+    const bundle = bundleFromDump(text, "iptables-save");
+    const netns = await createNetns("tgtslow");
+    spaces.push(netns);
+    await loadIptables(netns, text, { backend: "nft", family: 4, noflush: false });
+    await loadIptables(netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
+    const whole = (await netns.run(["iptables-nft-save"])).replace(/^#.*\n/gm, "");
+    // a node whose save is slow (few Services, many endpoints): the same binaries, the saves behind a sleep
+    const bin = mkdtempSync(join(tmpdir(), "knp-slow-"));
+    try {
+      for (const t of ["iptables-nft-save", "ip6tables-nft-save"]) {
+        writeFileSync(join(bin, t), `#!/bin/sh\nsleep ${SAVE_BUDGET_S + 1}\nexec ${findTool(t)} "$@"\n`, { mode: 0o755 });
+      }
+      const s = bundle.objects.services[0]!;
+      const ns = s.metadata.namespace!;
+      const { capture, ms } = await collect(netns, bundle, ns, s.metadata.name, "node-1", { env: [`PATH=${bin}:${process.env.PATH}`] });
+      expect(capture.sections["iptables-save"]!.command).toMatch(
+        new RegExp(`^iptables-nft -t TABLE -S CHAIN: the chains of the Service's packets \\(nat KUBE-SERVICES holds \\d+ rules, fewer than ${CHAIN_WALK_FROM}, but iptables-nft-save did not succeed within ${SAVE_BUDGET_S} s\\)$`),
+      );
+      // the time it spent on the save counts in the section's time
+      expect(capture.sections["iptables-save"]!.durationMs).toBeGreaterThanOrEqual(SAVE_BUDGET_S * 1000);
+      expect(ms).toBeLessThan((SAVE_BUDGET_S + 1) * 2000);
+      const sections = { ...capture.sections, "proxy-mode": { stdout: "iptables", exitCode: 0 } };
+      const targeted = withCapture(bundle, { ...capture, sections });
+      const { "collection-scope": _scope, ...rest } = sections;
+      const ref = withCapture(bundle, { ...capture, sections: { ...rest, "iptables-save": { stdout: whole, exitCode: 0 } } });
+      expect(reportJson(targeted, ns, s.metadata.name)).toEqual(reportJson(ref, ns, s.metadata.name));
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("nftables mode: the kube-proxy tables only (nftables-lab, every Service), iptables skipped with the reason", async () => {
     const lab = readBundle("examples/nftables-lab");
@@ -150,6 +197,9 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
         const { capture, ms, bytes } = await collect(netns, bundle, ns, s.metadata.name, node.name);
         expect(bytes).toBeLessThan(64 * 1024); // the table is 26 MB
         expect(capture.sections["iptables-save"]!.stdout).toContain(`"${ns}/${s.metadata.name}:`);
+        expect(capture.sections["iptables-save"]!.command).toMatch(
+          backend === "nft" ? /^iptables-nft -t TABLE -S CHAIN: .* \(nat KUBE-SERVICES holds 1\d{4} rules, at least 500: a listing per chain costs less than a save\)$/ : /^iptables-legacy-save \| awk: /,
+        );
         const sections = { ...node.sections, ...capture.sections };
         const targeted = withCapture(bundle, { ...capture, sections });
         const { "collection-scope": _scope, ...rest } = sections;
