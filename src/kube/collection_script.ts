@@ -10,7 +10,9 @@
  *   kubelet's `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` (kubernetes-sigs/iptables-wrappers detect.go DetectMode).
  * - {@link SCRIPT_NODE_FACTS}: `ip-addr` (`ip -o addr show`) and `ip-route-local` (`ip route show table local`), which
  *   decide `-m addrtype --dst-type LOCAL`, and `sysctls` (bridge-nf-call-iptables, each bridge port's hairpin_mode,
- *   route_localnet, conntrack liberal mode, IPVS conntrack) from /proc/sys and /sys/class/net.
+ *   route_localnet, conntrack liberal mode, IPVS conntrack) from /proc/sys and /sys/class/net, with shell builtins
+ *   only (`read`, parameter expansion; one subshell per bridge port for its bridge's name): a node with a hundred
+ *   pods has a hundred bridge ports.
  *
  * POSIX sh (dash, busybox ash, bash): the kube-proxy image and netshoot both have one.
  *
@@ -68,14 +70,17 @@ kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
 /** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */
 export const SCRIPT_NODE_FACTS = `if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
 begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
-for k in net/bridge/bridge-nf-call-iptables net/bridge/bridge-nf-call-ip6tables net/netfilter/nf_conntrack_tcp_be_liberal net/ipv4/vs/conntrack; do
-  if [ -r "/proc/sys/$k" ]; then printf '%s=%s\\n' "$(printf '%s' "$k" | tr / .)" "$(cat "/proc/sys/$k")"; fi
+rd() { V=; IFS= read -r V <"$1" 2>/dev/null || [ -n "$V" ]; }
+for k in bridge.bridge-nf-call-iptables bridge.bridge-nf-call-ip6tables netfilter.nf_conntrack_tcp_be_liberal ipv4.vs.conntrack; do
+  case $k in ipv4.vs.*) f=ipv4/vs/\${k#ipv4.vs.} ;; *) f=\${k%%.*}/\${k#*.} ;; esac
+  if rd "/proc/sys/net/$f"; then printf 'net.%s=%s\\n' "$k" "$V"; fi
 done
 for f in /proc/sys/net/ipv4/conf/*/route_localnet; do
-  if [ -r "$f" ]; then printf 'net.ipv4.conf.%s.route_localnet=%s\\n' "$(basename "$(dirname "$f")")" "$(cat "$f")"; fi
+  d=\${f%/route_localnet}; if rd "$f"; then printf 'net.ipv4.conf.%s.route_localnet=%s\\n' "\${d##*/}" "$V"; fi
 done
 for f in /sys/class/net/*/brport/hairpin_mode; do
-  if [ -r "$f" ]; then p=$(basename "$(dirname "$(dirname "$f")")"); printf 'brport.%s.%s.hairpin_mode=%s\\n' "$(basename "$(readlink "/sys/class/net/$p/master")")" "$p" "$(cat "$f")"; fi
+  p=\${f%/brport/hairpin_mode}; p=\${p##*/}
+  if rd "$f"; then b=$(cd -P "/sys/class/net/$p/master" 2>/dev/null && pwd -P); printf 'brport.%s.%s.hairpin_mode=%s\\n' "\${b##*/}" "$p" "$V"; fi
 done
 end sysctls 0
 `;

@@ -20,6 +20,7 @@ import { constants as zlibConstants, gunzipSync } from "node:zlib";
 import { formatMs } from "./duration.ts";
 import { ApiUnreachableError, apiError, type KubeApiError } from "./errors.ts";
 import { describeRequest } from "./rest.ts";
+import { shareTlsAgent } from "./tls_agent.ts";
 
 /** What one exec gave. */
 export interface ExecOutcome {
@@ -119,6 +120,7 @@ export async function execInPod(
   let refused: KubeApiError | undefined;
   const factory = (uri: string, protocols: string[], opts: unknown): WsLike => {
     // The `ws` client client-node itself uses (same package, deduplicated by npm; bundled into dist/).
+    shareTlsAgent(kc, opts as Record<string, unknown>);
     const ws: WsLike = new WebSocket(uri, protocols, opts as WebSocket.ClientOptions) as unknown as WsLike;
     socket = ws;
     ws.on("unexpected-response", (_req: unknown, res: unknown) => {

@@ -13,6 +13,7 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
+import { shareTlsAgent } from "./tls_agent.ts";
 import { Buffer } from "node:buffer";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { formatMs } from "./duration.ts";
@@ -126,6 +127,7 @@ export class KubeRest {
       const options: https.RequestOptions = { headers: {} };
       try {
         await this.#kc.applyToHTTPSOptions(options);
+        shareTlsAgent(this.#kc, options as Record<string, unknown>);
       } catch (e) {
         // client-node refuses http:// servers unless TLS verification is off: say so in kubeconfig terms.
         if (/HTTP protocol is not allowed/.test((e as Error).message)) {
