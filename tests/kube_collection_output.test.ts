@@ -1,7 +1,7 @@
 // The collection script's wire format: a pure parser, tested on hand-written outputs (every way a stream can end),
 // and the real script, run in network namespaces holding real iptables state (nft and legacy backends, a node with
 // kube-proxy's /proxyMode server, an image without iptables-legacy, an image without curl).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,7 +152,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["collection-scope"]!.stdout).toContain("skipped=ipset: kube-proxy runs in iptables mode");
   });
 
-  it("nft node: detected nft (kubelet's KUBE-IPTABLES-HINT in mangle), iptables-nft-save, no /proxyMode server → curl's exit 7", async () => {
+  it("nft node: detected nft (kubelet's KUBE-IPTABLES-HINT in mangle), iptables-nft-save, no /proxyMode server → bash's /dev/tcp refused, exit 7", async () => {
     const r = await nftNode.netns.exec(NODE_SCOPE, nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
     expect(c.sections["iptables-backend"]).toMatchObject({ stdout: "nft\n", exitCode: 0 });
@@ -161,7 +161,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 7, stdout: "" });
     // the per-interface settings are read through globs (the script turns globbing off for its rule walk)
     expect(c.sections.sysctls!.stdout).toMatch(/^net\.ipv4\.conf\.lo\.route_localnet=0$/m);
-    expect(c.sections["proxy-mode"]!.stderr).toMatch(/^curl: \(7\)/);
+    expect(c.sections["proxy-mode"]!.stderr).toMatch(/connect: Connection refused/);
   });
 
   it("an image without iptables-legacy on a legacy node: legacy from /proc/net/ip_tables_names, iptables-save exit 127 with the hint", async () => {
@@ -181,14 +181,39 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
   });
 
-  it("no curl, no wget: bash's /dev/tcp reads /proxyMode", async () => {
+  it("bash's /dev/tcp with builtins only reads /proxyMode (no curl, wget, tr, sed, timeout on PATH)", async () => {
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
-    for (const t of ["sh", "grep", "bash", "tr", "sed", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
+    for (const t of ["sh", "grep", "bash", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
     const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
     const c = parseCollectionOutput(r.stdout, r.stderr);
-    expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
-    // no curl or wget on PATH: the answer came through bash's /dev/tcp (the section names the URL)
+    expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
+    // the answer came through bash's /dev/tcp (the section names the URL, not a tool)
     expect(c.sections["proxy-mode"]!.command).toBe("GET http://127.0.0.1:10249/proxyMode");
+  });
+
+  it("no bash: curl reads /proxyMode", async () => {
+    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
+    for (const t of ["sh", "grep", "curl", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
+    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
+    const c = parseCollectionOutput(r.stdout, r.stderr);
+    expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
+  });
+
+  it("a /proxyMode server that accepts and never answers: the section fails after 2 s, and the mode comes from the rules", async () => {
+    const silent = spawn(findTool("ip") ?? "ip", ["netns", "exec", nftNode.netns.name, "nc", "-l", "127.0.0.1", "10249"], { stdio: ["pipe", "ignore", "ignore"] });
+    try {
+      for (let i = 0; i < 50 && !/127\.0\.0\.1:10249/.test((await nftNode.netns.exec(["ss", "-ltn"])).stdout); i++) await new Promise((r) => setTimeout(r, 20));
+      const r = await nftNode.netns.exec(NODE_SCOPE, nodeScope);
+      const c = parseCollectionOutput(r.stdout, r.stderr);
+      const pm = c.sections["proxy-mode"]!;
+      expect(pm.exitCode).not.toBe(0);
+      expect(pm.stdout).toBe("");
+      expect(pm.durationMs).toBeGreaterThanOrEqual(1900);
+      expect(pm.durationMs).toBeLessThan(4000);
+      expect(c.sections["collection-scope"]!.stdout).toContain("mode-source=no table ip kube-proxy, no interface kube-ipvs0 (/proxyMode did not answer)");
+    } finally {
+      silent.kill("SIGKILL");
+    }
   });
 
   it("an IPVS-mode node's IP sets (seed 000's KUBE-* sets, loaded into the kernel) come back in the ipset section", async () => {

@@ -206,7 +206,8 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     servers.push(cut);
     const t = await run(["svc/web", "-n", "default", "--kubeconfig", cut.kubeconfig, "--node", "k8s-guide-worker"]);
     expect(t.code).toBe(1);
-    expect(t.stdout).toContain("not analysed: the exec in kube-proxy pod kube-proxy-k8s-guide-worker ended before the collection finished (stream cut); sections iptables-save, ip6tables-save, ip-addr, ip-route-local, sysctls are marked truncated and not analysed as complete; run again");
+    // an IPv4 Service's question skips ip6tables-save (collection-scope says so): it is not among the sections marked
+    expect(t.stdout).toContain("not analysed: the exec in kube-proxy pod kube-proxy-k8s-guide-worker ended before the collection finished (stream cut); sections iptables-save, ip-addr, ip-route-local, sysctls are marked truncated and not analysed as complete; run again");
     const file = join(s.dir, "cut.json");
     await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "-o", file]);
     const node = decodeBundle(readFileSync(file, "utf8"), file).nodes[0]!;

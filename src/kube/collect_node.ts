@@ -108,6 +108,11 @@ function scopeMode(r: CollectionResult): string | undefined {
   return /^mode=(\S+)$/m.exec(r.sections["collection-scope"]?.stdout ?? "")?.[1];
 }
 
+/** The sections a targeted collection left out (`skipped=SECTION: why` lines of its collection-scope section). */
+function skippedSections(r: CollectionResult): string[] {
+  return [...(r.sections["collection-scope"]?.stdout ?? "").matchAll(/^skipped=([^:\s]+)/gm)].map((m) => m[1]!);
+}
+
 /** The sections a targeted run prints, by the mode it followed (for marking the ones a cut stream never began). */
 function targetedSections(mode: string | undefined): SectionName[] {
   const base: SectionName[] = ["proxy-mode", "collection-scope"];
@@ -153,7 +158,9 @@ async function runScript(o: CollectOptions, node: Node, namespace: string, pod: 
   });
   const first = parseCollectionOutput(outcome.stdout, outcome.stderr, []);
   if (first.complete) return { result: first, outcome };
-  return { result: parseCollectionOutput(outcome.stdout, outcome.stderr, targetedSections(scopeMode(first))), outcome };
+  const skipped = new Set(skippedSections(first));
+  const expected = targetedSections(scopeMode(first)).filter((s) => !skipped.has(s));
+  return { result: parseCollectionOutput(outcome.stdout, outcome.stderr, expected), outcome };
 }
 
 function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): string | undefined {

@@ -85,10 +85,15 @@ NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS N
 set -f
 A='${AWK_SELECT}'
 U=http://127.0.0.1:10249/proxyMode
+PB='exec 3<>/dev/tcp/127.0.0.1/10249 || exit 7
+printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1:10249\\r\\n\\r\\n" >&3; printf -v CR "\\r"; h=0
+while IFS= read -r -t 2 l <&3 || [ -n "$l" ]; do l=\${l%"$CR"}
+if [ $h = 2 ]; then printf "%s\\n" "$l"; elif [ $h = 0 ]; then h=1; elif [ -z "$l" ]; then h=2; fi; l=; done
+[ $h = 2 ] && exit 0; echo "GET /proxyMode: no whole answer within 2 s" >&2; exit 28'
 pm() {
-if have curl; then curl -sS -m 2 $U
+if have bash; then if [ -n "$TOC" ]; then timeout 2 bash -c "$PB"; else bash -c "$PB"; fi
+elif have curl; then curl -sS -m 2 $U
 elif have wget; then wget -q -T 2 -O - $U
-elif have bash; then bash -c 'exec 3<>/dev/tcp/127.0.0.1/10249&&printf "GET /proxyMode HTTP/1.0\\r\\n\\r\\n">&3&&tr -d "\\r"<&3|sed "1,/^$/d"'
 else echo "curl: not found (nor wget, nor bash)" >&2; return 127; fi
 }
 begin proxy-mode "GET $U"
@@ -109,6 +114,9 @@ if [ "$NP_T" -gt 0 ]; then if [ -n "$TOC" ]; then echo "section-timeout=$NP_T"; 
 if [ $MO = nftables ]; then sk iptables-save; sk ip6tables-save
 else sk nft-json "; nft list ruleset would list the iptables-nft tables again"; fi
 if [ $MO != ipvs ]; then sk ipvsadm; sk ipset; fi
+V6=1
+if [ $SC = service ] && [ $MO != nftables ]; then V6=''; for k in $NP_KEYS; do case $k in ip:*:*) V6=1 ;; esac; done
+[ -z "$V6" ] && echo "skipped=ip6tables-save: the question has no IPv6 address (the packets of an IPv4 Service never meet ip6tables)"; fi
 end collection-scope 0
 ic() {
 if have $2-nft; then echo $2-nft
@@ -168,6 +176,7 @@ H=''
 AW=1; { [ $SC = service ] && have awk && have sed && have tr; } || AW=''
 for P in iptables ip6tables; do
 S=$P-save
+[ $P = ip6tables ] && [ -z "$V6" ] && continue
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
 if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then now; T1=$NOW; KN=0
 KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=

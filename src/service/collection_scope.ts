@@ -67,7 +67,7 @@ export function collectionScopeNote(s: CollectionScope, whole: boolean): string 
     ? "table ip/ip6 kube-proxy only, not the iptables tables"
     : whole
     ? "whole iptables tables (the collecting image lacks awk, sed or tr)"
-    : `only the iptables rules this Service's packets can traverse (keys ${s.keys.join(" ") || "none"})`;
+    : `only the iptables rules this Service's packets can traverse (keys ${s.keys.join(" ") || "none"}${s.skipped.some((x) => x.section === "ip6tables-save") ? "; ip6tables not read: no IPv6 address among them" : ""})`;
   return `targeted collection for this Service in ${mode}: ${what}; chains of deleted Services, other Services' rules and leftovers of another proxy mode are not checked: collect whole tables with --whole-node or kubectl netpath capture`;
 }
 
