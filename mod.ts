@@ -55,7 +55,7 @@ export { kernelProbability, iptablesSaveProbability } from "./src/service/iptabl
 export { traceIptables, TraceError } from "./src/service/iptables/trace.ts";
 export { type RuleRef, type TraceOutcome, type TraceResult } from "./src/service/trace.ts";
 export type { TracePacket } from "./src/service/trace.ts";
-export { explainService, type ExplainServiceOptions } from "./src/service/explain.ts";
+export { explainService, type ExplainServiceOptions, explainServiceNode, finishServiceExplain, type NodeExplained, prepareServiceExplain, type ServiceExplain } from "./src/service/explain.ts";
 export type { PacketQuestion, Target, TargetKind } from "./src/model/question.ts";
 export { type Datapath, type DatapathBuilder, type NodeDatapath, nodeDatapath } from "./src/service/datapath.ts";
 export { iptablesDatapath, readIptables } from "./src/service/iptables/datapath.ts";
@@ -74,7 +74,7 @@ export { parseSchedulerMessage } from "./src/pending/scheduler_message.ts";
 
 // Live collection (I/O: kubeconfig, API server, exec into nodes)
 export { gatherBundle, gatherWith, liveSettings, openCluster } from "./src/kube/live.ts";
-export type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./src/kube/options.ts";
+export type { ClusterOptions, GatherHooks, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./src/kube/options.ts";
 
 // Renderers
 export { renderServiceText } from "./src/report/service_text.ts";

@@ -6,6 +6,8 @@
 import type { Bundle } from "../bundle/bundle.ts";
 import { readBundle } from "../io/read_bundle.ts";
 import { explainService } from "../service/explain.ts";
+import type { GatherHooks } from "../kube/options.ts";
+import { streamedExplain } from "./streamed_explain.ts";
 import { packetFromPod } from "../service/from_pod.ts";
 import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
@@ -55,12 +57,12 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   return plan;
 }
 
-async function gather(plan: RunPlan, o: MainOptions, io: CliIo): Promise<Bundle> {
+async function gather(plan: RunPlan, o: MainOptions, io: CliIo, hooks: GatherHooks = {}): Promise<Bundle> {
   if (o.from !== undefined) return readBundle(o.from, o.maxBundleSize !== undefined ? { maxBytes: parseByteSize("--max-bundle-size", o.maxBundleSize) } : {});
   const live = await import("../kube/live.ts").catch((e: Error) => {
     throw new Error(`live cluster access is not available in this build (${e.message}); analyse a saved bundle with --from`);
   });
-  const got = await live.gatherBundle(gatherRequest(plan, o), io);
+  const got = await live.gatherBundle(gatherRequest(plan, o), io, hooks);
   plan.namespace = got.namespace;
   if (got.packet) plan.packet = got.packet;
   if (got.nodes) plan.nodes = got.nodes;
@@ -103,7 +105,9 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
  */
 export async function runTarget(words: string[], o: MainOptions, io: CliIo): Promise<number> {
   const plan = validate(words, o);
-  const bundle = await gather(plan, o, io);
+  // live: each node is analysed as its collection ends, while the others are still collected
+  const streamed = plan.target.kind === "service" && o.from === undefined ? streamedExplain(plan.target.name) : undefined;
+  const bundle = await gather(plan, o, io, streamed?.hooks);
   if (o.dryRun) return 0; // the debug pod it would create was printed; nothing was created or analysed
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const namespace = plan.namespace ?? "default";
@@ -121,7 +125,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
       const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
       if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
     }
-    const report = explainService(bundle, namespace, plan.target.name, opts);
+    const report = streamed ? streamed.report(bundle, namespace, opts) : explainService(bundle, namespace, plan.target.name, opts);
     io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1.
     const failed = report.nodes.filter((n) => n.error !== undefined);

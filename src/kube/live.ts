@@ -27,7 +27,7 @@ import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
 import { mapLimit } from "./pool.ts";
 import { nodeProgress } from "./progress.ts";
 import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
-import type { ClusterOptions, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
+import type { ClusterOptions, GatherHooks, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
 
 /** Default namespace of the debug pods (`--debug-namespace`): kube-system, where kube-proxy runs and privileged pods belong. */
@@ -117,10 +117,18 @@ function commandLine(o: GatherRequest, namespace: string): string {
 /**
  * Collects the nodes of a run: permission check, then one collection per node with at most `parallel` at once.
  * @param service the keys of a targeted collection (one Service's rules); absent: whole tables.
+ * @param captured called with each node's capture as its collection ends (before the others may have).
  * @returns one NodeCapture per node (failed ones carry `error`) and warnings.
  * @throws {PermissionDeniedError} when exec is denied outright (nothing could be collected anywhere).
  */
-export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSettings, io: GatherIo, service?: TargetKeys): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
+export async function collectNodes(
+  cluster: Cluster,
+  nodes: Node[],
+  s: LiveSettings,
+  io: GatherIo,
+  service?: TargetKeys,
+  captured?: (capture: NodeCapture) => void,
+): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
   const { rest, config } = cluster;
   const answers = await reviewAccess(rest, collectionChecks(s.debugNamespace));
   const find = (verb: string, resource: string) => answers.find((a) => a.verb === verb && a.resource === resource)?.allowed;
@@ -168,6 +176,7 @@ export async function collectNodes(cluster: Cluster, nodes: Node[], s: LiveSetti
         ...(service ? { service } : {}),
       }, node);
       tracker.ended(node.metadata.name, r.capture.error !== undefined);
+      captured?.(r.capture);
       return r;
     });
     for (const r of results) warnings.push(...r.warnings);
@@ -221,10 +230,11 @@ export function dryRunManifests(nodes: string[], s: LiveSettings, createdBy = `k
  * @param request the question and collection options.
  * @param s live settings, validated from the request by {@link liveSettings}.
  * @param io streams (dry-run manifests go to stdout, progress to stderr).
+ * @param hooks {@link GatherHooks}: `nodeCaptured` as each node's collection ends.
  * @returns the Bundle and the question as completed (namespace, packet, nodes).
  * @throws {NotFoundError} / {KubeApiError} / {PermissionDeniedError} with a message for humans.
  */
-export async function gatherWith(cluster: Cluster, request: GatherRequest, s: LiveSettings, io: GatherIo): Promise<GatherResult> {
+export async function gatherWith(cluster: Cluster, request: GatherRequest, s: LiveSettings, io: GatherIo, hooks: GatherHooks = {}): Promise<GatherResult> {
   const namespace = request.namespace ?? cluster.config.namespace;
   const bundle = emptyBundle({
     capturedAt: new Date().toISOString(),
@@ -272,7 +282,8 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     return result;
   }
   const keys = request.collect === "node" ? undefined : serviceTargetKeys(found.objects, namespace, request.target.name, result.packet);
-  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io, keys);
+  const captured = hooks.nodeCaptured ? (c: NodeCapture) => hooks.nodeCaptured!(c, result, nodeObjs.length) : undefined;
+  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io, keys, captured);
   bundle.nodes = captures;
   bundle.warnings.push(...warnings);
   return result;
@@ -283,6 +294,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
  * {@link gatherWith}. This is the library entry of live collection (exported by mod.ts).
  * @param request the question and collection options.
  * @param io streams and environment.
+ * @param hooks {@link GatherHooks}.
  * @returns the Bundle and the question as completed (namespace, packet, nodes).
  * @throws {KubeconfigError} / {ApiUnreachableError} / {KubeApiError} / {NotFoundError} / {PermissionDeniedError} /
  *   {FlagValueError}, each with a message for humans.
@@ -293,8 +305,8 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
  * const report = explainService(bundle, namespace, "web");
  * ```
  */
-export async function gatherBundle(request: GatherRequest, io: GatherIo): Promise<GatherResult> {
+export async function gatherBundle(request: GatherRequest, io: GatherIo, hooks: GatherHooks = {}): Promise<GatherResult> {
   const s = liveSettings(request);
   const cluster = await openCluster(request, io, s.requestTimeoutMs);
-  return gatherWith(cluster, request, s, io);
+  return gatherWith(cluster, request, s, io, hooks);
 }

@@ -4,7 +4,7 @@
  * {@link liveSettings} (src/kube/live.ts), which names the flag in its error.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
 import type { PacketQuestion, Target } from "../model/question.ts";
 
 /** Which cluster: kubeconfig file(s) and context, as kubectl's `--kubeconfig` and `--context`. */
@@ -67,6 +67,16 @@ export interface GatherIo {
   env: Record<string, string | undefined>;
   stderrIsTTY: boolean;
   cwd: string;
+}
+
+/** Hooks of a live gather ({@link GatherResult} so far: the objects are gathered before any node is collected). */
+export interface GatherHooks {
+  /**
+   * Called as each node's collection ends (failed or not), in the order they end, while other nodes may still be
+   * collected: `sofar` holds the objects and the completed question (its `bundle.nodes` is not filled yet), `nodeCount`
+   * how many nodes the run collects. For analysing each node as it arrives. Must not throw.
+   */
+  nodeCaptured?(capture: NodeCapture, sofar: GatherResult, nodeCount: number): void;
 }
 
 /** What a gather returns: the Bundle, and the question as the cluster completed it. */

@@ -52,7 +52,8 @@ export interface ExplainServiceOptions {
 }
 
 /**
- * Explains how a Service is balanced and masqueraded on each node of a bundle.
+ * Explains how a Service is balanced and masqueraded on each node of a bundle: {@link prepareServiceExplain}, then
+ * {@link explainServiceNode} for each node, then {@link finishServiceExplain}.
  *
  * @param bundle the bundle (API objects and node captures).
  * @param namespace the Service's namespace.
@@ -62,30 +63,55 @@ export interface ExplainServiceOptions {
  * @throws {NotFoundError} when the Service is not in the bundle (naming the namespaces where one of that name is).
  */
 export function explainService(bundle: Bundle, namespace: string, name: string, options: ExplainServiceOptions = {}): ServiceReport {
+  const ex = prepareServiceExplain(bundle, namespace, name, options);
+  const nodeNames = options.nodes ?? bundle.nodes.map((n) => n.name);
+  return finishServiceExplain(ex, bundle, nodeNames.map((n) => explainServiceNode(ex, bundle, n, nodeNames.length)));
+}
+
+/**
+ * What a Service question fixes before any node is read: the Service resolved from the bundle's objects, the
+ * findings that need no node, kube-proxy's configuration. Built by {@link prepareServiceExplain} from the API objects
+ * alone, so a live run can read each node as its collection arrives (the objects are gathered first).
+ */
+export interface ServiceExplain {
+  namespace: string;
+  name: string;
+  options: ExplainServiceOptions;
+  resolved: ReturnType<typeof resolveService>;
+  /** The findings that need no node's state, in report order. */
+  findings: Finding[];
+  /** @internal */
+  ctx: {
+    builder: DatapathBuilder;
+    families: (4 | 6)[];
+    notForKubeProxy: ReturnType<typeof kubeProxyIgnores>;
+    proxyIngress: string[];
+    proxyConfig: ReturnType<typeof readKubeProxyConfig>;
+    sourcePod?: { name: string; node: string };
+  };
+}
+
+/** One node's part of a {@link ServiceReport}: its report, the findings it raised and its packet answers, in order. */
+export interface NodeExplained {
+  report: NodeServiceReport;
+  findings: Finding[];
+  packets: PacketAnswer[];
+}
+
+/**
+ * The part of {@link explainService} that reads no node: resolves the Service and raises the findings of the API
+ * side. Reads only `bundle.objects`.
+ * @param bundle the bundle (its objects).
+ * @param namespace the Service's namespace.
+ * @param name the Service's name.
+ * @param options {@link ExplainServiceOptions}.
+ * @returns the prepared question.
+ * @throws {NotFoundError} when the Service is not in the bundle (naming the namespaces where one of that name is).
+ */
+export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace: string, name: string, options: ExplainServiceOptions = {}): ServiceExplain {
   const resolved = resolveService(bundle.objects, namespace, name);
   const svc = resolved.summary;
   const findings: Finding[] = [];
-  const limits = [
-    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started",
-  ];
-  const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
-  if (withoutSysctls.length > 0) {
-    limits.push(
-      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, net.bridge.bridge-nf-call-iptables decides whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
-    );
-  }
-  // Endpoints on nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes)
-  const known = new Set(bundle.objects.nodes.map((n) => n.metadata.name));
-  const unknownNodes = [...new Set(resolved.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined && !known.has(n)))].sort();
-  if (unknownNodes.length > 0) {
-    limits.push(
-      `the Node object${unknownNodes.length === 1 ? "" : "s"} of ${unknownNodes.join(", ")} (not in the bundle; reading them needs get on nodes, cluster-scoped): ` +
-        `the zones of the endpoints there (shown as no zone), those nodes' addresses and readiness`,
-    );
-  }
-  if (svc.sessionAffinity === "ClientIP") {
-    limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
-  }
   const builder = options.datapath ?? nodeDatapath;
   const families: (4 | 6)[] = [...new Set(svc.clusterIPs.map((ip) => (isIPv6(ip) ? 6 : 4) as 4 | 6))];
   if (families.length === 0) families.push(4);
@@ -109,10 +135,244 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
   } else if (readyCount === 0) {
     findings.push({ severity: "warning", code: "NoReadyEndpoints", message: "the Service has no ready endpoints: new connections to it are rejected (or go to serving-terminating endpoints, when there are any)" });
   }
-  const nodeNames = options.nodes ?? bundle.nodes.map((n) => n.name);
   // The pod a packet question's source belongs to, if the bundle has it: its node handles the packet first.
   const srcPod = options.packet ? bundle.objects.pods.find((p) => p.status?.podIP === options.packet!.source && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
-  const sourcePod = srcPod ? { name: srcPod.metadata.name, node: srcPod.spec!.nodeName! } : undefined;
+  const ctx: ServiceExplain["ctx"] = { builder, families, notForKubeProxy, proxyIngress, proxyConfig };
+  if (srcPod) ctx.sourcePod = { name: srcPod.metadata.name, node: srcPod.spec!.nodeName! };
+  return { namespace, name, options, resolved, findings, ctx };
+}
+
+/**
+ * One node's part of the Service question: its datapath read from its capture, every client kind traced, drift
+ * against the API. Reads `bundle.objects` and the node's own capture only, so it can run as soon as that node's
+ * collection arrives.
+ * @param ex the prepared question ({@link prepareServiceExplain}).
+ * @param bundle the bundle: its objects and (at least) this node's capture.
+ * @param nodeName the node.
+ * @param nodeCount how many nodes the report covers (a finding's wording depends on it).
+ * @returns the node's report, findings and packet answers; a malformed dump is the node's `error`, not a throw.
+ * @throws only on a bug (an error that is not a dump's or a trace's).
+ */
+export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName: string, nodeCount: number): NodeExplained {
+  const { options, resolved } = ex;
+  const svc = resolved.summary;
+  const { builder, families, notForKubeProxy, proxyIngress, proxyConfig, sourcePod } = ex.ctx;
+  const findings: Finding[] = [];
+  const packets: PacketAnswer[] = [];
+  const capture = bundle.nodes.find((n) => n.name === nodeName);
+  const nodeObj = bundle.objects.nodes.find((n) => n.metadata.name === nodeName);
+  const report: NodeServiceReport = {
+    node: nodeName,
+    proxyMode: { mode: "unknown", evidence: [], conflicts: [] },
+    ports: [],
+    drift: [],
+    notes: [],
+  };
+  const done = (): NodeExplained => ({ report, findings, packets });
+  const ipMode = ipModeHonoured(nodeObj);
+  // ipMode Proxy ingress IPs are no entry point of kube-proxy's where it honours ipMode.
+  const svcHere = ipMode.honoured && proxyIngress.length > 0 ? { ...svc, loadBalancerIngress: svc.loadBalancerIngress.filter((ip) => !proxyIngress.includes(ip)) } : svc;
+  if (!ipMode.honoured && proxyIngress.length > 0) report.notes.push(`ipMode Proxy of ${proxyIngress.join(", ")} is not honoured here: ${ipMode.why}`);
+  const z = nodeZone(nodeObj);
+  if (z) report.zone = z.zone;
+  if (!capture) {
+    report.error = "no datapath state was collected from this node";
+    return done();
+  }
+  if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
+  const costs = sectionCosts(capture);
+  if (costs) report.collection = costs;
+  const scope = collectionScope(capture);
+  if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
+  if (scope?.sectionTimeout?.unenforced) report.notes.push(`--section-timeout ${scope.sectionTimeout.seconds}s was not enforced on this node: ${scope.sectionTimeout.unenforced}`);
+  if (capture.error) {
+    report.error = capture.error;
+    return done();
+  }
+  // Another Service datapath (Cilium, Calico eBPF, …): say so, and compare nothing with kube-proxy's (absent) rules.
+  const other = otherServiceDatapath(bundle, capture);
+  if (other) {
+    report.notes.push(otherDatapathNote(other));
+    report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
+    if (other.table) {
+      // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
+      try {
+        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, report.zone);
+        report.drift.push(...cmp.drift);
+        report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
+      } catch (e) {
+        if (!(e instanceof DumpParseError)) throw e;
+        report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
+      }
+    }
+    {
+      findings.push({
+        severity: "info",
+        code: "NotKubeProxyDatapath",
+        message: `Services are served by ${other.datapath} on ${nodeName}${nodeCount > 1 ? " (and possibly other nodes)" : ""}, not kube-proxy: ` +
+          (other.table ? "its service table is compared with the API instead of kube-proxy's rules" : `no drift is reported against kube-proxy's rules there; ${other.ask}`),
+        node: nodeName,
+      });
+    }
+    return done();
+  }
+  if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
+    report.notes.push(noKubeProxyStateNote(bundle));
+  }
+  let current: 4 | 6 = families[0] ?? 4;
+  try {
+    for (const family of families) {
+      current = family;
+      const dp = builder(capture, family, bundle.objects);
+      const datapath = dp.datapath;
+      if (datapath) report.notes.push(...dp.problems);
+      report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
+      // In IPVS mode the virtual servers decide where packets go: an unreadable ipvsadm dump leaves nothing to answer with.
+      if (report.proxyMode.mode === "ipvs" && dp.ipvsadmError) throw dp.ipvsadmError;
+      for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
+      if (!datapath) {
+        if (dp.problems.length > 0) report.error = dp.problems.join("; ");
+        else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
+        continue;
+      }
+      const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
+        ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
+        : detectClusterCIDRs(bundle, dp.iptables, family);
+      if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
+      const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
+      const facts = readNodeFacts(capture);
+      report.notes.push(...facts.problems);
+      const podIf = datapath.podInterface
+        ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
+        : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
+      const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!)) : undefined;
+      if (podIf && ifaces) {
+        report.notes.push(
+          `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
+            facts.addresses ? "" : " (the uplink's name is assumed: the node's addresses were not collected)"
+          }`,
+        );
+      }
+      report.notes.push(...sources.notes);
+      const nodePorts = svc.type === "NodePort" || svc.type === "LoadBalancer" ? nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj) : undefined;
+      if (nodePorts) report.notes.push(nodePorts.describe);
+      for (const sp of svc.ports) {
+        const pr: PortReport = { servicePort: sp, entryPoints: [] };
+        report.ports.push(pr);
+        // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
+        const ipvsMode = report.proxyMode.mode === "ipvs";
+        for (const ep of entryPoints(svcHere, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
+          if (ipvsMode) ep.dstLocal = true;
+          const proto = lowerProtocol(sp.protocol);
+          const entry: EntryPointReport = {
+            kind: ep.kind,
+            destination: formatDestination(ep.ip, ep.port, proto),
+            balancing: { method: datapath.balancingMethod, shares: [] },
+            clients: [],
+          };
+          const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
+          if (ipvsBal) entry.balancing = ipvsBal;
+          if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
+          for (const c of clientsFor(ep.kind, sources, nodeName)) {
+            const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
+            if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
+            if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
+            const trace = datapath.trace(pkt, c.hook);
+            const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
+            if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
+            if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
+              // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
+              v.outcome = "unknown";
+              v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
+            }
+            if (ipvsBal) {
+              // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
+              for (const e of v.endpoints) {
+                const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
+                if (s) e.share = s.share;
+              }
+            }
+            if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
+            entry.clients.push(v);
+          }
+          const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
+            entry.clients.find((c) => c.endpoints.length > 0);
+          if (!ipvsBal) {
+            entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
+            if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
+          }
+          pr.entryPoints.push(entry);
+        }
+        // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
+        const usable = nodeEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
+        const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
+        if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
+        if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));
+        if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
+          report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
+        }
+      }
+      if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
+        // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
+        const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
+        const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
+        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
+        answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
+        packets.push(answer);
+      }
+    }
+  } catch (e) {
+    // One node's malformed dump: that node gets the error (node, section, line), the other nodes are still answered.
+    const why = nodeDumpError(e, current);
+    if (why === undefined) throw e;
+    report.error = why;
+    report.ports = [];
+    report.drift = [];
+    packets.length = 0;
+    return done();
+  }
+  for (const d of report.drift) {
+    findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
+  }
+  return done();
+}
+
+/**
+ * Puts the nodes' parts together into the {@link ServiceReport}: the API side's findings, then each node's in node
+ * order (the note that another datapath serves Services once), and the limits of what the bundle shows.
+ * @param ex the prepared question.
+ * @param bundle the bundle (which nodes were captured, and with which sections).
+ * @param nodes each node's part, in report order ({@link explainServiceNode}).
+ * @returns the report, as {@link explainService} returns it.
+ */
+export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: NodeExplained[]): ServiceReport {
+  const { options, resolved } = ex;
+  const svc = resolved.summary;
+  const nodeNames = nodes.map((n) => n.report.node);
+  const limits = [
+    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started",
+  ];
+  const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
+  if (withoutSysctls.length > 0) {
+    limits.push(
+      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, net.bridge.bridge-nf-call-iptables decides whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
+    );
+  }
+  // Endpoints on nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes)
+  const known = new Set(bundle.objects.nodes.map((n) => n.metadata.name));
+  const unknownNodes = [...new Set(resolved.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined && !known.has(n)))].sort();
+  if (unknownNodes.length > 0) {
+    limits.push(
+      `the Node object${unknownNodes.length === 1 ? "" : "s"} of ${unknownNodes.join(", ")} (not in the bundle; reading them needs get on nodes, cluster-scoped): ` +
+        `the zones of the endpoints there (shown as no zone), those nodes' addresses and readiness`,
+    );
+  }
+  if (svc.sessionAffinity === "ClientIP") {
+    limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
+  }
+  const findings: Finding[] = [...ex.findings];
+  const sourcePod = ex.ctx.sourcePod;
   if (sourcePod && !nodeNames.includes(sourcePod.node)) {
     findings.push({
       severity: "warning",
@@ -120,186 +380,11 @@ export function explainService(bundle: Bundle, namespace: string, name: string, 
       message: `${options.packet!.source} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; the answers below trace it on other nodes`,
     });
   }
-  const reports: NodeServiceReport[] = [];
-  const packets: PacketAnswer[] = [];
-  for (const nodeName of nodeNames) {
-    const capture = bundle.nodes.find((n) => n.name === nodeName);
-    const nodeObj = bundle.objects.nodes.find((n) => n.metadata.name === nodeName);
-    const report: NodeServiceReport = {
-      node: nodeName,
-      proxyMode: { mode: "unknown", evidence: [], conflicts: [] },
-      ports: [],
-      drift: [],
-      notes: [],
-    };
-    const ipMode = ipModeHonoured(nodeObj);
-    // ipMode Proxy ingress IPs are no entry point of kube-proxy's where it honours ipMode.
-    const svcHere = ipMode.honoured && proxyIngress.length > 0 ? { ...svc, loadBalancerIngress: svc.loadBalancerIngress.filter((ip) => !proxyIngress.includes(ip)) } : svc;
-    if (!ipMode.honoured && proxyIngress.length > 0) report.notes.push(`ipMode Proxy of ${proxyIngress.join(", ")} is not honoured here: ${ipMode.why}`);
-    const z = nodeZone(nodeObj);
-    if (z) report.zone = z.zone;
-    reports.push(report);
-    if (!capture) {
-      report.error = "no datapath state was collected from this node";
-      continue;
-    }
-    if (capture.source) report.source = [capture.source.kind, capture.source.pod, capture.source.detail].filter(Boolean).join(": ");
-    const costs = sectionCosts(capture);
-    if (costs) report.collection = costs;
-    const scope = collectionScope(capture);
-    if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
-    if (scope?.sectionTimeout?.unenforced) report.notes.push(`--section-timeout ${scope.sectionTimeout.seconds}s was not enforced on this node: ${scope.sectionTimeout.unenforced}`);
-    if (capture.error) {
-      report.error = capture.error;
-      continue;
-    }
-    // Another Service datapath (Cilium, Calico eBPF, …): say so, and compare nothing with kube-proxy's (absent) rules.
-    const other = otherServiceDatapath(bundle, capture);
-    if (other) {
-      report.notes.push(otherDatapathNote(other));
-      report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
-      if (other.table) {
-        // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
-        try {
-          const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, report.zone);
-          report.drift.push(...cmp.drift);
-          report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
-        } catch (e) {
-          if (!(e instanceof DumpParseError)) throw e;
-          report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
-        }
-      }
-      if (!findings.some((f) => f.code === "NotKubeProxyDatapath")) {
-        findings.push({
-          severity: "info",
-          code: "NotKubeProxyDatapath",
-          message: `Services are served by ${other.datapath} on ${nodeName}${nodeNames.length > 1 ? " (and possibly other nodes)" : ""}, not kube-proxy: ` +
-            (other.table ? "its service table is compared with the API instead of kube-proxy's rules" : `no drift is reported against kube-proxy's rules there; ${other.ask}`),
-          node: nodeName,
-        });
-      }
-      continue;
-    }
-    if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
-      report.notes.push(noKubeProxyStateNote(bundle));
-    }
-    let current: 4 | 6 = families[0] ?? 4;
-    try {
-      for (const family of families) {
-        current = family;
-        const dp = builder(capture, family, bundle.objects);
-        const datapath = dp.datapath;
-        if (datapath) report.notes.push(...dp.problems);
-        report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
-        // In IPVS mode the virtual servers decide where packets go: an unreadable ipvsadm dump leaves nothing to answer with.
-        if (report.proxyMode.mode === "ipvs" && dp.ipvsadmError) throw dp.ipvsadmError;
-        for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
-        if (!datapath) {
-          if (dp.problems.length > 0) report.error = dp.problems.join("; ");
-          else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
-          continue;
-        }
-        const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
-          ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
-          : detectClusterCIDRs(bundle, dp.iptables, family);
-        if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
-        const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
-        const facts = readNodeFacts(capture);
-        report.notes.push(...facts.problems);
-        const podIf = datapath.podInterface
-          ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
-          : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
-        const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!)) : undefined;
-        if (podIf && ifaces) {
-          report.notes.push(
-            `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
-              facts.addresses ? "" : " (the uplink's name is assumed: the node's addresses were not collected)"
-            }`,
-          );
-        }
-        report.notes.push(...sources.notes);
-        const nodePorts = svc.type === "NodePort" || svc.type === "LoadBalancer" ? nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj) : undefined;
-        if (nodePorts) report.notes.push(nodePorts.describe);
-        for (const sp of svc.ports) {
-          const pr: PortReport = { servicePort: sp, entryPoints: [] };
-          report.ports.push(pr);
-          // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
-          const ipvsMode = report.proxyMode.mode === "ipvs";
-          for (const ep of entryPoints(svcHere, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
-            if (ipvsMode) ep.dstLocal = true;
-            const proto = lowerProtocol(sp.protocol);
-            const entry: EntryPointReport = {
-              kind: ep.kind,
-              destination: formatDestination(ep.ip, ep.port, proto),
-              balancing: { method: datapath.balancingMethod, shares: [] },
-              clients: [],
-            };
-            const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
-            if (ipvsBal) entry.balancing = ipvsBal;
-            if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
-            for (const c of clientsFor(ep.kind, sources, nodeName)) {
-              const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
-              if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
-              if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
-              const trace = datapath.trace(pkt, c.hook);
-              const v = verdictFromTrace(c.kind, c.description, c.src, trace);
-              checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
-              if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
-              if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
-                // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
-                v.outcome = "unknown";
-                v.reason = "accepted for IPVS, but this node's IPVS table was not captured (ipvsadm failed or is missing): where it goes cannot be told";
-              }
-              if (ipvsBal) {
-                // The tracer split IPVS connections evenly where the scheduler depends on live counts: show its shares.
-                for (const e of v.endpoints) {
-                  const s = ipvsBal.shares.find((x) => x.endpoint === e.endpoint);
-                  if (s) e.share = s.share;
-                }
-              }
-              if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
-              entry.clients.push(v);
-            }
-            const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
-              entry.clients.find((c) => c.endpoints.length > 0);
-            if (!ipvsBal) {
-              entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
-              if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
-            }
-            pr.entryPoints.push(entry);
-          }
-          // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
-          const usable = nodeEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
-          const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
-          if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
-          if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));
-          if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
-            report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
-          }
-        }
-        if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
-          // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
-          const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
-          const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
-          const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
-          answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
-          packets.push(answer);
-        }
-      }
-    } catch (e) {
-      // One node's malformed dump: that node gets the error (node, section, line), the other nodes are still answered.
-      const why = nodeDumpError(e, current);
-      if (why === undefined) throw e;
-      report.error = why;
-      report.ports = [];
-      report.drift = [];
-      for (let i = packets.length - 1; i >= 0; i--) if (packets[i]!.node === nodeName) packets.splice(i, 1);
-      continue;
-    }
-    for (const d of report.drift) {
-      findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
-    }
+  for (const n of nodes) {
+    for (const f of n.findings) if (f.code !== "NotKubeProxyDatapath" || !findings.some((x) => x.code === "NotKubeProxyDatapath")) findings.push(f);
   }
+  const reports = nodes.map((n) => n.report);
+  const packets = nodes.flatMap((n) => n.packets);
   // IPVS mode is deprecated (v1.35): said once per report.
   if (reports.some((r) => r.proxyMode.mode === "ipvs")) findings.push(IPVS_DEPRECATION);
   const out: ServiceReport = {
