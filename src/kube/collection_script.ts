@@ -4,7 +4,7 @@
  * src/bundle/collection_output.ts. Constants: nothing from the user's input is ever interpolated into them.
  * - {@link SCRIPT_MARKERS}: the section markers (`begin`/`end`, each section's exit status), `have`, `run`, `absent`
  *   (a missing tool is a finding with exit 127 and a hint, not a failure).
- * - {@link SCRIPT_SAVE_CMD}: `save_cmd BACKEND FAMILY` — the save command of a backend: `iptables-<backend>-save`, or
+ * - {@link SCRIPT_SAVE_CMD}: `save_cmd BACKEND FAMILY` — sets `SV` to the save command of a backend: `iptables-<backend>-save`, or
  *   plain `iptables-save` when its `--version` names that backend, or (legacy only) the host's binary through
  *   `chroot /host` when the host filesystem is mounted there (`--profile sysadmin`); and `kubelet_chains`, which finds
  *   kubelet's `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` (kubernetes-sigs/iptables-wrappers detect.go DetectMode).
@@ -46,21 +46,22 @@ absent() { begin "$1" "$2"; printf '%s: not found%s\\n' "$2" "$3" >&2; end "$1" 
 `;
 
 /**
- * `save_cmd BACKEND iptables|ip6tables`: the save command of that backend (`iptables-<backend>-save`, or plain
+ * `save_cmd BACKEND iptables|ip6tables`: sets `SV` (without a subshell) to the save command of that backend (`iptables-<backend>-save`, or plain
  * `iptables-save` when its `--version` names that backend, or for legacy the host's binary through `chroot /host`);
  * `kubelet_chains`: whether stdin (a save) declares kubelet's KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY.
  */
 export const SCRIPT_SAVE_CMD = `save_cmd() {
-  if have "$2-$1-save"; then echo "$2-$1-save"; return; fi
+  SV=
+  if have "$2-$1-save"; then SV="$2-$1-save"; return; fi
   if have "$2-save"; then
     case "$("$2-save" --version 2>/dev/null)" in
-      *nf_tables*) if [ "$1" = nft ]; then echo "$2-save"; return; fi ;;
-      *) if [ "$1" = legacy ]; then echo "$2-save"; return; fi ;;
+      *nf_tables*) if [ "$1" = nft ]; then SV="$2-save"; return; fi ;;
+      *) if [ "$1" = legacy ]; then SV="$2-save"; return; fi ;;
     esac
   fi
   if [ "$1" = legacy ] && [ -d /host/usr ] && have chroot; then
     for d in /usr/sbin /sbin /usr/bin /bin; do
-      if [ -x "/host$d/$2-legacy-save" ]; then echo "chroot /host $d/$2-legacy-save"; return; fi
+      if [ -x "/host$d/$2-legacy-save" ]; then SV="chroot /host $d/$2-legacy-save"; return; fi
     done
   fi
 }

@@ -119,8 +119,9 @@ if [ $SC = service ] && [ $MO != nftables ]; then V6=''; for k in $NP_KEYS; do c
 [ -z "$V6" ] && echo "skipped=ip6tables-save: the question has no IPv6 address (the packets of an IPv4 Service never meet ip6tables)"; fi
 end collection-scope 0
 ic() {
-if have $2-nft; then echo $2-nft
-elif have $2; then case "$($2 --version 2>/dev/null)" in *nf_tables*) echo $2 ;; esac; fi
+IC=
+if have $1-nft; then IC=$1-nft
+elif have $1; then case "$($1 --version 2>/dev/null)" in *nf_tables*) IC=$1 ;; esac; fi
 }
 hi() { $1 -t mangle -S KUBE-IPTABLES-HINT >/dev/null 2>&1 || $1 -t mangle -S KUBE-KUBELET-CANARY >/dev/null 2>&1; }
 lh() { [ -n "$1" ] && grep -qx mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
@@ -158,8 +159,8 @@ sl "$1" nat PREROUTING INPUT OUTPUT POSTROUTING $KR || return $?
 sl "$1" filter INPUT FORWARD OUTPUT $KR
 }
 if [ $MO != nftables ]; then
-N4=$(ic - iptables); N6=$(ic - ip6tables)
-SN4=$(save_cmd nft iptables); SN6=$(save_cmd nft ip6tables); SL4=$(save_cmd legacy iptables); SL6=$(save_cmd legacy ip6tables)
+ic iptables; N4=$IC; ic ip6tables; N6=$IC
+save_cmd nft iptables; SN4=$SV; save_cmd nft ip6tables; SN6=$SV; save_cmd legacy iptables; SL4=$SV; save_cmd legacy ip6tables; SL6=$SV
 begin iptables-backend "detect as iptables-wrappers (the kubelet chains of table mangle)"
 if [ -n "$N4" ] && { hi "$N4" || { [ -n "$N6" ] && hi "$N6"; }; }; then B=nft; echo "kubelet chain found by $N4 -t mangle -S" >&2
 elif [ -z "$N4" ] && [ -n "$SN4" ] && { to $SN4 -t mangle; [ -n "$SN6" ] && to $SN6 -t mangle; } 2>/dev/null | kubelet_chains; then B=nft; echo "kubelet chain found by $SN4 -t mangle" >&2
