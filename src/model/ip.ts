@@ -54,12 +54,24 @@ export function cidrContains(cidr: string, address: string): boolean {
     cidrCache.set(cidr, c);
   }
   if (c === null) return false;
+  // ip-cidr's contains builds big-integer addresses on every call; a trace asks the same pairs again and again
+  const key = `${cidr} ${address}`;
+  const known = containsCache.get(key);
+  if (known !== undefined) return known;
+  let r: boolean;
   try {
-    return c.contains(address);
+    r = c.contains(address);
   } catch {
-    return false;
+    r = false;
   }
+  if (containsCache.size >= CONTAINS_CACHE_MAX) containsCache.clear();
+  containsCache.set(key, r);
+  return r;
 }
+
+/** Answers of {@link cidrContains} by `CIDR ADDRESS` (bounded: cleared when full). */
+const containsCache = new Map<string, boolean>();
+const CONTAINS_CACHE_MAX = 65536;
 
 /**
  * Splits `IP:PORT` (IPv4) or `[IP]:PORT` (IPv6) as used in DNAT targets and ipvsadm output.

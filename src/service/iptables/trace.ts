@@ -90,6 +90,10 @@ const KUBE_FILTER_CHAINS = new Set(Object.values(FILTER_CHAINS_BY_HOOK).flat());
  * chains empty).
  */
 function kubeFilterChains(t: Tracer, hook: "INPUT" | "FORWARD" | "OUTPUT"): string[] {
+  return t.once(`filter chains ${hook}`, () => listKubeFilterChains(t, hook));
+}
+
+function listKubeFilterChains(t: Tracer, hook: "INPUT" | "FORWARD" | "OUTPUT"): string[] {
   const out: string[] = [];
   for (const r of t.chain("filter", hook)?.rawRules ?? []) {
     const m = /-j (KUBE-[A-Z0-9-]+)(\s|$)/.exec(r);
@@ -137,6 +141,16 @@ function applyMark(rule: IptablesRule, mark: number): number {
 
 class Tracer {
   private steps = 0;
+  /** Answers that depend on the dump alone, asked once per trace branch: computed once per trace. */
+  private readonly memo = new Map<string, unknown>();
+
+  once<T>(key: string, compute: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T;
+    const v = compute();
+    this.memo.set(key, v);
+    return v;
+  }
+
   get masqueradeMark(): number {
     return this.opts.masqueradeMark;
   }
@@ -417,8 +431,7 @@ export function traceIptables(
       if (cont) filterState = { ...filterState, caveats: cont.caveats };
       if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part too
     }
-    const filterBuiltin = t.chain("filter", filterHook);
-    if (filterBuiltin && filterBuiltin.rawRules.some((r) => !/-j KUBE-/.test(r))) otherFilterRules = true;
+    if (t.once(`other filter rules ${filterHook}`, () => t.chain("filter", filterHook)?.rawRules.some((r) => !/-j KUBE-/.test(r)) ?? false)) otherFilterRules = true;
     if (filtered) {
       outcomes.push(finish({ ...filtered, probability: e.probability }, filtered.how as "drop" | "reject", dnatTo, undefined, filtered.decidedBy));
       continue;
@@ -435,7 +448,7 @@ export function traceIptables(
       outcomes.push(out);
       continue;
     }
-    const postEntry = t.entry("nat", "POSTROUTING", "KUBE-POSTROUTING", []);
+    const postEntry = t.once("postrouting entry", () => t.entry("nat", "POSTROUTING", "KUBE-POSTROUTING", []));
     const post = t.run("nat", postEntry, [filterState], 0);
     for (const q of post) {
       const masq = q.how === "masquerade" || q.how === "snat";
