@@ -34,6 +34,27 @@ function usable(s: CommandOutput | undefined): string | undefined {
 }
 
 /**
+ * Dumps parsed lately, by their text: the nodes of one Service question often hold the very same rules (a targeted
+ * collection of a Service whose rules do not name the node), and a parsed dump is read-only, so each distinct text is
+ * parsed (and its rules tokenised) once. Only small texts (a node's whole dump is parsed once anyway), at most
+ * {@link SHARED_MAX}.
+ */
+const shared = new Map<string, IptablesDump>();
+const SHARED_MAX = 16;
+const SHARED_MAX_CHARS = 1 << 20;
+
+function parseShared(text: string): IptablesDump {
+  if (text.length > SHARED_MAX_CHARS) return parseIptablesSave(text);
+  let d = shared.get(text);
+  if (d === undefined) {
+    d = parseIptablesSave(text);
+    if (shared.size >= SHARED_MAX) shared.delete(shared.keys().next().value!);
+    shared.set(text, d);
+  }
+  return d;
+}
+
+/**
  * Reads the node's iptables-save (or ip6tables-save) section; for IPv4 without one, its `iptables -t nat -L` listing.
  * @param node the node capture.
  * @param family 4 or 6.
@@ -58,7 +79,7 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
         return dp;
       }
       try {
-        dp.dump = parseIptablesSave(section.stdout);
+        dp.dump = parseShared(section.stdout);
         countSignals(dp);
       } catch (e) {
         if (e instanceof DumpParseError) dp.problems.push(e.message);
