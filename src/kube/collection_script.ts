@@ -29,6 +29,8 @@ import { COLLECTION_MARK } from "../bundle/collection_output.ts";
  * command under it with `timeout(1)` when the image has one (coreutils or busybox), and `over` tells a section's own
  * loop that its time is up, so the loop stops (the section is then marked timed out). A section that failed after
  * its limit is reported as timed out, whatever the exit status `timeout` chose (124 coreutils, 143 busybox).
+ * `runq` runs a section's command without `timeout(1)` (a process less): for `ip`'s netlink dumps, which answer at
+ * once (a wedged one is still bounded by the exec's own --timeout).
  */
 export const SCRIPT_MARKERS = `# kubectl-netpath node collection script (read-only)
 M='${COLLECTION_MARK}'
@@ -42,6 +44,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 TOC=; have timeout && TOC=1
 to() { if [ "$NP_T" -gt 0 ] && [ -n "$TOC" ]; then timeout "$NP_T" "$@"; else "$@"; fi; }
 run() { n=$1; shift; begin "$n" "$*"; to "$@"; end "$n" $?; }
+runq() { n=$1; shift; begin "$n" "$*"; "$@"; end "$n" $?; }
 absent() { begin "$1" "$2"; printf '%s: not found%s\\n' "$2" "$3" >&2; end "$1" 127; }
 `;
 
@@ -69,7 +72,7 @@ kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
 `;
 
 /** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */
-export const SCRIPT_NODE_FACTS = `if have ip; then run ip-addr ip -o addr show; run ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
+export const SCRIPT_NODE_FACTS = `if have ip; then runq ip-addr ip -o addr show; runq ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
 begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
 rd() { V=; IFS= read -r V <"$1" 2>/dev/null || [ -n "$V" ]; }
 for k in bridge.bridge-nf-call-iptables bridge.bridge-nf-call-ip6tables netfilter.nf_conntrack_tcp_be_liberal ipv4.vs.conntrack; do
