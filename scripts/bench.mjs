@@ -272,7 +272,7 @@ async function mainLive(opts, gen) {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) => cells.map((c, i) => ([1, 2, 4, 5].includes(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
   const out = [`kubectl-netpath bench --live: ${m.services.toLocaleString("en-US")}-Service node in a network namespace, fake API server; svc/${m.query.name} -n ${m.query.namespace}`,
-    `node ${process.version}, ${cpus().length} CPUs; one run per row after a warm-up; API MB = bytes the API server sent (REST bodies + exec frames)`, "",
+    `node ${process.version}, ${cpus().length} CPUs; one run per row after a warm-up (the 16-node row: the median of 5 runs each); API MB = bytes the API server sent (REST bodies + exec frames)`, "",
     line(head), line(widths.map((w) => "-".repeat(w))), ...body.map(line)];
   for (const r of rows) if (r.problems.length > 0) out.push(`  ${r.label}: ${r.problems.join("; ")}`);
   for (const r of rows) if (r.extra) out.push(`  ${r.label}: ${r.extra}`);
