@@ -79,6 +79,7 @@ function m(t, c, l,   n, i, d, ng, p, a) {
   if (t == "nat" && c == "KUBE-SERVICES" && !S1 && g(l) ~ /^KUBE-SVC-/) return 1
   return 0
 }
+function cl() { if (p != "") RX[pt, p, nrun[pt, p]] = nl; p = "" }
 function w(l,   s) { s = l; gsub(/"([^"\\]|\\.)*"/, "Q", s); return split(s, W, " ") }
 function g(l,   n, i) {
   n = w(l)
@@ -88,34 +89,38 @@ function g(l,   n, i) {
 BEGIN {
   n = split(ENVIRON["NP_KEYS"], a, " "); for (i = 1; i <= n; i++) K[a[i]] = 1
   nr0 = split(ENVIRON["NP_ROOTS"], RT, " ")
-  M = ENVIRON["NP_MODE"]; T0 = ENVIRON["NP_TABLE"]
+  M = ENVIRON["NP_MODE"]; T0 = ENVIRON["NP_TABLE"]; CM = M == "chain"
 }
-M == "chain" && $1 == "-P" { print "D :" $2 " " $3 " [0:0]"; next }
-M == "chain" && $1 == "-N" { print "D :" $2 " - [0:0]"; next }
-M == "chain" && $1 == "-A" { if (k(T0, $2, $0)) { print "R " $0; x = g($0); if (x != "" && x !~ /^(${EXTENSION_TARGETS})$/) print "F " x }; next }
-M == "chain" { next }
-/^\*/ { t = substr($0, 2); TB[++nt] = t; next }
-/^:/ { c = substr($1, 2); DE[t, c] = $0; OR[t, ++nd[t]] = c; if ($2 != "-") BI[t, c] = 1; next }
-/^-A / { RU[t, $2, ++nr[t, $2]] = $0; next }
+CM {
+  if ($1 == "-P") print "D :" $2 " " $3 " [0:0]"
+  else if ($1 == "-N") print "D :" $2 " - [0:0]"
+  else if ($1 == "-A" && k(T0, $2, $0)) { print "R " $0; x = g($0); if (x != "" && x !~ /^(${EXTENSION_TARGETS})$/) print "F " x }
+  next
+}
+/^-A / { if ($2 != p || t != pt) { cl(); p = $2; pt = t; RN[t, p, ++nrun[t, p]] = nl + 1 }; L[++nl] = $0; next }
+/^:/ { c = substr($1, 2); DI[t, c] = ++nd[t]; if ($2 != "-" || $3 != "[0:0]") DX[t, c] = $0; if ($2 != "-") BO[t, ++nb[t]] = c; next }
+/^\*/ { cl(); t = substr($0, 2); TB[++nt] = t; next }
 END {
-  if (M == "chain") exit
+  if (CM) exit
+  cl()
   for (ti = 1; ti <= nt; ti++) {
     t = TB[ti]; h = 0; q = 0
-    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in BI) { Q[++q] = c; SN[t, c] = 1 } }
-    for (i = 1; i <= nr0; i++) { c = RT[i]; if (((t, c) in DE) && !((t, c) in SN)) { Q[++q] = c; SN[t, c] = 1 } }
+    for (i = 1; i <= nb[t]; i++) { c = BO[t, i]; Q[++q] = c; SN[t, c] = 1 }
+    for (i = 1; i <= nr0; i++) { c = RT[i]; if (((t, c) in DI) && !((t, c) in SN)) { Q[++q] = c; SN[t, c] = 1 } }
     while (h < q) {
       c = Q[++h]
-      for (j = 1; j <= nr[t, c]; j++) {
-        l = RU[t, c, j]
+      for (r = 1; r <= nrun[t, c]; r++) for (j = RN[t, c, r]; j <= RX[t, c, r]; j++) {
+        l = L[j]
         if (!k(t, c, l)) continue
-        KP[t, c, j] = 1; x = g(l)
-        if (x != "" && ((t, x) in DE) && !((t, x) in SN)) { SN[t, x] = 1; Q[++q] = x }
+        KP[j] = 1; x = g(l)
+        if (x != "" && ((t, x) in DI) && !((t, x) in SN)) { SN[t, x] = 1; Q[++q] = x }
       }
     }
     if (q == 0) continue
+    for (i = 2; i <= q; i++) { c = Q[i]; for (j = i - 1; j >= 1 && DI[t, Q[j]] > DI[t, c]; j--) Q[j + 1] = Q[j]; Q[j + 1] = c }
     print "*" t
-    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in SN) print DE[t, c] }
-    for (i = 1; i <= nd[t]; i++) { c = OR[t, i]; if ((t, c) in SN) for (j = 1; j <= nr[t, c]; j++) if ((t, c, j) in KP) print RU[t, c, j] }
+    for (i = 1; i <= q; i++) { c = Q[i]; print ((t, c) in DX) ? DX[t, c] : ":" c " - [0:0]" }
+    for (i = 1; i <= q; i++) { c = Q[i]; for (r = 1; r <= nrun[t, c]; r++) for (j = RN[t, c, r]; j <= RX[t, c, r]; j++) if (j in KP) print L[j] }
     print "COMMIT"
   }
 }
