@@ -7,7 +7,7 @@
  */
 import IPCIDR from "ip-cidr";
 
-const cidrCache = new Map<string, IPCIDR | null>();
+const cidrCache = new Map<string, Range | null>();
 
 /** true when `s` is an IPv6 address or prefix. */
 export function isIPv6(s: string): boolean {
@@ -19,8 +19,17 @@ export function isIPv6(s: string): boolean {
  * @example isIPAddress("10.0.0.1") // true; isIPAddress(":::::") // false; isIPAddress("10.0.0.0/8") // false
  */
 export function isIPAddress(s: string): boolean {
-  return !s.includes("/") && IPCIDR.isValidAddress(s);
+  if (s.includes("/")) return false;
+  let v = validCache.get(s);
+  if (v === undefined) {
+    v = IPCIDR.isValidAddress(s);
+    remember(validCache, s, v);
+  }
+  return v;
 }
+
+/** Answers of {@link isIPAddress} (ip-cidr builds an address object to tell). */
+const validCache = new Map<string, boolean>();
 
 /**
  * Strips a host-length prefix (`/32` for IPv4, `/128` for IPv6) and returns the address part.
@@ -50,28 +59,70 @@ export function cidrContains(cidr: string, address: string): boolean {
   let c = cidrCache.get(cidr);
   if (c === undefined) {
     const withLen = cidr.includes("/") ? cidr : `${cidr}/${isIPv6(cidr) ? 128 : 32}`;
-    c = IPCIDR.isValidCIDR(withLen) ? new IPCIDR(withLen) : null;
-    cidrCache.set(cidr, c);
+    c = IPCIDR.isValidCIDR(withLen) ? rangeOf(new IPCIDR(withLen)) : null;
+    remember(cidrCache, cidr, c);
   }
   if (c === null) return false;
-  // ip-cidr's contains builds big-integer addresses on every call; a trace asks the same pairs again and again
-  const key = `${cidr} ${address}`;
-  const known = containsCache.get(key);
-  if (known !== undefined) return known;
-  let r: boolean;
-  try {
-    r = c.contains(address);
-  } catch {
-    r = false;
+  const a = addressNumber(address);
+  if (a === null) return false;
+  if (a === undefined || a.v6 !== c.v6) {
+    // an address with a prefix, an IPv4-mapped IPv6 address or families that differ: ip-cidr's own answer
+    try {
+      return c.cidr.contains(address);
+    } catch {
+      return false;
+    }
   }
-  if (containsCache.size >= CONTAINS_CACHE_MAX) containsCache.clear();
-  containsCache.set(key, r);
-  return r;
+  return c.start <= a.n && a.n <= c.end;
 }
 
-/** Answers of {@link cidrContains} by `CIDR ADDRESS` (bounded: cleared when full). */
-const containsCache = new Map<string, boolean>();
-const CONTAINS_CACHE_MAX = 65536;
+/** A CIDR as ip-cidr spans it: its first and last address as numbers, and its family. */
+interface Range {
+  cidr: IPCIDR;
+  v6: boolean;
+  start: bigint;
+  end: bigint;
+}
+
+/** An address as ip-cidr reads it (IPv4-mapped IPv6 as IPv4), as a number. */
+interface AddressNumber {
+  v6: boolean;
+  n: bigint;
+}
+
+// ip-cidr's contains parses the address and compares bit strings on every call; a trace asks the same CIDRs about
+// the same few addresses again and again: each CIDR's range and each address's number are read from ip-cidr once.
+const addressCache = new Map<string, AddressNumber | null | undefined>();
+const CACHE_MAX = 65536;
+
+function remember<V>(m: Map<string, V>, k: string, v: V): void {
+  if (m.size >= CACHE_MAX) m.clear();
+  m.set(k, v);
+}
+
+function rangeOf(c: IPCIDR): Range {
+  return { cidr: c, v6: !c.address.v4, start: c.start({ type: "bigInteger" }) as bigint, end: c.end({ type: "bigInteger" }) as bigint };
+}
+
+/**
+ * The number of a plain address (null: not an address); undefined for what the fast path leaves to ip-cidr: an
+ * address with a prefix, or one whose family ip-cidr reads otherwise than it is written (IPv4-mapped IPv6).
+ */
+function addressNumber(address: string): AddressNumber | null | undefined {
+  if (addressCache.has(address)) return addressCache.get(address);
+  let a: AddressNumber | null | undefined;
+  if (address.includes("/")) a = undefined;
+  else {
+    try {
+      const parsed = IPCIDR.createAddress(address);
+      a = parsed.v4 === isIPv6(address) ? undefined : { v6: !parsed.v4, n: BigInt(parsed.bigInteger()) };
+    } catch {
+      a = null;
+    }
+  }
+  remember(addressCache, address, a);
+  return a;
+}
 
 /**
  * Splits `IP:PORT` (IPv4) or `[IP]:PORT` (IPv6) as used in DNAT targets and ipvsadm output.
