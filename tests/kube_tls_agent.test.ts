@@ -108,6 +108,29 @@ describe("one TLS agent per kubeconfig (src/kube/tls_agent.ts)", () => {
     await expect(get(c as https.RequestOptions)).rejects.toThrow(/certificate/i);
   });
 
+  it("the same options read anew (new Buffers, same bytes) keep the agent; other bytes or another field replace it", () => {
+    const owner = {};
+    const opts = (ca: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ agent: new https.Agent(), ca, ...extra });
+    const a = opts(Buffer.from(pki.caCert));
+    shareTlsAgent(owner, a);
+    const again = opts(Buffer.from(pki.caCert));
+    shareTlsAgent(owner, again);
+    expect(again.agent).toBe(a.agent);
+    const asList = opts([Buffer.from(pki.caCert)]);
+    shareTlsAgent(owner, asList);
+    expect(asList.agent).not.toBe(a.agent);
+    const flipped = Buffer.from(pki.caCert);
+    flipped[flipped.length - 30] ^= 1;
+    const otherBytes = opts(flipped);
+    shareTlsAgent(owner, otherBytes);
+    expect(otherBytes.agent).not.toBe(asList.agent);
+    const insecure = opts(Buffer.from(pki.caCert), { rejectUnauthorized: false });
+    shareTlsAgent(owner, insecure);
+    const plainCa = opts(Buffer.from(pki.caCert));
+    shareTlsAgent(owner, plainCa);
+    expect(plainCa.agent).not.toBe(insecure.agent);
+  });
+
   it("a proxy agent (a subclass of https.Agent) and plain HTTP options are left as client-node made them", () => {
     class ProxyAgent extends https.Agent {}
     const proxy = new ProxyAgent();

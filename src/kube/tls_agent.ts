@@ -21,7 +21,19 @@ const TLS_FIELDS = [
   "crl", "dhparam", "secureOptions", "secureProtocol", "sessionIdContext",
 ] as const;
 
-const agents = new WeakMap<object, { key: string; agent: https.Agent }>();
+const agents = new WeakMap<object, { fields: Record<string, unknown>; agent: https.Agent }>();
+
+/** Whether two TLS option values are the same: bytes compared as bytes (client-node reads the kubeconfig's anew). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) === 0;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  return false;
+}
+
+function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return TLS_FIELDS.every((f) => sameValue(a[f], b[f]));
+}
 
 /**
  * Puts the shared agent of `owner` (the KubeConfig) into request options made by client-node's
@@ -36,16 +48,15 @@ export function shareTlsAgent(owner: object, opts: Record<string, unknown>): voi
   if (!(opts.agent instanceof https.Agent) || opts.agent.constructor !== https.Agent) return;
   const fields: Record<string, unknown> = {};
   for (const f of TLS_FIELDS) if (opts[f] !== undefined) fields[f] = opts[f];
-  const key = JSON.stringify(fields, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v));
   let entry = agents.get(owner);
-  if (!entry || entry.key !== key) {
+  if (!entry || !sameFields(entry.fields, fields)) {
     let secureContext: tls.SecureContext | undefined;
     try {
       secureContext = tls.createSecureContext(fields as tls.SecureContextOptions);
     } catch {
       return;
     }
-    entry = { key, agent: new https.Agent({ ...fields, secureContext, keepAlive: true }) };
+    entry = { fields, agent: new https.Agent({ ...fields, secureContext, keepAlive: true }) };
     agents.set(owner, entry);
   }
   opts.agent = entry.agent;
