@@ -120,7 +120,7 @@ describe("one TLS agent per kubeconfig (src/kube/tls_agent.ts)", () => {
     shareTlsAgent(owner, asList);
     expect(asList.agent).not.toBe(a.agent);
     const flipped = Buffer.from(pki.caCert);
-    flipped[flipped.length - 30] ^= 1;
+    flipped[flipped.length - 30] = flipped[flipped.length - 30]! ^ 1;
     const otherBytes = opts(flipped);
     shareTlsAgent(owner, otherBytes);
     expect(otherBytes.agent).not.toBe(asList.agent);
