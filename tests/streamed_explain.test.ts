@@ -51,6 +51,20 @@ describe("a Service question analysed as each node's collection ends", () => {
     });
   }
 
+  it("a packet question (--source/--dest): the same packet answers, node by node", () => {
+    const bundle = spreadBundle(4);
+    const names = bundle.nodes.map((n) => n.name);
+    const packet = { source: "10.244.1.5", destination: "10.96.50.50", port: 80, protocol: "tcp" as const };
+    const s = streamedExplain("spread");
+    const sofar = { bundle: { ...bundle, nodes: [] }, namespace: "default", packet };
+    for (const n of [...names].reverse()) s.hooks.nodeCaptured!(bundle.nodes.find((c) => c.name === n)!, sofar, names.length);
+    const whole = explainService(bundle, "default", "spread", { packet });
+    expect(whole.packet!.length).toBe(names.length);
+    expect(s.report(bundle, "default", { packet })).toEqual(whole);
+    // asked without the packet, the parts (made for the packet) are not used
+    expect(s.report(bundle, "default", {})).toEqual(explainService(bundle, "default", "spread"));
+  });
+
   it("a part computed for other nodes (a narrower question) is not used: the report is the whole bundle's", () => {
     const bundle = spreadBundle(3);
     const names = bundle.nodes.map((n) => n.name);
