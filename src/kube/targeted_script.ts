@@ -220,9 +220,12 @@ exit 0
 }
 `);
 
-/** Drops indentation (the script travels in the exec URL; no line of it continues a quoted string with spaces). */
+/**
+ * Drops indentation (the script travels on the exec's stdin, the whole-node wrapper in its URL); no line of it
+ * continues a quoted string with leading spaces, and its here-document lines start at column 0 anyway.
+ */
 function compact(script: string): string {
-  return script.split("\\n").map((l) => l.trimStart()).join("\\n");
+  return script.split("\n").map((l) => l.trimStart()).join("\n");
 }
 
 /** What a targeted collection keeps rules for: the Service's addresses and ports. */
