@@ -420,7 +420,8 @@ export function traceIptables(
     let filterState: State = { ...e, packet: p };
     for (const name of kubeFilterChains(t, filterHook)) {
       const ch = t.chain("filter", name);
-      if (!ch) continue;
+      // an empty chain (kube-proxy declares them all) returns the packet unchanged, unless the dump shows it in part
+      if (!ch || (ch.ruleCount === 0 && ch.incomplete === undefined)) continue;
       const res = t.run("filter", name, [filterState], 0);
       const stop = res.find((r) => r.how === "drop" || r.how === "reject");
       if (stop) {
