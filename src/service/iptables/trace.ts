@@ -41,6 +41,12 @@ export interface TraceOptions {
    * virtual server (IPVS translates after nat PREROUTING/OUTPUT, at LOCAL_IN). Undefined when it is not one.
    */
   ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number }[] | undefined;
+  /**
+   * Reuse the filter and POSTROUTING part of one branch for another whose packet differs only in its destination
+   * address and port (the endpoints of one ServicePort), when no rule those chains reach reads the destination: the
+   * outcomes are the same as computing every branch. @default true (false computes every branch, for comparison)
+   */
+  reusePostNat?: boolean;
 }
 
 /** Thrown when a dump makes the tracer loop (a chain that jumps to itself) or explode. */
@@ -345,6 +351,8 @@ export function traceIptables(
   options: TraceOptions = {},
 ): TraceResult {
   const t = new Tracer(dump, { masqueradeMark: 0x4000, maxOutcomes: 10000, ...options });
+  const reuse = options.reusePostNat ?? true;
+  const postNat = new Map<string, { parts: PostNatPart[]; otherFilterRules: boolean }>();
   const notes: string[] = [];
   const start: State = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
   const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
@@ -416,6 +424,15 @@ export function traceIptables(
         ...(where ? [`${where}: were it local, INPUT's KUBE-FIREWALL would drop it`] : []),
       ];
     }
+    // the filter and POSTROUTING part, reused between branches that differ only in destination (see postNatKey)
+    const key = reuse && (e.packet.mark & DROP_MARK) === 0 ? postNatKey(t, p, filterHook) : undefined;
+    const known = key === undefined ? undefined : postNat.get(key);
+    if (known) {
+      for (const r of known.parts) outcomes.push(replayPostNat(r, e, verdict, dnatTo, decidedBy));
+      if (known.otherFilterRules) otherFilterRules = true;
+      continue;
+    }
+    let recorded: PostNatPart[] | undefined = key === undefined ? undefined : [];
     let filtered: Ended | undefined;
     let filterState: State = { ...e, packet: p };
     for (const name of kubeFilterChains(t, filterHook)) {
@@ -432,9 +449,14 @@ export function traceIptables(
       if (cont) filterState = { ...filterState, caveats: cont.caveats };
       if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part too
     }
-    if (t.once(`other filter rules ${filterHook}`, () => t.chain("filter", filterHook)?.rawRules.some((r) => !/-j KUBE-/.test(r)) ?? false)) otherFilterRules = true;
+    const other = t.once(`other filter rules ${filterHook}`, () => t.chain("filter", filterHook)?.rawRules.some((r) => !/-j KUBE-/.test(r)) ?? false);
+    if (other) otherFilterRules = true;
     if (filtered) {
       outcomes.push(finish({ ...filtered, probability: e.probability }, filtered.how as "drop" | "reject", dnatTo, undefined, filtered.decidedBy));
+      if (recorded) {
+        recorded.push({ ...suffixOf(filtered, e), filtered: filtered.how as "drop" | "reject", decidedBy: filtered.decidedBy, mark: filtered.packet.mark, masq: false });
+        postNat.set(key!, { parts: recorded, otherFilterRules: other });
+      }
       continue;
     }
     // KUBE-FIREWALL (kubelet) drops packets marked 0x8000 by KUBE-MARK-DROP (pre-1.25 layouts).
@@ -457,7 +479,11 @@ export function traceIptables(
       out.mark = e.packet.mark;
       out.path = [...filterState.path, ...q.path.slice(filterState.path.length)];
       outcomes.push(out);
+      // a branch taken with a probability of its own here is not replayed (its share would be recomputed)
+      if (q.probability !== e.probability || filterState.path.length !== e.path.length) recorded = undefined;
+      recorded?.push({ ...suffixOf(q, e), decidedBy: q.decidedBy, mark: e.packet.mark, masq });
     }
+    if (recorded) postNat.set(key!, { parts: recorded, otherFilterRules: other });
   }
   if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
   return { outcomes, notes };
@@ -598,6 +624,93 @@ function finish(
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
   return o;
+}
+
+/**
+ * What the filter and POSTROUTING part added to a branch, to be added again to another branch: the rules it went
+ * through, the masquerade checks and caveats, how it ended (dropped or rejected in filter, or leaving with or without
+ * masquerade) and the mark the outcome shows.
+ */
+interface PostNatPart {
+  path: RuleRef[];
+  checks: RuleCheck[];
+  caveats: string[];
+  filtered?: "drop" | "reject";
+  masq: boolean;
+  decidedBy?: RuleRef;
+  mark: number;
+}
+
+/** What `q` added to `e`'s path, checks and caveats (the tracer only ever appends to them). */
+function suffixOf(q: State, e: State): Pick<PostNatPart, "path" | "checks" | "caveats"> {
+  return { path: q.path.slice(e.path.length), checks: q.checks.slice(e.checks.length), caveats: q.caveats.slice(e.caveats.length) };
+}
+
+/** An outcome of branch `e` from a part recorded on another branch (see {@link postNatKey}). */
+function replayPostNat(r: PostNatPart, e: Ended, verdict: TraceOutcome["verdict"], dnatTo: string | undefined, decidedBy: RuleRef | undefined): TraceOutcome {
+  const s: State = { probability: e.probability, packet: e.packet, path: [...e.path, ...r.path], checks: [...e.checks, ...r.checks], caveats: [...e.caveats, ...r.caveats] };
+  const o = r.filtered ? finish(s, r.filtered, dnatTo, undefined, r.decidedBy) : finish(s, verdict, dnatTo, r.masq, r.masq ? r.decidedBy : decidedBy);
+  o.mark = r.mark;
+  return o;
+}
+
+/**
+ * The key under which the filter and POSTROUTING part of a branch is reused: the packet without its destination
+ * address and port, and the filter hook; undefined (not reused) when a rule those chains reach could read the
+ * destination or is not plain (see {@link destinationBlind}).
+ */
+function postNatKey(t: Tracer, p: TracePacket, filterHook: "INPUT" | "FORWARD" | "OUTPUT"): string | undefined {
+  if (!t.once(`destination-blind ${filterHook}`, () => destinationBlind(t, filterHook))) return undefined;
+  const { dst: _dst, dport: _dport, ctstate, ...rest } = p;
+  return JSON.stringify([filterHook, [...ctstate].sort(), Object.entries(rest).sort((a, b) => (a[0] < b[0] ? -1 : 1))]);
+}
+
+/**
+ * Match modules whose tests (and the reasons they give, which end up in checks and caveats) read no destination;
+ * the port modules and conntrack only with the options listed, addrtype only about the source.
+ */
+const BLIND_MODULES = new Set(["comment", "nfacct", "mark", "state"]);
+const PORT_MODULES = new Set(["tcp", "udp", "sctp", "udplite"]);
+const BLIND_PORT_OPTIONS = new Set(["sport", "source-port", "tcp-flags", "syn"]);
+const BLIND_CONNTRACK_OPTIONS = new Set(["ctstate", "state", "ctstatus"]);
+const BLIND_ADDRTYPE_OPTIONS = new Set(["src-type", "limit-iface-in", "limit-iface-out"]);
+
+/**
+ * Whether no rule reachable from the filter hook's kube chains and from nat POSTROUTING reads the packet's
+ * destination address or port: no `-d`, only the match modules and options above, no DNAT/REDIRECT/TPROXY target,
+ * and every chain whole (not a partial listing). A rule that cannot be tokenised makes it false (the branch is then traced and the
+ * error reported as usual).
+ */
+function destinationBlind(t: Tracer, filterHook: "INPUT" | "FORWARD" | "OUTPUT"): boolean {
+  const roots: [string, string][] = [...kubeFilterChains(t, filterHook).map((c): [string, string] => ["filter", c]), ["nat", "POSTROUTING"], ["nat", "KUBE-POSTROUTING"]];
+  const seen = new Set<string>();
+  const queue = roots.filter(([table, c]) => t.chain(table, c) !== undefined);
+  try {
+    while (queue.length > 0) {
+      const [table, name] = queue.pop()!;
+      if (seen.has(`${table} ${name}`)) continue;
+      seen.add(`${table} ${name}`);
+      const chain = t.chain(table, name)!;
+      if (chain.incomplete !== undefined) return false;
+      for (let i = 0; i < chain.ruleCount; i++) {
+        const rule = chain.rule(i);
+        if (rule.destination !== undefined) return false;
+        for (const m of rule.matches) {
+          if (BLIND_MODULES.has(m.name)) continue;
+          if (PORT_MODULES.has(m.name) && m.options.every((o) => BLIND_PORT_OPTIONS.has(o.name))) continue;
+          if (m.name === "conntrack" && m.options.every((o) => BLIND_CONNTRACK_OPTIONS.has(o.name))) continue;
+          if (m.name === "addrtype" && m.options.every((o) => BLIND_ADDRTYPE_OPTIONS.has(o.name))) continue;
+          return false;
+        }
+        if (rule.target === "DNAT" || rule.target === "REDIRECT" || rule.target === "TPROXY") return false;
+        if (rule.target !== undefined && t.chain(table, rule.target)) queue.push([table, rule.target]);
+      }
+    }
+  } catch (e) {
+    if (e instanceof DumpParseError) return false;
+    throw e;
+  }
+  return true;
 }
 
 /** The kernel probability of a rule's `--probability`, or the rule's line as a {@link DumpParseError} when malformed. */
