@@ -181,21 +181,23 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
     expect(c.sections["proxy-mode"]).toMatchObject({ exitCode: 127, stderr: "curl: not found (nor wget, nor bash)\n" });
   });
 
-  it("bash's /dev/tcp with builtins only reads /proxyMode (no curl, wget, tr, sed, timeout on PATH)", async () => {
+  /** The whole-node script on the legacy node with only `tools` on PATH. */
+  async function withOnly(tools: string[]) {
     const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
-    for (const t of ["sh", "grep", "bash", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
+    for (const t of tools) symlinkSync(findTool(t)!, join(bin, t));
     const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
-    const c = parseCollectionOutput(r.stdout, r.stderr);
+    return parseCollectionOutput(r.stdout, r.stderr);
+  }
+
+  it("bash's /dev/tcp with builtins only reads /proxyMode (no curl, wget, tr, sed, timeout on PATH)", async () => {
+    const c = await withOnly(["sh", "grep", "bash", "iptables-nft-save", "ip6tables-nft-save"]);
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
     // the answer came through bash's /dev/tcp (the section names the URL, not a tool)
     expect(c.sections["proxy-mode"]!.command).toBe("GET http://127.0.0.1:10249/proxyMode");
   });
 
   it("no bash: curl reads /proxyMode", async () => {
-    const bin = mkdtempSync(join(tmpdir(), "knp-bin-"));
-    for (const t of ["sh", "grep", "curl", "iptables-nft-save", "ip6tables-nft-save"]) symlinkSync(findTool(t)!, join(bin, t));
-    const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bin}`, ...NODE_SCOPE], nodeScope);
-    const c = parseCollectionOutput(r.stdout, r.stderr);
+    const c = await withOnly(["sh", "grep", "curl", "iptables-nft-save", "ip6tables-nft-save"]);
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
   });
 
