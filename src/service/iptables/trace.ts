@@ -480,7 +480,7 @@ export function traceIptables(
       out.path = [...filterState.path, ...q.path.slice(filterState.path.length)];
       outcomes.push(out);
       // a branch taken with a probability of its own here is not replayed (its share would be recomputed)
-      if (q.probability !== e.probability || filterState.path.length !== e.path.length) recorded = undefined;
+      if (q.probability !== e.probability) recorded = undefined;
       recorded?.push({ ...suffixOf(q, e), decidedBy: q.decidedBy, mark: e.packet.mark, masq });
     }
     if (recorded) postNat.set(key!, { parts: recorded, otherFilterRules: other });
