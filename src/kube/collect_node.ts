@@ -26,6 +26,7 @@ import { deletePod, type PodRegistry, startDebugPod } from "./pod_lifecycle.ts";
 import { nodeNotReady } from "./pod_state.ts";
 import { type KubeRest, R } from "./rest.ts";
 import { hasKubeProxyState } from "../service/service_datapath.ts";
+import { collectionScope } from "../service/collection_scope.ts";
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -108,11 +109,6 @@ function scopeMode(r: CollectionResult): string | undefined {
   return /^mode=(\S+)$/m.exec(r.sections["collection-scope"]?.stdout ?? "")?.[1];
 }
 
-/** The sections a targeted collection left out (`skipped=SECTION: why` lines of its collection-scope section). */
-function skippedSections(r: CollectionResult): string[] {
-  return [...(r.sections["collection-scope"]?.stdout ?? "").matchAll(/^skipped=([^:\s]+)/gm)].map((m) => m[1]!);
-}
-
 /** The sections a targeted run prints, by the mode it followed (for marking the ones a cut stream never began). */
 function targetedSections(mode: string | undefined): SectionName[] {
   const base: SectionName[] = ["proxy-mode", "collection-scope"];
@@ -158,7 +154,7 @@ async function runScript(o: CollectOptions, node: Node, namespace: string, pod: 
   });
   const first = parseCollectionOutput(outcome.stdout, outcome.stderr, []);
   if (first.complete) return { result: first, outcome };
-  const skipped = new Set(skippedSections(first));
+  const skipped = new Set(collectionScope({ name: node.metadata.name, sections: first.sections })?.skipped.map((x) => x.section));
   const expected = targetedSections(scopeMode(first)).filter((s) => !skipped.has(s));
   return { result: parseCollectionOutput(outcome.stdout, outcome.stderr, expected), outcome };
 }
