@@ -7,30 +7,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Bundle, BundleObjects, NodeCapture } from "../src/bundle/bundle.ts";
-import { emptyBundle } from "../src/bundle/bundle.ts";
+import type { Bundle, NodeCapture } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import { nodeTargetKeys, serviceTargetKeys } from "../src/kube/target_keys.ts";
-import { targetedCommand } from "../src/kube/targeted_script.ts";
-import { AWK_SELECT, KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
-import type { Node, Service } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
 import { requireTools } from "./helpers/netns.ts";
+import { bundleFromDump, keyWords, selectSave } from "./helpers/targeted_selection.ts";
 
 const HAVE_AWK = requireTools("targeted selection (awk)", ["awk"]);
-
-/** The keys words of targetedCommand for one node (argv after `sh -s`). */
-export function keyWords(objects: BundleObjects, ns: string, name: string, nodeName: string): string {
-  const node = objects.nodes.find((n) => n.metadata.name === nodeName) ?? { apiVersion: "v1", kind: "Node", metadata: { name: nodeName } } as Node;
-  return targetedCommand(nodeTargetKeys(serviceTargetKeys(objects, ns, name), node)).command.slice(2).join(" ");
-}
-
-/** Runs the script's awk selection on a whole iptables-save text. */
-export function selectSave(text: string, keys: string): string {
-  const r = spawnSync("awk", [AWK_SELECT], { input: text, env: { NP_MODE: "save", NP_ROOTS: KUBE_PROXY_ROOTS.join(" "), NP_KEYS: keys, PATH: process.env.PATH ?? "/usr/bin:/bin" }, maxBuffer: 1 << 30 });
-  if (r.status !== 0) throw new Error(`awk failed: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 function withSections(bundle: Bundle, f: (node: NodeCapture) => NodeCapture): Bundle {
   return { ...bundle, nodes: bundle.nodes.map(f) };
@@ -123,53 +106,3 @@ describe.runIf(HAVE_AWK)("targeted selection: same analysis as the whole dump", 
     }
   }, 300_000);
 });
-
-/** A one-node bundle whose Services are read from kube-proxy's rule comments. */
-export function bundleFromDump(text: string, section: "iptables-save" | "ip6tables-save"): Bundle {
-  const byName = new Map<string, Service>();
-  const get = (ns: string, name: string): Service => {
-    const key = `${ns}/${name}`;
-    let s = byName.get(key);
-    if (!s) {
-      s = { apiVersion: "v1", kind: "Service", metadata: { namespace: ns, name }, spec: { type: "ClusterIP", ports: [] } };
-      byName.set(key, s);
-    }
-    return s;
-  };
-  const port = (s: Service, portName: string, proto: string) => {
-    const p = proto.toUpperCase() as "TCP" | "UDP" | "SCTP";
-    let sp = s.spec.ports!.find((x) => (x.name ?? "") === portName && x.protocol === p);
-    if (!sp) {
-      sp = { port: 0, protocol: p, ...(portName ? { name: portName } : {}) };
-      s.spec.ports!.push(sp);
-    }
-    return sp;
-  };
-  for (const line of text.split("\n")) {
-    const m = /^-A KUBE-SERVICES -d (\S+?)\/(?:32|128) -p (\w+) -m comment --comment "?([^/ "]+)\/([^: "]+):?(\S*) (cluster IP|external IP|loadbalancer IP)"? -m \w+ --dport (\d+)/.exec(line);
-    if (m) {
-      const [, ip, proto, ns, name, portName, kind, dport] = m;
-      const s = get(ns!, name!);
-      const sp = port(s, portName!, proto!);
-      sp.port = Number(dport);
-      if (kind === "cluster IP") s.spec.clusterIP = ip;
-      else if (kind === "external IP") s.spec.externalIPs = [...new Set([...(s.spec.externalIPs ?? []), ip!])];
-      else s.status = { loadBalancer: { ingress: [{ ip: ip! }] } };
-      continue;
-    }
-    const n = /^-A KUBE-NODEPORTS -p (\w+) -m comment --comment "?([^/ "]+)\/([^: "]+):?([^ "]*)"? -m \w+ --dport (\d+)/.exec(line);
-    if (n) {
-      const [, proto, ns, name, portName, dport] = n;
-      const s = get(ns!, name!);
-      port(s, portName!, proto!).nodePort = Number(dport);
-      if (s.spec.type === "ClusterIP") s.spec.type = "NodePort";
-    }
-  }
-  const services = [...byName.values()].filter((s) => s.spec.clusterIP !== undefined);
-  const node: Node = { apiVersion: "v1", kind: "Node", metadata: { name: "node-1" }, status: { addresses: [{ type: "InternalIP", address: section === "ip6tables-save" ? "fd00::1" : "192.168.0.2" }], conditions: [{ type: "Ready", status: "True" }] } };
-  const bundle = emptyBundle({ command: "tests/targeted_collection.test.ts" });
-  bundle.objects.services = services;
-  bundle.objects.nodes = [node];
-  bundle.nodes = [{ name: "node-1", sections: { [section]: { stdout: text, exitCode: 0 }, "proxy-mode": { stdout: "iptables", exitCode: 0 } } }];
-  return bundle;
-}

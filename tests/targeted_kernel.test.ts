@@ -15,7 +15,7 @@ import { CHAIN_WALK_FROM, SAVE_BUDGET_S, targetedCommand, type TargetedOptions }
 import type { Node } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
 import { createNetns, findTool, type IptablesBackend, loadIptables, type Netns, requireNetns } from "./helpers/netns.ts";
-import { bundleFromDump } from "./targeted_collection.test.ts";
+import { bundleFromDump } from "./helpers/targeted_selection.ts";
 
 const READY = requireNetns(["nft", "awk", "sed", "tr"]);
 const spaces: Netns[] = [];
