@@ -17,6 +17,10 @@
 #   curl        curl             the collection script's /proxyMode read, in the live test bed's node namespaces
 #   openssl     openssl          the live test bed's self-signed CA and certificates
 #   bash zsh fish                completion tests (bash-completion: kubectl's own bash script needs it)
+#   mawk gawk busybox            tests/awk_portability.test.ts: the targeted collection's awk program under the awks
+#                                node images carry (Debian's mawk, gawk on RHEL-family hosts, busybox awk on Alpine).
+#                                Installing gawk makes it Debian's `awk`; the alternative is set back to mawk, so
+#                                the other tests keep running the distribution's default awk.
 # kubectl itself is not installed here: the tests that dispatch through it use the kubectl on PATH (the machines
 # of this project ship kubectl 1.27-1.33) and say so when it is missing.
 #
@@ -41,9 +45,19 @@ TOOLS=(
   "/usr/share/bash-completion/bash_completion:bash-completion"
   "zsh:zsh"
   "fish:fish"
+  "mawk:mawk"
+  "gawk:gawk"
+  "busybox:busybox"
 )
 
 log() { printf 'ci-setup: %s\n' "$*" >&2; }
+
+# gawk's package makes itself the `awk` alternative (priority 10 over mawk's 5): set it back to mawk.
+keep_mawk() {
+  if [ -x /usr/bin/mawk ] && command -v update-alternatives >/dev/null 2>&1 && [ "$(readlink -f /usr/bin/awk 2>/dev/null)" != /usr/bin/mawk ]; then
+    update-alternatives --set awk /usr/bin/mawk >/dev/null 2>&1 && log "awk is mawk again (Debian's default)"
+  fi
+}
 
 missing_pkgs=()
 for entry in "${TOOLS[@]}"; do
@@ -58,7 +72,7 @@ for entry in "${TOOLS[@]}"; do
 done
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then
-  log "all tools present (ip iptables nft ipset conntrack nfacct ipvsadm nc bash zsh fish)"
+  log "all tools present (ip iptables nft ipset conntrack nfacct ipvsadm nc bash zsh fish mawk gawk busybox)"
   exit 0
 fi
 
@@ -84,6 +98,7 @@ apt_install() {
 
 if apt_install "${missing_pkgs[@]}"; then
   log "installed: ${missing_pkgs[*]}"
+  keep_mawk
   exit 0
 fi
 
@@ -101,4 +116,5 @@ if [ "$installed" -eq 0 ]; then
   log "no package could be installed; check apt sources"
   exit 1
 fi
+keep_mawk
 exit 0
