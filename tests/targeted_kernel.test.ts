@@ -16,11 +16,15 @@ import type { Node } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
 import { createNetns, findTool, type IptablesBackend, loadIptables, type Netns, requireNetns } from "./helpers/netns.ts";
 import { bundleFromDump } from "./helpers/targeted_selection.ts";
+import { busyboxUserland } from "./helpers/busybox.ts";
 
-const READY = requireNetns(["nft", "awk", "sed", "tr"]);
+const READY = requireNetns(["nft", "awk", "sed", "tr", "busybox"]);
 const spaces: Netns[] = [];
+// The default debug image is Alpine-based: the script also runs with busybox's sh, awk, sed, tr and timeout.
+const busybox = READY ? busyboxUserland() : undefined;
 afterAll(async () => {
   for (const ns of spaces) await ns.destroy();
+  busybox?.remove();
 });
 
 /** Runs the targeted script for Service ns/name in `netns` and returns the node capture it yields. */
@@ -91,7 +95,9 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
         const whole = (await netns.run([`${family === 6 ? "ip6tables" : "iptables"}-${backend}-save`])).replace(/^#.*\n/gm, "");
         // these dumps hold fewer than CHAIN_WALK_FROM Service rules: on the nft backend the default filters one save;
         // `walk:0` makes the script list chain by chain, and both must give the same report
-        const ways: TargetedOptions[] = backend === "nft" ? [{}, { chainWalkFrom: 0 }] : [{}];
+        // and each way again with busybox's sh, awk, sed, tr and timeout as the only userland
+        const ways: (TargetedOptions & { env?: string[] })[] = backend === "nft" ? [{}, { chainWalkFrom: 0 }] : [{}];
+        ways.push(...ways.map((w) => ({ ...w, env: [`PATH=${busybox!.dir}`] })));
         for (const s of bundle.objects.services) for (const way of ways) {
           services++;
           const ns = s.metadata.namespace!;
@@ -110,7 +116,7 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
           const targeted = withCapture(bundle, { ...capture, sections });
           const { "collection-scope": _scope, ...rest } = sections;
           const ref = withCapture(bundle, { ...capture, sections: { ...rest, [section]: { stdout: whole, exitCode: 0 } } });
-          expect(reportJson(targeted, ns, s.metadata.name), `${f}: ${ns}/${s.metadata.name}`).toEqual(reportJson(ref, ns, s.metadata.name));
+          expect(reportJson(targeted, ns, s.metadata.name), `${f}: ${ns}/${s.metadata.name}${way.env ? " (busybox)" : ""}`).toEqual(reportJson(ref, ns, s.metadata.name));
           expect(explainService(ref, ns, s.metadata.name).nodes[0]!.notes.some((n) => n.startsWith("targeted collection"))).toBe(false);
           const note = explainService(targeted, ns, s.metadata.name).nodes[0]!.notes.find((n) => n.startsWith("targeted collection for this Service in kube-proxy iptables mode"));
           expect(note).toBeDefined();
