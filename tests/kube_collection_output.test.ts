@@ -11,6 +11,7 @@ import { TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
+import { busyboxUserland } from "./helpers/busybox.ts";
 import { type FakeNode, ipsetRestoreFromList, startFakeNode } from "./helpers/fake_nodes.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
@@ -118,7 +119,7 @@ describe("the collection script is a constant", () => {
 const NODE_SCOPE = ["sh", "-c", 'sh -s "$@"', "sh", "scope:node"];
 const nodeScope = { input: TARGETED_SCRIPT };
 
-describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on real iptables state", () => {
+describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection script on real iptables state", () => {
   const lab = readBundle("examples/iptables-lab");
   const seed = readFileSync("tests/fixtures/seeds/001-k8s1.iptables-save", "utf8");
   let legacyNode: FakeNode;
@@ -199,6 +200,27 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("the collection script on rea
   it("no bash: curl reads /proxyMode", async () => {
     const c = await withOnly(["sh", "grep", "curl", "iptables-nft-save", "ip6tables-nft-save"]);
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
+  });
+
+  it("busybox userland (Alpine images: busybox sh, awk, sed, tr, timeout, wget; no bash, no curl): the same sections as with the host's tools, /proxyMode read by wget", async () => {
+    const bb = busyboxUserland()!;
+    try {
+      // iptables-save's dated comments, and the counters (the /proxyMode requests themselves are packets)
+      const strip = (t: string | undefined) => t?.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]/g, "[p:b]");
+      const r0 = await legacyNode.netns.exec(NODE_SCOPE, nodeScope);
+      const host = parseCollectionOutput(r0.stdout, r0.stderr);
+      const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bb.dir}`, ...NODE_SCOPE], nodeScope);
+      const c = parseCollectionOutput(r.stdout, r.stderr);
+      expect([r.code, c.complete, c.problems]).toEqual([0, true, []]);
+      expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
+      expect(Object.keys(c.sections).sort()).toEqual(Object.keys(host.sections).sort());
+      for (const [k, s] of Object.entries(host.sections) as [keyof typeof host.sections, { exitCode: number; stdout: string }][]) {
+        expect([k, c.sections[k]!.exitCode, strip(c.sections[k]!.stdout)]).toEqual([k, s.exitCode, strip(s.stdout)]);
+      }
+      expect(c.sections["iptables-save"]!.stdout).toContain("-A KUBE-SERVICES");
+    } finally {
+      bb.remove();
+    }
   });
 
   it("a /proxyMode server that accepts and never answers: the section fails after 2 s, and the mode comes from the rules", async () => {

@@ -17,7 +17,8 @@
  * stopped at its limit, `timeout=N`.
  *
  * What it prints, in order (the marker format of src/bundle/collection_output.ts):
- * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most.
+ * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most: bash's `/dev/tcp` with builtins, else curl,
+ *   else wget (under timeout(1) when the image has it: busybox 1.35's wget crashes on `-T`).
  * - `collection-scope`: `scope=service`, `mode=` the mode followed and `mode-source=` how it was learnt (the
  *   `/proxyMode` answer; else table `ip kube-proxy` exists → nftables; else interface `kube-ipvs0` exists → ipvs;
  *   else iptables), `keys=`, `section-timeout=N` (and whether the image has timeout(1) to enforce it), and one
@@ -93,7 +94,7 @@ if [ $h = 2 ]; then printf "%s\\n" "$l"; elif [ $h = 0 ]; then h=1; elif [ -z "$
 pm() {
 if have bash; then if [ -n "$TOC" ]; then timeout 2 bash -c "$PB"; else bash -c "$PB"; fi
 elif have curl; then curl -sS -m 2 $U
-elif have wget; then wget -q -T 2 -O - $U
+elif have wget; then if [ -n "$TOC" ]; then timeout 2 wget -q -O - $U; else wget -q -T 2 -O - $U; fi
 else echo "curl: not found (nor wget, nor bash)" >&2; return 127; fi
 }
 begin proxy-mode "GET $U"
