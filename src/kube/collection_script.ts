@@ -74,7 +74,7 @@ kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
 /** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */
 export const SCRIPT_NODE_FACTS = `if have ip; then runq ip-addr ip -o addr show; runq ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
 begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
-rd() { V=; IFS= read -r V <"$1" 2>/dev/null || [ -n "$V" ]; }
+rd() { V=; IFS= read -r V 2>/dev/null <"$1" || [ -n "$V" ]; }
 for k in bridge.bridge-nf-call-iptables bridge.bridge-nf-call-ip6tables netfilter.nf_conntrack_tcp_be_liberal ipv4.vs.conntrack; do
   case $k in ipv4.vs.*) f=ipv4/vs/\${k#ipv4.vs.} ;; *) f=\${k%%.*}/\${k#*.} ;; esac
   if rd "/proc/sys/net/$f"; then printf 'net.%s=%s\\n' "$k" "$V"; fi
