@@ -2,7 +2,7 @@
 // and the real script, run in network namespaces holding real iptables state (nft and legacy backends, a node with
 // kube-proxy's /proxyMode server, an image without iptables-legacy, an image without curl).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -204,14 +204,23 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
     expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0, stderr: "" });
   });
 
-  it("busybox userland (Alpine images: busybox sh, awk, sed, tr, timeout, wget; no bash, no curl): the same sections as with the host's tools, /proxyMode read by wget", async () => {
-    const bb = busyboxUserland()!;
+  // Other userlands than the host's (dash, mawk, GNU tools, curl, bash): the same sections.
+  it.each([
+    { name: "busybox userland (Alpine images: busybox sh, awk, sed, tr, timeout, wget; no bash, no curl): /proxyMode read by wget", userland: "busybox" },
+    { name: "bash as sh (images whose /bin/sh is bash)", userland: "bash" },
+  ])("$name: the same sections as with the host's sh", async ({ userland }) => {
+    const bb = userland === "busybox" ? busyboxUserland()! : undefined;
+    const bashDir = mkdtempSync(join(tmpdir(), "knp-bash-sh-"));
+    symlinkSync(findTool("bash")!, join(bashDir, "sh"));
     try {
       // iptables-save's dated comments, and the counters (the /proxyMode requests themselves are packets)
       const strip = (t: string | undefined) => t?.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]/g, "[p:b]");
       const r0 = await legacyNode.netns.exec(NODE_SCOPE, nodeScope);
       const host = parseCollectionOutput(r0.stdout, r0.stderr);
-      const r = await legacyNode.netns.exec(["env", "-i", `PATH=${bb.dir}`, ...NODE_SCOPE], nodeScope);
+      const path = bb ? bb.dir : `${bashDir}:${process.env.PATH}`;
+      // the shell that runs the script is the userland's: `sh` found on its PATH
+      expect((await legacyNode.netns.exec(["env", "-i", `PATH=${path}`, "sh", "-c", "echo ${BASH_VERSION:-no bash}"])).stdout.startsWith("no bash")).toBe(userland === "busybox");
+      const r = await legacyNode.netns.exec(["env", "-i", `PATH=${path}`, ...NODE_SCOPE], nodeScope);
       const c = parseCollectionOutput(r.stdout, r.stderr);
       expect([r.code, c.complete, c.problems]).toEqual([0, true, []]);
       expect(c.sections["proxy-mode"]).toMatchObject({ stdout: "iptables", exitCode: 0 });
@@ -222,7 +231,8 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
       expect(c.sections["iptables-save"]!.stdout).toContain("-A KUBE-SERVICES");
       expect(c.sections.sysctls!.stderr).toBe("");
     } finally {
-      bb.remove();
+      bb?.remove();
+      rmSync(bashDir, { recursive: true, force: true });
     }
   });
 

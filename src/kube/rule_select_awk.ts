@@ -61,6 +61,8 @@ const EXTENSION_TARGETS = "ACCEPT|DROP|RETURN|REJECT|DNAT|SNAT|MASQUERADE|MARK|C
  * declaration order), the name lookup is the fallback. Read as it arrives from the save — on the legacy backend only
  * after the kernel has handed over the whole table — the program is on the section's critical path: keyed by
  * numbers and without field splitting it reads a 10,000-Service save (26.6 MB) in ~0.40 s of mawk instead of ~0.52 s.
+ * POSIX awk only, and no name of gawk's own variables (`RT`, `FPAT`, `ERRNO`, …: gawk refuses a program that uses
+ * one as an array): it runs under mawk, gawk and busybox awk alike (tests/awk_portability.test.ts).
  */
 export const AWK_SELECT = minify(String.raw`
 function k(t, c, l,   r) {
