@@ -11,7 +11,7 @@ import { TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
-import { busyboxUserland } from "./helpers/busybox.ts";
+import { busyboxUserland } from "./helpers/userlands.ts";
 import { type FakeNode, ipsetRestoreFromList, startFakeNode } from "./helpers/fake_nodes.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";

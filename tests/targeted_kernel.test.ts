@@ -16,16 +16,22 @@ import type { Node } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
 import { createNetns, findTool, type IptablesBackend, loadIptables, type Netns, requireNetns } from "./helpers/netns.ts";
 import { bundleFromDump } from "./helpers/targeted_selection.ts";
-import { busyboxUserland } from "./helpers/busybox.ts";
+import { busyboxUserland, kubeProxyImageUserland } from "./helpers/userlands.ts";
 
-const READY = requireNetns(["nft", "awk", "sed", "tr", "busybox"]);
+const READY = requireNetns(["nft", "awk", "sed", "tr", "busybox", "dash", "grep"]);
 const spaces: Netns[] = [];
 // The default debug image is Alpine-based: the script also runs with busybox's sh, awk, sed, tr and timeout.
 const busybox = READY ? busyboxUserland() : undefined;
+// The node's kube-proxy pod, which collection prefers, has dash and grep but no awk (distroless-iptables).
+const kpImage = READY ? kubeProxyImageUserland() : undefined;
 afterAll(async () => {
   for (const ns of spaces) await ns.destroy();
   busybox?.remove();
+  kpImage?.remove();
 });
+
+/** A way to run the script: options, and the userland it runs with (undefined: the host's). */
+type Way = TargetedOptions & { env?: string[]; userland?: "busybox" | "kube-proxy image" };
 
 /** Runs the targeted script for Service ns/name in `netns` and returns the node capture it yields. */
 async function collect(
@@ -95,9 +101,14 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
         const whole = (await netns.run([`${family === 6 ? "ip6tables" : "iptables"}-${backend}-save`])).replace(/^#.*\n/gm, "");
         // these dumps hold fewer than CHAIN_WALK_FROM Service rules: on the nft backend the default filters one save;
         // `walk:0` makes the script list chain by chain, and both must give the same report
-        // and each way again with busybox's sh, awk, sed, tr and timeout as the only userland
-        const ways: (TargetedOptions & { env?: string[] })[] = backend === "nft" ? [{}, { chainWalkFrom: 0 }] : [{}];
-        ways.push(...ways.map((w) => ({ ...w, env: [`PATH=${busybox!.dir}`] })));
+        // and each way again with busybox's sh, awk, sed, tr and timeout as the only userland, and with the kube-proxy
+        // image's (no awk: the chain walk filters with sh builtins; a save is collected whole)
+        const base: Way[] = backend === "nft" ? [{}, { chainWalkFrom: 0 }] : [{}];
+        const ways: Way[] = [
+          ...base,
+          ...base.map((w): Way => ({ ...w, env: [`PATH=${busybox!.dir}`], userland: "busybox" })),
+          ...base.map((w): Way => ({ ...w, env: [`PATH=${kpImage!.dir}`], userland: "kube-proxy image" })),
+        ];
         for (const s of bundle.objects.services) for (const way of ways) {
           services++;
           const ns = s.metadata.namespace!;
@@ -105,7 +116,9 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
           expect(capture.sections["iptables-backend"]?.stdout.trim()).toBe(backend);
           expect(capture.sections["collection-scope"]?.stdout).toContain("mode=iptables\n");
           const cmd = capture.sections[section]?.command;
-          if (backend === "legacy") expect(cmd).toBe(`${family === 6 ? "ip6tables" : "iptables"}-legacy-save | awk: the chains of the Service's packets`);
+          const collectedWhole = way.userland === "kube-proxy image" && way.chainWalkFrom !== 0;
+          if (collectedWhole) expect(cmd).toBe(`${family === 6 ? "ip6tables" : "iptables"}-${backend}-save`);
+          else if (backend === "legacy") expect(cmd).toBe(`${family === 6 ? "ip6tables" : "iptables"}-legacy-save | awk: the chains of the Service's packets`);
           else if (way.chainWalkFrom === 0) expect(cmd).toMatch(/^ip6?tables-nft -t TABLE -S CHAIN: the chains of the Service's packets \(nat KUBE-SERVICES holds \d+ rules, at least 0: a listing per chain costs less than a save\)$/);
           else expect(cmd).toMatch(new RegExp(`^ip6?tables-nft-save \\| awk: the chains of the Service's packets \\(nat KUBE-SERVICES holds \\d+ rules, fewer than ${CHAIN_WALK_FROM}: one save costs less than listing chain by chain\\)$`));
           // ip6tables only for a question with an IPv6 address; an IPv4 Service's scope says why it was left out
@@ -116,11 +129,12 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
           const targeted = withCapture(bundle, { ...capture, sections });
           const { "collection-scope": _scope, ...rest } = sections;
           const ref = withCapture(bundle, { ...capture, sections: { ...rest, [section]: { stdout: whole, exitCode: 0 } } });
-          expect(reportJson(targeted, ns, s.metadata.name), `${f}: ${ns}/${s.metadata.name}${way.env ? " (busybox)" : ""}`).toEqual(reportJson(ref, ns, s.metadata.name));
+          expect(reportJson(targeted, ns, s.metadata.name), `${f}: ${ns}/${s.metadata.name} (${way.userland ?? "host"}, walk ${way.chainWalkFrom ?? "default"})`).toEqual(reportJson(ref, ns, s.metadata.name));
           expect(explainService(ref, ns, s.metadata.name).nodes[0]!.notes.some((n) => n.startsWith("targeted collection"))).toBe(false);
           const note = explainService(targeted, ns, s.metadata.name).nodes[0]!.notes.find((n) => n.startsWith("targeted collection for this Service in kube-proxy iptables mode"));
           expect(note).toBeDefined();
-          expect(note!.includes("; ip6tables not read: no IPv6 address among them)")).toBe(family === 4);
+          if (collectedWhole) expect(note).toContain(": whole iptables tables (the collecting image lacks awk);");
+          else expect(note!.includes("; ip6tables not read: no IPv6 address among them)")).toBe(family === 4);
         }
         await netns.destroy();
       }
@@ -218,6 +232,26 @@ describe.runIf(READY)("the targeted script on real iptables, both backends", () 
         const ref = withCapture(bundle, { ...capture, sections: { ...rest, "iptables-save": node.sections["iptables-save"]! } });
         expect(reportJson(targeted, ns, s.metadata.name), `${ns}/${s.metadata.name}`).toEqual(reportJson(ref, ns, s.metadata.name));
         console.log(`[targeted] 10k ${backend}: ${ns}/${s.metadata.name} ${Math.round(ms)} ms, ${bytes} bytes`);
+      }
+      // kube-proxy's image (dash and grep, no awk): on the nft backend the same chain walk, each listing filtered with
+      // sh builtins; on the legacy backend the whole save (the report says so)
+      for (const s of picks.slice(0, backend === "nft" ? 2 : 1)) {
+        const ns = s.metadata.namespace!;
+        const { capture, ms, bytes } = await collect(netns, bundle, ns, s.metadata.name, node.name, { env: [`PATH=${kpImage!.dir}`] });
+        const cmd = capture.sections["iptables-save"]!.command;
+        if (backend === "nft") {
+          expect(bytes).toBeLessThan(64 * 1024);
+          expect(cmd).toMatch(/^iptables-nft -t TABLE -S CHAIN: .* \(nat KUBE-SERVICES holds 1\d{4} rules, at least 500: a listing per chain costs less than a save\)$/);
+        } else {
+          expect(bytes).toBeGreaterThan(20e6);
+          expect(cmd).toBe("iptables-legacy-save");
+        }
+        const sections = { ...node.sections, ...capture.sections };
+        const targeted = withCapture(bundle, { ...capture, sections });
+        const { "collection-scope": _scope, ...rest } = sections;
+        const ref = withCapture(bundle, { ...capture, sections: { ...rest, "iptables-save": node.sections["iptables-save"]! } });
+        expect(reportJson(targeted, ns, s.metadata.name), `${ns}/${s.metadata.name} (kube-proxy image)`).toEqual(reportJson(ref, ns, s.metadata.name));
+        console.log(`[targeted] 10k ${backend}, kube-proxy image (no awk): ${ns}/${s.metadata.name} ${Math.round(ms)} ms, ${bytes} bytes`);
       }
     }, 300_000);
   }

@@ -40,7 +40,7 @@ export const DISPATCH_CHAINS: readonly string[] = ["KUBE-SERVICES", "KUBE-NODEPO
  * Common iptables extension targets: in `chain` mode a jump to one of them is not listed as a chain (any other
  * name is listed; one that is not a chain fails in a few ms). In `save` mode only declared chains are followed.
  */
-const EXTENSION_TARGETS = "ACCEPT|DROP|RETURN|REJECT|DNAT|SNAT|MASQUERADE|MARK|CONNMARK|LOG|NFLOG|CT|NOTRACK|REDIRECT|TPROXY|NFQUEUE|TCPMSS|CHECKSUM";
+export const EXTENSION_TARGETS = "ACCEPT|DROP|RETURN|REJECT|DNAT|SNAT|MASQUERADE|MARK|CONNMARK|LOG|NFLOG|CT|NOTRACK|REDIRECT|TPROXY|NFQUEUE|TCPMSS|CHECKSUM";
 
 /**
  * The awk program, one text for both uses (it is passed in the exec URL, so it is kept short), chosen by the

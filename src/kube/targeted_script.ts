@@ -34,7 +34,10 @@
  *   KUBE-SERVICES is reused); on a smaller ruleset, where a save costs less than the ~150 chain listings, it filters
  *   one `iptables-nft-save` with awk, as for legacy; the section's command says which and why, and its time includes
  *   the first listing. Legacy backend: always one `iptables-legacy-save` (the legacy kernel interface returns a whole
- *   table per call, whatever is listed: ~0.6 s there) filtered by awk.
+ *   table per call, whatever is listed: ~0.6 s there) filtered by awk. In an image without awk — kube-proxy's own
+ *   (distroless-iptables: dash, grep, no awk, sed or gzip) — the chain walk filters each listing with sh builtins
+ *   (rule_select_sh.ts, the same decisions), and the saves that awk would filter are collected whole (the legacy
+ *   backend's, and the nft backend's below `walk:N` rules, where a save is small), which the report says.
  * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
  * - nftables mode: `nft-json`: `nft -j list table ip kube-proxy` and `… ip6 kube-proxy`, one document per line.
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
@@ -46,6 +49,7 @@ import { COLLECTION_VERSION } from "../bundle/collection_output.ts";
 import { isIPAddress } from "../model/ip.ts";
 import { SCRIPT_MARKERS, SCRIPT_NODE_FACTS, SCRIPT_SAVE_CMD } from "./collection_script.ts";
 import { AWK_SELECT, KUBE_PROXY_ROOTS } from "./rule_select_awk.ts";
+import { SH_CHAIN_FILTER } from "./rule_select_sh.ts";
 
 /**
  * On the nft backend, the number of rules in nat `KUBE-SERVICES` (about one per Service frontend) from which the
@@ -85,7 +89,7 @@ case $NP_W in ""|*[!0-9]*) NP_W=${CHAIN_WALK_FROM} ;; esac
 NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
 set -f
 A='${AWK_SELECT}'
-U=http://127.0.0.1:10249/proxyMode
+` + SH_CHAIN_FILTER + `U=http://127.0.0.1:10249/proxyMode
 PB='exec 3<>/dev/tcp/127.0.0.1/10249 || exit 7
 printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1:10249\\r\\n\\r\\n" >&3; printf -v CR "\\r"; h=0
 while IFS= read -r -t 2 l <&3 || [ -n "$l" ]; do l=\${l%"$CR"}
@@ -136,6 +140,7 @@ case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
 seen="$seen$c "
 if over; then TMO=1; return 124; fi
 if [ $NP_TABLE$c = natKUBE-SERVICES ] && [ -n "$KS" ]; then o=$KS; else o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue; fi
+if [ -z "$AW" ]; then cf $NP_TABLE; continue; fi
 o=$(printf '%s\\n' "$o" | NP_MODE=chain awk "$A")
 while IFS= read -r l; do
 case $l in
@@ -175,24 +180,25 @@ echo $B
 end iptables-backend 0
 H=''
 [ $B = legacy ] && H=' (the node uses the legacy iptables backend: use the kube-proxy pod, whose image has both backends, or --profile sysadmin to run the host binaries through chroot /host)'
-AW=1; { [ $SC = service ] && have awk && have sed && have tr; } || AW=''
+AW=1; { [ $SC = service ] && have awk; } || AW=''
 for P in iptables ip6tables; do
 S=$P-save
 [ $P = ip6tables ] && [ -z "$V6" ] && continue
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
-if [ $B = nft ] && [ -n "$C" ] && [ -n "$AW" ]; then now; T1=$NOW; KN=0
+if [ $B = nft ] && [ -n "$C" ] && [ $SC = service ]; then now; T1=$NOW; KN=0
 KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=
-[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | awk '/^-A /{n++}END{print n+0}')
+[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | grep -c '^-A ')
 X="nat KUBE-SERVICES holds $KN rules"
 if [ "$KN" -ge "$NP_W" ]; then X="$X, at least $NP_W: a listing per chain costs less than a save"
 elif [ -z "$V" ]; then X="$X; no $P-nft-save in this image"
+elif [ -z "$AW" ]; then KS=; X=
 else
 if [ -n "$TOC" ]; then o=$(timeout ${SAVE_BUDGET_S} $V 2>/dev/null); else o=$($V 2>/dev/null); fi
 if [ $? = 0 ]; then begin $S "$V | awk: $T ($X, fewer than $NP_W: one save costs less than listing chain by chain)"; T0=$T1
 printf '%s\n' "$o" | NP_MODE=save awk "$A"; end $S $?; o=; continue; fi
 o=; X="$X, fewer than $NP_W, but $V did not succeed within ${SAVE_BUDGET_S} s"
 fi
-begin $S "$C -t TABLE -S CHAIN: $T ($X)"; T0=$T1; sn "$C"; end $S $?; KS=; continue
+if [ -n "$X" ]; then begin $S "$C -t TABLE -S CHAIN: $T ($X)"; T0=$T1; sn "$C"; end $S $?; KS=; continue; fi
 fi
 if [ -z "$V" ]; then absent $S $P-$B-save "$H"
 elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
