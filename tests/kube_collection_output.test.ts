@@ -11,7 +11,7 @@ import { TARGETED_SCRIPT } from "../src/kube/targeted_script.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { findTool, requireNetns } from "./helpers/netns.ts";
-import { busyboxUserland } from "./helpers/userlands.ts";
+import { busyboxUserland, kubeProxyImageUserland } from "./helpers/userlands.ts";
 import { type FakeNode, ipsetRestoreFromList, startFakeNode } from "./helpers/fake_nodes.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
@@ -250,6 +250,25 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
       expect(c.sections["collection-scope"]!.stdout).toContain("mode-source=no table ip kube-proxy, no interface kube-ipvs0 (/proxyMode did not answer)");
     } finally {
       silent.kill("SIGKILL");
+    }
+  });
+
+  it("kube-proxy's image (dash, grep, iptables, nft; no ip, bash, curl or wget): the mode comes from the node's state, kube-ipvs0 found in /sys/class/net", async () => {
+    const kp = kubeProxyImageUserland()!;
+    const scope = async () => {
+      const r = await legacyNode.netns.exec(["env", "-i", `PATH=${kp.dir}`, ...NODE_SCOPE], nodeScope);
+      const c = parseCollectionOutput(r.stdout, r.stderr);
+      expect([r.code, c.complete, c.sections["proxy-mode"]?.exitCode]).toEqual([0, true, 127]);
+      return c.sections["collection-scope"]!.stdout;
+    };
+    try {
+      expect(await scope()).toContain("mode=iptables\nmode-source=no table ip kube-proxy, no interface kube-ipvs0 (/proxyMode did not answer)\n");
+      // (kube-proxy makes it a dummy interface; this kernel has no dummy driver, and the script looks only at the name)
+      await legacyNode.netns.run(["ip", "link", "add", "kube-ipvs0", "type", "veth", "peer", "name", "kube-ipvs0-peer"]);
+      expect(await scope()).toContain("mode=ipvs\nmode-source=interface kube-ipvs0 exists (/proxyMode did not answer)\n");
+    } finally {
+      await legacyNode.netns.exec(["ip", "link", "del", "kube-ipvs0"]);
+      kp.remove();
     }
   });
 

@@ -20,7 +20,8 @@
  * - `proxy-mode`: kube-proxy's `/proxyMode` (127.0.0.1:10249), 2 s at most: bash's `/dev/tcp` with builtins, else curl,
  *   else wget (under timeout(1) when the image has it: busybox 1.35's wget crashes on `-T`).
  * - `collection-scope`: `scope=service`, `mode=` the mode followed and `mode-source=` how it was learnt (the
- *   `/proxyMode` answer; else table `ip kube-proxy` exists → nftables; else interface `kube-ipvs0` exists → ipvs;
+ *   `/proxyMode` answer; else table `ip kube-proxy` exists → nftables; else interface `kube-ipvs0` exists → ipvs (read
+ *   in /sys/class/net: kube-proxy's image has no `ip`, nor bash, curl or wget to ask `/proxyMode`);
  *   else iptables), `keys=`, `section-timeout=N` (and whether the image has timeout(1) to enforce it), and one
  *   `skipped=SECTION: why` line per section left out.
  * - iptables and ipvs modes: `iptables-backend` (detected as iptables-wrappers does, by listing the kubelet chains
@@ -109,8 +110,9 @@ W="(/proxyMode did not answer)"
 case "$PM" in
 iptables|ipvs|nftables) MO=$PM; MS=/proxyMode ;;
 *) if have nft && nft list table ip kube-proxy >/dev/null 2>&1; then MO=nftables; MS="table ip kube-proxy exists $W"
-elif have ip && ip link show kube-ipvs0 >/dev/null 2>&1; then MO=ipvs; MS="interface kube-ipvs0 exists $W"
-else MO=iptables; MS="no table ip kube-proxy, no interface kube-ipvs0 $W"; fi ;;
+elif [ -e /sys/class/net/kube-ipvs0 ]; then MO=ipvs; MS="interface kube-ipvs0 exists $W"
+elif have nft; then MO=iptables; MS="no table ip kube-proxy, no interface kube-ipvs0 $W"
+else MO=iptables; MS="no interface kube-ipvs0, and no nft in this image to look for table ip kube-proxy $W"; fi ;;
 esac
 sk() { echo "skipped=$1: kube-proxy runs in $MO mode$2"; }
 begin collection-scope "$SC"
