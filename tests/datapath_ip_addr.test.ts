@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { DumpParseError } from "../src/datapath/errors.ts";
 import { nodeAddresses, parseIpAddr, parseLocalRoutes } from "../src/datapath/ip_addr.ts";
+import { SCRIPT_NODE_FACTS } from "../src/kube/collection_script.ts";
 import { createNetns, type Netns, requireNetns } from "./helpers/netns.ts";
 
 describe.runIf(requireNetns())("ip -o addr / ip route show table local, from the kernel", () => {
@@ -36,6 +37,15 @@ describe.runIf(requireNetns())("ip -o addr / ip route show table local, from the
     for (const ip of ["10.1.2.3", "203.0.113.100", "2001:db8::5", "127.0.0.1", "198.51.100.77"]) expect(n.isLocal(ip), ip).toBe(true);
     for (const ip of ["10.1.2.4", "203.0.113.101", "198.51.101.1"]) expect(n.isLocal(ip), ip).toBe(false);
     expect(n.interfaceOf("203.0.113.100")).toBe("eth0");
+
+    // an image without ip (kube-proxy's): the collection script reads the IPv4 local routes from /proc/net/fib_trie
+    const ft = SCRIPT_NODE_FACTS.slice(0, SCRIPT_NODE_FACTS.indexOf("\nif have ip;"));
+    const fib = await ns.run(["sh", "-c", `have() { command -v "$1" >/dev/null 2>&1; }\n${ft}\nft`]);
+    expect(fib).toMatch(/^local 198\.51\.100\.0\/24$/m);
+    const f = nodeAddresses("", fib);
+    for (const ip of ["10.1.2.3", "203.0.113.100", "127.0.0.1", "198.51.100.77"]) expect(f.isLocal(ip), ip).toBe(true);
+    for (const ip of ["10.1.2.4", "203.0.113.101", "198.51.101.1"]) expect(f.isLocal(ip), ip).toBe(false);
+    expect(f.interfaceOf("203.0.113.100")).toBeUndefined();
   });
 });
 

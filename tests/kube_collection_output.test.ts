@@ -14,6 +14,7 @@ import { findTool, requireNetns } from "./helpers/netns.ts";
 import { busyboxUserland, kubeProxyImageUserland } from "./helpers/userlands.ts";
 import { type FakeNode, ipsetRestoreFromList, startFakeNode } from "./helpers/fake_nodes.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
+import { readNodeFacts } from "../src/service/node_facts.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 
 const M = "### kubectl-netpath:";
@@ -263,6 +264,17 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
     };
     try {
       expect(await scope()).toContain("mode=iptables\nmode-source=no table ip kube-proxy, no interface kube-ipvs0 (/proxyMode did not answer)\n");
+      // no ip: the IPv4 local routes come from /proc/net/fib_trie, the same as `ip route show table local` lists
+      const r = await legacyNode.netns.exec(["env", "-i", `PATH=${kp.dir}`, ...NODE_SCOPE], nodeScope);
+      const c = parseCollectionOutput(r.stdout, r.stderr);
+      expect(c.sections["ip-addr"]).toMatchObject({ exitCode: 127 });
+      const routes = c.sections["ip-route-local"]!;
+      expect([routes.command, routes.exitCode]).toEqual(["read /proc/net/fib_trie (IPv4 only: no ip in this image)", 0]);
+      const byIp = (await legacyNode.netns.run(["ip", "-4", "route", "show", "table", "local"])).split("\n").filter((l) => l.startsWith("local ")).map((l) => l.split(" ")[1]);
+      expect(byIp.length).toBeGreaterThan(1);
+      expect(routes.stdout.split("\n").filter((l) => l !== "").map((l) => l.replace(/^local /, "")).sort()).toEqual(byIp.sort());
+      const facts = readNodeFacts({ name: "k8s1", sections: c.sections });
+      expect([facts.ipv4Only, facts.addresses?.isLocal("127.0.0.1"), facts.addresses?.isLocal("127.1.2.3"), facts.addresses?.isLocal("192.0.2.1")]).toEqual([true, true, true, false]);
       // (kube-proxy makes it a dummy interface; this kernel has no dummy driver, and the script looks only at the name)
       await legacyNode.netns.run(["ip", "link", "add", "kube-ipvs0", "type", "veth", "peer", "name", "kube-ipvs0-peer"]);
       expect(await scope()).toContain("mode=ipvs\nmode-source=interface kube-ipvs0 exists (/proxyMode did not answer)\n");

@@ -9,7 +9,8 @@
  *   `chroot /host` when the host filesystem is mounted there (`--profile sysadmin`); and `kubelet_chains`, which finds
  *   kubelet's `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` (kubernetes-sigs/iptables-wrappers detect.go DetectMode).
  * - {@link SCRIPT_NODE_FACTS}: `ip-addr` (`ip -o addr show`) and `ip-route-local` (`ip route show table local`), which
- *   decide `-m addrtype --dst-type LOCAL`, and `sysctls` (bridge-nf-call-iptables, each bridge port's hairpin_mode,
+ *   decide `-m addrtype --dst-type LOCAL` — in an image without `ip` (kube-proxy's), `ip-route-local` holds the IPv4
+ *   `local` routes of /proc/net/fib_trie in the same form (`local ADDR[/LEN]`) —, and `sysctls` (bridge-nf-call-iptables, each bridge port's hairpin_mode,
  *   route_localnet, conntrack liberal mode, IPVS conntrack) from /proc/sys and /sys/class/net, with shell builtins
  *   only (`read`, parameter expansion; one subshell per bridge port for its bridge's name): a node with a hundred
  *   pods has a hundred bridge ports.
@@ -72,7 +73,23 @@ kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
 `;
 
 /** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */
-export const SCRIPT_NODE_FACTS = `if have ip; then runq ip-addr ip -o addr show; runq ip-route-local ip route show table local; else absent ip-addr ip ''; absent ip-route-local ip ''; fi
+export const SCRIPT_NODE_FACTS = `ft() {
+have cat || { echo "cat: not found" >&2; return 127; }
+fo=$(cat /proc/net/fib_trie) || return 1
+set -f; IFS='
+'; set -- $fo; IFS=' 	
+'; set +f
+fa=; fs=" "
+for fl do
+case $fl in
+*"|-- "*) fa=\${fl##*"|-- "} ;;
+*" host LOCAL") fn=\${fl%% host LOCAL}; fn=\${fn##*/}; fr=$fa; [ "$fn" = 32 ] || fr=$fa/$fn
+case $fs in *" $fr "*) ;; *) fs="$fs$fr "; printf 'local %s\\n' "$fr" ;; esac ;;
+esac
+done
+}
+if have ip; then runq ip-addr ip -o addr show; runq ip-route-local ip route show table local
+else absent ip-addr ip ' (the IPv4 local addresses are read from /proc/net/fib_trie instead)'; begin ip-route-local "read /proc/net/fib_trie (IPv4 only: no ip in this image)"; ft; end ip-route-local $?; fi
 begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
 rd() { V=; IFS= read -r V 2>/dev/null <"$1" || [ -n "$V" ]; }
 for k in bridge.bridge-nf-call-iptables bridge.bridge-nf-call-ip6tables netfilter.nf_conntrack_tcp_be_liberal ipv4.vs.conntrack; do

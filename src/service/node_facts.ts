@@ -20,6 +20,11 @@ export interface NodeFacts {
   sysctls?: NodeSysctls;
   /** A section that was there but could not be read. */
   problems: string[];
+  /**
+   * True when `addresses` holds only the IPv4 local routes of /proc/net/fib_trie (an image without `ip`): they say
+   * nothing of IPv6 addresses nor of interfaces.
+   */
+  ipv4Only?: true;
 }
 
 /**
@@ -41,13 +46,21 @@ export function readNodeFacts(node: NodeCapture): NodeFacts {
     out.problems.push(`the sysctls section ${sys.truncated ? cutReason(sys) : `failed (exit ${sys.exitCode})`}: bridge-nf-call-iptables and hairpin mode are unknown`);
   }
   const addr = node.sections["ip-addr"];
-  if (!addr || addr.truncated || ((addr.exitCode ?? 0) !== 0)) {
-    if (addr) out.problems.push(`ip -o addr ${addr.truncated ? cutReason(addr) : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
-    return out;
-  }
   const routes = node.sections["ip-route-local"];
+  const routesOk = routes !== undefined && !routes.truncated && (routes.exitCode ?? 0) === 0;
+  if (!addr || addr.truncated || ((addr.exitCode ?? 0) !== 0)) {
+    // An image without `ip` (kube-proxy's) still gives the IPv4 local routes, read from /proc/net/fib_trie: they
+    // decide `--dst-type LOCAL` for IPv4; the interface of each address stays unknown.
+    if (addr && routesOk && addr.exitCode === 127) {
+      out.problems.push(`ip is not in the collecting image: the IPv4 local addresses come from /proc/net/fib_trie; the interface of each address and the IPv6 ones are unknown`);
+      out.ipv4Only = true;
+    } else if (addr) {
+      out.problems.push(`ip -o addr ${addr.truncated ? cutReason(addr) : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
+      return out;
+    } else return out;
+  }
   try {
-    out.addresses = nodeAddresses(addr.stdout, routes && !routes.truncated && (routes.exitCode ?? 0) === 0 ? routes.stdout : undefined);
+    out.addresses = nodeAddresses(addr && (addr.exitCode ?? 0) === 0 && !addr.truncated ? addr.stdout : "", routesOk ? routes.stdout : undefined);
   } catch (e) {
     if (e instanceof DumpParseError) out.problems.push(e.message);
     else throw e;
