@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AWK_SELECT } from "../src/kube/rule_select_awk.ts";
-import { SH_CHAIN_FILTER } from "../src/kube/rule_select_sh.ts";
+import { SH_CHAIN_FILTER, SH_SAVE_FILTER } from "../src/kube/rule_select_sh.ts";
+import { KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
 import { requireTools } from "./helpers/netns.ts";
 import { bundleFromDump, keyWords, selectSave } from "./helpers/targeted_selection.ts";
 
@@ -223,5 +224,42 @@ describe.runIf(HAVE && HAVE_SHELLS)("the chain walk's filter without awk (sh bui
       }
     }
     expect(blocks).toBeGreaterThan(1000);
+  }, 300_000);
+});
+
+/** A save's chains per table, each with its declaration and rules in order (the walk lists chains in another order). */
+function chainsOf(save: string): Record<string, Record<string, string[]>> {
+  const out: Record<string, Record<string, string[]>> = {};
+  let table = "";
+  for (const line of save.split("\n")) {
+    if (line.startsWith("*")) out[table = line.slice(1)] = {};
+    else if (line.startsWith(":")) (out[table]![line.slice(1).split(" ")[0]!] ??= []).unshift(line);
+    else if (line.startsWith("-A ")) out[table]![line.split(" ")[1]!]!.push(line);
+  }
+  return out;
+}
+
+describe.runIf(HAVE && HAVE_SHELLS)("the save walked with grep (no awk) selects what the awk program selects", () => {
+  it("every Service of the real dumps: the same chains, declarations and rules under dash, bash and busybox sh", () => {
+    const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
+    const script = `set -f\nto() { "$@"; }\nKR='${KUBE_PROXY_ROOTS.join(" ")}'\n${SH_CHAIN_FILTER}${SH_SAVE_FILTER}\nsg "cat $0"`;
+    let services = 0;
+    for (const f of dumps) {
+      const path = join(NODE_FORMAT, f);
+      const text = readFileSync(path, "utf8");
+      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+      for (const s of bundle.objects.services) {
+        services++;
+        const keys = keyWords(bundle.objects, s.metadata.namespace!, s.metadata.name, "node-1");
+        const want = chainsOf(selectSave(text, keys));
+        expect(Object.keys(want).length).toBeGreaterThan(0);
+        for (const sh of SHELLS) {
+          const r = spawnSync(sh[0]!, [...sh.slice(1), "-c", script, path], { env: { NP_KEYS: keys, PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+          expect(r.status, r.stderr.toString()).toBe(0);
+          expect(chainsOf(r.stdout.toString()), `${f}: ${s.metadata.namespace}/${s.metadata.name} (${sh.join(" ")})`).toEqual(want);
+        }
+      }
+    }
+    expect(services).toBeGreaterThan(80);
   }, 300_000);
 });

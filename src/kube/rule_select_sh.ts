@@ -15,7 +15,16 @@
  * one address that is not a key is dropped without reading its words. Runs under `set -f` (the script's).
  * tests/awk_portability.test.ts compares it with the awk program under dash, bash and busybox sh.
  *
- * Runtime-neutral: a string constant.
+ * {@link SH_SAVE_FILTER} does what the awk program's `save` mode does, for the saves an image without awk cannot
+ * filter otherwise (the legacy backend, whose kernel interface hands over a whole table per listing, and the nft
+ * backend's small rulesets): `sg SAVE_COMMAND` keeps the save in memory and walks the chains level by level from the
+ * roots (the builtin chains with a policy, `$KR`), one `grep -n -F` of the save per level for the rules of that
+ * level's chains, each filtered by `cf`; then one more for their declarations. It prints, per table, `*TABLE`, the
+ * declarations, the kept rules (each chain's together, in their order) and `COMMIT`. The save is fed to grep by a
+ * here-document (dash's printf takes ~0.25 s per 26 MB, a here-document ~0.06 s): ~0.9 s for a 10,000-Service save.
+ * Needs grep (kube-proxy's image has it) and `to` (collection_script.ts); variables start with `g`.
+ *
+ * Runtime-neutral: string constants.
  * @module
  */
 import { DISPATCH_CHAINS, EXTENSION_TARGETS } from "./rule_select_awk.ts";
@@ -92,5 +101,98 @@ R="$R$xl
 [ "$xt$xc" = natKUBE-SERVICES ] && case $xg in KUBE-SVC-*) xS1=1 ;; esac
 case $xg in ""|${EXTENSION_TARGETS}) ;; *) q="$q $xg" ;; esac
 done
+}
+`;
+
+/** The shell functions `gq` and `sg` (see the module comment); they call {@link SH_CHAIN_FILTER}'s `cf`, `cw`, `cx`. */
+export const SH_SAVE_FILTER = `gq() {
+gk=$1; gn=$2; set --
+for gc in $gn; do if [ $gk = A ]; then set -- "$@" -e "-A $gc "; else set -- "$@" -e ":$gc "; fi; done
+[ $# -gt 0 ] || return 0
+grep -n -F "$@" <<NPEOF
+$sv
+NPEOF
+}
+sg() {
+sv=$(to $1) || return $?
+gi=$(grep -n -e '^\\*' -e '^COMMIT' -e '^:[^ ]* [^-]' <<NPEOF
+$sv
+NPEOF
+)
+tb=; gt=; fr=; ts=
+set -f; IFS='
+'; for gl in $gi; do IFS=' 	
+'
+gn=\${gl%%:*}; gl=\${gl#*:}
+case $gl in
+\\**) gt=\${gl#\\*}; tb="$tb $gn:$gt"; ts="$ts $gt"; for gc in $KR; do fr="$fr $gt:$gc"; done ;;
+COMMIT*) tb="$tb $gn:" ;;
+:*) gl=\${gl#:}; fr="$fr $gt:\${gl%% *}" ;;
+esac
+done; IFS=' 	
+'
+sel=" "; Rn=; Rf=; Rm=; Rr=; Rs=
+while :; do
+gw=" "; gm=
+for gp in $fr; do case $sel in *" $gp "*) continue ;; esac; sel="$sel$gp "; gw="$gw$gp "; gm="$gm \${gp#*:}"; done
+[ -n "$gm" ] || break
+fr=
+gr=$(gq A "$gm")
+on=; of=; om=; orw=; osc=; gs=; rest=$tb; gt=
+IFS='
+'; for gl in $gr; do IFS=' 	
+'
+gn=\${gl%%:*}; gl=\${gl#*:}
+while [ -n "$rest" ]; do ge=\${rest# }; ge=\${ge%% *}; [ "\${ge%%:*}" -le "$gn" ] || break; gt=\${ge#*:}; rest=\${rest# }; rest=\${rest#"$ge"}; done
+[ -n "$gt" ] || continue
+gc=\${gl#-A }; gc=\${gc%% *}
+case $gl in "-A $gc "*) ;; *) continue ;; esac
+case $gw in *" $gt:$gc "*) ;; *) continue ;; esac
+if [ "$gt$gc" = natKUBE-SERVICES ] && [ -z "$gs" ]; then cw "$gl"; cx; case $xg in KUBE-SVC-*) gs=1 ;; esac
+else case $gc in ${DISPATCH_CHAINS.join("|")})
+case $gl in "-A $gc -d "*) xd=\${gl#"-A $gc -d "}; xd=\${xd%% *}
+case $xd in */32|*/128) case " $NP_KEYS " in *" ip:\${xd%/*} "*) ;; *) continue ;; esac ;; esac ;;
+esac ;;
+esac; fi
+case $gt in nat) on="$on$gl
+" ;; filter) of="$of$gl
+" ;; mangle) om="$om$gl
+" ;; raw) orw="$orw$gl
+" ;; security) osc="$osc$gl
+" ;; esac
+done; IFS=' 	
+'
+for gt in $ts; do
+case $gt in nat) o=$on ;; filter) o=$of ;; mangle) o=$om ;; raw) o=$orw ;; security) o=$osc ;; *) continue ;; esac
+[ -n "$o" ] || continue
+D=; R=; q=; cf $gt
+case $gt in nat) Rn="$Rn$R" ;; filter) Rf="$Rf$R" ;; mangle) Rm="$Rm$R" ;; raw) Rr="$Rr$R" ;; security) Rs="$Rs$R" ;; esac
+for gc in $q; do fr="$fr $gt:$gc"; done
+done
+done
+gm=; for gp in $sel; do gm="$gm \${gp#*:}"; done
+gr=$(gq D "$gm")
+dn=; df=; dm=; dr=; ds=; rest=$tb; gt=
+IFS='
+'; for gl in $gr; do IFS=' 	
+'
+gn=\${gl%%:*}; gl=\${gl#*:}
+while [ -n "$rest" ]; do ge=\${rest# }; ge=\${ge%% *}; [ "\${ge%%:*}" -le "$gn" ] || break; gt=\${ge#*:}; rest=\${rest# }; rest=\${rest#"$ge"}; done
+gc=\${gl#:}; gc=\${gc%% *}
+case $gl in ":$gc "*) ;; *) continue ;; esac
+case $sel in *" $gt:$gc "*) ;; *) continue ;; esac
+case $gt in nat) dn="$dn$gl
+" ;; filter) df="$df$gl
+" ;; mangle) dm="$dm$gl
+" ;; raw) dr="$dr$gl
+" ;; security) ds="$ds$gl
+" ;; esac
+done; IFS=' 	
+'
+for gt in $ts; do
+case $gt in nat) gd=$dn; R=$Rn ;; filter) gd=$df; R=$Rf ;; mangle) gd=$dm; R=$Rm ;; raw) gd=$dr; R=$Rr ;; security) gd=$ds; R=$Rs ;; *) continue ;; esac
+[ -n "$gd" ] && printf '*%s\\n%s%sCOMMIT\\n' "$gt" "$gd" "$R"
+done
+sv=
 }
 `;

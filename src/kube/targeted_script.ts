@@ -37,8 +37,9 @@
  *   the first listing. Legacy backend: always one `iptables-legacy-save` (the legacy kernel interface returns a whole
  *   table per call, whatever is listed: ~0.6 s there) filtered by awk. In an image without awk — kube-proxy's own
  *   (distroless-iptables: dash, grep, no awk, sed or gzip) — the chain walk filters each listing with sh builtins
- *   (rule_select_sh.ts, the same decisions), and the saves that awk would filter are collected whole (the legacy
- *   backend's, and the nft backend's below `walk:N` rules, where a save is small), which the report says.
+ *   (rule_select_sh.ts, the same decisions), and the saves that awk would filter (the legacy backend's, and the nft
+ *   backend's below `walk:N` rules) are walked with grep instead (`sg`, the same selection); only an image without
+ *   awk and grep collects whole tables, which the report says.
  * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
  * - nftables mode: `nft-json`: `nft -j list table ip kube-proxy` and `… ip6 kube-proxy`, one document per line.
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
@@ -50,7 +51,7 @@ import { COLLECTION_VERSION } from "../bundle/collection_output.ts";
 import { isIPAddress } from "../model/ip.ts";
 import { SCRIPT_MARKERS, SCRIPT_NODE_FACTS, SCRIPT_SAVE_CMD } from "./collection_script.ts";
 import { AWK_SELECT, KUBE_PROXY_ROOTS } from "./rule_select_awk.ts";
-import { SH_CHAIN_FILTER } from "./rule_select_sh.ts";
+import { SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.ts";
 
 /**
  * On the nft backend, the number of rules in nat `KUBE-SERVICES` (about one per Service frontend) from which the
@@ -90,7 +91,7 @@ case $NP_W in ""|*[!0-9]*) NP_W=${CHAIN_WALK_FROM} ;; esac
 NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
 set -f
 A='${AWK_SELECT}'
-` + SH_CHAIN_FILTER + `U=http://127.0.0.1:10249/proxyMode
+` + SH_CHAIN_FILTER + SH_SAVE_FILTER + `U=http://127.0.0.1:10249/proxyMode
 PB='exec 3<>/dev/tcp/127.0.0.1/10249 || exit 7
 printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1:10249\\r\\n\\r\\n" >&3; printf -v CR "\\r"; h=0
 while IFS= read -r -t 2 l <&3 || [ -n "$l" ]; do l=\${l%"$CR"}
@@ -193,7 +194,7 @@ KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=
 X="nat KUBE-SERVICES holds $KN rules"
 if [ "$KN" -ge "$NP_W" ]; then X="$X, at least $NP_W: a listing per chain costs less than a save"
 elif [ -z "$V" ]; then X="$X; no $P-nft-save in this image"
-elif [ -z "$AW" ]; then KS=; X=
+elif [ -z "$AW" ]; then KS=; if have grep; then begin $S "$V | grep: $T ($X, fewer than $NP_W: one save costs less than listing chain by chain; no awk in this image)"; T0=$T1; sg "$V"; end $S $?; continue; fi; X=
 else
 if [ -n "$TOC" ]; then o=$(timeout ${SAVE_BUDGET_S} $V 2>/dev/null); else o=$($V 2>/dev/null); fi
 if [ $? = 0 ]; then begin $S "$V | awk: $T ($X, fewer than $NP_W: one save costs less than listing chain by chain)"; T0=$T1
@@ -204,6 +205,7 @@ if [ -n "$X" ]; then begin $S "$C -t TABLE -S CHAIN: $T ($X)"; T0=$T1; sn "$C"; 
 fi
 if [ -z "$V" ]; then absent $S $P-$B-save "$H"
 elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
+elif [ $SC = service ] && have grep; then begin $S "$V | grep: $T (no awk in this image)"; sg "$V"; end $S $?
 else run $S $V
 fi
 done

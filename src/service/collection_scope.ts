@@ -59,15 +59,15 @@ export function collectionScope(capture: NodeCapture): CollectionScope | undefin
 /**
  * The report note of a targeted collection: what was collected, and what it cannot show.
  * @param s the scope.
- * @param whole true when the iptables section is whole tables after all (an image without awk, on the legacy backend or
- *   below the chain-walk threshold of the nft backend: src/kube/targeted_script.ts).
+ * @param whole true when the iptables section is whole tables after all (an image without awk and grep, on the legacy
+ *   backend or below the chain-walk threshold of the nft backend: src/kube/targeted_script.ts).
  */
 export function collectionScopeNote(s: CollectionScope, whole: boolean): string {
   const mode = s.mode ? `kube-proxy ${s.mode} mode (from ${s.modeSource ?? "?"})` : "the node's proxy mode";
   const what = s.mode === "nftables"
     ? "table ip/ip6 kube-proxy only, not the iptables tables"
     : whole
-    ? "whole iptables tables (the collecting image lacks awk)"
+    ? "whole iptables tables (the collecting image lacks awk and grep)"
     : `only the iptables rules this Service's packets can traverse (keys ${s.keys.join(" ") || "none"}${s.skipped.some((x) => x.section === "ip6tables-save") ? "; ip6tables not read: no IPv6 address among them" : ""})`;
   return `targeted collection for this Service in ${mode}: ${what}; chains of deleted Services, other Services' rules and leftovers of another proxy mode are not checked: collect whole tables with --whole-node or kubectl netpath capture`;
 }

@@ -183,7 +183,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   const costs = sectionCosts(capture);
   if (costs) report.collection = costs;
   const scope = collectionScope(capture);
-  if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
+  if (scope?.scope === "service") report.notes.push(collectionScopeNote(scope, !/awk|grep|-S CHAIN/.test(capture.sections["iptables-save"]?.command ?? "awk")));
   if (scope?.sectionTimeout?.unenforced) report.notes.push(`--section-timeout ${scope.sectionTimeout.seconds}s was not enforced on this node: ${scope.sectionTimeout.unenforced}`);
   if (capture.error) {
     report.error = capture.error;
