@@ -25,6 +25,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { type FakeApiServer, startFakeApiServer } from "../tests/helpers/fake_apiserver.ts";
+import { kubeProxyImageUserland } from "../tests/helpers/userlands.ts";
 import { type FakeNode, startFakeNode } from "../tests/helpers/fake_nodes.ts";
 import { kubeProxyRules } from "../tests/helpers/fake_node_rules.ts";
 import { spread } from "../tests/helpers/spread_cluster.ts";
@@ -179,6 +180,35 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
           ...optional("sections", reportSections(q, nodeCapture.name)),
         });
         o.log(`bench --live: ${rows.at(-1)!.label}: ${q.wallS.toFixed(2)} s, ${(qBytes / 1e3).toFixed(0)} kB`);
+        // The same question where collection runs on a real cluster: in the node's kube-proxy pod, whose image
+        // (distroless-iptables) has dash and grep but no awk, gzip or ip.
+        const kp = kubeProxyImageUserland();
+        if (kp) {
+          const kpApi = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined), pathFor: () => kp.dir } });
+          try {
+            const kpArgv = ["svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", kpApi.kubeconfig, "--node", nodeCapture.name, "-o", "json"];
+            await runCli(o.cli, kpArgv);
+            const kpFrom = kpApi.requests.length;
+            const k = await runCli(o.cli, kpArgv);
+            const kBytes = bytesSince(kpApi, kpFrom);
+            const kProblems = reportProblems(k);
+            rows.push({
+              label: `  the same, kube-proxy's image tools (no awk, gzip, ip)`,
+              wallS: k.wallS,
+              apiBytes: kBytes,
+              reference: ref,
+              code: k.code,
+              problems: kProblems,
+              target: "≤ 0.1× save, ≤ 3 s, ≤ 3 MB, nothing truncated",
+              pass: k.wallS <= 0.1 * save.wallS && k.wallS <= 3 && kBytes <= 3e6 && kProblems.length === 0,
+              ...optional("sections", reportSections(k, nodeCapture.name)),
+            });
+            o.log(`bench --live: ${backend} backend, kube-proxy image's tools: ${k.wallS.toFixed(2)} s, ${(kBytes / 1e3).toFixed(0)} kB`);
+          } finally {
+            await kpApi.close();
+            kp.remove();
+          }
+        }
         const file = join(dir, `capture-${backend}.json`);
         from = api.requests.length;
         const c = await runCli(o.cli, ["capture", "svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", file]);

@@ -125,6 +125,11 @@ export interface FakeApiOptions {
     /** Pods whose image has no shell (the exec fails as runc reports it). */
     noShell?: (namespace: string, pod: string) => boolean;
     /**
+     * The PATH of a pod's image (e.g. tests/helpers/userlands.ts's kube-proxy image): the exec runs with that PATH and
+     * an otherwise empty environment. Undefined: the test's own.
+     */
+    pathFor?: (namespace: string, pod: string) => string | undefined;
+    /**
      * Run each exec as a container runtime would under the container's securityContext: capabilities, no_new_privs,
      * read-only root with emptyDir mounts (fake_runtime.ts). @default false (the command runs with the test's privileges)
      */
@@ -713,7 +718,9 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
         finish(ws, 1, command);
         return;
       }
-      const argv = o.exec?.enforceSecurityContext ? containerArgv(pod, container, command) : command;
+      const imagePath = o.exec?.pathFor?.(ns, pod.metadata.name);
+      const inImage = imagePath === undefined ? command : ["env", "-i", `PATH=${imagePath}`, ...command];
+      const argv = o.exec?.enforceSecurityContext ? containerArgv(pod, container, inImage) : inImage;
       const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...argv], { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
       children.add(child);
       if (withStdin) {
