@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AWK_SELECT } from "../src/kube/rule_select_awk.ts";
-import { SH_CHAIN_FILTER, SH_SAVE_FILTER } from "../src/kube/rule_select_sh.ts";
+import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "../src/kube/rule_select_sh.ts";
 import { KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
 import { requireTools } from "./helpers/netns.ts";
 import { bundleFromDump, keyWords, selectSave } from "./helpers/targeted_selection.ts";
@@ -122,26 +122,15 @@ describe.runIf(HAVE)("the targeted selection under mawk, gawk and busybox awk", 
 
 /**
  * A script that reads blocks of listings (`### TABLE CHAIN` then the chain's `iptables -S` lines) on stdin and prints,
- * per block, the declarations, rules and jump targets the walk gathers from it: with `RUN` the sh filter (`cf`) or,
- * as the targeted script does with awk, the awk program's chain mode read back by its consumer loop.
+ * per block, the declarations, rules and jump targets the walk gathers from it: with the sh filter (`cf`) or the awk
+ * program (`ca`), the two functions the targeted script's walk calls.
  */
 function walkHarness(filter: "sh" | "awk"): string {
-  const run = filter === "sh" ? "cf $1" : `o=$(printf '%s\\n' "$o" | NP_MODE=chain NP_TABLE=$1 awk "$A")
-while IFS= read -r l; do
-case $l in
-"D "*) D="$D\${l#D }
-" ;;
-"R "*) R="$R\${l#R }
-" ;;
-"F "*) q="$q \${l#F }" ;;
-esac
-done <<NPEOF
-$o
-NPEOF`;
+  const run = filter === "sh" ? "cf $1" : "ca $1";
   return `set -f
 NL='
 '
-${filter === "sh" ? SH_CHAIN_FILTER : ""}
+${filter === "sh" ? SH_CHAIN_FILTER : SH_CHAIN_AWK}
 one() {
 ${run}
 }

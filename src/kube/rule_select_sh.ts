@@ -104,8 +104,14 @@ done
 }
 `;
 
-/** The shell functions `gq` and `sg` (see the module comment); they call {@link SH_CHAIN_FILTER}'s `cf`, `cw`, `cx`. */
-export const SH_SAVE_FILTER = `gq() {
+/**
+ * The shell functions `gb` (the table of save line `$1`: advances `rest`, a list of `LINE:TABLE` boundaries, and sets
+ * `gt`), `gq` and `sg` (see the module comment); they call {@link SH_CHAIN_FILTER}'s `cf`, `cw`, `cx`.
+ */
+export const SH_SAVE_FILTER = `gb() {
+while [ -n "$rest" ]; do ge=\${rest# }; ge=\${ge%% *}; [ "\${ge%%:*}" -le "$1" ] || break; gt=\${ge#*:}; rest=\${rest# }; rest=\${rest#"$ge"}; done
+}
+gq() {
 gk=$1; gn=$2; set --
 for gc in $gn; do if [ $gk = A ]; then set -- "$@" -e "-A $gc "; else set -- "$@" -e ":$gc "; fi; done
 [ $# -gt 0 ] || return 0
@@ -143,7 +149,7 @@ IFS='
 '; for gl in $gr; do IFS=' 	
 '
 gn=\${gl%%:*}; gl=\${gl#*:}
-while [ -n "$rest" ]; do ge=\${rest# }; ge=\${ge%% *}; [ "\${ge%%:*}" -le "$gn" ] || break; gt=\${ge#*:}; rest=\${rest# }; rest=\${rest#"$ge"}; done
+gb "$gn"
 [ -n "$gt" ] || continue
 gc=\${gl#-A }; gc=\${gc%% *}
 case $gl in "-A $gc "*) ;; *) continue ;; esac
@@ -177,7 +183,7 @@ IFS='
 '; for gl in $gr; do IFS=' 	
 '
 gn=\${gl%%:*}; gl=\${gl#*:}
-while [ -n "$rest" ]; do ge=\${rest# }; ge=\${ge%% *}; [ "\${ge%%:*}" -le "$gn" ] || break; gt=\${ge#*:}; rest=\${rest# }; rest=\${rest#"$ge"}; done
+gb "$gn"
 gc=\${gl#:}; gc=\${gc%% *}
 case $gl in ":$gc "*) ;; *) continue ;; esac
 case $sel in *" $gt:$gc "*) ;; *) continue ;; esac
@@ -194,5 +200,25 @@ case $gt in nat) gd=$dn; R=$Rn ;; filter) gd=$df; R=$Rf ;; mangle) gd=$dm; R=$Rm
 [ -n "$gd" ] && printf '*%s\\n%s%sCOMMIT\\n' "$gt" "$gd" "$R"
 done
 sv=
+}
+`;
+
+/**
+ * `ca TABLE`: the same as {@link SH_CHAIN_FILTER}'s `cf`, with the awk program (rule_select_awk.ts, in `$A`): its
+ * `chain` mode on the listing in `$o`, its `D`/`R`/`F` lines appended to `D`, `R` and `q`.
+ */
+export const SH_CHAIN_AWK = `ca() {
+o=$(printf '%s\\n' "$o" | NP_MODE=chain NP_TABLE=$1 awk "$A")
+while IFS= read -r xl; do
+case $xl in
+"D "*) D="$D\${xl#D }
+" ;;
+"R "*) R="$R\${xl#R }
+" ;;
+"F "*) q="$q \${xl#F }" ;;
+esac
+done <<NPEOF
+$o
+NPEOF
 }
 `;

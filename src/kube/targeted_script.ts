@@ -51,7 +51,7 @@ import { COLLECTION_VERSION } from "../bundle/collection_output.ts";
 import { isIPAddress } from "../model/ip.ts";
 import { SCRIPT_MARKERS, SCRIPT_NODE_FACTS, SCRIPT_SAVE_CMD } from "./collection_script.ts";
 import { AWK_SELECT, KUBE_PROXY_ROOTS } from "./rule_select_awk.ts";
-import { SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.ts";
+import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.ts";
 
 /**
  * On the nft backend, the number of rules in nat `KUBE-SERVICES` (about one per Service frontend) from which the
@@ -91,7 +91,7 @@ case $NP_W in ""|*[!0-9]*) NP_W=${CHAIN_WALK_FROM} ;; esac
 NP_KEYS="$*"; KR='${KUBE_PROXY_ROOTS.join(" ")}'; NP_ROOTS=$KR; export NP_KEYS NP_ROOTS
 set -f
 A='${AWK_SELECT}'
-` + SH_CHAIN_FILTER + SH_SAVE_FILTER + `U=http://127.0.0.1:10249/proxyMode
+` + SH_CHAIN_AWK + SH_CHAIN_FILTER + SH_SAVE_FILTER + `U=http://127.0.0.1:10249/proxyMode
 PB='exec 3<>/dev/tcp/127.0.0.1/10249 || exit 7
 printf "GET /proxyMode HTTP/1.0\\r\\nHost: 127.0.0.1:10249\\r\\n\\r\\n" >&3; printf -v CR "\\r"; h=0
 while IFS= read -r -t 2 l <&3 || [ -n "$l" ]; do l=\${l%"$CR"}
@@ -143,19 +143,7 @@ case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
 seen="$seen$c "
 if over; then TMO=1; return 124; fi
 if [ $NP_TABLE$c = natKUBE-SERVICES ] && [ -n "$KS" ]; then o=$KS; else o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue; fi
-if [ -z "$AW" ]; then cf $NP_TABLE; continue; fi
-o=$(printf '%s\\n' "$o" | NP_MODE=chain awk "$A")
-while IFS= read -r l; do
-case $l in
-"D "*) D="$D\${l#D }
-" ;;
-"R "*) R="$R\${l#R }
-" ;;
-"F "*) q="$q \${l#F }" ;;
-esac
-done <<NPEOF
-$o
-NPEOF
+if [ -n "$AW" ]; then ca $NP_TABLE; else cf $NP_TABLE; fi
 done
 printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
 }
