@@ -38,13 +38,15 @@ describe.runIf(requireNetns())("ip -o addr / ip route show table local, from the
     for (const ip of ["10.1.2.4", "203.0.113.101", "198.51.101.1"]) expect(n.isLocal(ip), ip).toBe(false);
     expect(n.interfaceOf("203.0.113.100")).toBe("eth0");
 
-    // an image without ip (kube-proxy's): the collection script reads the IPv4 local routes from /proc/net/fib_trie
+    // an image without ip (kube-proxy's): the collection script reads the local routes from /proc/net/fib_trie and
+    // /proc/net/ipv6_route
     const ft = SCRIPT_NODE_FACTS.slice(0, SCRIPT_NODE_FACTS.indexOf("\nif have ip;"));
     const fib = await ns.run(["sh", "-c", `have() { command -v "$1" >/dev/null 2>&1; }\n${ft}\nft`]);
     expect(fib).toMatch(/^local 198\.51\.100\.0\/24$/m);
+    expect(fib).toMatch(/^local 2001:0db8:0000:0000:0000:0000:0000:0005\/128$/m);
     const f = nodeAddresses("", fib);
-    for (const ip of ["10.1.2.3", "203.0.113.100", "127.0.0.1", "198.51.100.77"]) expect(f.isLocal(ip), ip).toBe(true);
-    for (const ip of ["10.1.2.4", "203.0.113.101", "198.51.101.1"]) expect(f.isLocal(ip), ip).toBe(false);
+    for (const ip of ["10.1.2.3", "203.0.113.100", "127.0.0.1", "198.51.100.77", "2001:db8::5", "::1"]) expect(f.isLocal(ip), ip).toBe(true);
+    for (const ip of ["10.1.2.4", "203.0.113.101", "198.51.101.1", "2001:db8::6"]) expect(f.isLocal(ip), ip).toBe(false);
     expect(f.interfaceOf("203.0.113.100")).toBeUndefined();
   });
 });

@@ -264,17 +264,20 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
     };
     try {
       expect(await scope()).toContain("mode=iptables\nmode-source=no table ip kube-proxy, no interface kube-ipvs0 (/proxyMode did not answer)\n");
-      // no ip: the IPv4 local routes come from /proc/net/fib_trie, the same as `ip route show table local` lists
+      // no ip: the local routes come from /proc/net/fib_trie and /proc/net/ipv6_route, those `ip route show table local` lists
       const r = await legacyNode.netns.exec(["env", "-i", `PATH=${kp.dir}`, ...NODE_SCOPE], nodeScope);
       const c = parseCollectionOutput(r.stdout, r.stderr);
       expect(c.sections["ip-addr"]).toMatchObject({ exitCode: 127 });
       const routes = c.sections["ip-route-local"]!;
-      expect([routes.command, routes.exitCode]).toEqual(["read /proc/net/fib_trie (IPv4 only: no ip in this image)", 0]);
-      const byIp = (await legacyNode.netns.run(["ip", "-4", "route", "show", "table", "local"])).split("\n").filter((l) => l.startsWith("local ")).map((l) => l.split(" ")[1]);
-      expect(byIp.length).toBeGreaterThan(1);
-      expect(routes.stdout.split("\n").filter((l) => l !== "").map((l) => l.replace(/^local /, "")).sort()).toEqual(byIp.sort());
+      expect([routes.command, routes.exitCode]).toEqual(["read /proc/net/fib_trie and /proc/net/ipv6_route (no ip in this image)", 0]);
+      const byIp4 = (await legacyNode.netns.run(["ip", "-4", "route", "show", "table", "local"])).split("\n").filter((l) => l.startsWith("local ")).map((l) => l.split(" ")[1]);
+      expect(byIp4.length).toBeGreaterThan(1);
+      expect(routes.stdout.split("\n").filter((l) => l !== "" && !l.includes(":")).map((l) => l.replace(/^local /, "")).sort()).toEqual(byIp4.sort());
       const facts = readNodeFacts({ name: "k8s1", sections: c.sections });
-      expect([facts.ipv4Only, facts.addresses?.isLocal("127.0.0.1"), facts.addresses?.isLocal("127.1.2.3"), facts.addresses?.isLocal("192.0.2.1")]).toEqual([true, true, true, false]);
+      expect([facts.noInterfaces, facts.addresses?.isLocal("127.0.0.1"), facts.addresses?.isLocal("127.1.2.3"), facts.addresses?.isLocal("192.0.2.1")]).toEqual([true, true, true, false]);
+      // the IPv6 ones, in full hexadecimal groups, answer for the same addresses
+      const byIp6 = (await legacyNode.netns.run(["ip", "-6", "route", "show", "table", "local"])).split("\n").filter((l) => l.startsWith("local ")).map((l) => l.split(" ")[1]!);
+      for (const d of byIp6) expect(facts.addresses!.isLocal(d.split("/")[0]!), d).toBe(true);
       // (kube-proxy makes it a dummy interface; this kernel has no dummy driver, and the script looks only at the name)
       await legacyNode.netns.run(["ip", "link", "add", "kube-ipvs0", "type", "veth", "peer", "name", "kube-ipvs0-peer"]);
       expect(await scope()).toContain("mode=ipvs\nmode-source=interface kube-ipvs0 exists (/proxyMode did not answer)\n");

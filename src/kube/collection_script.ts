@@ -9,8 +9,9 @@
  *   `chroot /host` when the host filesystem is mounted there (`--profile sysadmin`); and `kubelet_chains`, which finds
  *   kubelet's `KUBE-IPTABLES-HINT` / `KUBE-KUBELET-CANARY` (kubernetes-sigs/iptables-wrappers detect.go DetectMode).
  * - {@link SCRIPT_NODE_FACTS}: `ip-addr` (`ip -o addr show`) and `ip-route-local` (`ip route show table local`), which
- *   decide `-m addrtype --dst-type LOCAL` — in an image without `ip` (kube-proxy's), `ip-route-local` holds the IPv4
- *   `local` routes of /proc/net/fib_trie in the same form (`local ADDR[/LEN]`) —, and `sysctls` (bridge-nf-call-iptables, each bridge port's hairpin_mode,
+ *   decide `-m addrtype --dst-type LOCAL` — in an image without `ip` (kube-proxy's), `ip-route-local` holds the
+ *   `local` routes of /proc/net/fib_trie (IPv4, `local ADDR[/LEN]`) and of /proc/net/ipv6_route (RTF_LOCAL, `local
+ *   ADDR/LEN` with the address in full hexadecimal groups, matched as a prefix) —, and `sysctls` (bridge-nf-call-iptables, each bridge port's hairpin_mode,
  *   route_localnet, conntrack liberal mode, IPVS conntrack) from /proc/sys and /sys/class/net, with shell builtins
  *   only (`read`, parameter expansion; one subshell per bridge port for its bridge's name): a node with a hundred
  *   pods has a hundred bridge ports.
@@ -87,9 +88,21 @@ case $fl in
 case $fs in *" $fr "*) ;; *) fs="$fs$fr "; printf 'local %s\\n' "$fr" ;; esac ;;
 esac
 done
+[ -r /proc/net/ipv6_route ] || return 0
+fo=$(cat /proc/net/ipv6_route) || return 0
+set -f; IFS='
+'; set -- $fo; IFS=' 	
+'; set +f
+for fl do
+set -- $fl
+case $9 in [89a-f]*) ;; *) continue ;; esac
+fa=$1; fr=; while [ -n "$fa" ]; do fn=\${fa#????}; fr="$fr\${fr:+:}\${fa%"$fn"}"; fa=$fn; done
+fr=$fr/$((0x$2))
+case $fs in *" $fr "*) ;; *) fs="$fs$fr "; printf 'local %s\\n' "$fr" ;; esac
+done
 }
 if have ip; then runq ip-addr ip -o addr show; runq ip-route-local ip route show table local
-else absent ip-addr ip ' (the IPv4 local addresses are read from /proc/net/fib_trie instead)'; begin ip-route-local "read /proc/net/fib_trie (IPv4 only: no ip in this image)"; ft; end ip-route-local $?; fi
+else absent ip-addr ip ' (the local addresses are read from /proc/net/fib_trie and /proc/net/ipv6_route instead)'; begin ip-route-local "read /proc/net/fib_trie and /proc/net/ipv6_route (no ip in this image)"; ft; end ip-route-local $?; fi
 begin sysctls "read /proc/sys/net and /sys/class/net/*/brport"
 rd() { V=; IFS= read -r V 2>/dev/null <"$1" || [ -n "$V" ]; }
 for k in bridge.bridge-nf-call-iptables bridge.bridge-nf-call-ip6tables netfilter.nf_conntrack_tcp_be_liberal ipv4.vs.conntrack; do

@@ -241,7 +241,6 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
       const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
       const facts = readNodeFacts(capture);
-      if (facts.ipv4Only && family === 6) delete facts.addresses; // IPv4 local routes say nothing of IPv6 addresses
       report.notes.push(...facts.problems);
       const podIf = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
@@ -250,7 +249,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       if (podIf && ifaces) {
         report.notes.push(
           `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
-            !facts.addresses ? " (the uplink's name is assumed: the node's addresses were not collected)" : facts.ipv4Only ? " (the uplink's name is assumed: the collecting image has no ip to tell the interface of the node's address)" : ""
+            !facts.addresses ? " (the uplink's name is assumed: the node's addresses were not collected)" : facts.noInterfaces ? " (the uplink's name is assumed: the collecting image has no ip to tell the interface of the node's address)" : ""
           }`,
         );
       }

@@ -21,10 +21,10 @@ export interface NodeFacts {
   /** A section that was there but could not be read. */
   problems: string[];
   /**
-   * True when `addresses` holds only the IPv4 local routes of /proc/net/fib_trie (an image without `ip`): they say
-   * nothing of IPv6 addresses nor of interfaces.
+   * True when `addresses` holds only the local routes of /proc/net/fib_trie and /proc/net/ipv6_route (an image without
+   * `ip`): which addresses are local is known, not which interface holds them.
    */
-  ipv4Only?: true;
+  noInterfaces?: true;
 }
 
 /**
@@ -49,11 +49,11 @@ export function readNodeFacts(node: NodeCapture): NodeFacts {
   const routes = node.sections["ip-route-local"];
   const routesOk = routes !== undefined && !routes.truncated && (routes.exitCode ?? 0) === 0;
   if (!addr || addr.truncated || ((addr.exitCode ?? 0) !== 0)) {
-    // An image without `ip` (kube-proxy's) still gives the IPv4 local routes, read from /proc/net/fib_trie: they
-    // decide `--dst-type LOCAL` for IPv4; the interface of each address stays unknown.
+    // An image without `ip` (kube-proxy's) still gives the local routes, read from /proc/net/fib_trie and
+    // /proc/net/ipv6_route: they decide `--dst-type LOCAL`; the interface of each address stays unknown.
     if (addr && routesOk && addr.exitCode === 127) {
-      out.problems.push(`ip is not in the collecting image: the IPv4 local addresses come from /proc/net/fib_trie; the interface of each address and the IPv6 ones are unknown`);
-      out.ipv4Only = true;
+      out.problems.push(`ip is not in the collecting image: the local addresses come from /proc/net/fib_trie and /proc/net/ipv6_route; the interface of each address is unknown`);
+      out.noInterfaces = true;
     } else if (addr) {
       out.problems.push(`ip -o addr ${addr.truncated ? cutReason(addr) : `failed (exit ${addr.exitCode})`}: the node's local addresses are unknown`);
       return out;
