@@ -9,6 +9,7 @@
  * loads it.
  * @module
  */
+import { setMaxListeners } from "node:events";
 import { stringify as toYaml } from "yaml";
 import type { NodeCapture } from "../bundle/bundle.ts";
 import { emptyBundle } from "../bundle/bundle.ts";
@@ -149,6 +150,9 @@ export async function collectNodes(
   }
   const registry = new PodRegistry();
   const abort = new AbortController();
+  // Each node in flight listens to the run's signal (its exec, its pod's watch, its requests): with --parallel 8 or
+  // more that is over Node's default of 10 listeners, which is not a leak (they are removed as each settles).
+  setMaxListeners(4 * s.parallel + 16, abort.signal);
   const uninstall = installInterruptCleanup(registry, rest, abort, io.stderr);
   const runId = `${Date.now().toString(36)}-${randomSuffix()}`;
   const createdBy = creator(cluster);
