@@ -6,20 +6,16 @@
 // array `RT`, gawk's record-terminator variable, and gawk refused to run it at all ("split: second argument is not an
 // array"), so every targeted collection on a gawk image failed.
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AWK_SELECT } from "../src/kube/rule_select_awk.ts";
+import { AWK_SELECT, KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
 import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "../src/kube/rule_select_sh.ts";
-import { KUBE_PROXY_ROOTS } from "../src/kube/rule_select_awk.ts";
 import { requireTools } from "./helpers/netns.ts";
-import { bundleFromDump, keyWords, selectSave } from "./helpers/targeted_selection.ts";
+import { keyWords, realDumps, selectSave } from "./helpers/targeted_selection.ts";
 
 const AWKS: readonly (readonly string[])[] = [["mawk"], ["gawk"], ["busybox", "awk"]];
 const HAVE = requireTools("awk implementations (mawk, gawk, busybox awk)", ["mawk", "gawk", "busybox"]);
 const SHELLS: readonly (readonly string[])[] = [["dash"], ["bash"], ["busybox", "sh"]];
 const HAVE_SHELLS = requireTools("shells (dash, bash, busybox sh)", ["dash", "bash", "busybox"]);
-const NODE_FORMAT = "tests/fixtures/node-format";
 
 /** A save with a policy chain with counters, a chain in two runs, a rule without a spec, an undeclared chain. */
 const SAVE = `*nat
@@ -96,12 +92,10 @@ describe.runIf(HAVE)("the targeted selection under mawk, gawk and busybox awk", 
   }
 
   it("every Service of the real dumps in node format: the same save selection and chain listings under each awk", () => {
-    const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
+    const dumps = realDumps();
     expect(dumps.length).toBeGreaterThan(40);
     let services = 0;
-    for (const f of dumps) {
-      const text = readFileSync(join(NODE_FORMAT, f), "utf8");
-      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+    for (const { file: f, text, bundle } of dumps) {
       for (const s of bundle.objects.services) {
         services++;
         const keys = keyWords(bundle.objects, s.metadata.namespace!, s.metadata.name, "node-1");
@@ -184,11 +178,8 @@ describe.runIf(HAVE && HAVE_SHELLS)("the chain walk's filter without awk (sh bui
   });
 
   it("every Service of the real dumps, every chain of nat and filter: the same declarations, rules and jump targets under dash, bash and busybox sh", () => {
-    const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
     let blocks = 0;
-    for (const f of dumps) {
-      const text = readFileSync(join(NODE_FORMAT, f), "utf8");
-      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+    for (const { file: f, text, bundle } of realDumps()) {
       const chains: [string, string][] = [];
       let table = "";
       for (const line of text.split("\n")) {
@@ -230,13 +221,9 @@ function chainsOf(save: string): Record<string, Record<string, string[]>> {
 
 describe.runIf(HAVE && HAVE_SHELLS)("the save walked with grep (no awk) selects what the awk program selects", () => {
   it("every Service of the real dumps: the same chains, declarations and rules under dash, bash and busybox sh", () => {
-    const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
     const script = `set -f\nto() { "$@"; }\nKR='${KUBE_PROXY_ROOTS.join(" ")}'\n${SH_CHAIN_FILTER}${SH_SAVE_FILTER}\nsg "cat $0"`;
     let services = 0;
-    for (const f of dumps) {
-      const path = join(NODE_FORMAT, f);
-      const text = readFileSync(path, "utf8");
-      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+    for (const { file: f, path, text, bundle } of realDumps()) {
       for (const s of bundle.objects.services) {
         services++;
         const keys = keyWords(bundle.objects, s.metadata.namespace!, s.metadata.name, "node-1");

@@ -4,14 +4,14 @@
 // kube-proxy dumps (both backends' node format), and on a sample of the generated 10,000-Service dump.
 // tests/targeted_kernel.test.ts runs the whole script against real iptables in network namespaces.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Bundle, NodeCapture } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import { requireTools } from "./helpers/netns.ts";
-import { bundleFromDump, keyWords, selectSave } from "./helpers/targeted_selection.ts";
+import { keyWords, realDumps, selectSave } from "./helpers/targeted_selection.ts";
 
 const HAVE_AWK = requireTools("targeted selection (awk)", ["awk"]);
 
@@ -70,14 +70,11 @@ describe.runIf(HAVE_AWK)("targeted selection: same analysis as the whole dump", 
 
   // The real kube-proxy dumps carry no API objects: the Services are made from the dump's own comments
   // ("ns/name:port cluster IP", NodePorts from KUBE-NODEPORTS), the same objects for both analyses.
-  const NODE_FORMAT = "tests/fixtures/node-format";
-  const dumps = readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save"));
+  const dumps = realDumps();
   it(`every Service of the ${dumps.length} real dumps in node format (nft and legacy backends)`, () => {
     expect(dumps.length).toBeGreaterThan(40);
     let services = 0;
-    for (const f of dumps) {
-      const text = readFileSync(join(NODE_FORMAT, f), "utf8");
-      const bundle = bundleFromDump(text, f.includes("ip6tables") ? "ip6tables-save" : "iptables-save");
+    for (const { file: f, bundle } of dumps) {
       for (const s of bundle.objects.services) {
         services++;
         const ns = s.metadata.namespace!;

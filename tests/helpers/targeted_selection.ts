@@ -1,10 +1,12 @@
 /**
  * Helpers of the targeted-selection tests (tests/targeted_collection.test.ts, tests/targeted_kernel.test.ts,
  * tests/awk_portability.test.ts): the key words of a Service's question, the script's awk selection run on a whole
- * iptables-save text, and a one-node bundle made from a real dump's own rule comments.
+ * iptables-save text, a one-node bundle made from a real dump's own rule comments, and the real dumps with theirs.
  * @module
  */
 import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Bundle, BundleObjects } from "../../src/bundle/bundle.ts";
 import { emptyBundle } from "../../src/bundle/bundle.ts";
 import { nodeTargetKeys, serviceTargetKeys } from "../../src/kube/target_keys.ts";
@@ -73,4 +75,24 @@ export function bundleFromDump(text: string, section: "iptables-save" | "ip6tabl
   bundle.objects.nodes = [node];
   bundle.nodes = [{ name: "node-1", sections: { [section]: { stdout: text, exitCode: 0 }, "proxy-mode": { stdout: "iptables", exitCode: 0 } } }];
   return bundle;
+}
+
+/** The real kube-proxy dumps in node format (iptables-save of each backend and family). */
+export const NODE_FORMAT = "tests/fixtures/node-format";
+
+/** One real dump: its file name and path, its text, and the one-node bundle of {@link bundleFromDump}. */
+export interface RealDump {
+  file: string;
+  path: string;
+  text: string;
+  bundle: Bundle;
+}
+
+/** Every real dump in {@link NODE_FORMAT} (`*tables-save`), read. */
+export function realDumps(): RealDump[] {
+  return readdirSync(NODE_FORMAT).filter((f) => f.endsWith("tables-save")).map((file) => {
+    const path = join(NODE_FORMAT, file);
+    const text = readFileSync(path, "utf8");
+    return { file, path, text, bundle: bundleFromDump(text, file.includes("ip6tables") ? "ip6tables-save" : "iptables-save") };
+  });
 }
