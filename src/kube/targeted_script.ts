@@ -178,7 +178,7 @@ S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
 if [ $B = nft ] && [ -n "$C" ] && [ $SC = service ]; then now; T1=$NOW; KN=0
 KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=
-[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | grep -c '^-A ')
+[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi)
 X="nat KUBE-SERVICES holds $KN rules"
 if [ "$KN" -ge "$NP_W" ]; then X="$X, at least $NP_W: a listing per chain costs less than a save"
 elif [ -z "$V" ]; then X="$X; no $P-nft-save in this image"
