@@ -72,8 +72,12 @@ function tlv(tag: number, ...content: Buffer[]): Buffer {
 }
 const seq = (...c: Buffer[]) => tlv(0x30, ...c);
 const set = (...c: Buffer[]) => tlv(0x31, ...c);
+/** A DER INTEGER (non-negative): minimal, as DER requires (a random serial starting with 0x00 was "illegal padding"). */
 function int(n: number | Buffer): Buffer {
   let b = typeof n === "number" ? Buffer.from([n]) : n;
+  let i = 0;
+  while (i < b.length - 1 && b[i] === 0) i++;
+  b = b.subarray(i);
   if (b[0]! & 0x80) b = Buffer.concat([Buffer.from([0]), b]);
   return tlv(0x02, b);
 }
