@@ -272,6 +272,25 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
   });
 
+  it("--via kube-proxy and no kube-proxy pod: the node says why and what lets a debug pod collect; only exec is reviewed, nothing is created", async () => {
+    const s = await fake({ ...noProxy });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--via", "kube-proxy"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("not analysed: the kube-proxy pod cannot collect node k8s-guide-worker (no running kube-proxy pod on the node in namespace kube-system), and --via kube-proxy creates no debug pod: run with --via auto to let one collect");
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+    // exec (get and create on pods/exec) is all such a run needs: creating and deleting pods is not asked about
+    expect(s.requests.filter((x) => x.path.endsWith("selfsubjectaccessreviews")).length).toBe(2);
+  });
+
+  it("--via kube-proxy --dry-run: no manifest, nothing created, even where RBAC denies creating pods", async () => {
+    const s = await fake({ denials: [{ verb: "create", resource: "pods", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--via", "kube-proxy", "--dry-run"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("dry run: nothing is created; with --via kube-proxy kubectl-netpath only execs into each node's kube-proxy pod in kube-system and creates no pod\n");
+    expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
+  });
+
   it("Pod Security Admission rejects the debug pod", async () => {
     const s = await fake({ ...noProxy, namespaces: { "kube-system": { "pod-security.kubernetes.io/enforce": "baseline" } } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
@@ -395,6 +414,18 @@ describe("--dry-run, capture, cleanup", () => {
     expect(docs[1]).toContain("nodeName: k8s-guide-worker2\n");
     expect(r.stdout).toContain("activeDeadlineSeconds: 120\n");
     expect(r.stderr).toContain("dry run: nothing is created");
+    expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
+  });
+
+  it("--via debug-pod --dry-run prints the debug pod of every node; an unknown --via is a usage error", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run", "--via", "debug-pod"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("dry run: nothing is created; for each node kubectl-netpath would create this debug pod in kube-system:\n");
+    expect(r.stdout.split("---\n").map((d) => /nodeName: (\S+)/.exec(d)?.[1])).toEqual(["k8s-guide-worker", "k8s-guide-worker2"]);
+    const bad = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--via", "ssh"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("error: option '--via <where>' argument 'ssh' is invalid. Allowed choices are auto, kube-proxy, debug-pod.");
     expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
   });
 

@@ -104,6 +104,43 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(s.requests.filter((x) => x.method === "DELETE").length).toBe(1);
   });
 
+  it("--via kube-proxy: the node whose kube-proxy pod can collect answers, the other says why; no pod is created", async () => {
+    const s = await cluster({ denials: [{ verb: "create", resource: "pods", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "-o", "json", "--via", "kube-proxy"]);
+    expect(r.code).toBe(1);
+    const rep = JSON.parse(r.stdout) as ServiceReport;
+    const ok = rep.nodes.find((n) => n.node === "k8s-guide-worker")!;
+    expect(ok.error).toBeUndefined();
+    expect(ok.source).toMatch(/^kube-proxy-pod: kube-proxy-k8s-guide-worker: /);
+    expect(ok.ports[0]!.entryPoints[0]!.balancing.shares.map((x) => [x.endpoint, x.share])).toEqual([["10.244.1.6:80", 0.5], ["10.244.2.4:80", 0.5]]);
+    expect(rep.nodes.find((n) => n.node === "k8s-guide-worker2")!.error).toMatch(
+      /^the kube-proxy pod cannot collect node k8s-guide-worker2 \(its image cannot run the collection script \(.+\)\), and --via kube-proxy creates no debug pod: run with --via auto to let one collect$/,
+    );
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+    expect(s.debugPods()).toEqual([]);
+  });
+
+  it("--via debug-pod: a debug pod collects each node, even where the kube-proxy pod could; the same verdicts", async () => {
+    const s = await cluster();
+    const auto = JSON.parse((await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "-o", "json"])).stdout) as ServiceReport;
+    const from = s.requests.length;
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "-o", "json", "--via", "debug-pod"]);
+    expect(r.code).toBe(0);
+    const rep = JSON.parse(r.stdout) as ServiceReport;
+    expect(rep.nodes.map((n) => n.source)).toEqual([
+      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}`,
+      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}`,
+    ]);
+    const verdicts = (x: ServiceReport) => x.nodes.map((n) => ({ node: n.node, ports: n.ports, drift: n.drift }));
+    expect(verdicts(rep)).toEqual(verdicts(auto));
+    const mine = s.requests.slice(from);
+    // no exec into the kube-proxy pods: the debug image lacked nothing
+    expect(mine.filter((x) => x.kind === "exec").map((x) => x.path.split("/")[6]!.replace(/-[a-z0-9]{5}$/, "")).sort()).toEqual(["kubectl-netpath-k8s-guide-worker", "kubectl-netpath-k8s-guide-worker2"]);
+    expect(mine.filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length).toBe(2);
+    expect(mine.filter((x) => x.method === "DELETE").length).toBe(2);
+    expect(s.debugPods()).toEqual([]);
+  });
+
   it("capture, then --from the capture: the same report, text and JSON; the bundle holds raw sections with exit codes", async () => {
     const s = await cluster();
     const file = join(s.dir, "web.bundle.json");

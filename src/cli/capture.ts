@@ -35,6 +35,7 @@ export type CaptureOptions =
     | "image"
     | "profile"
     | "debugNamespace"
+    | "via"
     | "parallel"
     | "timeout"
     | "sectionTimeout"
@@ -157,6 +158,7 @@ export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--image <image>", "debug pod image (default: netshoot v0.13 pinned by digest)")
     .addOption(new Option("--profile <profile>", "debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
     .option("--debug-namespace <namespace>", "namespace of the debug pods", "kube-system")
+    .addOption(new Option("--via <where>", "where nodes are collected (auto: the kube-proxy pod, else a debug pod; kube-proxy: never create a pod)").choices(["auto", "kube-proxy", "debug-pod"]).default("auto"))
     .option("--parallel <n>", "nodes collected at once", "8")
     .option("--timeout <duration>", "time allowed per node", "60s")
     .option("--section-timeout <duration>", "time allowed to each collection step on a node, 0 for none (default: 3/4 of --timeout)")

@@ -34,6 +34,7 @@ export interface MainOptions {
   image?: string;
   profile?: string;
   debugNamespace?: string;
+  via?: string;
   parallel?: string;
   timeout?: string;
   sectionTimeout?: string;
@@ -100,6 +101,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--image <image>", "live: debug pod image (default: netshoot v0.13 pinned by digest)")
     .addOption(new Option("--profile <profile>", "live: debug pod privileges").choices(["netadmin", "sysadmin"]).default("netadmin"))
     .option("--debug-namespace <namespace>", "live: namespace of the debug pods", "kube-system")
+    .addOption(new Option("--via <where>", "live: where nodes are collected (auto: the kube-proxy pod, else a debug pod; kube-proxy: never create a pod)").choices(["auto", "kube-proxy", "debug-pod"]).default("auto"))
     .option("--parallel <n>", "live: nodes collected at once", "8")
     .option("--timeout <duration>", "live: time allowed per node", "60s")
     .option("--section-timeout <duration>", "live: time allowed to each collection step on a node, 0 for none (default: 3/4 of --timeout)")

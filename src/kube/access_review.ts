@@ -28,14 +28,18 @@ export interface AccessAnswer extends AccessCheck {
   reason?: string;
 }
 
-/** The permissions node collection needs in `namespace`. */
-export function collectionChecks(namespace: string): AccessCheck[] {
-  return [
+/**
+ * The permissions node collection needs in `namespace`: exec (an exec over WebSocket is authorized as `get`, and from
+ * Kubernetes v1.35 also as `create`, on pods/exec) and, when it may make debug pods, create and delete pods.
+ * @param debugPods false when the run creates no pod (`--via kube-proxy`). @default true
+ */
+export function collectionChecks(namespace: string, debugPods = true): AccessCheck[] {
+  const exec: AccessCheck[] = [
     { verb: "get", resource: "pods/exec", namespace },
     { verb: "create", resource: "pods/exec", namespace },
-    { verb: "create", resource: "pods", namespace },
-    { verb: "delete", resource: "pods", namespace },
   ];
+  if (!debugPods) return exec;
+  return [...exec, { verb: "create", resource: "pods", namespace }, { verb: "delete", resource: "pods", namespace }];
 }
 
 /**

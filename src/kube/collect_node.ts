@@ -7,6 +7,10 @@
  *    mode needs (ipvsadm for IPVS, nft for nftables): a debug pod (debug_pod.ts), deleted in `finally` whatever
  *    happens. Sections the debug pod lacks (netshoot has no iptables-legacy) are filled from the kube-proxy pod's
  *    run, and the source says so.
+ * `--via kube-proxy` stops at 2 (no pod is created; a node its kube-proxy pod cannot serve reports why), `--via
+ * debug-pod` starts at 3 (and fills what the debug image lacks from the kube-proxy pod). A whole-node collection whose
+ * output crossed the API server large and uncompressed (an image without gzip: kube-proxy's own) is reported, with
+ * what sends it compressed.
  * Everything runs under one per-node deadline (`--timeout`). On a node without kube-proxy state where a Cilium agent
  * pod runs (label `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o
  * json`) into the section `cilium-services`.
@@ -27,6 +31,18 @@ import { nodeNotReady } from "./pod_state.ts";
 import { type KubeRest, R } from "./rest.ts";
 import { hasKubeProxyState } from "../service/service_datapath.ts";
 import { collectionScope } from "../service/collection_scope.ts";
+
+/** Where a node's state may be collected (`--via`; see LiveOptions.via in options.ts). */
+export const COLLECT_VIA = ["auto", "kube-proxy", "debug-pod"] as const;
+/** One of {@link COLLECT_VIA}. */
+export type CollectVia = typeof COLLECT_VIA[number];
+
+/**
+ * Whole-node output (bytes on the wire) from which an uncompressed stream is reported: the image had no gzip
+ * (kube-proxy's own has none), so whole tables crossed the API server as text, ~6 times what `gzip -1` sends (26.6 MB
+ * against 4.6 MB on the bench's 10,000-Service node). 4 MiB is a node of some 1,500 Services.
+ */
+export const UNCOMPRESSED_REPORT_BYTES = 4 * 1024 * 1024;
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -64,6 +80,8 @@ export interface CollectOptions {
   progress: (node: string, text: string) => void;
   /** Random [a-z0-9]{5}. */
   suffix: () => string;
+  /** Where nodes are collected (`--via`). @default "auto" */
+  via?: CollectVia;
   /**
    * Collect only what one Service's packets can traverse, in the node's proxy mode (targeted_script.ts); absent:
    * whole tables (collection_script.ts), as `capture` does.
@@ -133,6 +151,30 @@ function backendDetail(r: CollectionResult): string {
   }
   if (save?.command && save.exitCode !== 127) parts.push(`iptables-save via ${save.command}`);
   return parts.join("; ");
+}
+
+/**
+ * The warning for whole tables that crossed the API server uncompressed and large (see
+ * {@link UNCOMPRESSED_REPORT_BYTES}), with what sends them compressed; undefined for a targeted run, a compressed or
+ * small stream.
+ */
+function uncompressedWarning(o: CollectOptions, node: string, ran: Ran, where: { kubeProxyPod: string } | { debugImage: string }): string | undefined {
+  if (o.service || ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return undefined;
+  const mb = (ran.outcome.stdoutBytes / 1e6).toFixed(1);
+  if ("debugImage" in where) {
+    return `node ${node}: ${mb} MB of whole tables came through the API server uncompressed: the debug image ${where.debugImage} has no gzip; pass an --image that has it`;
+  }
+  const legacy = ran.result.sections["iptables-backend"]?.stdout.trim() === "legacy";
+  const fix = legacy
+    ? "a debug pod sends them compressed: --via debug-pod --profile sysadmin (this node's legacy backend needs the host's iptables-legacy-save, run through chroot /host: the default debug image has no iptables-legacy)"
+    : "a debug pod, whose image has gzip, sends them compressed: --via debug-pod";
+  return `node ${node}: ${mb} MB of whole tables came through the API server uncompressed: the image of kube-proxy pod ${where.kubeProxyPod} has no gzip; ${fix}`;
+}
+
+/** `sent uncompressed (N MB: the image has no gzip)` for the source line, when {@link uncompressedWarning} applies. */
+function uncompressedDetail(o: CollectOptions, ran: Ran): string {
+  if (o.service || ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return "";
+  return `sent uncompressed (${(ran.outcome.stdoutBytes / 1e6).toFixed(1)} MB: the image has no gzip)`;
 }
 
 function remaining(deadline: number): number {
@@ -271,8 +313,10 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       if (!(e instanceof KubeApiError && e.status === 403)) throw e;
       listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;
     }
-    if (kpPod) {
-      const container = kpPod.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod.spec?.containers?.[0]?.name ?? "kube-proxy";
+    const via = o.via ?? "auto";
+    const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
+    if (kpPod && via !== "debug-pod") {
+      const container = kpContainer;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
       try {
         kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline);
@@ -296,16 +340,24 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         if (need.length === 0) {
           noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs), kpRan);
           capture.sections = kpRan.result.sections;
-          capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: backendDetail(kpRan.result) };
+          const detail = [backendDetail(kpRan.result), uncompressedDetail(o, kpRan)].filter((d) => d !== "").join("; ");
+          capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail };
           warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));
+          const big = uncompressedWarning(o, name, kpRan, { kubeProxyPod: kpPod.metadata.name });
+          if (big) warnings.push(big);
           return { capture, warnings };
         }
         kpWhy = `its image lacks ${need.map((s) => (s === "nft-json" ? "nft" : s)).join(" and ")}`;
       } else {
         kpWhy = "the exec was refused";
       }
+    } else if (kpPod) {
+      kpWhy = "--via debug-pod";
     } else {
       kpWhy = listWhy ?? `no running kube-proxy pod on the node in namespace ${o.namespace}`;
+    }
+    if (via === "kube-proxy") {
+      throw new Error(`the kube-proxy pod cannot collect node ${name} (${kpWhy}), and --via kube-proxy creates no debug pod: run with --via auto to let one collect`);
     }
     // 2. a debug pod
     if (o.access.createPods === false || o.access.deletePods === false) {
@@ -323,6 +375,20 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       }
       noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
       warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
+      const big = uncompressedWarning(o, name, ran, { debugImage: o.image });
+      if (big) warnings.push(big);
+      // --via debug-pod: what the debug image lacks (netshoot has no iptables-legacy) is read in the kube-proxy pod,
+      // as "auto" fills the debug pod's run from it
+      if (via === "debug-pod" && kpPod && ran.result.complete && Object.values(ran.result.sections).some((v) => v?.exitCode === 127)) {
+        progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name} for what the debug image lacks`);
+        try {
+          kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, kpContainer, deadline);
+        } catch (e) {
+          if (o.signal.aborted) throw e;
+          if (!(e instanceof KubeApiError)) throw e;
+          warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
+        }
+      }
       const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.debugNamespace, image: o.image };
       const sections = { ...ran.result.sections };
       const filled: string[] = [];
@@ -335,8 +401,13 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         }
       }
       capture.sections = sections;
-      const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`];
-      if (filled.length > 0) detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image)`);
+      const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran)];
+      if (filled.length > 0) {
+        const kpDetail = uncompressedDetail(o, kpRan!);
+        detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
+        const big = uncompressedWarning(o, name, kpRan!, { kubeProxyPod: kpPod!.metadata.name });
+        if (big) warnings.push(big);
+      }
       source.detail = detail.filter((d) => d !== "").join("; ");
       capture.source = source;
       return { capture, warnings };

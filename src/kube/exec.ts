@@ -34,6 +34,8 @@ export interface ExecOutcome {
   end: "status" | "closed" | "timeout" | "aborted";
   /** Bytes of stdout as they came over the stream (compressed, when the command compressed them). */
   stdoutBytes: number;
+  /** Whether stdout came as a gzip stream (inflated into `stdout`). */
+  stdoutCompressed: boolean;
 }
 
 /** Options of {@link execInPod}. */
@@ -59,6 +61,13 @@ class Collector extends Writable {
   }
   size(): number {
     return this.chunks.reduce((n, c) => n + c.length, 0);
+  }
+  /** Whether the bytes are a gzip stream (magic 1f 8b). */
+  gzip(): boolean {
+    const b = this.chunks.find((c) => c.length > 0);
+    if (!b) return false;
+    const second = b.length >= 2 ? b[1] : this.chunks.find((c) => c !== b && c.length > 0)?.[0];
+    return b[0] === 0x1f && second === 0x8b;
   }
   /**
    * The bytes as UTF-8; a gzip stream (magic 1f 8b: the whole-node collection compresses its stdout) is inflated
@@ -184,7 +193,7 @@ export async function execInPod(
       else ws.on("close", () => resolve());
     });
     end ??= status ? "status" : "closed";
-    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end, stdoutBytes: out.size() };
+    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end, stdoutBytes: out.size(), stdoutCompressed: out.gzip() };
   } finally {
     clearTimeout(timer);
     timer = undefined;

@@ -17,7 +17,7 @@ import { allowListObjects } from "../bundle/allow_list.ts";
 import type { Node } from "../model/k8s.ts";
 import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
-import { activeDeadlineFor, type CollectAccess, collectNode } from "./collect_node.ts";
+import { activeDeadlineFor, type CollectAccess, type CollectVia, COLLECT_VIA, collectNode } from "./collect_node.ts";
 import { serviceTargetKeys } from "./target_keys.ts";
 import type { TargetKeys } from "./targeted_script.ts";
 import { buildDebugPod, DEFAULT_IMAGE, debugPodName, type DebugProfile } from "./debug_pod.ts";
@@ -49,15 +49,22 @@ export interface LiveSettings {
   debugNamespace: string;
   exec: boolean;
   dryRun: boolean;
+  /** Where nodes are collected (`--via`). */
+  via: CollectVia;
 }
 
 /**
  * Validates the live flags (pure).
- * @throws {FlagValueError} for a malformed duration or count, or a `--debug-namespace` that is not a namespace name
- *   (an RFC 1123 DNS label, as kube-apiserver's ValidateNamespaceName), naming the flag.
+ * @throws {FlagValueError} for a malformed duration or count, a `--debug-namespace` that is not a namespace name
+ *   (an RFC 1123 DNS label, as kube-apiserver's ValidateNamespaceName), or a `--via` that is none of
+ *   {@link COLLECT_VIA}, naming the flag.
  */
 export function liveSettings(o: LiveOptions): LiveSettings {
   const profile = o.profile ?? "netadmin";
+  const via = o.via ?? "auto";
+  if (!(COLLECT_VIA as readonly string[]).includes(via)) {
+    throw new FlagValueError(`--via ${JSON.stringify(via)}: want one of ${COLLECT_VIA.join(", ")}`);
+  }
   const debugNamespace = o.debugNamespace ?? DEBUG_NAMESPACE;
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(debugNamespace)) {
     throw new FlagValueError(`--debug-namespace ${JSON.stringify(debugNamespace)}: want a namespace name: at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit`);
@@ -74,6 +81,7 @@ export function liveSettings(o: LiveOptions): LiveSettings {
     debugNamespace,
     exec: o.exec !== false,
     dryRun: o.dryRun === true,
+    via: via as CollectVia,
   };
 }
 
@@ -112,6 +120,7 @@ function commandLine(o: GatherRequest, namespace: string): string {
   if (o.allNodes) words.push("--all-nodes");
   if (o.fromPod) words.push("--from-pod", o.fromPod);
   if (o.exec === false) words.push("--no-exec");
+  if (o.via !== undefined && o.via !== "auto") words.push("--via", o.via);
   return words.join(" ");
 }
 
@@ -131,7 +140,9 @@ export async function collectNodes(
   captured?: (capture: NodeCapture) => void,
 ): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
   const { rest, config } = cluster;
-  const answers = await reviewAccess(rest, collectionChecks(s.debugNamespace));
+  // --via kube-proxy creates no pod: only exec into the kube-proxy pods' namespace is asked about
+  const execNamespace = s.via === "kube-proxy" ? KUBE_PROXY_NAMESPACE : s.debugNamespace;
+  const answers = await reviewAccess(rest, collectionChecks(execNamespace, s.via !== "kube-proxy"));
   const find = (verb: string, resource: string) => answers.find((a) => a.verb === verb && a.resource === resource)?.allowed;
   const and = (a: boolean | undefined, b: boolean | undefined) => (a === false || b === false ? false : a === undefined || b === undefined ? undefined : true);
   const access: CollectAccess = {
@@ -143,7 +154,7 @@ export async function collectNodes(
   if (access.exec === false) {
     const denied = answers.filter((a) => a.resource === "pods/exec" && a.allowed === false).map((a) => `"${a.verb}"`).join(" and ");
     throw new PermissionDeniedError(
-      `not allowed to exec into pods in namespace "${s.debugNamespace}": RBAC must grant verb ${denied} on "pods/exec" there ` +
+      `not allowed to exec into pods in namespace "${execNamespace}": RBAC must grant verb ${denied} on "pods/exec" there ` +
         `(an exec over WebSocket is authorized as "get", and from Kubernetes v1.35 also as "create") to collect the nodes' rules; ` +
         `or run with --no-exec to analyse from the API alone`,
     );
@@ -175,6 +186,7 @@ export async function collectNodes(
         registry,
         signal: abort.signal,
         access,
+        via: s.via,
         progress: tracker.step,
         suffix: randomSuffix,
         ...(service ? { service } : {}),
@@ -278,8 +290,11 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   }
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
-    if (s.dryRun) {
-      io.stderr(`dry run: nothing is created; for each node kubectl-netpath would exec into its kube-proxy pod, or else create this debug pod in ${s.debugNamespace}:\n`);
+    if (s.dryRun && s.via === "kube-proxy") {
+      io.stderr(`dry run: nothing is created; with --via kube-proxy kubectl-netpath only execs into each node's kube-proxy pod in ${KUBE_PROXY_NAMESPACE} and creates no pod\n`);
+    } else if (s.dryRun) {
+      const how = s.via === "debug-pod" ? "create this debug pod" : "exec into its kube-proxy pod, or else create this debug pod";
+      io.stderr(`dry run: nothing is created; for each node kubectl-netpath would ${how} in ${s.debugNamespace}:\n`);
       io.stdout(dryRunManifests(found.nodes, s, creator(cluster)));
     }
     // No node state: the report is the API's side only (and says so).

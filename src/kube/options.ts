@@ -34,6 +34,13 @@ export interface LiveOptions extends ClusterOptions {
   profile?: string;
   /** Namespace the debug pods are created in (`--debug-namespace`). @default "kube-system" */
   debugNamespace?: string;
+  /**
+   * Where each node's state is collected (`--via`): "auto" the node's kube-proxy pod when its image can collect what
+   * the node's proxy mode needs, else a debug pod; "kube-proxy" only the kube-proxy pod (no pod is ever created: a
+   * node it cannot serve reports why); "debug-pod" a debug pod (sections its image lacks are still filled from the
+   * kube-proxy pod, as "auto" fills the other way). @default "auto"
+   */
+  via?: string;
   /** false: read the API only, exec nothing (`--no-exec`). @default true */
   exec?: boolean;
   /** true: create nothing, print the debug pods that would be created. @default false */

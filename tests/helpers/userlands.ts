@@ -2,7 +2,8 @@
  * Userlands of the images the collection scripts run in, each a directory to use as the whole PATH, the network tools
  * taken from the host (iptables and its backends, `nft`, `ipset`, …) as an image ships them:
  * - {@link busyboxUserland}: Alpine images such as netshoot, the default debug image: `sh`, `awk`, `sed`, `tr`,
- *   `timeout`, `wget`, `cat`… are busybox applets, iproute2's `ip`; no bash, no curl.
+ *   `timeout`, `wget`, `cat`… are busybox applets, iproute2's `ip`; no bash, no curl. {@link netshootUserland}: the
+ *   same without iptables-legacy, as netshoot ships.
  * - {@link kubeProxyImageUserland}: kube-proxy's image (registry.k8s.io/build-image/distroless-iptables, kubernetes/
  *   release images/build/distroless-iptables): dash as `sh`, `cat`, `chmod`, `grep`, `ln`, `rm`, `sleep`, `wc`, and
  *   iptables, ipset and nft; no awk, sed, tr, timeout, gzip, bash, curl or ip.
@@ -28,11 +29,24 @@ const NETWORK_TOOLS = ["ip", "ipvsadm", "conntrack", ...NETFILTER_TOOLS];
  * @returns its path, or undefined when busybox is not installed.
  */
 export function busyboxUserland(): { dir: string; remove: () => void } | undefined {
+  return busyboxWith(NETWORK_TOOLS);
+}
+
+/**
+ * Makes the userland of the default debug image, netshoot (removed by the returned `remove`): busybox's, without
+ * iptables-legacy (netshoot ships the nft backend only).
+ * @returns its path, or undefined when busybox is not installed.
+ */
+export function netshootUserland(): { dir: string; remove: () => void } | undefined {
+  return busyboxWith(NETWORK_TOOLS.filter((t) => !t.includes("-legacy")));
+}
+
+function busyboxWith(tools: readonly string[]): { dir: string; remove: () => void } | undefined {
   const busybox = findTool("busybox");
   if (!busybox) return undefined;
   const dir = mkdtempSync(join(tmpdir(), "netpath-busybox-"));
   const applets = spawnSync(busybox, ["--list"], { encoding: "utf8" }).stdout.split("\n").filter((a) => /^[\w.[-]+$/.test(a));
-  for (const name of NETWORK_TOOLS) {
+  for (const name of tools) {
     const host = findTool(name);
     // the multi-call binaries (xtables-*-multi) dispatch on the name they are called by: link under the same name
     if (host) symlinkSync(realpathSync(host), join(dir, name));

@@ -89,6 +89,10 @@ export const LINE_SPEC: LineSpec = {
       "takesValue": true
     },
     {
+      "long": "via",
+      "takesValue": true
+    },
+    {
       "long": "parallel",
       "takesValue": true
     },
@@ -161,6 +165,10 @@ export const LINE_SPEC: LineSpec = {
       },
       {
         "long": "debug-namespace",
+        "takesValue": true
+      },
+      {
+        "long": "via",
         "takesValue": true
       },
       {
