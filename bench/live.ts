@@ -10,7 +10,9 @@
  *   reference) and one small chain listed alone (`iptables-<backend> -t nat -S KUBE-MARK-MASQ`: the floor of any
  *   targeted read), the live `svc/NAME --node node-1` (wall, bytes the API server sent, sections truncated, and each
  *   section's time on the node from the report's `collection`), and the whole-node `capture` of that node (wall,
- *   bytes, each section's time from the bundle).
+ *   bytes, each section's time from the bundle). Then the same question and capture where collection runs on a real
+ *   cluster, in the kube-proxy pod, whose image's tools (tests/helpers/userlands.ts: no awk, gzip or ip) the execs get;
+ *   and that capture with `--via debug-pod` (the debug pod with the host's tools, gzip included).
  * - 16 nodes vs 1 node (measured first, while the harness process is small; printed last): 16 namespaces, each a
  *   small node (kube-proxy rules generated for one Service `spread` with one endpoint per node), `svc/spread` with the
  *   default --parallel against `--node n01`.
@@ -149,6 +151,9 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
       // makes iptables-nft read the ruleset back first)
       await loadIptables(node.netns, dump, { backend, family: 4, noflush: false });
       const api = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined) } });
+      // kube-proxy's image tools (distroless-iptables: dash and grep, no awk, gzip or ip), for the rows of collection
+      // where it runs on a real cluster
+      const kp = kubeProxyImageUserland();
       try {
         if (backend === "nft") await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend, family: 4 });
         const save = await timed([findTool("ip") ?? "ip", "netns", "exec", node.netns.name, `iptables-${backend}-save`]);
@@ -180,9 +185,7 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
           ...optional("sections", reportSections(q, nodeCapture.name)),
         });
         o.log(`bench --live: ${rows.at(-1)!.label}: ${q.wallS.toFixed(2)} s, ${(qBytes / 1e3).toFixed(0)} kB`);
-        // The same question where collection runs on a real cluster: in the node's kube-proxy pod, whose image
-        // (distroless-iptables) has dash and grep but no awk, gzip or ip.
-        const kp = kubeProxyImageUserland();
+        // The same question where collection runs on a real cluster: in the node's kube-proxy pod.
         if (kp) {
           const kpApi = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined), pathFor: () => kp.dir } });
           try {
@@ -206,36 +209,23 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
             o.log(`bench --live: ${backend} backend, kube-proxy image's tools: ${k.wallS.toFixed(2)} s, ${(kBytes / 1e3).toFixed(0)} kB`);
           } finally {
             await kpApi.close();
-            kp.remove();
           }
         }
-        const file = join(dir, `capture-${backend}.json`);
-        from = api.requests.length;
-        const c = await runCli(o.cli, ["capture", "svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", file]);
-        const cBytes = bytesSince(api, from);
-        const cProblems: string[] = c.code === 0 ? [] : [`exit ${c.code}: ${c.stderr.trim().split("\n").at(-1) ?? ""}`];
-        let cSections: LiveRow["sections"];
-        if (c.code === 0) {
-          const captured = readBundle(file, { maxBytes: 2 ** 32 }).nodes.find((n) => n.name === nodeCapture.name);
-          cSections = Object.entries(captured?.sections ?? {}).map(([section, x]) => ({ section, bytes: x!.stdout.length, ...optional("ms", x!.durationMs), ...optional("timedOutAfterSeconds", x!.timedOutAfterSeconds) }));
-          const text = readFileSync(file, "utf8");
-          if (/"truncated":\s*true/.test(text)) cProblems.push("a section is marked truncated");
-          if (!text.includes("KUBE-SVC-")) cProblems.push("the capture holds no KUBE-SVC chain");
-          o.log(`bench --live: capture file ${(statSync(file).size / 1e6).toFixed(1)} MB`);
+        rows.push(await captureRow(o, { api, dir, backend, node: nodeCapture.name, ref, label: `capture (whole node), ${backend} backend` }));
+        // The same where collection runs on a real cluster: kube-proxy's image has no gzip, so whole tables travel as
+        // text (the run says so); `--via debug-pod` sends them compressed (a debug pod plays netshoot with the host's
+        // tools here, iptables-legacy included).
+        if (kp) {
+          const kpApi = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : undefined) } });
+          try {
+            rows.push(await captureRow(o, { api: kpApi, dir, backend, node: nodeCapture.name, ref, label: "  the same, kube-proxy's image tools (no gzip)" }));
+            rows.push(await captureRow(o, { api: kpApi, dir, backend, node: nodeCapture.name, ref, label: "  the same, --via debug-pod", extra: ["--via", "debug-pod"] }));
+          } finally {
+            await kpApi.close();
+          }
         }
-        rows.push({
-          label: `capture (whole node), ${backend} backend`,
-          wallS: c.wallS,
-          apiBytes: cBytes,
-          reference: ref,
-          code: c.code,
-          problems: cProblems,
-          target: backend === "nft" ? "≤ 1.2× save, ≤ 6 MB" : "(issue's target is for the nft backend) ≤ 6 MB",
-          pass: (backend !== "nft" || c.wallS <= 1.2 * save.wallS) && cBytes <= 6e6 && cProblems.length === 0,
-          ...optional("sections", cSections),
-        });
-        o.log(`bench --live: ${rows.at(-1)!.label}: ${c.wallS.toFixed(2)} s, ${(cBytes / 1e6).toFixed(2)} MB`);
       } finally {
+        kp?.remove();
         await api.close();
         await node.stop();
       }
@@ -245,6 +235,47 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * One whole-node `capture` of the bench's node as a row: wall, bytes the API server sent, each section's time and
+ * size from the bundle; problems: a failed run, a truncated section, no KUBE-SVC chain. The run's uncompressed-output
+ * warning, when there is one, goes into the row's note.
+ */
+async function captureRow(
+  o: { cli: string; query: { namespace: string; name: string }; log: (s: string) => void },
+  c: { api: FakeApiServer; dir: string; backend: IptablesBackend; node: string; ref: { label: string; wallS: number; bytes: number }; label: string; extra?: string[] },
+): Promise<LiveRow> {
+  const file = join(c.dir, `capture-${c.backend}-${Date.now()}.json`);
+  const from = c.api.requests.length;
+  const r = await runCli(o.cli, ["capture", "svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", c.api.kubeconfig, "--node", c.node, "-o", file, ...(c.extra ?? [])]);
+  const bytes = bytesSince(c.api, from);
+  const problems: string[] = r.code === 0 ? [] : [`exit ${r.code}: ${r.stderr.trim().split("\n").at(-1) ?? ""}`];
+  let sections: LiveRow["sections"];
+  if (r.code === 0) {
+    const captured = readBundle(file, { maxBytes: 2 ** 32 }).nodes.find((n) => n.name === c.node);
+    sections = Object.entries(captured?.sections ?? {}).map(([section, x]) => ({ section, bytes: x!.stdout.length, ...optional("ms", x!.durationMs), ...optional("timedOutAfterSeconds", x!.timedOutAfterSeconds) }));
+    const text = readFileSync(file, "utf8");
+    if (/"truncated":\s*true/.test(text)) problems.push("a section is marked truncated");
+    if (!text.includes("KUBE-SVC-")) problems.push("the capture holds no KUBE-SVC chain");
+    o.log(`bench --live: capture file ${(statSync(file).size / 1e6).toFixed(1)} MB`);
+    rmSync(file, { force: true });
+  }
+  const said = r.stderr.split("\n").find((l) => l.includes("came through the API server uncompressed"))?.replace(/^warning: /, "");
+  const row: LiveRow = {
+    label: c.label,
+    wallS: r.wallS,
+    apiBytes: bytes,
+    reference: c.ref,
+    code: r.code,
+    problems,
+    target: c.backend === "nft" ? "≤ 1.2× save, ≤ 6 MB" : "(issue's target is for the nft backend) ≤ 6 MB",
+    pass: (c.backend !== "nft" || r.wallS <= 1.2 * c.ref.wallS) && bytes <= 6e6 && problems.length === 0,
+    ...optional("sections", sections),
+    ...optional("extra", said === undefined ? undefined : `the run said: ${said}`),
+  };
+  o.log(`bench --live: ${c.label.trim()}, ${c.backend}: ${r.wallS.toFixed(2)} s, ${(bytes / 1e6).toFixed(2)} MB`);
+  return row;
 }
 
 /** Runs of each command in the 16-node row, whose median is the figure. */
