@@ -1,15 +1,22 @@
-// A whole-node capture on the bench's 10,000-Service node (legacy backend: its save takes ~1 s, the nft backend's
-// ~30 s), through the fake API server, with each pod's image played by a userland (tests/helpers/userlands.ts):
-// kube-proxy's own image has no gzip, so whole tables cross the API server as text (26.6 MB); the run says so, with
-// what sends them compressed. `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's (no
-// iptables-legacy) the rules still come from the kube-proxy pod, and the run says that too.
-import { existsSync, readFileSync } from "node:fs";
+// Whole-node captures through the fake API server, with each pod's image played by a userland
+// (tests/helpers/userlands.ts); kube-proxy's own image has no gzip:
+// - nft backend, a generated node of 1,600 Services (over DEFER_UNCOMPRESSED_RULES): by default the kube-proxy pod
+//   stops before the save and a debug pod sends the tables compressed; `--via kube-proxy`, or RBAC without pod
+//   creation, or a debug pod that cannot start, leave them to the kube-proxy pod, as text, and the run says so.
+// - legacy backend, the bench's 10,000-Service node (its save takes ~1 s, the nft backend's ~30 s): netshoot has no
+//   iptables-legacy, so the kube-proxy pod sends 26.6 MB as text, and the run says so, with what compresses them.
+//   `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's the rules still come from the
+//   kube-proxy pod, and the run says that too.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { decodeBundle } from "../src/bundle/decode.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import { UNCOMPRESSED_REPORT_BYTES } from "../src/kube/collect_node.ts";
+import { DEFER_UNCOMPRESSED_RULES, UNCOMPRESSED_REPORT_BYTES } from "../src/kube/collect_node.ts";
+import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
+import { writeFixture } from "../bench/write_fixture.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { run } from "./helpers/live_cli.ts";
@@ -17,7 +24,115 @@ import { loadIptables, requireNetns } from "./helpers/netns.ts";
 import { busyboxUserland, kubeProxyImageUserland, netshootUserland } from "./helpers/userlands.ts";
 
 const BIG = "bench/out/iptables-10000";
-const READY = requireNetns(["dash", "busybox"]) && existsSync(join(BIG, "capture.yaml"));
+const NETNS = requireNetns(["dash", "busybox"]);
+const READY = NETNS && existsSync(join(BIG, "capture.yaml"));
+
+/** The bytes the API server sent for the execs among `requests`, by pod (kube-proxy or debug). */
+function execBytes(api: FakeApiServer, from: number): { kubeProxy: number; debug: number } {
+  const out = { kubeProxy: 0, debug: 0 };
+  for (const x of api.requests.slice(from)) {
+    if (x.kind !== "exec") continue;
+    if (x.path.split("/")[6]!.startsWith("kube-proxy-")) out.kubeProxy += x.bytesOut ?? 0;
+    else out.debug += x.bytesOut ?? 0;
+  }
+  return out;
+}
+
+/** The rules without what changes between two saves: the `#` lines' times, builtin chains' packet counters. */
+const same = (save: string) => save.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]$/gm, "[0:0]");
+
+describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: the kube-proxy pod defers whole tables to a debug pod that compresses them`, () => {
+  const SERVICES = DEFER_UNCOMPRESSED_RULES + 100;
+  const images = { kubeProxy: kubeProxyImageUserland()!, busybox: busyboxUserland()! };
+  const servers: FakeApiServer[] = [];
+  let node: FakeNode | undefined;
+  let out = "";
+  let objects: Bundle["objects"];
+  let nodeName = "";
+  let query = { name: "", namespace: "" };
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), "netpath-defer-"));
+    const m = writeFixture(out, "iptables", { services: SERVICES });
+    const bundle = readBundle(m.dir);
+    objects = bundle.objects;
+    nodeName = bundle.nodes[0]!.name;
+    query = { name: m.query.name, namespace: m.query.namespace };
+    node = await startFakeNode(nodeName, { proxyMode: "iptables" });
+    await loadIptables(node.netns, bundle.nodes[0]!.sections["iptables-save"]!.stdout, { backend: "nft", family: 4, noflush: false });
+    await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
+  }, 180_000);
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+    await node?.stop();
+    for (const u of Object.values(images)) u?.remove();
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  async function cluster(o: Parameters<typeof startFakeApiServer>[0] = {}): Promise<FakeApiServer> {
+    const s = await startFakeApiServer({
+      objects,
+      ...o,
+      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : images.busybox.dir) },
+    });
+    servers.push(s);
+    return s;
+  }
+
+  async function capture(s: FakeApiServer, extra: string[] = []) {
+    const file = join(s.dir, `capture-${Date.now()}.json`);
+    const from = s.requests.length;
+    const r = await run(["capture", `svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", file, ...extra]);
+    expect(r.code, r.stderr).toBe(0);
+    const b = decodeBundle(readFileSync(file, "utf8"), file);
+    return { r, node: b.nodes[0]!, bytes: execBytes(s, from), pods: s.requests.slice(from).filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length };
+  }
+
+  let text = "";
+
+  it("--via kube-proxy: the whole tables as text from the kube-proxy pod, no pod created, and the run says how many MB and what compresses them", async () => {
+    const s = await cluster();
+    const c = await capture(s, ["--via", "kube-proxy"]);
+    text = c.node.sections["iptables-save"]!.stdout;
+    expect(text).toContain(":KUBE-SVC-");
+    expect(c.pods).toBe(0);
+    expect(c.bytes.kubeProxy).toBeGreaterThan(UNCOMPRESSED_REPORT_BYTES);
+    expect(c.r.stderr).toMatch(new RegExp(`node ${nodeName}: \\d+\\.\\d MB of whole tables came through the API server uncompressed: the image of kube-proxy pod kube-proxy-${nodeName} has no gzip; a debug pod, whose image has gzip, sends them compressed: --via debug-pod`));
+  }, 120_000);
+
+  it("default (--via auto): the kube-proxy pod stops before the save (a few kB), a debug pod sends the same tables compressed; nothing to warn about", async () => {
+    const s = await cluster();
+    const c = await capture(s);
+    expect(c.node.source).toMatchObject({ kind: "debug-pod", image: DEFAULT_IMAGE });
+    expect(same(c.node.sections["iptables-save"]!.stdout)).toBe(same(text));
+    expect(c.bytes.kubeProxy).toBeLessThan(20_000);
+    expect(c.bytes.debug).toBeLessThan(text.length / 4);
+    expect(c.pods).toBe(1);
+    expect(c.r.stderr).not.toContain("uncompressed");
+    expect(s.debugPods()).toEqual([]);
+    console.log(`[whole-node] ${SERVICES} Services, nft: kube-proxy pod ${c.bytes.kubeProxy} B (deferred), debug pod ${(c.bytes.debug / 1e6).toFixed(2)} MB; --via kube-proxy ${(text.length / 1e6).toFixed(2)} MB of text`);
+  }, 120_000);
+
+  it("RBAC forbids creating pods: nothing is deferred, the kube-proxy pod sends the tables as text and the run says so", async () => {
+    const s = await cluster({ denials: [{ verb: "create", resource: "pods", namespace: "kube-system" }] });
+    const c = await capture(s);
+    expect(c.node.source).toMatchObject({ kind: "kube-proxy-pod" });
+    expect(same(c.node.sections["iptables-save"]!.stdout)).toBe(same(text));
+    expect(c.pods).toBe(0);
+    expect(c.r.stderr).toContain("MB of whole tables came through the API server uncompressed");
+  }, 120_000);
+
+  it("the debug pod cannot start (its image cannot be pulled): the tables come from the kube-proxy pod after all, and the run says why", async () => {
+    const s = await cluster({ pods: { badImages: [DEFAULT_IMAGE] } });
+    const c = await capture(s);
+    expect(c.node.source).toMatchObject({ kind: "kube-proxy-pod" });
+    expect(c.node.error).toBeUndefined();
+    expect(same(c.node.sections["iptables-save"]!.stdout)).toBe(same(text));
+    expect(c.r.stderr).toMatch(new RegExp(`node ${nodeName}: a debug pod could not collect the whole tables compressed \\(.+\\); they come uncompressed from kube-proxy pod kube-proxy-${nodeName}`));
+    expect(c.r.stderr).toContain("MB of whole tables came through the API server uncompressed");
+    expect(s.debugPods()).toEqual([]);
+  }, 120_000);
+});
 
 describe.runIf(READY)("whole tables of a 10,000-Service node: compressed when the image can, and said when not", () => {
   let node: FakeNode | undefined;
@@ -61,8 +176,6 @@ describe.runIf(READY)("whole tables of a 10,000-Service node: compressed when th
   }
 
   let rules = "";
-  /** The rules without what changes between two saves: the `#` lines' times, builtin chains' packet counters. */
-  const same = (save: string) => save.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]$/gm, "[0:0]");
 
   it("the kube-proxy pod (no gzip in its image): 26.6 MB as text, and the run says so, with what compresses it", async () => {
     const { r, bundle, execBytes } = await capture([]);

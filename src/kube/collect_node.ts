@@ -21,7 +21,7 @@ import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bun
 import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
 import type { Node, Pod } from "../model/k8s.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
-import { nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
+import { DEFERRED, DEFERRED_EXIT, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
 import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
@@ -43,6 +43,14 @@ export type CollectVia = typeof COLLECT_VIA[number];
  * against 4.6 MB on the bench's 10,000-Service node). 4 MiB is a node of some 1,500 Services.
  */
 export const UNCOMPRESSED_REPORT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Whole-node collection in the kube-proxy pod with `--via auto`: from this many nat `KUBE-SERVICES` rules (nft
+ * backend), an image without gzip stops before the save and a debug pod collects instead, compressed. About
+ * {@link UNCOMPRESSED_REPORT_BYTES} of iptables-save at ~2.7 kB per rule (the bench's node: 26.6 MB for 10,001 rules,
+ * 5 endpoints per Service).
+ */
+export const DEFER_UNCOMPRESSED_RULES = 1500;
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -122,6 +130,11 @@ function lacking(r: CollectionResult): SectionName[] {
   return out;
 }
 
+/** Whether a section is the script's {@link DEFERRED} stop (not data, not a missing tool). */
+function isDeferred(s: CommandOutput | undefined): boolean {
+  return s?.exitCode === DEFERRED_EXIT && (s.stderr ?? "").trimStart().startsWith(`${DEFERRED}:`);
+}
+
 /** The proxy mode a targeted collection followed (`mode=` of its collection-scope section). */
 function scopeMode(r: CollectionResult): string | undefined {
   return /^mode=(\S+)$/m.exec(r.sections["collection-scope"]?.stdout ?? "")?.[1];
@@ -186,8 +199,15 @@ interface Ran {
   outcome: ExecOutcome;
 }
 
-async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number): Promise<Ran> {
-  const cmd = o.service ? targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs) : nodeCommand(o.sectionTimeoutMs);
+/**
+ * Runs the collection script in a container. @param deferUncompressedFrom whole-node runs: the `gzip:N` word of
+ * {@link nodeCommand} (stop before whole tables that would travel uncompressed), for the kube-proxy pod when a debug
+ * pod may be made.
+ */
+async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number, deferUncompressedFrom?: number): Promise<Ran> {
+  const cmd = o.service
+    ? targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs)
+    : nodeCommand(o.sectionTimeoutMs, deferUncompressedFrom !== undefined ? { deferUncompressedFrom } : {});
   const outcome = await execInPod(o.kc, namespace, pod, container, cmd.command, {
     timeoutMs: remaining(deadline),
     signal: o.signal,
@@ -314,19 +334,26 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;
     }
     const via = o.via ?? "auto";
+    // whole tables from the kube-proxy pod may wait for a debug pod that sends them compressed (its image has gzip)
+    const mayDefer = !o.service && via === "auto" && o.access.createPods !== false && o.access.deletePods !== false;
+    let deferred: Ran | undefined;
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
     if (kpPod && via !== "debug-pod") {
       const container = kpContainer;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
       try {
-        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline);
+        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline, mayDefer ? DEFER_UNCOMPRESSED_RULES : undefined);
       } catch (e) {
         if (o.signal.aborted) throw e;
         if (!(e instanceof KubeApiError)) throw e;
         kpRan = undefined;
         warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
       }
-      if (kpRan && !kpRan.result.started) {
+      if (kpRan?.result.complete && isDeferred(kpRan.result.sections["iptables-save"])) {
+        deferred = kpRan;
+        const why = firstLine(kpRan.result.sections["iptables-save"]!.stderr).replace(`${DEFERRED}: `, "");
+        kpWhy = why.replace(/^no gzip in this image/, "its image has no gzip");
+      } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
         // A cut stream is a finding in itself: report what arrived, marked truncated.
@@ -363,64 +390,86 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     if (o.access.createPods === false || o.access.deletePods === false) {
       throw new Error(`cannot create a debug pod on node ${name} (the kube-proxy pod cannot be used: ${kpWhy}): ${o.access.missing}`);
     }
-    const podName = debugPodName(name, o.suffix());
-    const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now() });
-    try {
-      progress(`using a debug pod (${kpWhy})`);
-      await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
-      progress("collecting");
-      const ran = await runScript(o, node, o.debugNamespace, podName, DEBUG_CONTAINER, deadline);
-      if (!ran.result.started) {
-        throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
-      }
-      noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
-      warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
-      const big = uncompressedWarning(o, name, ran, { debugImage: o.image });
-      if (big) warnings.push(big);
-      // --via debug-pod: what the debug image lacks (netshoot has no iptables-legacy) is read in the kube-proxy pod,
-      // as "auto" fills the debug pod's run from it
-      if (via === "debug-pod" && kpPod && ran.result.complete && Object.values(ran.result.sections).some((v) => v?.exitCode === 127)) {
-        progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name} for what the debug image lacks`);
-        try {
-          kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, kpContainer, deadline);
-        } catch (e) {
-          if (o.signal.aborted) throw e;
-          if (!(e instanceof KubeApiError)) throw e;
-          warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
+    const viaDebugPod = async (): Promise<NodeCollection> => {
+      const podName = debugPodName(name, o.suffix());
+      const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now() });
+      try {
+        progress(`using a debug pod (${kpWhy})`);
+        await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
+        progress("collecting");
+        const ran = await runScript(o, node, o.debugNamespace, podName, DEBUG_CONTAINER, deadline);
+        if (!ran.result.started) {
+          throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
         }
-      }
-      const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.debugNamespace, image: o.image };
-      const sections = { ...ran.result.sections };
-      const filled: string[] = [];
-      if (kpRan?.result.complete) {
-        for (const [k, v] of Object.entries(kpRan.result.sections) as [SectionName, CommandOutput][]) {
-          if (missingTool(sections[k]) && !missingTool(v)) {
-            sections[k] = v;
-            filled.push(k);
+        noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
+        warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
+        const big = uncompressedWarning(o, name, ran, { debugImage: o.image });
+        if (big) warnings.push(big);
+        // --via debug-pod: what the debug image lacks (netshoot has no iptables-legacy) is read in the kube-proxy pod,
+        // as "auto" fills the debug pod's run from it
+        if (via === "debug-pod" && kpPod && ran.result.complete && Object.values(ran.result.sections).some((v) => v?.exitCode === 127)) {
+          progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name} for what the debug image lacks`);
+          try {
+            kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, kpContainer, deadline);
+          } catch (e) {
+            if (o.signal.aborted) throw e;
+            if (!(e instanceof KubeApiError)) throw e;
+            warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
+          }
+        }
+        const source: NodeSource = { kind: o.profile === "sysadmin" && /chroot \/host/.test(ran.result.sections["iptables-save"]?.command ?? "") ? "host-chroot" : "debug-pod", namespace: o.debugNamespace, image: o.image };
+        const sections = { ...ran.result.sections };
+        const filled: string[] = [];
+        if (kpRan?.result.complete) {
+          for (const [k, v] of Object.entries(kpRan.result.sections) as [SectionName, CommandOutput][]) {
+            if (missingTool(sections[k]) && !missingTool(v) && !isDeferred(v)) {
+              sections[k] = v;
+              filled.push(k);
+            }
+          }
+        }
+        capture.sections = sections;
+        const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran)];
+        if (filled.length > 0) {
+          const kpDetail = uncompressedDetail(o, kpRan!);
+          detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
+          const big = uncompressedWarning(o, name, kpRan!, { kubeProxyPod: kpPod!.metadata.name });
+          if (big) warnings.push(big);
+        }
+        source.detail = detail.filter((d) => d !== "").join("; ");
+        capture.source = source;
+        return { capture, warnings };
+      } finally {
+        if (o.registry.has(o.debugNamespace, podName)) {
+          progress("deleting the debug pod");
+          try {
+            await deletePod(o.rest, o.debugNamespace, podName);
+            o.registry.remove(o.debugNamespace, podName);
+          } catch (e) {
+            warnings.push(`node ${name}: could not delete debug pod ${o.debugNamespace}/${podName} (${(e as Error).message}); it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
           }
         }
       }
-      capture.sections = sections;
-      const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran)];
-      if (filled.length > 0) {
-        const kpDetail = uncompressedDetail(o, kpRan!);
-        detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
-        const big = uncompressedWarning(o, name, kpRan!, { kubeProxyPod: kpPod!.metadata.name });
-        if (big) warnings.push(big);
-      }
-      source.detail = detail.filter((d) => d !== "").join("; ");
-      capture.source = source;
+    };
+    if (!deferred) return await viaDebugPod();
+    // The kube-proxy pod stopped before whole tables it could not compress: a debug pod that cannot collect them
+    // (it cannot be made or started, its image cannot run the script) leaves them to the kube-proxy pod after all.
+    try {
+      return await viaDebugPod();
+    } catch (e) {
+      if (o.signal.aborted) throw e;
+      warnings.push(`node ${name}: a debug pod could not collect the whole tables compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);
+      capture.error = undefined;
+      progress(`exec into kube-proxy pod ${o.namespace}/${kpPod!.metadata.name}`);
+      const again = await runScript(o, node, o.namespace, kpPod!.metadata.name, kpContainer, deadline);
+      noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod!.metadata.name}`, again, o.timeoutMs), again);
+      capture.sections = again.result.sections;
+      const detail = [backendDetail(again.result), uncompressedDetail(o, again)].filter((d) => d !== "").join("; ");
+      capture.source = { kind: "kube-proxy-pod", pod: kpPod!.metadata.name, namespace: o.namespace, detail };
+      warnings.push(...again.result.problems.map((p) => `node ${name}: ${p}`));
+      const big = uncompressedWarning(o, name, again, { kubeProxyPod: kpPod!.metadata.name });
+      if (big) warnings.push(big);
       return { capture, warnings };
-    } finally {
-      if (o.registry.has(o.debugNamespace, podName)) {
-        progress("deleting the debug pod");
-        try {
-          await deletePod(o.rest, o.debugNamespace, podName);
-          o.registry.remove(o.debugNamespace, podName);
-        } catch (e) {
-          warnings.push(`node ${name}: could not delete debug pod ${o.debugNamespace}/${podName} (${(e as Error).message}); it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
-        }
-      }
     }
   } catch (e) {
     if (o.signal.aborted) throw e;

@@ -12,6 +12,9 @@
  * {@link targetedCommand}; the awk programs of rule_select_awk.ts read them from the environment.
  *
  * An argument `walk:N` (after `timeout:N`, before the keys) sets that threshold (see {@link CHAIN_WALK_FROM}).
+ * An argument `gzip:N` (right after `scope:node`) makes a whole-node run in an image without gzip stop before the
+ * nft backend's save when nat `KUBE-SERVICES` holds at least N rules: its `iptables-save` section is then
+ * {@link DEFERRED} (exit {@link DEFERRED_EXIT}), for the caller to collect where the tables travel compressed.
  * An argument `timeout:N` (after `scope:node`, before the keys) limits each section to N seconds on the node
  * (collection_script.ts: `to`, `over`); every section's end marker says how long it took (`ms=`) and, when it was
  * stopped at its limit, `timeout=N`.
@@ -63,6 +66,15 @@ import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.
 export const CHAIN_WALK_FROM = 500;
 
 /**
+ * The word a whole-node collection's `iptables-save` section starts its stderr with when the script stopped before
+ * the save ({@link nodeCommand}'s `deferUncompressedFrom`): the image has no gzip and the tables are large, so the
+ * caller may collect them where they can be compressed. The section's exit status is {@link DEFERRED_EXIT}.
+ */
+export const DEFERRED = "deferred";
+/** The exit status of a deferred section (see {@link DEFERRED}); no command of the script exits with it. */
+export const DEFERRED_EXIT = 125;
+
+/**
  * Below {@link CHAIN_WALK_FROM}, the time (s) the nft backend's `iptables-nft-save` gets before the script lists chain
  * by chain after all (when the image has timeout(1)): few Services can still mean many endpoints, and the save's cost
  * follows the whole ruleset. Bounds the worst case at this plus the chain walk.
@@ -83,6 +95,9 @@ exec </dev/null
 ` + SCRIPT_MARKERS + SCRIPT_SAVE_CMD + `both "\${M}collect version=${COLLECTION_VERSION}"
 SC=service; T="the chains of the Service's packets"
 case "$1" in scope:node) SC=node; T="whole tables"; shift ;; esac
+NP_Z=0
+case "$1" in gzip:*) NP_Z=\${1#gzip:}; shift ;; esac
+case $NP_Z in ""|*[!0-9]*) NP_Z=0 ;; esac
 case "$1" in timeout:*) NP_T=\${1#timeout:}; shift ;; esac
 case $NP_T in ""|*[!0-9]*) NP_T=0 ;; esac
 NP_W=${CHAIN_WALK_FROM}
@@ -191,6 +206,12 @@ o=; X="$X, fewer than $NP_W, but $V did not succeed within ${SAVE_BUDGET_S} s"
 fi
 if [ -n "$X" ]; then begin $S "$C -t TABLE -S CHAIN: $T ($X)"; T0=$T1; sn "$C"; end $S $?; KS=; continue; fi
 fi
+if [ $SC = node ] && [ $P = iptables ] && [ "$NP_Z" -gt 0 ] && [ -n "$C" ] && ! have gzip; then
+KN=$($C -t nat -S KUBE-SERVICES 2>/dev/null | if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi)
+if [ "\${KN:-0}" -ge "$NP_Z" ]; then begin $S "$V: ${DEFERRED} (no gzip in this image)"
+echo "${DEFERRED}: no gzip in this image, and nat KUBE-SERVICES holds $KN rules (at least $NP_Z): whole tables would cross the API server as text" >&2
+end $S ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi
+fi
 if [ -z "$V" ]; then absent $S $P-$B-save "$H"
 elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
 elif [ $SC = service ] && have grep; then begin $S "$V | grep: $T (no awk in this image)"; sg "$V"; end $S $?
@@ -291,8 +312,14 @@ export const NODE_SCOPE_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -
  * `scope:node` (the proxy mode first, then whole tables of only what that mode programs), its stdout gzip-compressed
  * when the image has gzip (src/kube/exec.ts inflates it).
  * @param sectionTimeoutMs time allowed to each section on the node, as in {@link targetedCommand}.
+ * @param options `deferUncompressedFrom` (script word `gzip:N`): on the nft backend, when the image has no gzip
+ *   (kube-proxy's own) and nat `KUBE-SERVICES` holds at least N rules, the script lists nothing more and ends with
+ *   the `iptables-save` section {@link DEFERRED} (one `iptables-nft -t nat -S KUBE-SERVICES`, ~0.1 s on a
+ *   10,000-Service node), so the caller can collect where the tables travel compressed.
  * @returns argv and the script for stdin.
  */
-export function nodeCommand(sectionTimeoutMs?: number): TargetedCommand {
-  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node", ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT };
+export function nodeCommand(sectionTimeoutMs?: number, options: { deferUncompressedFrom?: number } = {}): TargetedCommand {
+  const z = options.deferUncompressedFrom;
+  const gzip = z !== undefined && Number.isInteger(z) && z > 0 ? [`gzip:${z}`] : [];
+  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node", ...gzip, ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT };
 }
