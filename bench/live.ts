@@ -11,8 +11,9 @@
  *   targeted read), the live `svc/NAME --node node-1` (wall, bytes the API server sent, sections truncated, and each
  *   section's time on the node from the report's `collection`), and the whole-node `capture` of that node (wall,
  *   bytes, each section's time from the bundle). Then the same question and capture where collection runs on a real
- *   cluster, in the kube-proxy pod, whose image's tools (tests/helpers/userlands.ts: no awk, gzip or ip) the execs get;
- *   and that capture with `--via debug-pod` (the debug pod with the host's tools, gzip included).
+ *   cluster, in the kube-proxy pod, whose image's tools (tests/helpers/userlands.ts: no awk, gzip or ip) the execs get
+ *   (debug pods get the host's, gzip included); and that capture `--via kube-proxy` (nft backend: by default the
+ *   kube-proxy pod defers whole tables to a debug pod) or `--via debug-pod` (legacy backend).
  * - 16 nodes vs 1 node (measured first, while the harness process is small; printed last): 16 namespaces, each a
  *   small node (kube-proxy rules generated for one Service `spread` with one endpoint per node), `svc/spread` with the
  *   default --parallel against `--node n01`.
@@ -212,14 +213,16 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
           }
         }
         rows.push(await captureRow(o, { api, dir, backend, node: nodeCapture.name, ref, label: `capture (whole node), ${backend} backend` }));
-        // The same where collection runs on a real cluster: kube-proxy's image has no gzip, so whole tables travel as
-        // text (the run says so); `--via debug-pod` sends them compressed (a debug pod plays netshoot with the host's
-        // tools here, iptables-legacy included).
+        // The same where collection runs on a real cluster: kube-proxy's image has no gzip. On the nft backend the
+        // kube-proxy pod defers whole tables to a debug pod (here with the host's tools, gzip included), and
+        // `--via kube-proxy` shows what the text would cost; on the legacy backend (netshoot has no iptables-legacy)
+        // the kube-proxy pod sends text, and `--via debug-pod` (an image with iptables-legacy) compresses.
         if (kp) {
           const kpApi = await startFakeApiServer({ objects: bundle.objects, exec: { netnsFor: (n) => (n === nodeCapture.name ? node.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : undefined) } });
           try {
             rows.push(await captureRow(o, { api: kpApi, dir, backend, node: nodeCapture.name, ref, label: "  the same, kube-proxy's image tools (no gzip)" }));
-            rows.push(await captureRow(o, { api: kpApi, dir, backend, node: nodeCapture.name, ref, label: "  the same, --via debug-pod", extra: ["--via", "debug-pod"] }));
+            const via = backend === "nft" ? "kube-proxy" : "debug-pod";
+            rows.push(await captureRow(o, { api: kpApi, dir, backend, node: nodeCapture.name, ref, label: `  the same, --via ${via}`, extra: ["--via", via] }));
           } finally {
             await kpApi.close();
           }
