@@ -121,8 +121,7 @@ export async function execInPod(
   command: readonly string[],
   o: ExecOptions,
 ): Promise<ExecOutcome> {
-  const { Exec } = await import("@kubernetes/client-node");
-  const { WebSocketHandler } = await import("@kubernetes/client-node/dist/web-socket-handler.js");
+  const { Exec, WebSocketHandler } = await import("./client_node.ts");
   const server = kc.getCurrentCluster()?.server ?? "";
   const request = describeRequest("create", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
   let socket: WsLike | undefined;

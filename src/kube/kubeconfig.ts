@@ -170,7 +170,7 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
   }
   adaptUsers(raw);
   raw["current-context"] = contextName;
-  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { KubeConfig } = await import("./client_node.ts");
   const kc = new KubeConfig();
   try {
     kc.loadFromString(JSON.stringify(raw));
