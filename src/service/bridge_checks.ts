@@ -19,8 +19,15 @@
 import type { NodeSysctls } from "../datapath/sysctls.ts";
 import type { ClientVerdict, EndpointInfo } from "./report.ts";
 
+/** The address of `IP:PORT` or `[IPv6]:PORT` (unchanged when there is no `:PORT`). */
 function ipOf(ep: string): string {
-  return ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1");
+  const c = ep.lastIndexOf(":");
+  if (c <= 0 || c === ep.length - 1) return ep;
+  for (let i = c + 1; i < ep.length; i++) {
+    const d = ep.charCodeAt(i);
+    if (d < 48 || d > 57) return ep;
+  }
+  return ep.charCodeAt(0) === 91 /* [ */ && ep.charCodeAt(c - 1) === 93 /* ] */ ? ep.slice(1, c - 1) : ep.slice(0, c);
 }
 
 /**
@@ -32,9 +39,12 @@ function ipOf(ep: string): string {
  */
 export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined): void {
   if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
-  const onThisNode = (ep: string) => endpoints.find((e) => e.address === ipOf(ep))?.node === node;
   const self = v.endpoints.filter((e) => ipOf(e.endpoint) === v.source);
-  const sameBridge = v.endpoints.filter((e) => ipOf(e.endpoint) !== v.source && e.masqueraded === false && onThisNode(e.endpoint));
+  const sameBridge = v.endpoints.filter((e) => {
+    if (e.masqueraded !== false) return false;
+    const ip = ipOf(e.endpoint);
+    return ip !== v.source && endpoints.find((x) => x.address === ip)?.node === node;
+  });
   if (self.length === 0 && sameBridge.length === 0) return;
   const ports = sysctls?.bridgePorts ?? [];
   if (sysctls && ports.length === 0) return; // no bridge: replies are routed, through netfilter

@@ -47,9 +47,17 @@ function portIn(spec: string, port: number): boolean {
   return false;
 }
 
+/** Parsed `VALUE[/MASK]` specs by text: a node's rules use a handful (kube-proxy's 0x4000/0x4000, 0x8000/0x8000). */
+const MARK_SPECS = new Map<string, { value: number; mask: number }>();
+
 function parseMarkSpec(spec: string): { value: number; mask: number } {
-  const [v, m] = spec.split("/");
-  return { value: Number(v), mask: m === undefined ? 0xffffffff : Number(m) };
+  let r = MARK_SPECS.get(spec);
+  if (!r) {
+    const [v, m] = spec.split("/");
+    r = { value: Number(v), mask: m === undefined ? 0xffffffff : Number(m) };
+    if (MARK_SPECS.size < 1024) MARK_SPECS.set(spec, r);
+  }
+  return r;
 }
 
 /**
