@@ -40,10 +40,13 @@ function ipOf(ep: string): string {
 export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined): void {
   if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
   const self = v.endpoints.filter((e) => ipOf(e.endpoint) === v.source);
-  const sameBridge = v.endpoints.filter((e) => {
-    if (e.masqueraded !== false) return false;
+  const unmasqueraded = v.endpoints.filter((e) => e.masqueraded === false);
+  // the first endpoint of each address, as a find over `endpoints` would give (a Service can have hundreds)
+  const nodeOf = new Map<string, string | undefined>();
+  if (unmasqueraded.length > 0) for (let i = endpoints.length - 1; i >= 0; i--) nodeOf.set(endpoints[i]!.address, endpoints[i]!.node);
+  const sameBridge = unmasqueraded.filter((e) => {
     const ip = ipOf(e.endpoint);
-    return ip !== v.source && endpoints.find((x) => x.address === ip)?.node === node;
+    return ip !== v.source && nodeOf.get(ip) === node;
   });
   if (self.length === 0 && sameBridge.length === 0) return;
   const ports = sysctls?.bridgePorts ?? [];
