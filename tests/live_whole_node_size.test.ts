@@ -21,7 +21,7 @@ import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { run } from "./helpers/live_cli.ts";
 import { loadIptables, requireNetns } from "./helpers/netns.ts";
-import { busyboxUserland, kubeProxyImageUserland, netshootUserland } from "./helpers/userlands.ts";
+import { busyboxUserland, busyboxWith, kubeProxyImageUserland, netshootUserland } from "./helpers/userlands.ts";
 
 const BIG = "bench/out/iptables-10000";
 const NETNS = requireNetns(["dash", "busybox"]);
@@ -43,7 +43,9 @@ const same = (save: string) => save.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]
 
 describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: the kube-proxy pod defers whole tables to a debug pod that compresses them`, () => {
   const SERVICES = DEFER_UNCOMPRESSED_RULES + 100;
-  const images = { kubeProxy: kubeProxyImageUserland()!, busybox: busyboxUserland()! };
+  const images = { kubeProxy: kubeProxyImageUserland()!, busybox: busyboxUserland()!, noIptables: busyboxWith([])! };
+  /** The userland of the next debug pods. */
+  let debugImage = images.busybox.dir;
   const servers: FakeApiServer[] = [];
   let node: FakeNode | undefined;
   let out = "";
@@ -73,7 +75,7 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
     const s = await startFakeApiServer({
       objects,
       ...o,
-      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : images.busybox.dir) },
+      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : debugImage) },
     });
     servers.push(s);
     return s;
@@ -131,6 +133,21 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
     expect(c.r.stderr).toMatch(new RegExp(`node ${nodeName}: a debug pod could not collect the whole tables compressed \\(.+\\); they come uncompressed from kube-proxy pod kube-proxy-${nodeName}`));
     expect(c.r.stderr).toContain("MB of whole tables came through the API server uncompressed");
     expect(s.debugPods()).toEqual([]);
+  }, 120_000);
+
+  it("the debug image has no iptables: the tables come from the kube-proxy pod after all, and the run says why", async () => {
+    const s = await cluster();
+    debugImage = images.noIptables.dir;
+    try {
+      const c = await capture(s);
+      expect(c.node.source).toMatchObject({ kind: "kube-proxy-pod" });
+      expect(same(c.node.sections["iptables-save"]!.stdout)).toBe(same(text));
+      expect(c.r.stderr).toContain(`node ${nodeName}: a debug pod could not collect the whole tables compressed (its image ${DEFAULT_IMAGE} has no iptables-save); they come uncompressed from kube-proxy pod kube-proxy-${nodeName}`);
+      expect(c.pods).toBe(1);
+      expect(s.debugPods()).toEqual([]);
+    } finally {
+      debugImage = images.busybox.dir;
+    }
   }, 120_000);
 });
 

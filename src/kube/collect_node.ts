@@ -10,7 +10,9 @@
  * `--via kube-proxy` stops at 2 (no pod is created; a node its kube-proxy pod cannot serve reports why), `--via
  * debug-pod` starts at 3 (and fills what the debug image lacks from the kube-proxy pod). A whole-node collection whose
  * output crossed the API server large and uncompressed (an image without gzip: kube-proxy's own) is reported, with
- * what sends it compressed.
+ * what sends it compressed; with `--via auto` on the nft backend, a kube-proxy pod without gzip stops before large
+ * whole tables (targeted_script.ts `gzip:N`, {@link DEFER_UNCOMPRESSED_RULES}) and a debug pod collects them, unless
+ * no pod may be made or it cannot collect them (then the kube-proxy pod does, and the run says so).
  * Everything runs under one per-node deadline (`--timeout`). On a node without kube-proxy state where a Cilium agent
  * pod runs (label `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o
  * json`) into the section `cilium-services`.
@@ -455,7 +457,9 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     // The kube-proxy pod stopped before whole tables it could not compress: a debug pod that cannot collect them
     // (it cannot be made or started, its image cannot run the script) leaves them to the kube-proxy pod after all.
     try {
-      return await viaDebugPod();
+      const r = await viaDebugPod();
+      if (r.capture.error !== undefined || !missingTool(r.capture.sections["iptables-save"])) return r;
+      throw new Error(`its image ${o.image} has no iptables-save`);
     } catch (e) {
       if (o.signal.aborted) throw e;
       warnings.push(`node ${name}: a debug pod could not collect the whole tables compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);

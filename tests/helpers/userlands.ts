@@ -41,7 +41,11 @@ export function netshootUserland(): { dir: string; remove: () => void } | undefi
   return busyboxWith(NETWORK_TOOLS.filter((t) => !t.includes("-legacy")));
 }
 
-function busyboxWith(tools: readonly string[]): { dir: string; remove: () => void } | undefined {
+/**
+ * Makes a busybox userland with only these of the host's network tools (e.g. none: an image that cannot list rules).
+ * @returns its path, or undefined when busybox is not installed.
+ */
+export function busyboxWith(tools: readonly string[]): { dir: string; remove: () => void } | undefined {
   const busybox = findTool("busybox");
   if (!busybox) return undefined;
   const dir = mkdtempSync(join(tmpdir(), "netpath-busybox-"));
