@@ -169,7 +169,7 @@ export async function liveRows(o: { cli: string; fixture: string; query: { names
         o.log(`bench --live: ${oneChain}`);
         const argv = ["svc/" + o.query.name, "-n", o.query.namespace, "--kubeconfig", api.kubeconfig, "--node", nodeCapture.name, "-o", "json"];
         await runCli(o.cli, argv); // warm-up (page cache, TLS)
-        let from = api.requests.length;
+        const from = api.requests.length;
         const q = await runCli(o.cli, argv);
         const qBytes = bytesSince(api, from);
         const qProblems = reportProblems(q);
