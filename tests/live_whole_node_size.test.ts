@@ -135,6 +135,25 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
     expect(s.debugPods()).toEqual([]);
   }, 120_000);
 
+  it("a one-Service question travels compressed too where the image has gzip (a debug pod), as text where not (the kube-proxy pod); the same report", async () => {
+    const s = await cluster();
+    const ask = async (via: string) => {
+      const from = s.requests.length;
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", via]);
+      expect(r.code, r.stderr).toBe(0);
+      const rep = JSON.parse(r.stdout) as { nodes: { source: string; ports: unknown; drift: unknown }[] };
+      return { bytes: execBytes(s, from), node: rep.nodes[0]! };
+    };
+    const plain = await ask("kube-proxy");
+    const packed = await ask("debug-pod");
+    expect(plain.node.source).toMatch(/^kube-proxy-pod: /);
+    expect(packed.node.source).toMatch(/^debug-pod: /);
+    expect(packed.node.ports).toEqual(plain.node.ports);
+    expect(packed.node.drift).toEqual(plain.node.drift);
+    expect(packed.bytes.debug).toBeLessThan(plain.bytes.kubeProxy / 2);
+    console.log(`[whole-node] one-Service question, ${SERVICES} Services: kube-proxy pod ${plain.bytes.kubeProxy} B as text, debug pod ${packed.bytes.debug} B compressed`);
+  }, 120_000);
+
   it("the debug image has no iptables: the tables come from the kube-proxy pod after all, and the run says why", async () => {
     const s = await cluster();
     debugImage = images.noIptables.dir;

@@ -23,7 +23,7 @@ import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bun
 import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
 import type { Node, Pod } from "../model/k8s.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
-import { DEFERRED, DEFERRED_EXIT, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
+import { compressedCommand, DEFERRED, DEFERRED_EXIT, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
 import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
@@ -208,7 +208,7 @@ interface Ran {
  */
 async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number, deferUncompressedFrom?: number): Promise<Ran> {
   const cmd = o.service
-    ? targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs)
+    ? compressedCommand(targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs))
     : nodeCommand(o.sectionTimeoutMs, deferUncompressedFrom !== undefined ? { deferUncompressedFrom } : {});
   const outcome = await execInPod(o.kc, namespace, pod, container, cmd.command, {
     timeoutMs: remaining(deadline),

@@ -5,7 +5,8 @@
  * about 30 s of CPU there, listing one chain (`iptables-nft -t nat -S CHAIN`) a few ms.
  *
  * It runs as `sh -s KEY…` with the script on stdin (the keys are positional parameters, never part of the script
- * text). With the first argument `scope:node` ({@link nodeCommand}: `capture`, `--whole-node`) it lists whole tables
+ * text); a live run wraps that in {@link GZIP_WRAPPER} ({@link compressedCommand}), so stdout travels compressed where
+ * the image has gzip. With the first argument `scope:node` ({@link nodeCommand}: `capture`, `--whole-node`) it lists whole tables
  * of what the mode programs instead (whole `iptables-<backend>-save`, never `nft list ruleset` in iptables or ipvs
  * mode), its stdout gzip-compressed.
  * The keys are the question's addresses and ports, `ip:ADDR` and `port:N` words validated by
@@ -301,11 +302,24 @@ export function targetedCommand(keys: TargetKeys, sectionTimeoutMs?: number, opt
 }
 
 /**
- * The outer shell of a whole-node collection: runs the script read from stdin with `scope:node` and, when the image
- * has gzip, compresses its stdout with `gzip -1` (a 10,000-Service node's iptables-save is ~27 MB, ~4.5 MB
- * compressed); stderr stays plain. A constant: the only argument is the literal `scope:node`.
+ * The outer shell of a collection: runs the script read from stdin with the words it is given and, when the image has
+ * gzip, compresses its stdout with `gzip -1` (a 10,000-Service node's iptables-save is ~27 MB, ~4.5 MB compressed;
+ * a one-Service question in IPVS or nftables mode lists whole ipvsadm/ipset/nft tables); stderr stays plain. A
+ * constant: the words are its positional parameters (validated by the builders of this module).
  */
-export const NODE_SCOPE_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -s "$@" | gzip -1; else exec sh -s "$@"; fi`;
+export const GZIP_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -s "$@" | gzip -1; else exec sh -s "$@"; fi`;
+
+/**
+ * A targeted command (`sh -s WORD…`) run under {@link GZIP_WRAPPER}: what the live collection execs, so that its
+ * stdout travels compressed where the image has gzip (src/kube/exec.ts inflates it). Tests run the plain command.
+ * @param cmd from {@link targetedCommand}.
+ * @returns `sh -c GZIP_WRAPPER sh WORD…` and the same stdin.
+ * @throws {Error} when `cmd` is not a `sh -s` command.
+ */
+export function compressedCommand(cmd: TargetedCommand): TargetedCommand {
+  if (cmd.command[0] !== "sh" || cmd.command[1] !== "-s") throw new Error(`not a sh -s command: ${cmd.command.slice(0, 2).join(" ")}`);
+  return { command: ["sh", "-c", GZIP_WRAPPER, "sh", ...cmd.command.slice(2)], stdin: cmd.stdin };
+}
 
 /**
  * The exec of a whole-node collection (`capture`, `--whole-node`): the same script as {@link targetedCommand} with
@@ -321,5 +335,5 @@ export const NODE_SCOPE_WRAPPER = `if command -v gzip >/dev/null 2>&1; then sh -
 export function nodeCommand(sectionTimeoutMs?: number, options: { deferUncompressedFrom?: number } = {}): TargetedCommand {
   const z = options.deferUncompressedFrom;
   const gzip = z !== undefined && Number.isInteger(z) && z > 0 ? [`gzip:${z}`] : [];
-  return { command: ["sh", "-c", NODE_SCOPE_WRAPPER, "sh", "scope:node", ...gzip, ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT };
+  return compressedCommand({ command: ["sh", "-s", "scope:node", ...gzip, ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT });
 }
