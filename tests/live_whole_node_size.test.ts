@@ -255,6 +255,27 @@ describe.runIf(READY)("whole tables of a 10,000-Service node: compressed when th
     expect(api!.debugPods()).toEqual([]);
   }, 120_000);
 
+  it("a one-Service question in an image with neither awk nor grep lists whole tables: the run says what came as text and why", async () => {
+    const bare = kubeProxyImageUserland()!;
+    rmSync(join(bare.dir, "grep"));
+    const s = await startFakeApiServer({
+      objects: (await import("../src/io/read_bundle.ts")).readBundle(BIG, { maxBytes: 2 ** 32 }).objects,
+      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: () => bare.dir },
+    });
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "kube-proxy"]);
+      expect(r.code, r.stderr + r.stdout.slice(0, 3000)).toBe(0);
+      // the legacy backend is found without grep too (kubelet's chains read with sh builtins)
+      expect((JSON.parse(r.stdout) as { nodes: { source: string }[] }).nodes[0]!.source).toContain("iptables legacy backend (kubelet chain found by iptables-legacy-save -t mangle)");
+      expect(r.stderr).toMatch(
+        new RegExp(`node ${nodeName}: \\d+\\.\\d MB of node state for one Service \\(whole tables: the image has neither awk nor grep to pick the Service's rules\\) came through the API server uncompressed: the image of kube-proxy pod kube-proxy-${nodeName} has no gzip`),
+      );
+    } finally {
+      await s.close();
+      bare.remove();
+    }
+  }, 120_000);
+
   it("a targeted question moves a few kB and is never reported as uncompressed", async () => {
     const from = api!.requests.length;
     const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", api!.kubeconfig, "--node", nodeName, "-o", "json"]);

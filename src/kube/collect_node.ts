@@ -168,27 +168,40 @@ function backendDetail(r: CollectionResult): string {
   return parts.join("; ");
 }
 
+/** What a large uncompressed stream held: whole tables, or for one Service what its mode lists whole. */
+function heldWhat(o: CollectOptions, ran: Ran): string {
+  if (!o.service) return "whole tables";
+  const mode = scopeMode(ran.result);
+  const why = mode === "nftables"
+    ? "nftables mode lists kube-proxy's whole nftables tables, not yet one Service's part"
+    : mode === "ipvs"
+    ? "IPVS mode lists the whole ipvsadm table and KUBE-* ipsets, not yet one Service's part"
+    : "whole tables: the image has neither awk nor grep to pick the Service's rules";
+  return `node state for one Service (${why})`;
+}
+
 /**
- * The warning for whole tables that crossed the API server uncompressed and large (see
- * {@link UNCOMPRESSED_REPORT_BYTES}), with what sends them compressed; undefined for a targeted run, a compressed or
- * small stream.
+ * The warning for node state that crossed the API server uncompressed and large (see
+ * {@link UNCOMPRESSED_REPORT_BYTES}: whole tables, or one Service's collection where its mode lists whole tables),
+ * with what sends it compressed; undefined for a compressed or small stream.
  */
 function uncompressedWarning(o: CollectOptions, node: string, ran: Ran, where: { kubeProxyPod: string } | { debugImage: string }): string | undefined {
-  if (o.service || ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return undefined;
+  if (ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return undefined;
   const mb = (ran.outcome.stdoutBytes / 1e6).toFixed(1);
+  const what = heldWhat(o, ran);
   if ("debugImage" in where) {
-    return `node ${node}: ${mb} MB of whole tables came through the API server uncompressed: the debug image ${where.debugImage} has no gzip; pass an --image that has it`;
+    return `node ${node}: ${mb} MB of ${what} came through the API server uncompressed: the debug image ${where.debugImage} has no gzip; pass an --image that has it`;
   }
   const legacy = ran.result.sections["iptables-backend"]?.stdout.trim() === "legacy";
   const fix = legacy
     ? "a debug pod sends them compressed: --via debug-pod --profile sysadmin (this node's legacy backend needs the host's iptables-legacy-save, run through chroot /host: the default debug image has no iptables-legacy)"
     : "a debug pod, whose image has gzip, sends them compressed: --via debug-pod";
-  return `node ${node}: ${mb} MB of whole tables came through the API server uncompressed: the image of kube-proxy pod ${where.kubeProxyPod} has no gzip; ${fix}`;
+  return `node ${node}: ${mb} MB of ${what} came through the API server uncompressed: the image of kube-proxy pod ${where.kubeProxyPod} has no gzip; ${fix}`;
 }
 
 /** `sent uncompressed (N MB: the image has no gzip)` for the source line, when {@link uncompressedWarning} applies. */
-function uncompressedDetail(o: CollectOptions, ran: Ran): string {
-  if (o.service || ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return "";
+function uncompressedDetail(_o: CollectOptions, ran: Ran): string {
+  if (ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return "";
   return `sent uncompressed (${(ran.outcome.stdoutBytes / 1e6).toFixed(1)} MB: the image has no gzip)`;
 }
 

@@ -53,7 +53,8 @@ absent() { begin "$1" "$2"; printf '%s: not found%s\\n' "$2" "$3" >&2; end "$1" 
 /**
  * `save_cmd BACKEND iptables|ip6tables`: sets `SV` (without a subshell) to the save command of that backend (`iptables-<backend>-save`, or plain
  * `iptables-save` when its `--version` names that backend, or for legacy the host's binary through `chroot /host`);
- * `kubelet_chains`: whether stdin (a save) declares kubelet's KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY.
+ * `kubelet_chains`: whether stdin (a save) declares kubelet's KUBE-IPTABLES-HINT or KUBE-KUBELET-CANARY (grep, else sh
+ * builtins); `has_line LINE FILE`: whether FILE has that line (sh builtins: /proc/net/ip_tables_names without grep).
  */
 export const SCRIPT_SAVE_CMD = `save_cmd() {
   SV=
@@ -70,7 +71,11 @@ export const SCRIPT_SAVE_CMD = `save_cmd() {
     done
   fi
 }
-kubelet_chains() { grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; }
+kubelet_chains() {
+  if have grep; then grep -qE '^:(KUBE-IPTABLES-HINT|KUBE-KUBELET-CANARY)'; return; fi
+  kr=1; while IFS= read -r l; do case $l in ":KUBE-IPTABLES-HINT "*|":KUBE-KUBELET-CANARY "*) kr=0 ;; esac; done; return $kr
+}
+has_line() { while IFS= read -r l; do [ "$l" = "$1" ] && return 0; done < "$2"; return 1; }
 `;
 
 /** The node facts both scripts end with: `ip-addr`, `ip-route-local`, `sysctls`. */

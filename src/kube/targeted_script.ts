@@ -148,7 +148,7 @@ if have $1-nft; then IC=$1-nft
 elif have $1; then case "$($1 --version 2>/dev/null)" in *nf_tables*) IC=$1 ;; esac; fi
 }
 hi() { $1 -t mangle -S KUBE-IPTABLES-HINT >/dev/null 2>&1 || $1 -t mangle -S KUBE-KUBELET-CANARY >/dev/null 2>&1; }
-lh() { [ -n "$1" ] && grep -qx mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
+lh() { [ -n "$1" ] && has_line mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
 sl() {
 i=$1; NP_TABLE=$2; export NP_TABLE; shift 2
 q="$*"; seen=" "; D=""; R=""
@@ -178,7 +178,7 @@ begin iptables-backend "detect as iptables-wrappers (the kubelet chains of table
 if [ -n "$N4" ] && { hi "$N4" || { [ -n "$N6" ] && hi "$N6"; }; }; then B=nft; echo "kubelet chain found by $N4 -t mangle -S" >&2
 elif [ -z "$N4" ] && [ -n "$SN4" ] && { to $SN4 -t mangle; [ -n "$SN6" ] && to $SN6 -t mangle; } 2>/dev/null | kubelet_chains; then B=nft; echo "kubelet chain found by $SN4 -t mangle" >&2
 elif lh "$SL4" /proc/net/ip_tables_names || lh "$SL6" /proc/net/ip6_tables_names; then B=legacy; echo "kubelet chain found by $SL4 -t mangle" >&2
-elif [ -z "$SL4" ] && grep -q . /proc/net/ip_tables_names 2>/dev/null; then B=legacy; echo "no kubelet chain found by the nft backend; /proc/net/ip_tables_names lists legacy tables; iptables-legacy-save is not in this image" >&2
+elif [ -z "$SL4" ] && { read -r l </proc/net/ip_tables_names; } 2>/dev/null && [ -n "$l" ]; then B=legacy; echo "no kubelet chain found by the nft backend; /proc/net/ip_tables_names lists legacy tables; iptables-legacy-save is not in this image" >&2
 else B=nft; echo "no kubelet chain found by either backend: nft, the iptables-wrappers default" >&2
 [ -z "$SL4" ] && echo "iptables-legacy-save is not in this image: the legacy backend was not checked" >&2
 [ -z "$N4$SN4" ] && echo "iptables-nft is not in this image: the nft backend was not checked" >&2
