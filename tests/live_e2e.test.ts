@@ -84,7 +84,12 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
       // a question about one Service collects the chains of its packets (issue 12); on the nft backend, with so few
       // Services, from one save filtered on the node (chain by chain from CHAIN_WALK_FROM Service rules)
       ["k8s-guide-worker", `kube-proxy-pod: kube-proxy-k8s-guide-worker: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}`, "iptables"],
-      ["k8s-guide-worker2", `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}`, "iptables"],
+      [
+        "k8s-guide-worker2",
+        `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}; ` +
+        `why not the kube-proxy pod: its image cannot run the collection script (OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown)`,
+        "iptables",
+      ],
     ]);
     for (const n of rep.nodes) {
       expect(n.error).toBeUndefined();
@@ -128,8 +133,8 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(r.code).toBe(0);
     const rep = JSON.parse(r.stdout) as ServiceReport;
     expect(rep.nodes.map((n) => n.source)).toEqual([
-      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}`,
-      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}`,
+      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}; why not the kube-proxy pod: --via debug-pod`,
+      `debug-pod: iptables nft backend (kubelet chain found by iptables-nft -t mangle -S); iptables-save via ${SMALL_SAVE}; image ${DEFAULT_IMAGE}; why not the kube-proxy pod: --via debug-pod`,
     ]);
     const verdicts = (x: ServiceReport) => x.nodes.map((n) => ({ node: n.node, ports: n.ports, drift: n.drift }));
     expect(verdicts(rep)).toEqual(verdicts(auto));

@@ -142,7 +142,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     const rep = JSON.parse(live.stdout) as ServiceReport;
     const k8s1 = rep.nodes.find((n) => n.node === "k8s1")!;
     expect(k8s1.error).toBeUndefined();
-    expect(k8s1.source).toMatch(new RegExp(`^host-chroot: iptables legacy backend \\(.*\\); iptables-save via chroot /host /usr/sbin/iptables-legacy-save \\| awk: the chains of the Service's packets; image ${IMG}$`));
+    expect(k8s1.source).toMatch(new RegExp(`^host-chroot: iptables legacy backend \\(.*\\); iptables-save via chroot /host /usr/sbin/iptables-legacy-save \\| awk: the chains of the Service's packets; image ${IMG}; why not the kube-proxy pod: its image cannot run the collection script \\(.+\\)$`));
     // the rules the host binary read are the seed's: the same verdicts as the example's offline bundle of that node
     const offline = JSON.parse((await run(["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "-o", "json"])).stdout) as ServiceReport;
     expect(verdicts(rep, "k8s1")).toEqual(verdicts(offline, "k8s1"));
@@ -210,6 +210,6 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "ipvsadm", "chroot", "unshare",
     expect(k8s2.proxyMode.mode).toBe("ipvs");
     expect(live.code).toBe(0);
     expect(k8s2.error).toBeUndefined();
-    expect(k8s2.source).toMatch(new RegExp(`^debug-pod: .*; image ${IMG}$`));
+    expect(k8s2.source).toMatch(new RegExp(`^debug-pod: .*; image ${IMG}; why not the kube-proxy pod: its image lacks ipvsadm$`));
   });
 });

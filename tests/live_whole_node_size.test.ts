@@ -106,6 +106,7 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
     const s = await cluster();
     const c = await capture(s);
     expect(c.node.source).toMatchObject({ kind: "debug-pod", image: DEFAULT_IMAGE });
+    expect(c.node.source!.detail).toMatch(new RegExp(`; why not the kube-proxy pod: its image has no gzip, and nat KUBE-SERVICES holds ${SERVICES + 1} rules \\(at least ${DEFER_UNCOMPRESSED_RULES}\\): whole tables would cross the API server as text$`));
     expect(same(c.node.sections["iptables-save"]!.stdout)).toBe(same(text));
     expect(c.bytes.kubeProxy).toBeLessThan(20_000);
     expect(c.bytes.debug).toBeLessThan(text.length / 4);

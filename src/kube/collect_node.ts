@@ -205,6 +205,11 @@ function uncompressedDetail(_o: CollectOptions, ran: Ran): string {
   return `sent uncompressed (${(ran.outcome.stdoutBytes / 1e6).toFixed(1)} MB: the image has no gzip)`;
 }
 
+/** Why a debug pod collected, for the source line: `why not the kube-proxy pod: …` (its image, the exec, the flag) or `why: …` (none found). */
+function whyDebugPod(kpWhy: string): string {
+  return /^(its |the exec|--via)/.test(kpWhy) ? `why not the kube-proxy pod: ${kpWhy}` : `why: ${kpWhy}`;
+}
+
 function remaining(deadline: number): number {
   return deadline === Infinity ? 24 * 3600_000 : Math.max(1, deadline - Date.now());
 }
@@ -444,7 +449,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
           }
         }
         capture.sections = sections;
-        const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran)];
+        const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran), whyDebugPod(kpWhy)];
         if (filled.length > 0) {
           const kpDetail = uncompressedDetail(o, kpRan!);
           detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
