@@ -3,18 +3,21 @@
 // - nft backend, a generated node of 1,600 Services (over DEFER_UNCOMPRESSED_RULES): by default the kube-proxy pod
 //   stops before the save and a debug pod sends the tables compressed; `--via kube-proxy`, or RBAC without pod
 //   creation, or a debug pod that cannot start, leave them to the kube-proxy pod, as text, and the run says so.
+// - nftables mode, a generated node of 1,600 Services (8.2 MB of `nft -j list table ip kube-proxy`): even a
+//   one-Service question lists kube-proxy's whole tables, so the kube-proxy pod stops after one `nft list map` and a
+//   debug pod sends them compressed; `--via kube-proxy` sends them as text, and the run says so.
 // - legacy backend, the bench's 10,000-Service node (its save takes ~1 s, the nft backend's ~30 s): netshoot has no
 //   iptables-legacy, so the kube-proxy pod sends 26.6 MB as text, and the run says so, with what compresses them.
 //   `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's the rules still come from the
 //   kube-proxy pod, and the run says that too.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { decodeBundle } from "../src/bundle/decode.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import { DEFER_UNCOMPRESSED_RULES, UNCOMPRESSED_REPORT_BYTES } from "../src/kube/collect_node.ts";
+import { DEFER_UNCOMPRESSED_NFT_ELEMENTS, DEFER_UNCOMPRESSED_RULES, UNCOMPRESSED_REPORT_BYTES } from "../src/kube/collect_node.ts";
 import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
 import { writeFixture } from "../bench/write_fixture.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
@@ -168,6 +171,80 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
     } finally {
       debugImage = images.busybox.dir;
     }
+  }, 120_000);
+});
+
+describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Services: a one-Service question's whole kube-proxy tables go to a debug pod that compresses them`, () => {
+  const SERVICES = 1600;
+  const images = { kubeProxy: kubeProxyImageUserland()!, busybox: busyboxUserland()! };
+  let node: FakeNode | undefined;
+  let api: FakeApiServer | undefined;
+  let out = "";
+  let nodeName = "";
+  let query = { name: "", namespace: "" };
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), "netpath-defer-nft-"));
+    const m = writeFixture(out, "nftables", { services: SERVICES });
+    const bundle = readBundle(m.dir);
+    nodeName = bundle.nodes[0]!.name;
+    query = { name: m.query.name, namespace: m.query.namespace };
+    node = await startFakeNode(nodeName, { proxyMode: "nftables" });
+    // `nft -j -f` takes objects in order: tables, chains, sets and maps, elements, rules (the dump lists the verdict
+    // maps, whose elements `goto` service chains, before the chains)
+    const order: Record<string, number> = { metainfo: 0, table: 1, chain: 2, set: 3, map: 3, element: 4, rule: 5 };
+    const doc = JSON.parse(bundle.nodes[0]!.sections["nft-json"]!.stdout) as { nftables: Record<string, unknown>[] };
+    doc.nftables.sort((a, b) => (order[Object.keys(a)[0]!] ?? 9) - (order[Object.keys(b)[0]!] ?? 9));
+    const file = join(out, "ruleset.json");
+    writeFileSync(file, JSON.stringify(doc));
+    const load = await node.netns.exec(["nft", "-j", "-f", file]);
+    expect(load.code, load.stderr).toBe(0);
+    api = await startFakeApiServer({
+      objects: bundle.objects,
+      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : images.busybox.dir) },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await api?.close();
+    await node?.stop();
+    for (const u of Object.values(images)) u?.remove();
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  async function ask(extra: string[]) {
+    const from = api!.requests.length;
+    const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", api!.kubeconfig, "--node", nodeName, "-o", "json", ...extra]);
+    expect(r.code, r.stderr).toBe(0);
+    const rep = JSON.parse(r.stdout) as { nodes: { source: string; proxyMode: { mode: string }; ports: unknown; drift: unknown }[] };
+    return { r, node: rep.nodes[0]!, bytes: execBytes(api!, from), pods: api!.requests.slice(from).filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length };
+  }
+
+  let plain: Awaited<ReturnType<typeof ask>> | undefined;
+
+  it("--via kube-proxy: the whole tables as text, and the run says why one Service costs that much", async () => {
+    plain = await ask(["--via", "kube-proxy"]);
+    expect(plain.node.proxyMode.mode).toBe("nftables");
+    expect(plain.node.source).toMatch(/^kube-proxy-pod: /);
+    expect(plain.pods).toBe(0);
+    expect(plain.bytes.kubeProxy).toBeGreaterThan(UNCOMPRESSED_REPORT_BYTES);
+    expect(plain.r.stderr).toMatch(
+      new RegExp(`node ${nodeName}: \\d+\\.\\d MB of node state for one Service \\(nftables mode lists kube-proxy's whole nftables tables, not yet one Service's part\\) came through the API server uncompressed: the image of kube-proxy pod kube-proxy-${nodeName} has no gzip; a debug pod, whose image has gzip, sends them compressed: --via debug-pod`),
+    );
+  }, 120_000);
+
+  it("default: the kube-proxy pod stops after one nft list map, a debug pod sends the tables compressed; the same report", async () => {
+    const c = await ask([]);
+    expect(c.node.source).toMatch(
+      new RegExp(`^debug-pod: .*; why not the kube-proxy pod: its image has no gzip, and map service-ips lists about \\d+ elements \\(at least ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}\\): kube-proxy's whole nftables tables would cross the API server as text$`),
+    );
+    expect(c.pods).toBe(1);
+    expect(c.bytes.kubeProxy).toBeLessThan(20_000);
+    expect(c.bytes.debug).toBeLessThan(plain!.bytes.kubeProxy / 4);
+    expect(c.r.stderr).not.toContain("uncompressed");
+    expect(c.node.ports).toEqual(plain!.node.ports);
+    expect(c.node.drift).toEqual(plain!.node.drift);
+    expect(api!.debugPods()).toEqual([]);
+    console.log(`[whole-node] nftables mode, ${SERVICES} Services, one Service: kube-proxy pod ${(plain!.bytes.kubeProxy / 1e6).toFixed(2)} MB as text (--via kube-proxy); default ${c.bytes.kubeProxy} B there (deferred) + debug pod ${(c.bytes.debug / 1e6).toFixed(2)} MB`);
   }, 120_000);
 });
 

@@ -23,7 +23,7 @@ import type { CommandOutput, NodeCapture, NodeSource, SectionName } from "../bun
 import { type CollectionResult, parseCollectionOutput } from "../bundle/collection_output.ts";
 import type { Node, Pod } from "../model/k8s.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
-import { compressedCommand, DEFERRED, DEFERRED_EXIT, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
+import { compressedCommand, DEFERRED, DEFERRED_EXIT, type DeferUncompressed, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
 import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
@@ -53,6 +53,14 @@ export const UNCOMPRESSED_REPORT_BYTES = 4 * 1024 * 1024;
  * 5 endpoints per Service).
  */
 export const DEFER_UNCOMPRESSED_RULES = 1500;
+
+/**
+ * The same for nftables mode, where even a one-Service question lists kube-proxy's whole tables: from this many lines
+ * of `nft list map ip kube-proxy service-ips` (about one per Service port). `nft -j list table ip kube-proxy` is
+ * ~5.1 kB per Service (8.2 MB for the bench generator's 1,600 Services, 51.8 MB for 10,000), so about
+ * {@link UNCOMPRESSED_REPORT_BYTES}.
+ */
+export const DEFER_UNCOMPRESSED_NFT_ELEMENTS = 800;
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -220,14 +228,13 @@ interface Ran {
 }
 
 /**
- * Runs the collection script in a container. @param deferUncompressedFrom whole-node runs: the `gzip:N` word of
- * {@link nodeCommand} (stop before whole tables that would travel uncompressed), for the kube-proxy pod when a debug
- * pod may be made.
+ * Runs the collection script in a container. @param defer {@link DeferUncompressed}: for the kube-proxy pod when a
+ * debug pod may be made (stop before large state that would travel as text).
  */
-async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number, deferUncompressedFrom?: number): Promise<Ran> {
+async function runScript(o: CollectOptions, node: Node, namespace: string, pod: string, container: string, deadline: number, defer?: DeferUncompressed): Promise<Ran> {
   const cmd = o.service
-    ? compressedCommand(targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs))
-    : nodeCommand(o.sectionTimeoutMs, deferUncompressedFrom !== undefined ? { deferUncompressedFrom } : {});
+    ? compressedCommand(targetedCommand(nodeTargetKeys(o.service, node), o.sectionTimeoutMs, defer ? { deferUncompressed: defer } : {}))
+    : nodeCommand(o.sectionTimeoutMs, defer ? { deferUncompressed: defer } : {});
   const outcome = await execInPod(o.kc, namespace, pod, container, cmd.command, {
     timeoutMs: remaining(deadline),
     signal: o.signal,
@@ -354,24 +361,26 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;
     }
     const via = o.via ?? "auto";
-    // whole tables from the kube-proxy pod may wait for a debug pod that sends them compressed (its image has gzip)
-    const mayDefer = !o.service && via === "auto" && o.access.createPods !== false && o.access.deletePods !== false;
+    // large state from the kube-proxy pod (whole tables; nftables mode's whole tables for one Service) may wait for a
+    // debug pod that sends it compressed (its image has gzip)
+    const mayDefer = via === "auto" && o.access.createPods !== false && o.access.deletePods !== false;
     let deferred: Ran | undefined;
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
     if (kpPod && via !== "debug-pod") {
       const container = kpContainer;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
       try {
-        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline, mayDefer ? DEFER_UNCOMPRESSED_RULES : undefined);
+        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline, mayDefer ? { iptablesRules: DEFER_UNCOMPRESSED_RULES, nftElements: DEFER_UNCOMPRESSED_NFT_ELEMENTS } : undefined);
       } catch (e) {
         if (o.signal.aborted) throw e;
         if (!(e instanceof KubeApiError)) throw e;
         kpRan = undefined;
         warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
       }
-      if (kpRan?.result.complete && isDeferred(kpRan.result.sections["iptables-save"])) {
+      const stopped = kpRan?.result.complete ? [kpRan.result.sections["iptables-save"], kpRan.result.sections["nft-json"]].find(isDeferred) : undefined;
+      if (kpRan && stopped) {
         deferred = kpRan;
-        const why = firstLine(kpRan.result.sections["iptables-save"]!.stderr).replace(`${DEFERRED}: `, "");
+        const why = firstLine(stopped.stderr).replace(`${DEFERRED}: `, "");
         kpWhy = why.replace(/^no gzip in this image/, "its image has no gzip");
       } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
@@ -476,11 +485,12 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     // (it cannot be made or started, its image cannot run the script) leaves them to the kube-proxy pod after all.
     try {
       const r = await viaDebugPod();
-      if (r.capture.error !== undefined || !missingTool(r.capture.sections["iptables-save"])) return r;
-      throw new Error(`its image ${o.image} has no iptables-save`);
+      const need: SectionName = isDeferred(deferred.result.sections["nft-json"]) ? "nft-json" : "iptables-save";
+      if (r.capture.error !== undefined || !missingTool(r.capture.sections[need])) return r;
+      throw new Error(`its image ${o.image} has no ${need === "nft-json" ? "nft" : "iptables-save"}`);
     } catch (e) {
       if (o.signal.aborted) throw e;
-      warnings.push(`node ${name}: a debug pod could not collect the whole tables compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);
+      warnings.push(`node ${name}: a debug pod could not collect the ${o.service ? "node's tables" : "whole tables"} compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);
       capture.error = undefined;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod!.metadata.name}`);
       const again = await runScript(o, node, o.namespace, kpPod!.metadata.name, kpContainer, deadline);

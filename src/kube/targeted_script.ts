@@ -13,9 +13,11 @@
  * {@link targetedCommand}; the awk programs of rule_select_awk.ts read them from the environment.
  *
  * An argument `walk:N` (after `timeout:N`, before the keys) sets that threshold (see {@link CHAIN_WALK_FROM}).
- * An argument `gzip:N` (right after `scope:node`) makes a whole-node run in an image without gzip stop before the
- * nft backend's save when nat `KUBE-SERVICES` holds at least N rules: its `iptables-save` section is then
- * {@link DEFERRED} (exit {@link DEFERRED_EXIT}), for the caller to collect where the tables travel compressed.
+ * Arguments `gzip:N` and `gzipnft:M` (after `scope:node`, before `timeout:N`) make a run in an image without gzip stop
+ * before large state: a whole-node run before the nft backend's save when nat `KUBE-SERVICES` holds at least N rules
+ * (its `iptables-save` section is then {@link DEFERRED}, exit {@link DEFERRED_EXIT}); any run in nftables mode before
+ * `nft -j list table` when `nft list map ip kube-proxy service-ips` prints at least M lines (`nft-json` deferred); for
+ * the caller to collect where the tables travel compressed ({@link DeferUncompressed}).
  * An argument `timeout:N` (after `scope:node`, before the keys) limits each section to N seconds on the node
  * (collection_script.ts: `to`, `over`); every section's end marker says how long it took (`ms=`) and, when it was
  * stopped at its limit, `timeout=N`.
@@ -96,9 +98,11 @@ exec </dev/null
 ` + SCRIPT_MARKERS + SCRIPT_SAVE_CMD + `both "\${M}collect version=${COLLECTION_VERSION}"
 SC=service; T="the chains of the Service's packets"
 case "$1" in scope:node) SC=node; T="whole tables"; shift ;; esac
-NP_Z=0
+NP_Z=0; NP_ZN=0
 case "$1" in gzip:*) NP_Z=\${1#gzip:}; shift ;; esac
 case $NP_Z in ""|*[!0-9]*) NP_Z=0 ;; esac
+case "$1" in gzipnft:*) NP_ZN=\${1#gzipnft:}; shift ;; esac
+case $NP_ZN in ""|*[!0-9]*) NP_ZN=0 ;; esac
 case "$1" in timeout:*) NP_T=\${1#timeout:}; shift ;; esac
 case $NP_T in ""|*[!0-9]*) NP_T=0 ;; esac
 NP_W=${CHAIN_WALK_FROM}
@@ -233,7 +237,13 @@ for f in ip ip6; do if o=$(to nft -j list table $f kube-proxy 2>/dev/null); then
 [ $r = 0 ] || to nft -j list table ip kube-proxy
 }
 if [ $MO = nftables ]; then
-if have nft; then begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?; else absent nft-json nft ''; fi
+if have nft; then
+if [ "$NP_ZN" -gt 0 ] && ! have gzip; then EL=$(nft list map ip kube-proxy service-ips 2>/dev/null | wc -l)
+if [ "\${EL:-0}" -ge "$NP_ZN" ]; then begin nft-json "nft -j list table ip kube-proxy: ${DEFERRED} (no gzip in this image)"
+echo "${DEFERRED}: no gzip in this image, and map service-ips lists about $EL elements (at least $NP_ZN): kube-proxy's whole nftables tables would cross the API server as text" >&2
+end nft-json ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi; fi
+begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?
+else absent nft-json nft ''; fi
 fi
 set +f
 ` + SCRIPT_NODE_FACTS + `both "\${M}done"
@@ -257,8 +267,28 @@ export interface TargetKeys {
   ports: Iterable<number>;
 }
 
+/**
+ * When the image has no gzip, stop before node state that would cross the API server large as text (script words
+ * `gzip:N` and `gzipnft:M`), leaving the section {@link DEFERRED} for the caller to collect where it travels
+ * compressed: whole-node runs on the nft backend from `iptablesRules` nat `KUBE-SERVICES` rules; any run in nftables
+ * mode (which lists kube-proxy's whole tables) from `nftElements` lines of `nft list map ip kube-proxy service-ips`.
+ */
+export interface DeferUncompressed {
+  iptablesRules: number;
+  nftElements: number;
+}
+
+/** The script words of {@link DeferUncompressed}. */
+function deferWords(d: DeferUncompressed | undefined): string[] {
+  if (!d) return [];
+  const ok = (n: number) => Number.isInteger(n) && n > 0;
+  return [...(ok(d.iptablesRules) ? [`gzip:${d.iptablesRules}`] : []), ...(ok(d.nftElements) ? [`gzipnft:${d.nftElements}`] : [])];
+}
+
 /** Options of {@link targetedCommand}. */
 export interface TargetedOptions {
+  /** {@link DeferUncompressed} (nftables mode only, for a one-Service run). */
+  deferUncompressed?: DeferUncompressed;
   /**
    * nft backend: list chain by chain when nat `KUBE-SERVICES` holds at least this many rules, else filter one
    * `iptables-nft-save` (script word `walk:N`). 0 always lists chain by chain. @default {@link CHAIN_WALK_FROM}
@@ -298,7 +328,7 @@ export function targetedCommand(keys: TargetKeys, sectionTimeoutMs?: number, opt
   for (const p of keys.ports) if (Number.isInteger(p) && p >= 1 && p <= 65535) words.add(`port:${p}`);
   const w = options.chainWalkFrom;
   const walk = w !== undefined && Number.isInteger(w) && w >= 0 ? [`walk:${w}`] : [];
-  return { command: ["sh", "-s", ...timeoutWord(sectionTimeoutMs), ...walk, ...[...words].sort()], stdin: TARGETED_SCRIPT };
+  return { command: ["sh", "-s", ...deferWords(options.deferUncompressed), ...timeoutWord(sectionTimeoutMs), ...walk, ...[...words].sort()], stdin: TARGETED_SCRIPT };
 }
 
 /**
@@ -326,14 +356,13 @@ export function compressedCommand(cmd: TargetedCommand): TargetedCommand {
  * `scope:node` (the proxy mode first, then whole tables of only what that mode programs), its stdout gzip-compressed
  * when the image has gzip (src/kube/exec.ts inflates it).
  * @param sectionTimeoutMs time allowed to each section on the node, as in {@link targetedCommand}.
- * @param options `deferUncompressedFrom` (script word `gzip:N`): on the nft backend, when the image has no gzip
- *   (kube-proxy's own) and nat `KUBE-SERVICES` holds at least N rules, the script lists nothing more and ends with
- *   the `iptables-save` section {@link DEFERRED} (one `iptables-nft -t nat -S KUBE-SERVICES`, ~0.1 s on a
- *   10,000-Service node), so the caller can collect where the tables travel compressed.
+ * @param options `deferUncompressed` ({@link DeferUncompressed}): on the nft backend, when the image has no gzip
+ *   (kube-proxy's own) and nat `KUBE-SERVICES` holds at least that many rules, the script lists nothing more and ends
+ *   with the `iptables-save` section {@link DEFERRED} (one `iptables-nft -t nat -S KUBE-SERVICES`, ~0.1 s on a
+ *   10,000-Service node); in nftables mode the same with `nft-json` after one `nft list map`; so the caller can
+ *   collect where the tables travel compressed.
  * @returns argv and the script for stdin.
  */
-export function nodeCommand(sectionTimeoutMs?: number, options: { deferUncompressedFrom?: number } = {}): TargetedCommand {
-  const z = options.deferUncompressedFrom;
-  const gzip = z !== undefined && Number.isInteger(z) && z > 0 ? [`gzip:${z}`] : [];
-  return compressedCommand({ command: ["sh", "-s", "scope:node", ...gzip, ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT });
+export function nodeCommand(sectionTimeoutMs?: number, options: { deferUncompressed?: DeferUncompressed } = {}): TargetedCommand {
+  return compressedCommand({ command: ["sh", "-s", "scope:node", ...deferWords(options.deferUncompressed), ...timeoutWord(sectionTimeoutMs)], stdin: TARGETED_SCRIPT });
 }
