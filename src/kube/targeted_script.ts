@@ -69,9 +69,9 @@ import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.
 export const CHAIN_WALK_FROM = 500;
 
 /**
- * The word a whole-node collection's `iptables-save` section starts its stderr with when the script stopped before
- * the save ({@link nodeCommand}'s `deferUncompressedFrom`): the image has no gzip and the tables are large, so the
- * caller may collect them where they can be compressed. The section's exit status is {@link DEFERRED_EXIT}.
+ * The word an `iptables-save` (whole-node, nft backend) or `nft-json` (nftables mode) section starts its stderr with
+ * when the script stopped before listing ({@link DeferUncompressed}): the image has no gzip and the tables are large,
+ * so the caller may collect them where they can be compressed. The section's exit status is {@link DEFERRED_EXIT}.
  */
 export const DEFERRED = "deferred";
 /** The exit status of a deferred section (see {@link DEFERRED}); no command of the script exits with it. */
