@@ -208,7 +208,7 @@ function uncompressedWarning(o: CollectOptions, node: string, ran: Ran, where: {
 }
 
 /** `sent uncompressed (N MB: the image has no gzip)` for the source line, when {@link uncompressedWarning} applies. */
-function uncompressedDetail(_o: CollectOptions, ran: Ran): string {
+function uncompressedDetail(ran: Ran): string {
   if (ran.outcome.stdoutCompressed || ran.outcome.stdoutBytes < UNCOMPRESSED_REPORT_BYTES) return "";
   return `sent uncompressed (${(ran.outcome.stdoutBytes / 1e6).toFixed(1)} MB: the image has no gzip)`;
 }
@@ -360,6 +360,17 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       if (!(e instanceof KubeApiError && e.status === 403)) throw e;
       listWhy = `pods in namespace ${o.namespace} cannot be listed (403 Forbidden), so its kube-proxy pod is unknown`;
     }
+    /** The node's capture from a complete run in its kube-proxy pod (a cut stream is noted, large text said). */
+    const fromKubeProxyPod = (ran: Ran, pod: Pod): NodeCollection => {
+      noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${pod.metadata.name}`, ran, o.timeoutMs), ran);
+      capture.sections = ran.result.sections;
+      const detail = [backendDetail(ran.result), uncompressedDetail(ran)].filter((d) => d !== "").join("; ");
+      capture.source = { kind: "kube-proxy-pod", pod: pod.metadata.name, namespace: o.namespace, detail };
+      warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
+      const big = uncompressedWarning(o, name, ran, { kubeProxyPod: pod.metadata.name });
+      if (big) warnings.push(big);
+      return { capture, warnings };
+    };
     const via = o.via ?? "auto";
     // large state from the kube-proxy pod (whole tables; nftables mode's whole tables for one Service) may wait for a
     // debug pod that sends it compressed (its image has gzip)
@@ -367,10 +378,9 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     let deferred: Ran | undefined;
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
     if (kpPod && via !== "debug-pod") {
-      const container = kpContainer;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
       try {
-        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, container, deadline, mayDefer ? { iptablesRules: DEFER_UNCOMPRESSED_RULES, nftElements: DEFER_UNCOMPRESSED_NFT_ELEMENTS } : undefined);
+        kpRan = await runScript(o, node, o.namespace, kpPod.metadata.name, kpContainer, deadline, mayDefer ? { iptablesRules: DEFER_UNCOMPRESSED_RULES, nftElements: DEFER_UNCOMPRESSED_NFT_ELEMENTS } : undefined);
       } catch (e) {
         if (o.signal.aborted) throw e;
         if (!(e instanceof KubeApiError)) throw e;
@@ -394,14 +404,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       } else if (kpRan) {
         const need = lacking(kpRan.result);
         if (need.length === 0) {
-          noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs), kpRan);
-          capture.sections = kpRan.result.sections;
-          const detail = [backendDetail(kpRan.result), uncompressedDetail(o, kpRan)].filter((d) => d !== "").join("; ");
-          capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail };
-          warnings.push(...kpRan.result.problems.map((p) => `node ${name}: ${p}`));
-          const big = uncompressedWarning(o, name, kpRan, { kubeProxyPod: kpPod.metadata.name });
-          if (big) warnings.push(big);
-          return { capture, warnings };
+          return fromKubeProxyPod(kpRan, kpPod);
         }
         kpWhy = `its image lacks ${need.map((s) => (s === "nft-json" ? "nft" : s)).join(" and ")}`;
       } else {
@@ -458,9 +461,9 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
           }
         }
         capture.sections = sections;
-        const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(o, ran), whyDebugPod(kpWhy)];
+        const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(ran), whyDebugPod(kpWhy)];
         if (filled.length > 0) {
-          const kpDetail = uncompressedDetail(o, kpRan!);
+          const kpDetail = uncompressedDetail(kpRan!);
           detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
           const big = uncompressedWarning(o, name, kpRan!, { kubeProxyPod: kpPod!.metadata.name });
           if (big) warnings.push(big);
@@ -493,15 +496,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       warnings.push(`node ${name}: a debug pod could not collect the ${o.service ? "node's tables" : "whole tables"} compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);
       capture.error = undefined;
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod!.metadata.name}`);
-      const again = await runScript(o, node, o.namespace, kpPod!.metadata.name, kpContainer, deadline);
-      noteCut(capture, warnings, cutWarning(name, `kube-proxy pod ${kpPod!.metadata.name}`, again, o.timeoutMs), again);
-      capture.sections = again.result.sections;
-      const detail = [backendDetail(again.result), uncompressedDetail(o, again)].filter((d) => d !== "").join("; ");
-      capture.source = { kind: "kube-proxy-pod", pod: kpPod!.metadata.name, namespace: o.namespace, detail };
-      warnings.push(...again.result.problems.map((p) => `node ${name}: ${p}`));
-      const big = uncompressedWarning(o, name, again, { kubeProxyPod: kpPod!.metadata.name });
-      if (big) warnings.push(big);
-      return { capture, warnings };
+      return fromKubeProxyPod(await runScript(o, node, o.namespace, kpPod!.metadata.name, kpContainer, deadline), kpPod!);
     }
   } catch (e) {
     if (o.signal.aborted) throw e;

@@ -75,7 +75,7 @@ class Collector extends Writable {
    */
   text(): string {
     const b = Buffer.concat(this.chunks);
-    if (b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) {
+    if (this.gzip()) {
       try {
         return gunzipSync(b, { finishFlush: zlibConstants.Z_SYNC_FLUSH }).toString("utf8");
       } catch {

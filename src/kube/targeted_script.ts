@@ -153,6 +153,7 @@ IC=
 if have $1-nft; then IC=$1-nft
 elif have $1; then case "$($1 --version 2>/dev/null)" in *nf_tables*) IC=$1 ;; esac; fi
 }
+nr() { if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi; }
 hi() { $1 -t mangle -S KUBE-IPTABLES-HINT >/dev/null 2>&1 || $1 -t mangle -S KUBE-KUBELET-CANARY >/dev/null 2>&1; }
 lh() { [ -n "$1" ] && has_line mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
 sl() {
@@ -200,7 +201,7 @@ S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
 if [ $B = nft ] && [ -n "$C" ] && [ $SC = service ]; then now; T1=$NOW; KN=0
 KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=
-[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi)
+[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | nr)
 X="nat KUBE-SERVICES holds $KN rules"
 if [ "$KN" -ge "$NP_W" ]; then X="$X, at least $NP_W: a listing per chain costs less than a save"
 elif [ -z "$V" ]; then X="$X; no $P-nft-save in this image"
@@ -214,7 +215,7 @@ fi
 if [ -n "$X" ]; then begin $S "$C -t TABLE -S CHAIN: $T ($X)"; T0=$T1; sn "$C"; end $S $?; KS=; continue; fi
 fi
 if [ $SC = node ] && [ $P = iptables ] && [ "$NP_Z" -gt 0 ] && [ -n "$C" ] && ! have gzip; then
-KN=$($C -t nat -S KUBE-SERVICES 2>/dev/null | if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi)
+KN=$($C -t nat -S KUBE-SERVICES 2>/dev/null | nr)
 if [ "\${KN:-0}" -ge "$NP_Z" ]; then begin $S "$V: ${DEFERRED} (no gzip in this image)"
 echo "${DEFERRED}: no gzip in this image, and nat KUBE-SERVICES holds $KN rules (at least $NP_Z): whole tables would cross the API server as text" >&2
 end $S ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi
