@@ -3,7 +3,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { DumpParseError } from "../src/datapath/errors.ts";
-import { findOption, parseIptablesSave, parseRuleLine, splitRuleWords } from "../src/datapath/iptables_save.ts";
+import { findOption, isKubeServiceChain, parseIptablesSave, parseRuleLine, splitRuleWords } from "../src/datapath/iptables_save.ts";
 import { iptablesSaveProbability, kernelProbability } from "../src/service/iptables/probability.ts";
 import { fixture, fixturePath } from "./helpers/bundles.ts";
 
@@ -285,6 +285,32 @@ describe("rule location: runs of lines and declaration order", () => {
     expect(chains.get("KUBE-C")!.policy).toBeUndefined();
     expect(chains.get("KUBE-D")!.counters).toBeUndefined();
     expect(chains.get("KUBE-D")!.rules[0]!.target).toBe("ACCEPT");
+  });
+  it("counts kube-proxy's Service chains as it declares them, as a walk of the names would", () => {
+    const text = [
+      "*nat",
+      ":KUBE-SVC-AAAA - [0:0]",
+      ":KUBE-SEP-BBBB - [0:0]",
+      ":KUBE-SVL-CCCC [3:180]",
+      ":KUBE-SVX-DDDD - [0:0]",
+      ":KUBE-SERVICES - [0:0]",
+      ":KUBE-SEP-EEEE - [0:0]",
+      ":KUBE-SVC-AAAA - [0:0]",
+      "-X KUBE-SEP-EEEE",
+      "-X KUBE-SEP-EEEE",
+      "-N KUBE-SEP-FFFF",
+      "COMMIT",
+      "",
+    ].join("\n");
+    const nat = parseIptablesSave(text).tables.get("nat")!;
+    const walked = [...nat.chains.keys()].filter(isKubeServiceChain);
+    expect(walked).toEqual(["KUBE-SVC-AAAA", "KUBE-SEP-BBBB", "KUBE-SVL-CCCC", "KUBE-SEP-FFFF"]);
+    expect(nat.kubeServiceChains).toBe(4);
+    for (const name of readdirSync(fixturePath("kube-proxy")).filter((f) => /\.ip6?tables-save$/.test(f))) {
+      for (const t of parseIptablesSave(fixture(`kube-proxy/${name}`)).tables.values()) {
+        expect([t.name, t.kubeServiceChains], name).toEqual([t.name, [...t.chains.keys()].filter(isKubeServiceChain).length]);
+      }
+    }
   });
   it("a chain declared twice keeps only the rules after its second declaration", () => {
     const text = "*nat\n:KUBE-X - [0:0]\n-A KUBE-X -j RETURN\n:KUBE-X - [0:0]\n-A KUBE-X -j ACCEPT\nCOMMIT\n";

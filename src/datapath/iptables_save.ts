@@ -103,6 +103,13 @@ export interface IptablesTable {
   chains: ReadonlyMap<string, IptablesChain>;
   /** Chains deleted with `-X` in a partial restore buffer. */
   deletedChains: string[];
+  /**
+   * How many of `chains` are kube-proxy's per-Service and per-endpoint chains (names starting `KUBE-SVC-`,
+   * `KUBE-SVL-` or `KUBE-SEP-`, pkg/proxy/iptables/proxier.go), counted by the parser as it declares them: a
+   * 10,000-Service nat table has 60,000 chains, and walking their names afterwards costs ~10 ms. Undefined when the
+   * table was not built by {@link parseIptablesSave} (count the names then).
+   */
+  readonly kubeServiceChains?: number;
 }
 
 /** A parsed dump. */
@@ -333,6 +340,17 @@ export function findTargetOption(rule: IptablesRule, option: string): RuleOption
 }
 
 const EMPTY: number[] = [];
+
+/**
+ * Whether chain `name` is one of kube-proxy's per-Service or per-endpoint chains: it starts with KUBE-SVC-, KUBE-SVL- or
+ * KUBE-SEP- (pkg/proxy/iptables/proxier.go). Tested by character: called for every declared chain.
+ */
+export function isKubeServiceChain(name: string): boolean {
+  if (name.charCodeAt(5) !== 83 /* S */ || name.charCodeAt(8) !== 45 /* - */ || !name.startsWith("KUBE-")) return false;
+  const a = name.charCodeAt(6);
+  const b = name.charCodeAt(7);
+  return (a === 86 /* V */ && (b === 67 /* C */ || b === 76 /* L */)) || (a === 69 /* E */ && b === 80 /* P */);
+}
 /** Counters of a `- [0:0]` declaration, shared (a dump declares tens of thousands of chains this way). */
 const ZERO_COUNTERS: { packets: number; bytes: number } = Object.freeze({ packets: 0, bytes: 0 });
 
@@ -460,14 +478,18 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
   private readonly slots = new Map<string, number>();
   /** Set once a name is declared a second time (the parser then stops trusting declaration order). */
   redeclared = false;
+  /** Declared, not deleted, chains named KUBE-SVC-, KUBE-SVL- or KUBE-SEP- (see IptablesTable.kubeServiceChains). */
+  kubeServiceChains = 0;
   /** Per slot. */
   readonly names: string[] = [];
-  private readonly lines: number[] = [];
   /** Policy and counters of the slots not declared `- [0:0]` (builtin chains, `-N`, counters from `-c`). */
   private readonly unusual = new Map<number, { policy: string | undefined; counters: { packets: number; bytes: number } | undefined }>();
-  private readonly runOffsets: number[] = [];
-  private readonly runLines: number[] = [];
-  private readonly runCounts: number[] = [];
+  /**
+   * Per slot, four 32-bit numbers: the declaration's line, and the first run of rules (text offset, line, count; count
+   * 0 for none). One typed array grown by doubling: a dump declares tens of thousands of chains, and four JavaScript
+   * arrays of them cost the parser more than the scan itself (allocation and garbage collection).
+   */
+  private meta = new Int32Array(4 * 1024);
   /** The chain objects made so far, by slot. */
   private readonly objects = new Map<number, LazyChain>();
   private readonly text: string;
@@ -478,18 +500,35 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
     this.table = table;
   }
 
-  /** Declares (or redeclares, emptied) chain `name`; returns its slot. */
-  declare(name: string, line: number, policy: string | undefined, counters: { packets: number; bytes: number } | undefined): number {
+  /**
+   * Declares (or redeclares, emptied) chain `name`; returns its slot. `kubeService`: whether the name is one of
+   * kube-proxy's Service chains, when the caller has already tested it in the text (testing the characters of a slice
+   * of a large dump costs more than the declaration).
+   */
+  declare(
+    name: string,
+    line: number,
+    policy: string | undefined,
+    counters: { packets: number; bytes: number } | undefined,
+    kubeService?: boolean,
+  ): number {
     const slot = this.names.length;
     this.names.push(name);
-    this.lines.push(line);
+    if (4 * slot + 4 > this.meta.length) {
+      const grown = new Int32Array(this.meta.length * 2);
+      grown.set(this.meta);
+      this.meta = grown;
+    }
+    const m = 4 * slot;
+    this.meta[m] = line;
+    this.meta[m + 1] = 0;
+    this.meta[m + 2] = 0;
+    this.meta[m + 3] = 0;
     if (policy !== undefined || counters !== ZERO_COUNTERS) this.unusual.set(slot, { policy, counters });
-    this.runOffsets.push(0);
-    this.runLines.push(0);
-    this.runCounts.push(0);
     const before = this.slots.size;
     this.slots.set(name, slot);
     if (this.slots.size === before) this.redeclared = true;
+    else if (kubeService ?? isKubeServiceChain(name)) this.kubeServiceChains++;
     return slot;
   }
 
@@ -502,29 +541,31 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
   addRun(slot: number, offset: number, line: number, count: number): void {
     const made = this.objects.get(slot);
     if (made) made.addRun(offset, line, count);
-    else if (this.runCounts[slot] === 0) {
-      this.runOffsets[slot] = offset;
-      this.runLines[slot] = line;
-      this.runCounts[slot] = count;
+    else if (this.meta[4 * slot + 3] === 0) {
+      const m = 4 * slot;
+      this.meta[m + 1] = offset;
+      this.meta[m + 2] = line;
+      this.meta[m + 3] = count;
     } else this.chainAt(slot).addRun(offset, line, count);
   }
 
   /** Drops chain `name` (`-X`). */
   remove(name: string): void {
-    this.slots.delete(name);
+    if (this.slots.delete(name) && isKubeServiceChain(name)) this.kubeServiceChains--;
   }
 
   private chainAt(slot: number): LazyChain {
     let c = this.objects.get(slot);
     if (!c) {
-      c = new LazyChain(this.text, this.table, this.names[slot]!, this.lines[slot]!);
+      const m = 4 * slot;
+      c = new LazyChain(this.text, this.table, this.names[slot]!, this.meta[m]!);
       const u = this.unusual.get(slot);
       if (!u) c.counters = ZERO_COUNTERS;
       else {
         if (u.policy !== undefined) c.policy = u.policy;
         if (u.counters !== undefined) c.counters = u.counters;
       }
-      if (this.runCounts[slot]! > 0) c.addRun(this.runOffsets[slot]!, this.runLines[slot]!, this.runCounts[slot]!);
+      if (this.meta[m + 3]! > 0) c.addRun(this.meta[m + 1]!, this.meta[m + 2]!, this.meta[m + 3]!);
       this.objects.set(slot, c);
     }
     return c;
@@ -690,7 +731,13 @@ function readDeclarations(st: ScanState, index: ChainIndex): boolean {
     lineStart = pos;
     lineEnd = e;
     lineNo++;
-    st.declared.push(index.declare(text.slice(pos + 1, sp), lineNo, undefined, ZERO_COUNTERS));
+    // KUBE-SVC-, KUBE-SVL-, KUBE-SEP- (see isKubeServiceChain), tested in the text
+    const a = text.charCodeAt(pos + 7);
+    const b = text.charCodeAt(pos + 8);
+    const kubeService = text.charCodeAt(pos + 6) === 83 /* S */ && text.charCodeAt(pos + 9) === 45 /* - */ &&
+      ((a === 86 /* V */ && (b === 67 /* C */ || b === 76 /* L */)) || (a === 69 /* E */ && b === 80 /* P */)) &&
+      text.startsWith("KUBE-", pos + 1);
+    st.declared.push(index.declare(text.slice(pos + 1, sp), lineNo, undefined, ZERO_COUNTERS, kubeService));
     pos = end + 1;
     read = true;
   }
@@ -808,8 +855,17 @@ export function parseIptablesSave(text: string, options: ParseIptablesSaveOption
       table = dump.tables.get(name);
       if (table) index = table.chains as ChainIndex;
       else {
-        index = new ChainIndex(text, name);
-        table = { name, line: lineNo, chains: index, deletedChains: [] };
+        const chains = new ChainIndex(text, name);
+        index = chains;
+        table = {
+          name,
+          line: lineNo,
+          chains,
+          deletedChains: [],
+          get kubeServiceChains() {
+            return chains.kubeServiceChains;
+          },
+        };
       }
       dump.tables.set(name, table);
       sawContent = true;

@@ -554,6 +554,11 @@ function destinationHost(raw: string): string | undefined {
     if (!m || m[1]) return undefined;
     value = m[2]!;
   }
+  return hostOf(value);
+}
+
+/** The host a `-d` value names (`10.96.0.10/32` → "10.96.0.10"); undefined for a wider prefix. */
+function hostOf(value: string): string | undefined {
   if (value.endsWith("/32")) return value.slice(0, -3);
   if (value.endsWith("/128")) return value.slice(0, -4);
   return value.includes("/") ? undefined : value;
@@ -572,9 +577,13 @@ function destinationPort(raw: string): number | undefined {
 function indexByDestination(chain: IptablesChain): DestinationIndex {
   const idx: DestinationIndex = { byHost: new Map(), byPort: new Map(), other: [] };
   const raws = chain.rawRules;
+  // iptables-save and kube-proxy print `-d` first when a rule has one (`-A KUBE-SERVICES -d 10.96.0.10/32 -p tcp …`),
+  // and iptables refuses a second `-d`/`--destination`: a rule that starts so needs none of destinationHost's checks.
+  const first = 4 + chain.name.length;
   for (let i = 0; i < raws.length; i++) {
-    const host = destinationHost(raws[i]!);
-    const port = host === undefined ? destinationPort(raws[i]!) : undefined;
+    const raw = raws[i]!;
+    const host = raw.startsWith("-d ", first) ? hostOf(wordAt(raw, first + 3)) : destinationHost(raw);
+    const port = host === undefined ? destinationPort(raw) : undefined;
     const list = host !== undefined ? idx.byHost.get(host) : port !== undefined ? idx.byPort.get(port) : idx.other;
     if (list) list.push(i);
     else if (host !== undefined) idx.byHost.set(host, [i]);
