@@ -27,6 +27,8 @@ export type MatchResult =
   | { kind: "random"; probability: string };
 
 const YES: MatchResult = { kind: "yes" };
+/** A "no" whose reason nobody will read (see matchRule's `explain`). */
+const NO: MatchResult = { kind: "no", why: "" };
 
 function neg(n: Negatable | RuleOption, ok: boolean): boolean {
   return n.negated ? !ok : ok;
@@ -65,25 +67,27 @@ function parseMarkSpec(spec: string): { value: number; mask: number } {
  * @param rule the rule.
  * @param p the packet.
  * @param ipsets membership oracle for `-m set`.
+ * @param explain whether a `no` needs its reason: false gives a `no` with an empty `why` (a trace keeps the reasons of
+ *   masquerade-marking rules only; building the others' text cost it more than the matching).
  * @returns `yes`, `no` (+why), `unknown` (+why), or `random` when everything else matches and the rule carries a
  *   `-m statistic --mode random --probability P` (the caller branches on P).
  */
-export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMembership): MatchResult {
+export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMembership, explain = true): MatchResult {
   if (rule.protocol) {
     const want = rule.protocol.value.toLowerCase();
     const ok = want === "all" || want === p.proto;
-    if (!neg(rule.protocol, ok)) return { kind: "no", why: `protocol ${p.proto} (rule wants ${shown(rule.protocol, want)})` };
+    if (!neg(rule.protocol, ok)) return explain ? { kind: "no", why: `protocol ${p.proto} (rule wants ${shown(rule.protocol, want)})` } : NO;
   }
   if (rule.destination) {
     const ok = cidrContains(rule.destination.value, p.dst);
     if (!neg(rule.destination, ok)) {
-      return { kind: "no", why: `destination ${p.dst} ${ok ? "is" : "is not"} in ${rule.destination.value}` };
+      return explain ? { kind: "no", why: `destination ${p.dst} ${ok ? "is" : "is not"} in ${rule.destination.value}` } : NO;
     }
   }
   if (rule.source) {
     const ok = cidrContains(rule.source.value, p.src);
     if (!neg(rule.source, ok)) {
-      return { kind: "no", why: `source ${p.src} ${ok ? "is" : "is not"} in ${rule.source.value}` };
+      return explain ? { kind: "no", why: `source ${p.src} ${ok ? "is" : "is not"} in ${rule.source.value}` } : NO;
     }
   }
   for (const [iface, known, flag] of [
@@ -94,12 +98,12 @@ export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMemb
     if (known === undefined) return { kind: "unknown", why: `depends on the ${flag === "-i" ? "input" : "output"} interface (${shown(iface, `${flag} ${iface.value}`)})` };
     const pat = iface.value;
     const ok = pat.endsWith("+") ? known.startsWith(pat.slice(0, -1)) : known === pat;
-    if (!neg(iface, ok)) return { kind: "no", why: `interface ${known} (rule wants ${shown(iface, pat)})` };
+    if (!neg(iface, ok)) return explain ? { kind: "no", why: `interface ${known} (rule wants ${shown(iface, pat)})` } : NO;
   }
-  if (rule.fragment && rule.fragment.negated === false) return { kind: "no", why: "packet is not a fragment" };
+  if (rule.fragment && rule.fragment.negated === false) return explain ? { kind: "no", why: "packet is not a fragment" } : NO;
   let random: string | undefined;
   for (const m of rule.matches) {
-    const r = matchModule(m, p, ipsets);
+    const r = matchModule(m, p, ipsets, explain);
     if (r.kind === "random") random = r.probability;
     else if (r.kind !== "yes") return r;
   }
@@ -110,7 +114,7 @@ function opt(m: MatchModule, name: string): RuleOption | undefined {
   return m.options.find((o) => o.name === name);
 }
 
-function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): MatchResult {
+function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | undefined, explain: boolean): MatchResult {
   switch (m.name) {
     case "comment":
     case "nfacct":
@@ -119,14 +123,14 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
     case "udp":
     case "sctp":
     case "udplite": {
-      if (m.name !== p.proto) return { kind: "no", why: `protocol ${p.proto} (rule matches -m ${m.name})` };
+      if (m.name !== p.proto) return explain ? { kind: "no", why: `protocol ${p.proto} (rule matches -m ${m.name})` } : NO;
       for (const o of m.options) {
         if (o.name === "dport" || o.name === "destination-port") {
           const ok = portIn(o.values[0] ?? "", p.dport);
-          if (!neg(o, ok)) return { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dport ${o.values[0]}`)})` };
+          if (!neg(o, ok)) return explain ? { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dport ${o.values[0]}`)})` } : NO;
         } else if (o.name === "sport" || o.name === "source-port") {
           const ok = portIn(o.values[0] ?? "", p.sport ?? 40000);
-          if (!neg(o, ok)) return { kind: "no", why: `source port (rule wants ${shown(o, `--sport ${o.values[0]}`)})` };
+          if (!neg(o, ok)) return explain ? { kind: "no", why: `source port (rule wants ${shown(o, `--sport ${o.values[0]}`)})` } : NO;
         }
       }
       return YES;
@@ -135,7 +139,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
       for (const o of m.options) {
         if (o.name === "dports" || o.name === "destination-ports" || o.name === "ports") {
           const ok = portIn(o.values[0] ?? "", p.dport);
-          if (!neg(o, ok)) return { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dports ${o.values[0]}`)})` };
+          if (!neg(o, ok)) return explain ? { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dports ${o.values[0]}`)})` } : NO;
         }
       }
       return YES;
@@ -155,7 +159,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
       if (!o) return YES;
       const { value, mask } = parseMarkSpec(o.values[0] ?? "0");
       const ok = ((p.mark & mask) >>> 0) === (value >>> 0);
-      if (!neg(o, ok)) return { kind: "no", why: `packet mark 0x${p.mark.toString(16)} (rule wants ${shown(o, `--mark ${o.values[0]}`)})` };
+      if (!neg(o, ok)) return explain ? { kind: "no", why: `packet mark 0x${p.mark.toString(16)} (rule wants ${shown(o, `--mark ${o.values[0]}`)})` } : NO;
       return YES;
     }
     case "conntrack":
@@ -166,7 +170,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
       }
       const states = (o.values[0] ?? "").split(",");
       const ok = states.some((s) => p.ctstate.has(s));
-      if (!neg(o, ok)) return { kind: "no", why: `connection state ${[...p.ctstate].join(",")} (rule wants ${shown(o, `--ctstate ${o.values[0]}`)})` };
+      if (!neg(o, ok)) return explain ? { kind: "no", why: `connection state ${[...p.ctstate].join(",")} (rule wants ${shown(o, `--ctstate ${o.values[0]}`)})` } : NO;
       return YES;
     }
     case "addrtype": {
@@ -177,7 +181,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
         if (type !== "LOCAL") return { kind: "unknown", why: `addrtype ${o.name} ${type} is not modelled` };
         if (!neg(o, isLocal)) {
           const who = o.name === "dst-type" ? `destination ${p.dst}` : `source ${p.src}`;
-          return { kind: "no", why: `${who} is ${isLocal ? "" : "not "}a local address of the node (rule wants ${shown(o, `--${o.name} LOCAL`)})` };
+          return explain ? { kind: "no", why: `${who} is ${isLocal ? "" : "not "}a local address of the node (rule wants ${shown(o, `--${o.name} LOCAL`)})` } : NO;
         }
       }
       return YES;
@@ -188,7 +192,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
       const [name, flags] = o.values;
       const member = ipsets?.(name ?? "", (flags ?? "").split(","), p);
       if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (no \`ipset list\` in the bundle)` };
-      if (!neg(o, member)) return { kind: "no", why: `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})` };
+      if (!neg(o, member)) return explain ? { kind: "no", why: `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})` } : NO;
       return YES;
     }
     case "recent": {
@@ -196,7 +200,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
       if (m.options.some((o) => o.name === "rcheck" || o.name === "update")) {
         const name = opt(m, "name")?.values[0] ?? "DEFAULT";
         const secs = opt(m, "seconds")?.values[0];
-        return { kind: "no", why: `session affinity: a new client is not yet in the recent list ${name}${secs ? ` (entries last ${secs} s)` : ""}` };
+        return explain ? { kind: "no", why: `session affinity: a new client is not yet in the recent list ${name}${secs ? ` (entries last ${secs} s)` : ""}` } : NO;
       }
       return { kind: "unknown", why: "recent match is not modelled" };
     }
@@ -210,7 +214,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
         else if (o.name === "vport") ok = v !== undefined && Number(o.values[0]) === v.port;
         else if (o.name === "vproto") ok = ["6", "tcp"].includes((o.values[0] ?? "").toLowerCase()) ? p.proto === "tcp" : ["17", "udp"].includes((o.values[0] ?? "").toLowerCase()) ? p.proto === "udp" : ["132", "sctp"].includes((o.values[0] ?? "").toLowerCase()) && p.proto === "sctp";
         else return { kind: "unknown", why: `ipvs match --${o.name} is not modelled` };
-        if (!neg(o, ok)) return { kind: "no", why: `${v ? `IPVS virtual service ${v.ip}:${v.port}/${p.proto}` : "not an IPVS connection"} (rule wants ${shown(o, `--${o.name} ${o.values[0]}`)})` };
+        if (!neg(o, ok)) return explain ? { kind: "no", why: `${v ? `IPVS virtual service ${v.ip}:${v.port}/${p.proto}` : "not an IPVS connection"} (rule wants ${shown(o, `--${o.name} ${o.values[0]}`)})` } : NO;
       }
       return YES;
     }
@@ -219,7 +223,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets?: IpsetMembership): 
     case "icmp":
     case "icmp6":
     case "icmpv6":
-      return { kind: "no", why: `protocol ${p.proto} is not ICMP` };
+      return explain ? { kind: "no", why: `protocol ${p.proto} is not ICMP` } : NO;
     default:
       return { kind: "unknown", why: `match module "${m.name}" is not modelled` };
   }

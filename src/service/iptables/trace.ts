@@ -184,7 +184,7 @@ class Tracer {
       const marks = this.isMasqueradeMarking(table, rule);
       for (const s of live) {
         if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
-        const r = matchRule(rule, s.packet, this.opts.ipsets);
+        const r = matchRule(rule, s.packet, this.opts.ipsets, marks);
         if (r.kind === "no" || r.kind === "unknown") {
           if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
