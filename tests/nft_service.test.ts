@@ -64,24 +64,27 @@ function lineOf(text: string, needle: string): number {
 // TestOverallNFTablesRules in every form nft prints it (and kube-proxy writes it), same verdicts as the iptables twin.
 
 const OVERALL = "nftables/TestOverallNFTablesRules";
-const forms: { form: string; section: Section; text: string; line: (needle: string, handle: number) => number }[] = [
-  { form: "nft -j list ruleset", section: "nft-json", text: fixture(`${OVERALL}.json`), line: (_n, h) => h },
-  { form: "nft -a list ruleset", section: "nft-text", text: fixture(`${OVERALL}.nft-a.txt`), line: (_n, h) => h },
+// `at`: how the report names a rule of that form: by kernel handle where the input carries handles, else by line.
+const forms: { form: string; section: Section; text: string; line: (needle: string, handle: number) => number; at: string }[] = [
+  { form: "nft -j list ruleset", section: "nft-json", text: fixture(`${OVERALL}.json`), line: (_n, h) => h, at: "handle" },
+  { form: "nft -a list ruleset", section: "nft-text", text: fixture(`${OVERALL}.nft-a.txt`), line: (_n, h) => h, at: "handle" },
   {
     form: "nft list ruleset",
     section: "nft-text",
     text: fixture(`${OVERALL}.nft.txt`),
     line: (n) => lineOf(fixture(`${OVERALL}.nft.txt`), n),
+    at: "line",
   },
   {
     form: "kube-proxy's nft -f transaction",
     section: "nft-text",
     text: fixture(`${OVERALL}.nft`),
     line: (n) => lineOf(fixture(`${OVERALL}.nft`), n),
+    at: "line",
   },
 ];
 
-describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }) => {
+describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line, at }) => {
   const { services, slices } = overallObjects("test-node", true);
   const b = nftBundle({ sections: { [section]: text }, services, slices });
 
@@ -105,7 +108,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
     expect(pod.masquerade).toBe("never");
     const masqLine = line("ip daddr 172.30.0.41 ip saddr != 10.0.0.0/8", 64);
     expect(pod.reason).toBe(
-      `not masqueraded: line ${masqLine} (service-ULMVA6XW-ns1/svc1/tcp/p80) does not apply: source 10.0.0.200 is in 10.0.0.0/8`,
+      `not masqueraded: ${at} ${masqLine} (service-ULMVA6XW-ns1/svc1/tcp/p80) does not apply: source 10.0.0.200 is in 10.0.0.0/8`,
     );
     for (const who of ["external", "host-network"] as const) {
       const c = client(r, 80, "ClusterIP", who);
@@ -217,7 +220,7 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line }
       '@no-endpoint-services element 172.30.0.46 . tcp . 80 comment "ns6/svc6:p80" : goto reject-chain',
     );
     expect(pod.reason).toBe(
-      `rejected by line ${
+      `rejected by ${at} ${
         line("ip daddr . meta l4proto . th dport vmap @no-endpoint-services", 63)
       } (service-endpoints-check): no usable endpoints`,
     );
@@ -567,6 +570,7 @@ describe("traceNft on the ip6 v1.33+ layout (synthetic, loaded through real nft)
       table: "ip6 kube-proxy",
       chain: "service-endpoints-check",
       line: expect.any(Number),
+      handle: expect.any(Number),
       raw: expect.stringMatching(
         /^ip6 daddr \. meta l4proto \. th dport vmap @no-endpoint-services # handle \d+; @no-endpoint-services element fd00:10:96::20 \. tcp \. 80 comment "shop\/cart" : goto reject-chain$/,
       ),
@@ -719,6 +723,7 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
       table: "ip kube-proxy",
       chain: "external-42NFTM6N-ns2/svc2/tcp/p80",
       line: 72,
+      handle: 72,
       raw: 'ip saddr 10.0.0.0/8 goto service-42NFTM6N-ns2/svc2/tcp/p80 comment "short-circuit pod traffic" # handle 72',
     });
   });

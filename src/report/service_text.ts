@@ -8,6 +8,7 @@
  */
 import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, PortReport, ServiceReport } from "../service/report.ts";
 import { formatShare } from "../service/iptables/probability.ts";
+import { rulesAt } from "../service/trace.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 import { printable } from "./printable.ts";
 
@@ -117,7 +118,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
     });
     if (ev.length > 0) {
       lines.push("      evidence:");
-      for (const x of ev) lines.push(`        ${x.rule.table} line ${x.rule.line} ${st.dim(`(${x.role})`)}: ${x.rule.raw}`);
+      for (const x of ev) lines.push(`        ${x.rule.table} ${rulesAt([x.rule])} ${st.dim(`(${x.role})`)}: ${x.rule.raw}`);
     }
     const cav = [...new Set(e.clients.flatMap((c) => c.caveats))];
     if (cav.length > 0) {
@@ -221,7 +222,7 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
     for (const a of r.packet) {
       lines.push(`  on ${a.node}: ${a.source} → ${a.destination}: ${OUTCOME_WORDS[a.outcome]}` + (a.endpoints.length ? ` → ${a.endpoints.map((e) => `${e.endpoint} ${shareText(e)}${e.masqueraded ? " (masqueraded)" : ""}`).join(", ")}` : ""));
       if (a.reason) lines.push(`    ${a.reason}`);
-      for (const x of a.evidence) lines.push(st.dim(`    ${x.rule.table} line ${x.rule.line} (${x.role}): ${x.rule.raw}`));
+      for (const x of a.evidence) lines.push(st.dim(`    ${x.rule.table} ${rulesAt([x.rule])} (${x.role}): ${x.rule.raw}`));
       for (const c of a.caveats) lines.push(st.dim(`    caveat: ${c}`));
     }
   }

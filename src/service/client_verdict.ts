@@ -5,7 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { RuleCheck, TraceOutcome, TraceResult } from "./trace.ts";
+import { type RuleCheck, type RuleRef, rulesAt, type TraceOutcome, type TraceResult } from "./trace.ts";
 import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./report.ts";
 import { compareNatural, compareText } from "../model/order.ts";
 
@@ -131,7 +131,7 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
 }
 
 function lineOf(o: TraceOutcome | undefined): string {
-  return o?.decidedBy ? `line ${o.decidedBy.line}` : "";
+  return o?.decidedBy ? rulesAt([o.decidedBy]) : "";
 }
 function explain(
   outcome: ClientVerdict["outcome"],
@@ -160,24 +160,23 @@ function explain(
   if (masquerade === "n/a") return "";
   const fired = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true));
   const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false));
-  const snatLines = [...new Set(forwarded.filter((o) => o.masqueraded && o.decidedBy).map((o) => o.decidedBy!.line))];
-  const snat = snatLines.length > 0 ? `SNATed by line ${snatLines.join(", ")}` : "SNATed by KUBE-POSTROUTING (not in the dump; assumed as kube-proxy writes it)";
-  const by = (lines: number[]) =>
-    lines.length > 0
-      ? `marked by line ${lines.join(", ")} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), ${snat}`
+  const snatRules = forwarded.filter((o) => o.masqueraded && o.decidedBy).map((o) => o.decidedBy!);
+  const snat = snatRules.length > 0 ? `SNATed by ${rulesAt(snatRules)}` : "SNATed by KUBE-POSTROUTING (not in the dump; assumed as kube-proxy writes it)";
+  const by = (rules: RuleRef[]) =>
+    rules.length > 0
+      ? `marked by ${rulesAt(rules)} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), ${snat}`
       : `${snat} (${forwarded.find((o) => o.masqueraded)?.decidedBy?.chain ?? "POSTROUTING"})`;
   if (masquerade === "always") {
-    const lines = [...new Set(fired.map((c) => c.rule.line))];
-    return `masqueraded: ${by(lines)}`;
+    return `masqueraded: ${by(fired.map((c) => c.rule))}`;
   }
   if (masquerade === "never") {
     const first = missed[0];
     return first
-      ? `not masqueraded: line ${first.rule.line} (${first.rule.chain}) does not apply: ${first.why}`
+      ? `not masqueraded: ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}`
       : "not masqueraded: no rule on the path marks the packet for masquerade";
   }
   const masqEps = endpoints.filter((e) => e.masqueraded).map((e) => e.endpoint);
   const share = endpoints.filter((e) => e.masqueraded).reduce((s, e) => s + (e.share ?? 0), 0);
-  const lines = [...new Set(forwarded.filter((o) => o.masqueraded).flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true).map((c) => c.rule.line)))];
-  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): ${by(lines)}`;
+  const marked = forwarded.filter((o) => o.masqueraded).flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true).map((c) => c.rule));
+  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): ${by(marked)}`;
 }

@@ -46,9 +46,25 @@ export interface TracePacket {
 export interface RuleRef {
   table: string;
   chain: string;
-  /** 1-based line in the dump. */
+  /** 1-based line in the dump; for an nftables rule or chain whose kernel handle is known, that handle (see `handle`). */
   line: number;
+  /**
+   * The nftables kernel handle of the rule (or chain), when the input carries handles (`nft -j`, `nft -a`): `line` is
+   * then this handle, not a line of the file (`nft -a list ruleset` prints it as `# handle N`).
+   */
+  handle?: number;
   raw: string;
+}
+
+/**
+ * How a report names where rules are: `line 12, 40` in a dump, `handle 7, 9` for nftables rules known by handle.
+ * @param refs one or more rules of one node's ruleset (all of one kind).
+ * @returns the words, e.g. "line 159983" or "handle 61038, 61040"; "" for none.
+ */
+export function rulesAt(refs: readonly RuleRef[]): string {
+  if (refs.length === 0) return "";
+  const nums = [...new Set(refs.map((r) => r.line))];
+  return `${refs.every((r) => r.handle !== undefined) ? "handle" : "line"} ${nums.join(", ")}`;
 }
 
 /** A rule that was evaluated for a decision (e.g. a KUBE-MARK-MASQ jump), whether it fired, and why not. */

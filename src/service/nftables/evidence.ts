@@ -18,16 +18,18 @@ export function nftTableLabel(t: Pick<NftTable, "family" | "name">): string {
 }
 
 /**
- * The evidence reference of an nft rule: `line` is the kernel handle when known, else the input line; `raw` is the
- * rule as `nft -a list ruleset` prints it (statements, `comment "…"`, `# handle N`).
+ * The evidence reference of an nft rule: `line` is the kernel handle when known (then also `handle`), else the input
+ * line; `raw` is the rule as `nft -a list ruleset` prints it (statements, `comment "…"`, `# handle N`).
  * @param rule a parsed rule.
- * @returns `{ table: "ip kube-proxy", chain, line, raw }`.
+ * @returns `{ table: "ip kube-proxy", chain, line, handle?, raw }`.
  */
 export function nftRuleRef(rule: NftRule): RuleRef {
   let raw = rule.text;
   if (rule.comment !== undefined) raw += ` comment "${rule.comment}"`;
   if (rule.handle !== undefined) raw += ` # handle ${rule.handle}`;
-  return { table: `${rule.family} ${rule.table}`, chain: rule.chain, line: rule.handle ?? rule.line, raw };
+  const ref: RuleRef = { table: `${rule.family} ${rule.table}`, chain: rule.chain, line: rule.handle ?? rule.line, raw };
+  if (rule.handle !== undefined) ref.handle = rule.handle;
+  return ref;
 }
 
 export function elementRef(rule: NftRule, set: NftSet, e: NftElement): RuleRef {
@@ -38,12 +40,9 @@ export function elementRef(rule: NftRule, set: NftSet, e: NftElement): RuleRef {
 }
 
 export function chainRef(c: NftChain, what: string): RuleRef {
-  return {
-    table: `${c.family} ${c.table}`,
-    chain: c.name,
-    line: c.handle ?? c.line,
-    raw: `chain ${c.name} { ${what} }`,
-  };
+  const ref: RuleRef = { table: `${c.family} ${c.table}`, chain: c.name, line: c.handle ?? c.line, raw: `chain ${c.name} { ${what} }` };
+  if (c.handle !== undefined) ref.handle = c.handle;
+  return ref;
 }
 
 
