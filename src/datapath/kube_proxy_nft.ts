@@ -49,6 +49,7 @@ import {
   ruleEvidence,
 } from "./nft_model.ts";
 import { masqueradeRuleFromJson } from "./nft_json_masquerade.ts";
+import { masqueradeRuleFromText } from "./nft_text_masquerade.ts";
 import { compareCollated, sortCollated } from "../model/order.ts";
 
 /** The chain kube-proxy jumps to to request masquerade (sets the mark bit). */
@@ -1322,25 +1323,24 @@ function masqueradeRuleOf(r: NftRule): ClusterIPMasqueradeRule | undefined {
 
 /**
  * The masquerade rules {@link decodePolicyChain} finds in a chain, decoding only rules that may jump to mark: a rule
- * read from `nft -j` in kube-proxy's exact form is recognised from its JSON text (nft_json_masquerade.ts), its
- * evidence text decoded only when read.
+ * read in kube-proxy's exact form is recognised from its JSON text (`nft -j`, nft_json_masquerade.ts) or its line
+ * (`nft list`, nft_text_masquerade.ts), its evidence text decoded only when read.
  */
 function masqueradeRulesOf(c: NftChain): ClusterIPMasqueradeRule[] {
   const out: ClusterIPMasqueradeRule[] = [];
   for (const r of c.rules) {
     const expr = r.exprJson?.();
-    if (expr !== undefined) {
-      const f = masqueradeRuleFromJson(expr);
-      if (f !== undefined) {
-        const m: ClusterIPMasqueradeRule = { evidence: lazyRuleEvidence(r), daddr: f.daddr };
-        if (f.dport !== undefined) m.dport = f.dport;
-        if (f.protocol !== undefined) m.protocol = f.protocol;
-        if (f.notLocal !== undefined) m.notLocal = f.notLocal;
-        out.push(m);
-        continue;
-      }
-      if (!expr.includes(MARK_FOR_MASQUERADE_CHAIN) && !expr.includes("\\")) continue;
-    } else if (r.mayContain?.(MARK_FOR_MASQUERADE_CHAIN) === false) continue;
+    const line = expr === undefined ? r.lineText?.() : undefined;
+    const f = expr !== undefined ? masqueradeRuleFromJson(expr) : line !== undefined ? masqueradeRuleFromText(line) : undefined;
+    if (f !== undefined) {
+      const m: ClusterIPMasqueradeRule = { evidence: lazyRuleEvidence(r), daddr: f.daddr };
+      if (f.dport !== undefined) m.dport = f.dport;
+      if (f.protocol !== undefined) m.protocol = f.protocol;
+      if (f.notLocal !== undefined) m.notLocal = f.notLocal;
+      out.push(m);
+      continue;
+    }
+    if (expr !== undefined ? !expr.includes(MARK_FOR_MASQUERADE_CHAIN) && !expr.includes("\\") : r.mayContain?.(MARK_FOR_MASQUERADE_CHAIN) === false) continue;
     const m = masqueradeRuleOf(r);
     if (m) out.push(m);
   }

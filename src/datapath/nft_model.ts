@@ -144,6 +144,12 @@ export interface NftRule {
    * fall back to `statements` for anything else.
    */
   exprJson?(): string | undefined;
+  /**
+   * The rule's line exactly as `nft list ruleset` printed it, offered by nft_text.ts for the rules it decodes on first
+   * use (no comment, no handle on the line); a decoder may recognise an exact common form in it (e.g.
+   * nft_text_masquerade.ts) and fall back to `statements` for anything else.
+   */
+  lineText?(): string;
 }
 
 /** Base chain properties: `type filter hook prerouting priority dstnat - 10; policy accept;`. */

@@ -25,6 +25,7 @@ import {
   type NftOp,
   type NftRule,
   type NftRuleset,
+  type NftUnparsed,
   type NftSet,
   type NftStatement,
   type NftTable,
@@ -941,16 +942,100 @@ const FAMILIES = new Set(["ip", "ip6", "inet", "arp", "bridge", "netdev"]);
 const STATEFUL_OBJECTS = new Set(["counter", "quota", "limit", "flowtable", "ct", "secmark", "synproxy"]);
 
 /** Parser state over the whole text. */
+/** Unknown statements of a rule, as `unparsed` entries. */
+function ruleUnparsed(rule: NftRule): NftUnparsed[] {
+  const out: NftUnparsed[] = [];
+  for (const st of rule.statements) {
+    if (st.kind !== "unknown") continue;
+    const u: NftUnparsed = { family: rule.family, table: rule.table, chain: rule.chain, line: rule.line, text: st.text, context: rule.text };
+    out.push(rule.handle === undefined ? u : { ...u, handle: rule.handle });
+  }
+  return out;
+}
+
+/**
+ * A rule line of a listing decoded on first use: a 10,000-Service table holds 100,000+ rules and a `svc/NAME` question
+ * reads a few dozen (eager decoding took ~1 s there). Only lines {@link Doc.lazyRule} accepts: no comment, no handle,
+ * nothing the tokenizer could refuse; so decoding later yields what decoding now would have, and cannot fail.
+ */
+class TextRule implements NftRule {
+  readonly family: string;
+  readonly table: string;
+  readonly chain: string;
+  readonly line: number;
+  #raw: string;
+  #decoded: { statements: NftStatement[]; text: string } | undefined;
+
+  constructor(family: string, table: string, chain: string, line: number, raw: string) {
+    this.family = family;
+    this.table = table;
+    this.chain = chain;
+    this.line = line;
+    this.#raw = raw;
+  }
+
+  #decode(): { statements: NftStatement[]; text: string } {
+    if (this.#decoded === undefined) {
+      const { statements } = ruleStatements(tokenize(this.#raw).toks);
+      this.#decoded = { statements, text: statements.map((x) => x.text).join(" ") };
+    }
+    return this.#decoded;
+  }
+
+  get statements(): NftStatement[] {
+    return this.#decode().statements;
+  }
+
+  get text(): string {
+    return this.#decode().text;
+  }
+
+  /** False only when the rule's line does not contain `word` (nft prints names and keywords as they are). */
+  mayContain(word: string): boolean {
+    return this.#raw.includes(word);
+  }
+
+  /** The line as nft printed it (see NftRule.lineText). */
+  lineText(): string {
+    return this.#raw;
+  }
+
+  /** The plain form (JSON.stringify, test equality): the same fields as an eagerly parsed rule. */
+  toJSON(): NftRule {
+    return { family: this.family, table: this.table, chain: this.chain, line: this.line, text: this.text, statements: this.statements };
+  }
+}
+
 class Doc {
   readonly lines: string[];
   readonly ruleset: NftRuleset;
   readonly tables = new Map<string, NftTable>();
   transaction = false;
   listing = false;
+  /**
+   * What `ruleset.unparsed` lists, in input order: entries found while parsing, and the rules decoded on first use
+   * (their unknown statements are listed when `unparsed` is first read, as nft_json.ts does).
+   */
+  readonly unparsedItems: (NftUnparsed | TextRule)[] = [];
 
   constructor(text: string) {
     this.lines = text.split(/\r?\n/);
-    this.ruleset = { format: "nft-list", tables: [], unparsed: [] };
+    const items = this.unparsedItems;
+    let unparsed: NftUnparsed[] | undefined;
+    this.ruleset = {
+      format: "nft-list",
+      tables: [],
+      get unparsed(): NftUnparsed[] {
+        if (unparsed === undefined) {
+          unparsed = [];
+          for (const x of items) {
+            if (x instanceof TextRule) unparsed.push(...ruleUnparsed(x));
+            else unparsed.push(x);
+          }
+        }
+        return unparsed;
+      },
+    };
   }
 
   /** 1-based number of the last non-blank line (where a truncated input stops). */
@@ -1011,11 +1096,28 @@ class Doc {
     };
     if (handle !== undefined) rule.handle = handle;
     if (comment !== undefined) rule.comment = comment;
-    for (const st of statements) {
-      if (st.kind !== "unknown") continue;
-      const u = { family: t.family, table: t.name, chain: chain.name, line, text: st.text, context: rule.text };
-      this.ruleset.unparsed.push(handle === undefined ? u : { ...u, handle });
-    }
+    this.unparsedItems.push(...ruleUnparsed(rule));
+    return rule;
+  }
+
+  /**
+   * A rule line of a chain block that can be decoded later ({@link TextRule}): no quote (so no comment, and no
+   * tokenizer error to report now), no `#` (so no handle), braces balanced on the line, and not a chain property.
+   * @returns the rule, or undefined for a line the block must read now.
+   */
+  lazyRule(t: NftTable, chain: NftChain, raw: string, line: number): TextRule | undefined {
+    if (raw.includes('"') || raw.includes("#")) return undefined;
+    let depth = 0;
+    for (let k = raw.indexOf("{"); k !== -1; k = raw.indexOf("{", k + 1)) depth++;
+    for (let k = raw.indexOf("}"); k !== -1; k = raw.indexOf("}", k + 1)) depth--;
+    if (depth !== 0) return undefined;
+    const from = raw.search(/\S/);
+    if (from === -1) return undefined;
+    const sp = raw.indexOf(" ", from);
+    const first = raw.slice(from, sp === -1 ? raw.length : sp);
+    if (first === "}" || first === "type" || first === "policy" || first === "comment") return undefined;
+    const rule = new TextRule(t.family, t.name, chain.name, line, raw);
+    this.unparsedItems.push(rule);
     return rule;
   }
 
@@ -1112,7 +1214,7 @@ class Doc {
       if (last === "{") {
         // Other stateful objects (counter, quota, ct helper, flowtable…): kept as text.
         const g = this.gather(j, 0);
-        this.ruleset.unparsed.push({
+        this.unparsedItems.push({
           family: t.family,
           table: t.name,
           line: j + 1,
@@ -1136,6 +1238,12 @@ class Doc {
     for (; j < this.lines.length; j++) {
       const raw = this.lines[j]!;
       if (raw.trim() === "") continue;
+      // most lines of a 10,000-Service table are rules a question never reads: decoded on first use
+      const lazy = this.lazyRule(t, c, raw, j + 1);
+      if (lazy) {
+        c.rules.push(lazy);
+        continue;
+      }
       let { toks, comment } = this.tok(j + 1, raw);
       let line = j + 1;
       if (toks.length === 0) continue; // a comment-only line
@@ -1244,7 +1352,7 @@ class Doc {
       if (toks[0]?.text === "elements") this.fail(line, `cannot read the elements of ${set.kind} ${set.name}`);
     }
     if (!ok) {
-      this.ruleset.unparsed.push({
+      this.unparsedItems.push({
         family: set.family,
         table: set.table,
         line,
@@ -1368,7 +1476,7 @@ class Doc {
       }
     }
     if (obj !== undefined && STATEFUL_OBJECTS.has(obj)) {
-      this.ruleset.unparsed.push({ family, table: tableName, line, text: joinToks(toks), context: joinToks(toks) });
+      this.unparsedItems.push({ family, table: tableName, line, text: joinToks(toks), context: joinToks(toks) });
       return;
     }
     this.fail(line, `unsupported command "${verb} ${obj ?? ""}"`);
