@@ -16,6 +16,7 @@
 #   nc          netcat-openbsd   sends one TCP SYN / UDP datagram from a namespace
 #   curl        curl             the collection script's /proxyMode read, in the live test bed's node namespaces
 #   openssl     openssl          the live test bed's self-signed CA and certificates
+#   time        time             GNU time: peak memory of a node-side listing (tests/live_whole_node_size.test.ts)
 #   bash zsh fish                completion tests (bash-completion: kubectl's own bash script needs it)
 #   mawk gawk busybox            tests/awk_portability.test.ts: the targeted collection's awk program under the awks
 #                                node images carry (Debian's mawk, gawk on RHEL-family hosts, busybox awk on Alpine).
@@ -41,6 +42,7 @@ TOOLS=(
   "nc:netcat-openbsd"
   "curl:curl"
   "openssl:openssl"
+  "/usr/bin/time:time"
   "bash:bash"
   "/usr/share/bash-completion/bash_completion:bash-completion"
   "zsh:zsh"
@@ -72,7 +74,7 @@ for entry in "${TOOLS[@]}"; do
 done
 
 if [ ${#missing_pkgs[@]} -eq 0 ]; then
-  log "all tools present (ip iptables nft ipset conntrack nfacct ipvsadm nc bash zsh fish mawk gawk busybox)"
+  log "all tools present (ip iptables nft ipset conntrack nfacct ipvsadm nc curl openssl time bash zsh fish mawk gawk busybox)"
   exit 0
 fi
 

@@ -219,6 +219,21 @@ describe("errors inside a rule's expr surface when the rule is read, with the me
   });
 });
 
+describe("a node-side listing that failed", () => {
+  it("killed at the memory limit (exit 137, as a 10,000-Service nft -j listing is in a 512Mi debug pod): the note says what killed it", () => {
+    const command = "nft list table ip kube-proxy; nft list table ip6 kube-proxy";
+    const dp = nftDatapath({ name: "n1", sections: { "nft-text": { command, stdout: "", stderr: "", exitCode: 137 } } }, 4);
+    expect(dp.trace).toBeUndefined();
+    expect(dp.problems).toEqual([
+      `${command} failed (exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of the container it ran in): no output`,
+    ]);
+  });
+  it("another exit status: the command and its stderr", () => {
+    const dp = nftDatapath({ name: "n1", sections: { "nft-text": { command: "nft list table ip kube-proxy", stdout: "", stderr: "Error: No such file or directory\n", exitCode: 1 } } }, 4);
+    expect(dp.problems).toEqual(["nft list table ip kube-proxy failed (exit 1): Error: No such file or directory"]);
+  });
+});
+
 describe("a malformed rule the node summary does not read: the branch through its chain is unresolved", () => {
   it("svc1's endpoint chain cannot be read: its share is unresolved, with the parse error; other Services are traced", () => {
     const json = fixture("nftables/TestOverallNFTablesRules.json");

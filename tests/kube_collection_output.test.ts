@@ -47,27 +47,27 @@ describe("parseCollectionOutput", () => {
     {
       name: "cut inside a section's output",
       input: full.slice(0, full.indexOf(":INPUT") + 4),
-      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INP", exitCode: null, truncated: true } },
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-text", "proxy-mode"], save: { stdout: "*filter\n:INP", exitCode: null, truncated: true } },
     },
     {
       name: "cut inside the end marker",
       input: full.slice(0, full.indexOf(`${M}end iptables-save`) + 10),
-      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n\n", exitCode: null, truncated: true } },
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-text", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n\n", exitCode: null, truncated: true } },
     },
     {
       name: "cut inside the end marker's exit status",
       input: full.slice(0, full.indexOf("exit=0", full.indexOf(`${M}end iptables-save`)) + 5),
-      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: null, truncated: true } },
+      want: { truncated: ["iptables-save", "ip6tables-save", "ipvsadm", "ipset", "nft-text", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: null, truncated: true } },
     },
     {
       name: "cut between sections",
       input: full.slice(0, full.indexOf(`${M}begin ip6tables-save`)),
-      want: { truncated: ["ip6tables-save", "ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
+      want: { truncated: ["ip6tables-save", "ipvsadm", "ipset", "nft-text", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
     },
     {
       name: "complete but the done marker is missing",
       input: full.slice(0, full.indexOf(`${M}done`)),
-      want: { truncated: ["ipvsadm", "ipset", "nft-json", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
+      want: { truncated: ["ipvsadm", "ipset", "nft-text", "proxy-mode"], save: { stdout: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n", exitCode: 0 } },
     },
   ])("$name", ({ input, want }) => {
     const r = parseCollectionOutput(input, "");
@@ -149,7 +149,7 @@ describe.runIf(requireNetns(["nc", "curl", "ss", "busybox"]))("the collection sc
     expect([...dump.tables.get("nat")!.chains.keys()].filter((n) => n.startsWith("KUBE-SVC-")).sort()).toEqual(seedChains);
     // mode first (issue 12): in iptables mode the IPVS and nftables state is not listed, and the scope says why
     expect(c.sections.ipset).toBeUndefined();
-    expect(c.sections["nft-json"]).toBeUndefined();
+    expect(c.sections["nft-text"]).toBeUndefined();
     expect(c.sections["collection-scope"]!.stdout).toContain("scope=node\nmode=iptables\nmode-source=/proxyMode\n");
     expect(c.sections["collection-scope"]!.stdout).toContain("skipped=ipset: kube-proxy runs in iptables mode");
   });

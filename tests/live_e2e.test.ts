@@ -158,9 +158,9 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(w1.sections["iptables-save"]!.stdout).toContain(":KUBE-SVC-");
     // mode first (issue 12): kube-proxy answers /proxyMode iptables, so only what iptables mode programs is listed, whole
     expect(w1.sections["collection-scope"]!.stdout).toContain("scope=node\nmode=iptables\nmode-source=/proxyMode\n");
-    expect(w1.sections["collection-scope"]!.stdout).toContain("skipped=nft-json: kube-proxy runs in iptables mode; nft list ruleset would list the iptables-nft tables again\nskipped=ipvsadm: kube-proxy runs in iptables mode\n");
+    expect(w1.sections["collection-scope"]!.stdout).toContain("skipped=nft-text: kube-proxy runs in iptables mode; nft list ruleset would list the iptables-nft tables again\nskipped=ipvsadm: kube-proxy runs in iptables mode\n");
     expect(w1.sections.ipvsadm).toBeUndefined();
-    expect(w1.sections["nft-json"]).toBeUndefined();
+    expect(w1.sections["nft-text"]).toBeUndefined();
     expect(w1.sections["iptables-save"]!.command).toBe("iptables-nft-save");
     // each section's time on the node (/proc/uptime, 10 ms steps), none stopped at the default limit (¾ of --timeout)
     expect(w1.sections["iptables-save"]!.durationMs).toBeGreaterThanOrEqual(0);

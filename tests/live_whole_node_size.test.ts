@@ -3,9 +3,10 @@
 // - nft backend, a generated node of 1,600 Services (over DEFER_UNCOMPRESSED_RULES): by default the kube-proxy pod
 //   stops before the save and a debug pod sends the tables compressed; `--via kube-proxy`, or RBAC without pod
 //   creation, or a debug pod that cannot start, leave them to the kube-proxy pod, as text, and the run says so.
-// - nftables mode, a generated node of 1,600 Services (8.2 MB of `nft -j list table ip kube-proxy`): even a
+// - nftables mode, a generated node of 3,200 Services (4.9 MB of `nft list table ip kube-proxy`): even a
 //   one-Service question lists kube-proxy's whole tables, so the kube-proxy pod stops after one `nft list map` and a
-//   debug pod sends them compressed; `--via kube-proxy` sends them as text, and the run says so.
+//   debug pod sends them compressed; `--via kube-proxy` sends them as text, and the run says so. The listing is nft's
+//   text, not `nft -j`: measured there, the JSON listing needs over twice the memory and three times the bytes.
 // - legacy backend, the bench's 10,000-Service node (its save takes ~1 s, the nft backend's ~30 s): netshoot has no
 //   iptables-legacy, so the kube-proxy pod sends 26.6 MB as text, and the run says so, with what compresses them.
 //   `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's the rules still come from the
@@ -23,7 +24,7 @@ import { writeFixture } from "../bench/write_fixture.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { run } from "./helpers/live_cli.ts";
-import { loadIptables, requireNetns } from "./helpers/netns.ts";
+import { findTool, loadIptables, requireNetns } from "./helpers/netns.ts";
 import { busyboxUserland, busyboxWith, kubeProxyImageUserland, netshootUserland } from "./helpers/userlands.ts";
 
 const BIG = "bench/out/iptables-10000";
@@ -175,7 +176,7 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
 });
 
 describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Services: a one-Service question's whole kube-proxy tables go to a debug pod that compresses them`, () => {
-  const SERVICES = 1600;
+  const SERVICES = 3200;
   const images = { kubeProxy: kubeProxyImageUserland()!, busybox: busyboxUserland()! };
   let node: FakeNode | undefined;
   let api: FakeApiServer | undefined;
@@ -231,6 +232,20 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
       new RegExp(`node ${nodeName}: \\d+\\.\\d MB of node state for one Service \\(nftables mode lists kube-proxy's whole nftables tables, not yet one Service's part\\) came through the API server uncompressed: the image of kube-proxy pod kube-proxy-${nodeName} has no gzip; a debug pod, whose image has gzip, sends them compressed: --via debug-pod`),
     );
   }, 120_000);
+
+  it("the node lists text, not nft -j: the JSON listing of the same table needs over twice the memory and three times the bytes", async () => {
+    const time = findTool("time") ?? "/usr/bin/time";
+    const peak = async (argv: string[]) => {
+      const r = await node!.netns.exec([time, "-f", "%M", ...argv], { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(0);
+      return { kb: Number(r.stderr.trim().split("\n").at(-1)), bytes: Buffer.byteLength(r.stdout) };
+    };
+    const text = await peak(["nft", "list", "table", "ip", "kube-proxy"]);
+    const json = await peak(["nft", "-j", "list", "table", "ip", "kube-proxy"]);
+    expect(json.kb).toBeGreaterThan(2 * text.kb);
+    expect(json.bytes).toBeGreaterThan(3 * text.bytes);
+    console.log(`[whole-node] nftables mode, ${SERVICES} Services: nft list table ${(text.bytes / 1e6).toFixed(2)} MB, peak RSS ${(text.kb / 1024).toFixed(0)} MiB; nft -j list table ${(json.bytes / 1e6).toFixed(2)} MB, ${(json.kb / 1024).toFixed(0)} MiB (the debug pod's limit: 512Mi)`);
+  }, 240_000);
 
   it("default: the kube-proxy pod stops after one nft list map, a debug pod sends the tables compressed; the same report", async () => {
     const c = await ask([]);

@@ -104,6 +104,16 @@ export function cutReason(s: CommandOutput): string {
     : "was cut off (stream ended early)";
 }
 
+/**
+ * A section's exit status in words for a report line: `exit 2`; `exit 137` (128 + SIGKILL) says what kills a
+ * listing on a big node: `exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of
+ * the container it ran in`. @param code the exit status.
+ */
+export function exitWords(code: number | null | undefined): string {
+  if (code === 137) return "exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of the container it ran in";
+  return `exit ${code ?? "?"}`;
+}
+
 /** How a node's state was obtained. */
 export interface NodeSource {
   kind: "kube-proxy-pod" | "debug-pod" | "host-chroot" | "file" | "none";

@@ -35,7 +35,7 @@ export const COLLECTED_SECTIONS: readonly SectionName[] = [
   "ip6tables-save",
   "ipvsadm",
   "ipset",
-  "nft-json",
+  "nft-text",
   "proxy-mode",
 ];
 

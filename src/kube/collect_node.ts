@@ -56,11 +56,11 @@ export const DEFER_UNCOMPRESSED_RULES = 1500;
 
 /**
  * The same for nftables mode, where even a one-Service question lists kube-proxy's whole tables: from this many lines
- * of `nft list map ip kube-proxy service-ips` (about one per Service port). `nft -j list table ip kube-proxy` is
- * ~5.1 kB per Service (8.2 MB for the bench generator's 1,600 Services, 51.8 MB for 10,000), so about
+ * of `nft list map ip kube-proxy service-ips` (about one per Service port). `nft list table ip kube-proxy` is
+ * ~1.5 kB per Service (15.5 MB for the bench generator's 10,000 Services, loaded into a network namespace), so about
  * {@link UNCOMPRESSED_REPORT_BYTES}.
  */
-export const DEFER_UNCOMPRESSED_NFT_ELEMENTS = 800;
+export const DEFER_UNCOMPRESSED_NFT_ELEMENTS = 2700;
 
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
@@ -131,12 +131,12 @@ function missingTool(s: CommandOutput | undefined): boolean {
 function lacking(r: CollectionResult): SectionName[] {
   const out: SectionName[] = [];
   const scopedMode = scopeMode(r);
-  if (scopedMode === "nftables") return missingTool(r.sections["nft-json"]) ? ["nft-json"] : [];
+  if (scopedMode === "nftables") return missingTool(r.sections["nft-text"]) ? ["nft-text"] : [];
   if (missingTool(r.sections["iptables-save"])) out.push("iptables-save");
   const mode = scopedMode ?? (r.sections["proxy-mode"]?.exitCode === 0 ? r.sections["proxy-mode"].stdout.trim() : "");
   const ipvsRules = /--match-set KUBE-CLUSTER-IP /.test(r.sections["iptables-save"]?.stdout ?? "");
   if ((mode === "ipvs" || ipvsRules) && missingTool(r.sections.ipvsadm)) out.push("ipvsadm");
-  if (mode === "nftables" && missingTool(r.sections["nft-json"])) out.push("nft-json");
+  if (mode === "nftables" && missingTool(r.sections["nft-text"])) out.push("nft-text");
   return out;
 }
 
@@ -154,7 +154,7 @@ function scopeMode(r: CollectionResult): string | undefined {
 function targetedSections(mode: string | undefined): SectionName[] {
   const base: SectionName[] = ["proxy-mode", "collection-scope"];
   if (mode === undefined) return base;
-  if (mode === "nftables") return [...base, "nft-json", "ip-addr", "ip-route-local", "sysctls"];
+  if (mode === "nftables") return [...base, "nft-text", "ip-addr", "ip-route-local", "sysctls"];
   const ipt: SectionName[] = [...base, "iptables-backend", "iptables-save", "ip6tables-save"];
   return [...ipt, ...(mode === "ipvs" ? ["ipvsadm", "ipset"] as SectionName[] : []), "ip-addr", "ip-route-local", "sysctls"];
 }
@@ -387,7 +387,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         kpRan = undefined;
         warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
       }
-      const stopped = kpRan?.result.complete ? [kpRan.result.sections["iptables-save"], kpRan.result.sections["nft-json"]].find(isDeferred) : undefined;
+      const stopped = kpRan?.result.complete ? [kpRan.result.sections["iptables-save"], kpRan.result.sections["nft-text"]].find(isDeferred) : undefined;
       if (kpRan && stopped) {
         deferred = kpRan;
         const why = firstLine(stopped.stderr).replace(`${DEFERRED}: `, "");
@@ -406,7 +406,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         if (need.length === 0) {
           return fromKubeProxyPod(kpRan, kpPod);
         }
-        kpWhy = `its image lacks ${need.map((s) => (s === "nft-json" ? "nft" : s)).join(" and ")}`;
+        kpWhy = `its image lacks ${need.map((s) => (s === "nft-text" ? "nft" : s)).join(" and ")}`;
       } else {
         kpWhy = "the exec was refused";
       }
@@ -488,9 +488,9 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     // (it cannot be made or started, its image cannot run the script) leaves them to the kube-proxy pod after all.
     try {
       const r = await viaDebugPod();
-      const need: SectionName = isDeferred(deferred.result.sections["nft-json"]) ? "nft-json" : "iptables-save";
+      const need: SectionName = isDeferred(deferred.result.sections["nft-text"]) ? "nft-text" : "iptables-save";
       if (r.capture.error !== undefined || !missingTool(r.capture.sections[need])) return r;
-      throw new Error(`its image ${o.image} has no ${need === "nft-json" ? "nft" : "iptables-save"}`);
+      throw new Error(`its image ${o.image} has no ${need === "nft-text" ? "nft" : "iptables-save"}`);
     } catch (e) {
       if (o.signal.aborted) throw e;
       warnings.push(`node ${name}: a debug pod could not collect the ${o.service ? "node's tables" : "whole tables"} compressed (${(e as Error).message}); they come uncompressed from kube-proxy pod ${kpPod!.metadata.name}`);

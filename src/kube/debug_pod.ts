@@ -62,10 +62,12 @@ export const TERMINATION_GRACE_SECONDS = 10;
  * a time, each single-threaded, holding a table in memory. Measured peak RSS on a node with 10,000 Services (issue
  * 12's test bed, `/usr/bin/time -f %M`): `iptables-nft-save` 202 MiB (26.6 MB printed), `iptables-legacy-save` 202
  * MiB, `iptables-legacy -t nat -S KUBE-SERVICES` 201 MiB (legacy loads the whole table blob), `iptables-nft -t nat -S
- * KUBE-SERVICES` 16 MiB, `nft -j list chain ip nat KUBE-SERVICES` 124 MiB. The 512Mi limit is 2.5× the biggest of
- * those; `nft -j list ruleset` of the iptables-nft tables of such a node (68 MB of JSON, 1.44 GiB RSS) is beyond
- * it and is OOM-killed alone (exit 137, a finding for that section; iptables mode does not need it). The CPU limit
- * of one core never slows a single-threaded tool; the request is what the pod needs idle.
+ * KUBE-SERVICES` 16 MiB, `nft -j list chain ip nat KUBE-SERVICES` 124 MiB; in nftables mode `nft list table ip
+ * kube-proxy` 406 MiB (15.5 MB printed). The 512Mi limit is 2.5× the biggest of the iptables ones and above the
+ * nftables listing up to ~12,000 Services; `nft -j list ruleset` of the iptables-nft tables of such a node (68 MB of
+ * JSON, 1.44 GiB RSS) or `nft -j list table ip kube-proxy` in nftables mode (907 MiB) is beyond it, which is why
+ * neither is run (a listing killed at the limit ends with exit 137, which the report names). The CPU limit of one
+ * core never slows a single-threaded tool; the request is what the pod needs idle.
  */
 export const DEBUG_RESOURCES: V1ResourceRequirements = {
   requests: { cpu: "100m", memory: "64Mi" },

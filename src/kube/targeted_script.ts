@@ -16,7 +16,7 @@
  * Arguments `gzip:N` and `gzipnft:M` (after `scope:node`, before `timeout:N`) make a run in an image without gzip stop
  * before large state: a whole-node run before the nft backend's save when nat `KUBE-SERVICES` holds at least N rules
  * (its `iptables-save` section is then {@link DEFERRED}, exit {@link DEFERRED_EXIT}); any run in nftables mode before
- * `nft -j list table` when `nft list map ip kube-proxy service-ips` prints at least M lines (`nft-json` deferred); for
+ * `nft list table` when `nft list map ip kube-proxy service-ips` prints at least M lines (`nft-text` deferred); for
  * the caller to collect where the tables travel compressed ({@link DeferUncompressed}).
  * An argument `timeout:N` (after `scope:node`, before the keys) limits each section to N seconds on the node
  * (collection_script.ts: `to`, `over`); every section's end marker says how long it took (`ms=`) and, when it was
@@ -49,7 +49,13 @@
  *   backend's below `walk:N` rules) are walked with grep instead (`sg`, the same selection); only an image without
  *   awk and grep collects whole tables, which the report says.
  * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
- * - nftables mode: `nft-json`: `nft -j list table ip kube-proxy` and `… ip6 kube-proxy`, one document per line.
+ * - nftables mode: `nft-text`: `nft list table ip kube-proxy` and `… ip6 kube-proxy`, as nft prints them. Text, not
+ *   `nft -j`: on a 10,000-Service node (nft 1.0.6, measured in a network namespace) both take ~9 s, but `nft -j` holds
+ *   the whole JSON tree (951 MB peak RSS, beyond the debug pod's 512Mi limit: debug_pod.ts DEBUG_RESOURCES) and prints
+ *   51.8 MB (4.3 MB with `gzip -1`), the text listing 426 MB and 15.5 MB (2.0 MB); the analysis reads both
+ *   (src/service/nftables/datapath.ts). Listing only the Service's chains would not help there: every `nft list chain`
+ *   costs ~2.9 s on such a node (nft fetches the elements of each of the 10,000 anonymous vmaps, one netlink request
+ *   each), and nft 1.0.6 lists one chain per process.
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
  *
  * Runtime-neutral: string constants and a pure argv builder.
@@ -71,7 +77,7 @@ import { SH_CHAIN_AWK, SH_CHAIN_FILTER, SH_SAVE_FILTER } from "./rule_select_sh.
 export const CHAIN_WALK_FROM = 500;
 
 /**
- * The word an `iptables-save` (whole-node, nft backend) or `nft-json` (nftables mode) section starts its stderr with
+ * The word an `iptables-save` (whole-node, nft backend) or `nft-text` (nftables mode) section starts its stderr with
  * when the script stopped before listing ({@link DeferUncompressed}): the image has no gzip and the tables are large,
  * so the caller may collect them where they can be compressed. The section's exit status is {@link DEFERRED_EXIT}.
  */
@@ -142,7 +148,7 @@ begin collection-scope "$SC"
 printf 'scope=%s\\nmode=%s\\nmode-source=%s\\nkeys=%s\\n' $SC $MO "$MS" "$NP_KEYS"
 if [ "$NP_T" -gt 0 ]; then if [ -n "$TOC" ]; then echo "section-timeout=$NP_T"; else echo "section-timeout=$NP_T (no timeout command in this image: a single command that hangs is stopped by the node's --timeout only)"; fi; fi
 if [ $MO = nftables ]; then sk iptables-save; sk ip6tables-save
-else sk nft-json "; nft list ruleset would list the iptables-nft tables again"; fi
+else sk nft-text "; nft list ruleset would list the iptables-nft tables again"; fi
 if [ $MO != ipvs ]; then sk ipvsadm; sk ipset; fi
 V6=1
 if [ $SC = service ] && [ $MO != nftables ]; then V6=''; for k in $NP_KEYS; do case $k in ip:*:*) V6=1 ;; esac; done
@@ -236,17 +242,17 @@ else absent ipset ipset ''; fi
 fi
 nt() {
 r=1
-for f in ip ip6; do if to nft -j list table $f kube-proxy 2>/dev/null; then r=0; elif over; then TMO=1; return 124; fi; done
-[ $r = 0 ] || to nft -j list table ip kube-proxy
+for f in ip ip6; do if to nft list table $f kube-proxy 2>/dev/null; then r=0; elif over; then TMO=1; return 124; fi; done
+[ $r = 0 ] || to nft list table ip kube-proxy
 }
 if [ $MO = nftables ]; then
 if have nft; then
 if [ "$NP_ZN" -gt 0 ] && ! have gzip; then EL=$(nft list map ip kube-proxy service-ips 2>/dev/null | wc -l)
-if [ "\${EL:-0}" -ge "$NP_ZN" ]; then begin nft-json "nft -j list table ip kube-proxy: ${DEFERRED} (no gzip in this image)"
+if [ "\${EL:-0}" -ge "$NP_ZN" ]; then begin nft-text "nft list table ip kube-proxy: ${DEFERRED} (no gzip in this image)"
 echo "${DEFERRED}: no gzip in this image, and map service-ips lists about $EL elements (at least $NP_ZN): kube-proxy's whole nftables tables would cross the API server as text" >&2
-end nft-json ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi; fi
-begin nft-json "nft -j list table ip kube-proxy; nft -j list table ip6 kube-proxy"; nt; end nft-json $?
-else absent nft-json nft ''; fi
+end nft-text ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi; fi
+begin nft-text "nft list table ip kube-proxy; nft list table ip6 kube-proxy"; nt; end nft-text $?
+else absent nft-text nft ''; fi
 fi
 set +f
 ` + SCRIPT_NODE_FACTS + `both "\${M}done"
@@ -362,7 +368,7 @@ export function compressedCommand(cmd: TargetedCommand): TargetedCommand {
  * @param options `deferUncompressed` ({@link DeferUncompressed}): on the nft backend, when the image has no gzip
  *   (kube-proxy's own) and nat `KUBE-SERVICES` holds at least that many rules, the script lists nothing more and ends
  *   with the `iptables-save` section {@link DEFERRED} (one `iptables-nft -t nat -S KUBE-SERVICES`, ~0.1 s on a
- *   10,000-Service node); in nftables mode the same with `nft-json` after one `nft list map`; so the caller can
+ *   10,000-Service node); in nftables mode the same with `nft-text` after one `nft list map`; so the caller can
  *   collect where the tables travel compressed.
  * @returns argv and the script for stdin.
  */

@@ -7,7 +7,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { cutReason, type CommandOutput, type NodeCapture } from "../../bundle/bundle.ts";
+import { type CommandOutput, cutReason, exitWords, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIptablesListing } from "../../datapath/iptables_list.ts";
 import { listingToDump } from "../../datapath/iptables_list_convert.ts";
@@ -71,7 +71,7 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
     if (section.truncated) {
       dp.problems.push(`the ${name} output ${cutReason(section)}; not analysed`);
     } else if ((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") {
-      dp.problems.push(`iptables-save failed (exit ${section.exitCode}): ${section.stderr?.trim() || "no output"}`);
+      dp.problems.push(`${name} failed (${exitWords(section.exitCode)}): ${section.stderr?.trim() || "no output"}`);
     } else {
       const other = otherFormat(section.stdout);
       if (other) {

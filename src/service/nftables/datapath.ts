@@ -18,7 +18,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { cutReason, type BundleObjects, type CommandOutput, type NodeCapture } from "../../bundle/bundle.ts";
+import { type BundleObjects, type CommandOutput, cutReason, exitWords, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../../datapath/kube_proxy_nft.ts";
 import { parseNftJson } from "../../datapath/nft_json.ts";
@@ -69,7 +69,7 @@ function usable(s: CommandOutput | undefined): boolean {
 
 function failure(name: string, s: CommandOutput): string {
   if (s.truncated) return `the ${name} output ${cutReason(s)}; not analysed`;
-  return `${name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset"} failed (exit ${s.exitCode}): ${
+  return `${s.command ?? (name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset")} failed (${exitWords(s.exitCode)}): ${
     s.stderr?.trim() || "no output"
   }`;
 }
