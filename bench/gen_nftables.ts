@@ -21,6 +21,7 @@
  * @module
  */
 import type { ClusterPlan, PlanService } from "./cluster_plan.ts";
+import { parseNftJson } from "../src/datapath/nft_json.ts";
 import { nftChainBase } from "./kube_hash.ts";
 
 /** A JSON value as nft prints it. */
@@ -227,4 +228,42 @@ export function nftRulesetJson(plan: ClusterPlan, options: NftRulesetOptions = {
     });
   });
   return nftJsonText({ nftables: objects }) + "\n";
+}
+
+/**
+ * Renders the node's `nft list table ip kube-proxy` output for the same ruleset as {@link nftRulesetJson}: what live
+ * collection reads in nftables mode (section `nft-text`). The JSON is read back through the project's `nft -j` reader
+ * (src/datapath/nft_json.ts), whose rule text is nft's own (checked against nft 1.0.6 there), and laid out as nft
+ * lists a table: tabs, a blank line between objects, sets and maps first, elements two to a line in sets and one to a
+ * line in maps (nft wraps long lists; its element order is the kernel's, here the generator's), numeric base-chain
+ * priorities (nft prints symbolic names where one exists; the text reader takes both). tests/bench_generator.test.ts
+ * checks that a real `nft list table` of the loaded JSON gives the same analysis.
+ * @param plan the cluster.
+ * @returns the text, ending with a newline.
+ */
+export function nftRulesetText(plan: ClusterPlan): string {
+  const t = parseNftJson(nftRulesetJson(plan)).tables[0]!;
+  const out: string[] = [`table ${t.family} ${t.name} {`];
+  const blocks: string[][] = [];
+  for (const s of t.sets.values()) {
+    const b = [`\t${s.kind} ${s.name} {`, `\t\ttype ${s.type}${s.dataType !== undefined ? ` : ${s.dataType}` : ""}`];
+    if (s.flags.length > 0) b.push(`\t\tflags ${s.flags.join(",")}`);
+    if (s.elements.length > 0) {
+      const per = s.kind === "map" ? 1 : 2;
+      const lines: string[] = [];
+      for (let i = 0; i < s.elements.length; i += per) lines.push(s.elements.slice(i, i + per).map((e) => e.text).join(", "));
+      b.push(`\t\telements = { ${lines.join(",\n\t\t\t     ")} }`);
+    }
+    b.push("\t}");
+    blocks.push(b);
+  }
+  for (const c of t.chains.values()) {
+    const b = [`\tchain ${c.name} {`];
+    if (c.base) b.push(`\t\ttype ${c.base.type} hook ${c.base.hook} priority ${c.base.priority}; policy ${c.base.policy ?? "accept"};`);
+    for (const r of c.rules) b.push(`\t\t${r.text}${r.comment !== undefined ? ` comment ${JSON.stringify(r.comment)}` : ""}`);
+    b.push("\t}");
+    blocks.push(b);
+  }
+  out.push(blocks.map((b) => b.join("\n")).join("\n\n"), "}", "");
+  return out.join("\n");
 }

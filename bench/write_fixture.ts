@@ -7,6 +7,8 @@
  *   services.json endpointslices.json nodes.json     kubectl get … -o json Lists
  *   nodes/node-1/iptables-save.txt    (mode iptables)  the node's iptables-save
  *   nodes/node-1/nft-json.txt         (mode nftables)  the node's nft -j list ruleset
+ *   nodes/node-1/nft-text.txt         (mode nftables-text)  the same ruleset as nft list table prints it (what live
+ *                                     collection reads in nftables mode)
  *   nodes/node-1/proxy-mode.txt       what kube-proxy's /proxyMode answers
  *   .bench-fixture.json               manifest for scripts/bench.mjs (dot file: the bundle reader skips it)
  * ```
@@ -23,14 +25,14 @@ import { join } from "node:path";
 import process from "node:process";
 import { planCluster, type PlanOptions, servicePortName } from "./cluster_plan.ts";
 import { iptablesSave } from "./gen_iptables.ts";
-import { nftRulesetJson } from "./gen_nftables.ts";
+import { nftRulesetJson, nftRulesetText } from "./gen_nftables.ts";
 import { objectFiles } from "./gen_objects.ts";
 
 /** Bumped whenever generated content changes, so stale fixtures are rebuilt. */
 export const GENERATOR_VERSION = 2;
 
-/** Proxy modes the bench generates. */
-export type BenchMode = "iptables" | "nftables";
+/** Proxy modes the bench generates (`nftables-text`: nftables mode, the ruleset as nft's text). */
+export type BenchMode = "iptables" | "nftables" | "nftables-text";
 
 /** Which API objects a fixture holds: every Service/EndpointSlice/Node, or only those the query needs. */
 export type BenchObjects = "all" | "query";
@@ -44,7 +46,7 @@ export interface FixtureManifest {
   endpointsPerService: number;
   /** Bundle directory. */
   dir: string;
-  /** The node dump file (iptables-save.txt or nft-json.txt). */
+  /** The node dump file (iptables-save.txt, nft-json.txt or nft-text.txt). */
   dumpPath: string;
   dumpBytes: number;
   /** Total bytes of the bundle's files. */
@@ -94,7 +96,7 @@ export function readManifest(dir: string): FixtureManifest | undefined {
 /**
  * Generates and writes one fixture directory (replacing any previous one).
  * @param outDir parent directory, created when missing.
- * @param mode iptables (iptables-save dump) or nftables (nft -j dump).
+ * @param mode iptables (iptables-save dump), nftables (nft -j dump) or nftables-text (nft list dump).
  * @param options plan sizes.
  * @param objects every object, or only the query's (see the module doc).
  * @returns the manifest written.
@@ -115,16 +117,16 @@ export function writeFixture(outDir: string, mode: BenchMode, options: PlanOptio
     join(tmp, "capture.yaml"),
     [
       "# Synthetic benchmark bundle written by bench/write_fixture.ts (npm run bench); not captured from a cluster.",
-      `command: "bench generator: ${options.services} Services x ${options.endpointsPerService ?? 5} endpoints, kube-proxy ${mode} mode, objects: ${objects}"`,
+      `command: "bench generator: ${options.services} Services x ${options.endpointsPerService ?? 5} endpoints, kube-proxy ${mode === "nftables-text" ? "nftables (nft list text)" : mode} mode, objects: ${objects}"`,
       "tool: kubectl-netpath bench",
       "notes:",
       `  - "${plan.nodes.length} nodes, pod CIDR ${plan.clusterCIDR}, Service CIDR ${plan.serviceCIDR}; only ${plan.dumpNode.name}'s datapath is dumped"`,
       "",
     ].join("\n"),
   );
-  const dumpName = mode === "iptables" ? "iptables-save.txt" : "nft-json.txt";
-  writeFileSync(join(nodeDir, dumpName), mode === "iptables" ? iptablesSave(plan) : nftRulesetJson(plan));
-  writeFileSync(join(nodeDir, "proxy-mode.txt"), mode);
+  const dumpName = mode === "iptables" ? "iptables-save.txt" : mode === "nftables" ? "nft-json.txt" : "nft-text.txt";
+  writeFileSync(join(nodeDir, dumpName), mode === "iptables" ? iptablesSave(plan) : mode === "nftables" ? nftRulesetJson(plan) : nftRulesetText(plan));
+  writeFileSync(join(nodeDir, "proxy-mode.txt"), mode === "iptables" ? "iptables" : "nftables");
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
 

@@ -942,6 +942,18 @@ const FAMILIES = new Set(["ip", "ip6", "inet", "arp", "bridge", "netdev"]);
 const STATEFUL_OBJECTS = new Set(["counter", "quota", "limit", "flowtable", "ct", "secmark", "synproxy"]);
 
 /** Parser state over the whole text. */
+/**
+ * `{` minus `}` on a line without `"` or `#` (where every brace is a token of its own, see {@link tokenize});
+ * undefined for a line with either, which must be tokenized.
+ */
+function braceBalance(line: string): number | undefined {
+  if (line.includes('"') || line.includes("#")) return undefined;
+  let depth = 0;
+  for (let k = line.indexOf("{"); k !== -1; k = line.indexOf("{", k + 1)) depth++;
+  for (let k = line.indexOf("}"); k !== -1; k = line.indexOf("}", k + 1)) depth--;
+  return depth;
+}
+
 /** Unknown statements of a rule, as `unparsed` entries. */
 function ruleUnparsed(rule: NftRule): NftUnparsed[] {
   const out: NftUnparsed[] = [];
@@ -1019,7 +1031,7 @@ class Doc {
   readonly unparsedItems: (NftUnparsed | TextRule)[] = [];
 
   constructor(text: string) {
-    this.lines = text.split(/\r?\n/);
+    this.lines = text.includes("\r") ? text.split(/\r?\n/) : text.split("\n");
     const items = this.unparsedItems;
     let unparsed: NftUnparsed[] | undefined;
     this.ruleset = {
@@ -1106,11 +1118,7 @@ class Doc {
    * @returns the rule, or undefined for a line the block must read now.
    */
   lazyRule(t: NftTable, chain: NftChain, raw: string, line: number): TextRule | undefined {
-    if (raw.includes('"') || raw.includes("#")) return undefined;
-    let depth = 0;
-    for (let k = raw.indexOf("{"); k !== -1; k = raw.indexOf("{", k + 1)) depth++;
-    for (let k = raw.indexOf("}"); k !== -1; k = raw.indexOf("}", k + 1)) depth--;
-    if (depth !== 0) return undefined;
+    if (braceBalance(raw) !== 0) return undefined;
     const from = raw.search(/\S/);
     if (from === -1) return undefined;
     const sp = raw.indexOf(" ", from);
@@ -1129,12 +1137,7 @@ class Doc {
     for (; j < this.lines.length; j++) {
       const l = this.lines[j]!;
       text += (text ? "\n" : "") + l;
-      const { toks } = this.tok(j + 1, l);
-      for (const t of toks) {
-        if (t.quoted) continue;
-        if (t.text === "{") depth++;
-        else if (t.text === "}") depth--;
-      }
+      depth += braceBalance(l) ?? this.tok(j + 1, l).toks.reduce((d, t) => (t.quoted ? d : t.text === "{" ? d + 1 : t.text === "}" ? d - 1 : d), 0);
       if (depth <= 0) return { text, end: j };
     }
     return this.fail(this.lastLine(), "truncated: '}' missing at end of input");
@@ -1192,6 +1195,14 @@ class Doc {
       const raw = this.lines[j]!;
       const trimmed = raw.trim();
       if (trimmed === "" || trimmed.startsWith("#")) continue;
+      // `chain NAME {`, most lines of a big table's block level: read without the tokenizer
+      if (trimmed.startsWith("chain ") && trimmed.endsWith(" {") && braceBalance(trimmed) === 1) {
+        const name = trimmed.slice(6, -2);
+        if (name !== "" && !/\s/.test(name)) {
+          j = this.chainBlock(j, t, name);
+          continue;
+        }
+      }
       const { toks, comment } = this.tok(j + 1, raw);
       const w = toks[0]?.text;
       if (w === "}" && toks.length === 1) return j + 1;
