@@ -3,7 +3,8 @@
  * hashes and probabilities checked against real kube-proxy output, the iptables-save and nft -j dumps checked rule by
  * rule against the shapes real dumps have (tests/fixtures/node-format, tests/fixtures/nftables), the API objects read
  * back by the bundle reader, and, as root with the netns harness, real `iptables-nft-restore` / `nft -j -f` accepting
- * a generated 50-Service dump and printing it back unchanged.
+ * a generated 50-Service dump and printing it back unchanged (and `nft list table` printing what the bench's text form
+ * holds).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,13 +12,17 @@ import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { ipv4, permutation, planCluster, PlanError, servicePortName } from "../bench/cluster_plan.ts";
 import { iptablesSave, savedProbability, serviceChains } from "../bench/gen_iptables.ts";
-import { nftJsonText, nftRulesetJson, nftServiceChains } from "../bench/gen_nftables.ts";
+import { nftJsonText, nftRulesetJson, nftRulesetText, nftServiceChains } from "../bench/gen_nftables.ts";
 import { objectFiles, uid } from "../bench/gen_objects.ts";
 import { base32, endpointHash, nftChainBase, servicePortHash } from "../bench/kube_hash.ts";
 import { fixtureDir, GENERATOR_VERSION, MANIFEST, readManifest, writeFixture } from "../bench/write_fixture.ts";
 import { bundleFromFiles } from "../src/bundle/decode.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { explainService } from "../src/service/explain.ts";
 import { parseIptablesSave } from "../src/datapath/iptables_save.ts";
 import { parseNftJson } from "../src/datapath/nft_json.ts";
+import type { NftRuleset } from "../src/datapath/nft_model.ts";
+import { parseNftText } from "../src/datapath/nft_text.ts";
 import { decodeKubeProxyNft } from "../src/datapath/kube_proxy_nft.ts";
 import { createNetns, loadIptables, readIptables, requireNetns } from "./helpers/netns.ts";
 
@@ -410,17 +415,34 @@ describe("fixture directory", () => {
     { name: "iptables, every object", mode: "iptables" as const, objects: "all" as const, dir: "iptables-20", dump: "iptables-save.txt", services: 20 },
     { name: "iptables, the query's objects", mode: "iptables" as const, objects: "query" as const, dir: "iptables-20-query", dump: "iptables-save.txt", services: 1 },
     { name: "nftables", mode: "nftables" as const, objects: "all" as const, dir: "nftables-20", dump: "nft-json.txt", services: 20 },
+    { name: "nftables, nft list text", mode: "nftables-text" as const, objects: "all" as const, dir: "nftables-text-20", dump: "nft-text.txt", services: 20 },
   ])("$name", ({ mode, objects, dir, dump, services }) => {
     const m = writeFixture(out, mode, { services: 20 }, objects);
     expect(m.dir).toBe(join(out, dir));
     expect(fixtureDir(out, mode, 20, objects)).toBe(m.dir);
     expect(m.dumpPath).toBe(join(out, dir, "nodes", "node-1", dump));
     expect(m.query).toMatchObject({ namespace: "team-000", name: "app-00010", servicePortName: "team-000/app-00010:https", clusterIP: "10.96.0.20" });
-    expect(readFileSync(join(m.dir, "nodes/node-1/proxy-mode.txt"), "utf8")).toBe(mode);
+    expect(readFileSync(join(m.dir, "nodes/node-1/proxy-mode.txt"), "utf8")).toBe(mode === "iptables" ? "iptables" : "nftables");
     expect(readdirSync(m.dir).sort()).toEqual([MANIFEST, "capture.yaml", "endpointslices.json", "nodes", "nodes.json", "services.json"]);
     const svcs = JSON.parse(readFileSync(join(m.dir, "services.json"), "utf8")) as { items: unknown[] };
     expect(svcs.items).toHaveLength(services);
     expect(readManifest(m.dir)).toEqual(m);
+  });
+
+  test("the nft list text fixture answers as the nft -j one does, Service by Service (rule numbers aside)", () => {
+    const json = readBundle(writeFixture(out, "nftables", { services: 20 }).dir);
+    const text = readBundle(writeFixture(out, "nftables-text", { services: 20 }).dir);
+    const plan = planCluster({ services: 20 });
+    // nft -j rules are known by kernel handle, text ones by line: drop both numbers, and the source directory
+    const strip = (r: unknown) =>
+      JSON.stringify(r).replace(/,"handle":\d+/g, "").replace(/ # handle \d+/g, "").replace(/"line":\d+/g, '"line":0')
+        .replace(/\b(line|handle) \d+(, \d+)*/g, "at N").replace(/"source":"[^"]*"/g, "");
+    for (const svc of plan.services) {
+      const a = explainService(json, svc.namespace, svc.name);
+      const b = explainService(text, svc.namespace, svc.name);
+      expect(b.nodes[0]!.proxyMode.mode).toBe("nftables");
+      expect(strip(b)).toBe(strip(a));
+    }
   });
 
   test("readManifest refuses a missing, broken or older manifest", () => {
@@ -466,8 +488,23 @@ describe.runIf(requireNetns(["nft"]))("real iptables and nft accept the generate
       expect(load.code).toBe(0);
       const listed = await ns.run(["nft", "-j", "list", "ruleset"]);
       expect(normaliseNft(listed)).toEqual(normaliseNft(text));
+      // nftRulesetText, the bench's `nft list` text of the same ruleset, reads as nft's own listing does: the same
+      // chains, base chains and rule texts, and the same set elements (nft lists those in the kernel's order)
+      const own = textShape(parseNftText(nftRulesetText(plan)));
+      const real = textShape(parseNftText(await ns.run(["nft", "list", "table", "ip", "kube-proxy"])));
+      expect(own.chains.length).toBeGreaterThan(100);
+      expect(own).toEqual(real);
     } finally {
       await ns.destroy();
     }
   });
 });
+
+/** What a parsed `nft list` text holds, element order aside: chains (base chain, rule texts and comments) and sets. */
+function textShape(rs: NftRuleset): { chains: unknown[]; sets: unknown[] } {
+  const t = rs.tables.find((x) => x.name === "kube-proxy")!;
+  return {
+    chains: [...t.chains.values()].map((c) => [c.name, c.base ?? null, c.rules.map((r) => `${r.text} ${r.comment ?? ""}`)]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    sets: [...t.sets.values()].map((x) => [x.kind, x.name, x.type, x.dataType ?? null, x.elements.map((e) => e.text).sort()]).sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+  };
+}
