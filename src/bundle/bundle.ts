@@ -40,7 +40,8 @@ export const BUNDLE_VERSION = 1;
  * - `iptables-list`: `iptables -t nat -nL` / `-nvL` listing text (what many write-ups show instead of a save).
  * - `ipvsadm`: `ipvsadm -Ln --exact` (with or without `--stats` / `--rate`).
  * - `ipset`: `ipset list`.
- * - `nft-json`: `nft -j list ruleset`; `nft-text`: `nft list ruleset`.
+ * - `nft-json`: `nft -j list ruleset`; `nft-text`: `nft list ruleset`, or what live collection lists in nftables mode:
+ *   `nft list table ip kube-proxy` and `… ip6 kube-proxy` (text: less memory on the node than `nft -j`).
  * - `proxy-mode`: body of `http://127.0.0.1:10249/proxyMode` (`iptables`, `ipvs`, `nftables`).
  * - `iptables-backend`: the backend detected as iptables-wrappers does (`nft` or `legacy`).
  * - `ip-addr`: `ip -o addr show`, every address on every interface of the node (ExternalIP, secondary IPs, the
