@@ -23,6 +23,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "bench", "out");
 const CLI = join(ROOT, "dist", "kubectl-netpath.js");
+/** Runs of each command of an issue-12 ratio (alternated with the other; the median is the figure). */
+const PAIR_RUNS = 7;
 
 /** Targets of issue 2 for 10,000 Services on the 2-core CI machine. */
 const TARGET = { wallS: 1.5, grepRatio: 10, rssMB: 400, services: 10000 };
@@ -158,15 +160,39 @@ function denoCommand() {
   return ["npx", "--no-install", "deno"];
 }
 
+/** The command of a row: `svc/NAME -n NS --from DIR` of its fixture, under Node or Deno. */
+function rowArgv(row) {
+  const q = row.manifest.query;
+  // Generated bundles of 100,000 Services exceed the default --max-bundle-size (a guard against junk input): the bench
+  // raises it, as a user analysing such a node would.
+  const target = [`svc/${q.name}`, "-n", q.namespace, "--from", row.manifest.dir, "--max-bundle-size", "4Gi"];
+  return row.runtime === "deno"
+    ? [...denoCommand(), "run", "--allow-read", "--allow-env", "--allow-sys", join(ROOT, "src", "cli", "main.ts"), ...target]
+    : [process.execPath, CLI, ...target];
+}
+
+/**
+ * Runs two commands alternately (after one warm-up each), `runs` times each: a ratio of figures measured side by side
+ * follows neither a load spike nor a quiet spell of this shared machine the way two separate phases do.
+ * @returns each command's median wall (s), peak RSS (MB, max over runs) and the walls of its runs.
+ */
+async function alternated(argvA, argvB, runs, timeBin) {
+  await measure(argvA, timeBin);
+  await measure(argvB, timeBin);
+  const a = [];
+  const b = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(await measure(argvA, timeBin));
+    b.push(await measure(argvB, timeBin));
+  }
+  const sum = (xs) => ({ wallS: median(xs.map((x) => x.wall)), rssMB: Math.max(...xs.map((x) => x.rssMB)), runs: xs.map((x) => x.wall) });
+  return { a: sum(a), b: sum(b) };
+}
+
 async function runRow(row, opts, timeBin) {
   const m = row.manifest;
   const q = m.query;
-  // Generated bundles of 100,000 Services exceed the default --max-bundle-size (a guard against junk input): the bench
-  // raises it, as a user analysing such a node would.
-  const target = [`svc/${q.name}`, "-n", q.namespace, "--from", m.dir, "--max-bundle-size", "4Gi"];
-  const argv = row.runtime === "deno"
-    ? [...denoCommand(), "run", "--allow-read", "--allow-env", "--allow-sys", join(ROOT, "src", "cli", "main.ts"), ...target]
-    : [process.execPath, CLI, ...target];
+  const argv = rowArgv(row);
   // grep for the Service's own text: the rule comment `ns/name:port` in iptables-save; in nft -j JSON the comments are
   // gone, the chain names carry `ns/name/proto/port`.
   const needle = m.mode === "iptables" ? q.servicePortName : `${q.namespace}/${q.name}/tcp/${q.servicePortName.split(":").pop()}`;
@@ -288,22 +314,20 @@ async function mainLive(opts, gen) {
  * at the same size, wall and RSS; the biggest size against 10,000 (iptables, query objects), wall and RSS against
  * 3x the bundle plus Node's baseline.
  */
-function issue12(results, floors, baselineS, baselineRssMB) {
+function issue12(results, pairs, baselineS, baselineRssMB) {
   const out = [];
   const find = (mode, objects, n) => results.find((r) => r.runtime === "node" && r.mode === mode && r.objects === objects && r.services === n);
   const v = (ok) => (ok ? "PASS" : "MISS");
-  for (const f of floors.filter((x) => x.mode === "chains")) {
-    const q = find("iptables", "query", f.size);
-    if (q) out.push(`offline svc, ${f.size.toLocaleString("en-US")} query bundle vs floor "chains": ${q.wallS.toFixed(2)} / ${f.wallS.toFixed(2)} s = ${(q.wallS / f.wallS).toFixed(2)}x (≤ 1.5x) ${v(q.wallS / f.wallS <= 1.5)}`);
+  const runs = (p) => `${p.a.runs.length} alternated runs each: ${p.a.runs.map((w) => w.toFixed(2)).join(" ")} / ${p.b.runs.map((w) => w.toFixed(2)).join(" ")} s`;
+  for (const p of pairs.filter((x) => x.kind === "floor")) {
+    const r = p.a.wallS / p.b.wallS;
+    out.push(`offline svc, ${p.size.toLocaleString("en-US")} query bundle vs floor "chains": ${p.a.wallS.toFixed(2)} / ${p.b.wallS.toFixed(2)} s = ${r.toFixed(2)}x (≤ 1.5x) ${v(r <= 1.5)}  (${runs(p)})`);
   }
-  for (const n of [...new Set(results.map((r) => r.services))].sort((a, b) => a - b)) {
-    const i = find("iptables", "all", n);
-    for (const [mode, what] of [["nftables", "nftables (nft -j)"], ["nftables-text", "nftables (nft list text, what live collection reads)"]]) {
-      const t = find(mode, "all", n);
-      if (i && t) {
-        out.push(`${what} vs iptables, ${n.toLocaleString("en-US")} Services: wall ${(t.wallS / i.wallS).toFixed(2)}x, RSS ${(t.rssMB / i.rssMB).toFixed(2)}x (≤ 1.5x each) ${v(t.wallS / i.wallS <= 1.5 && t.rssMB / i.rssMB <= 1.5)}`);
-      }
-    }
+  for (const p of pairs.filter((x) => x.kind !== "floor")) {
+    const what = p.kind === "nftables" ? "nftables (nft -j)" : "nftables (nft list text, what live collection reads)";
+    const w = p.a.wallS / p.b.wallS;
+    const m = p.a.rssMB / p.b.rssMB;
+    out.push(`${what} vs iptables, ${p.size.toLocaleString("en-US")} Services: wall ${w.toFixed(2)}x, RSS ${m.toFixed(2)}x (≤ 1.5x each) ${v(w <= 1.5 && m <= 1.5)}  (${runs(p)})`);
   }
   const small = find("iptables", "query", 10000);
   for (const big of results.filter((r) => r.runtime === "node" && r.mode === "iptables" && r.objects === "query" && r.services > 10000)) {
@@ -375,6 +399,22 @@ async function main() {
     process.stderr.write(`bench: ${row.label} ${row.manifest.services.toLocaleString("en-US")}…\n`);
     results.push(await runRow(row, opts, timeBin));
   }
+  // Issue 12's ratios, each from its two commands run alternately (PAIR_RUNS each, after the rows above).
+  const pairs = [];
+  for (const size of opts.sizes) {
+    const q = rows.find((r) => r.runtime === "node" && r.manifest.mode === "iptables" && r.manifest.objects === "query" && r.manifest.services === size);
+    if (q) {
+      process.stderr.write(`bench: ${size.toLocaleString("en-US")} query bundle and floor "chains", alternated…\n`);
+      pairs.push({ kind: "floor", size, ...(await alternated(rowArgv(q), [process.execPath, join(ROOT, "bench", "floor.mjs"), "chains", q.manifest.dumpPath], PAIR_RUNS, timeBin)) });
+    }
+    const ipt = rows.find((r) => r.runtime === "node" && r.manifest.mode === "iptables" && r.manifest.objects === "all" && r.manifest.services === size);
+    for (const mode of ["nftables", "nftables-text"]) {
+      const nft = rows.find((r) => r.runtime === "node" && r.manifest.mode === mode && r.manifest.services === size);
+      if (!ipt || !nft) continue;
+      process.stderr.write(`bench: ${size.toLocaleString("en-US")} ${mode} and iptables, alternated…\n`);
+      pairs.push({ kind: mode, size, ...(await alternated(rowArgv(nft), rowArgv(ipt), PAIR_RUNS, timeBin)) });
+    }
+  }
   const load1 = loadavg()[0];
 
   const out = [];
@@ -400,8 +440,8 @@ async function main() {
     for (const f of floors) out.push(`  ${f.size.toLocaleString("en-US").padStart(7)} ${f.mode.padEnd(6)} ${f.wallS.toFixed(3)} s = ${f.ratio.toFixed(1)}x grep (${f.grepS.toFixed(3)} s)  ${what[f.mode]}`);
   }
   out.push("");
-  out.push("issue 12 targets (ratios within this run):");
-  for (const t of issue12(results, floors, median(baseline), baselineRss)) out.push(`  ${t}`);
+  out.push(`issue 12 targets (each ratio from its two commands run alternately, ${PAIR_RUNS} times each, medians):`);
+  for (const t of issue12(results, pairs, median(baseline), baselineRss)) out.push(`  ${t}`);
   for (const r of results) {
     out.push(`  ${r.label} ${r.services} (${r.objects}): ${r.command}`);
     out.push(`    grep: ${r.grep}  (count ${r.grepCount}); runs ${r.wallRuns.map((w) => w.toFixed(2)).join(", ")} s`);
