@@ -1,7 +1,7 @@
 // Pure pieces of the live path: flag values, kubeconfig merging, the debug pod, pod/node state, error messages,
 // sanitizing, bounded concurrency, and the kube-proxy chain-name hash of the test bed's rule generator.
 import { describe, expect, it } from "vitest";
-import { buildDebugPod, debugPodName, MANAGED_BY_LABEL } from "../src/kube/debug_pod.ts";
+import { buildDebugPod, debugPodName, MANAGED_BY_LABEL, nftListingMemoryMiB } from "../src/kube/debug_pod.ts";
 import { FlagValueError, formatMs, parseCount, parseDurationMs } from "../src/kube/duration.ts";
 import { apiError, networkError } from "../src/kube/errors.ts";
 import { KubeconfigShapeError, mergeKubeconfigs } from "../src/kube/kubeconfig_merge.ts";
@@ -124,6 +124,15 @@ describe("buildDebugPod (pure, as kubectl debug node builds its pod)", () => {
     expect(c.securityContext).toEqual({ privileged: true });
     expect(c.volumeMounts).toEqual([{ name: "host-root", mountPath: "/host", readOnly: true }]);
     expect(p.spec.volumes).toEqual([{ name: "host-root", hostPath: { path: "/", type: "Directory" } }]);
+  });
+  it("memory: 512Mi by default; raised for nft's listing of a big kube-proxy table, never lowered", () => {
+    expect(buildDebugPod("n", base).spec.containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "1", memory: "512Mi" } });
+    // 406 MiB measured for 10,005 elements: the limit leaves a quarter to spare
+    expect(nftListingMemoryMiB(10005)).toBe(573);
+    expect(nftListingMemoryMiB(2700)).toBeLessThan(512);
+    expect(nftListingMemoryMiB(20000)).toBe(1080);
+    expect(buildDebugPod("n", { ...base, memoryLimitMiB: 1080 }).spec.containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "1", memory: "1080Mi" } });
+    expect(buildDebugPod("n", { ...base, memoryLimitMiB: 200 }).spec.containers[0]!.resources!.limits!.memory).toBe("512Mi");
   });
   it.each([0, -1, 1.5])("rejects activeDeadlineSeconds %d", (d) => {
     expect(() => buildDebugPod("n", { ...base, activeDeadlineSeconds: d })).toThrow(`activeDeadlineSeconds must be a whole number >= 1 (got ${d})`);

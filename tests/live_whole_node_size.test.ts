@@ -181,6 +181,7 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
   let node: FakeNode | undefined;
   let api: FakeApiServer | undefined;
   let out = "";
+  let objects: Bundle["objects"];
   let nodeName = "";
   let query = { name: "", namespace: "" };
 
@@ -188,6 +189,7 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
     out = mkdtempSync(join(tmpdir(), "netpath-defer-nft-"));
     const m = writeFixture(out, "nftables", { services: SERVICES });
     const bundle = readBundle(m.dir);
+    objects = bundle.objects;
     nodeName = bundle.nodes[0]!.name;
     query = { name: m.query.name, namespace: m.query.namespace };
     node = await startFakeNode(nodeName, { proxyMode: "nftables" });
@@ -260,6 +262,39 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
     expect(c.node.drift).toEqual(plain!.node.drift);
     expect(api!.debugPods()).toEqual([]);
     console.log(`[whole-node] nftables mode, ${SERVICES} Services, one Service: kube-proxy pod ${(plain!.bytes.kubeProxy / 1e6).toFixed(2)} MB as text (--via kube-proxy); default ${c.bytes.kubeProxy} B there (deferred) + debug pod ${(c.bytes.debug / 1e6).toFixed(2)} MB`);
+  }, 120_000);
+
+  it("a map of 12,000 elements: the debug pod gets the memory nft's listing of such a table needs (674Mi, not 512Mi), and says so", async () => {
+    // kube-proxy's image, with an nft that answers `list map ip kube-proxy service-ips` as a 12,000-Service node does
+    // (loading that many takes minutes) and runs the real nft for everything else
+    const kp = kubeProxyImageUserland()!;
+    const realNft = findTool("nft")!;
+    rmSync(join(kp.dir, "nft"));
+    writeFileSync(
+      join(kp.dir, "nft"),
+      `#!${findTool("dash")}\nif [ "$*" = "list map ip kube-proxy service-ips" ]; then i=0; while [ $i -lt 12000 ]; do echo "x"; i=$((i + 1)); done; exit 0; fi\nexec ${realNft} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const big = await startFakeApiServer({
+      objects,
+      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : images.busybox.dir) },
+    });
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", big.kubeconfig, "--node", nodeName, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const created = big.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"));
+      expect(created).toHaveLength(1);
+      const pod = JSON.parse(created[0]!.body!) as { spec: { containers: { resources: unknown }[] } };
+      expect(pod.spec.containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "1", memory: "674Mi" } });
+      const rep = JSON.parse(r.stdout) as { nodes: { source: string; proxyMode: { mode: string } }[] };
+      expect(rep.nodes[0]!.proxyMode.mode).toBe("nftables");
+      expect(rep.nodes[0]!.source).toContain("map service-ips lists about 12000 elements");
+      expect(rep.nodes[0]!.source).toContain("memory limit 674Mi (nft's listing of that map's table needs more than the default 512Mi)");
+      expect(big.debugPods()).toEqual([]);
+    } finally {
+      await big.close();
+      kp.remove();
+    }
   }, 120_000);
 });
 

@@ -24,7 +24,7 @@ import { type CollectionResult, parseCollectionOutput } from "../bundle/collecti
 import type { Node, Pod } from "../model/k8s.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
 import { compressedCommand, DEFERRED, DEFERRED_EXIT, type DeferUncompressed, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
-import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile } from "./debug_pod.ts";
+import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile, nftListingMemoryMiB } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
 import { execInPod, type ExecOutcome } from "./exec.ts";
@@ -376,6 +376,8 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     // debug pod that sends it compressed (its image has gzip)
     const mayDefer = via === "auto" && o.access.createPods !== false && o.access.deletePods !== false;
     let deferred: Ran | undefined;
+    /** The debug pod's memory limit when the deferred listing needs more than the default (MiB). */
+    let memoryLimitMiB: number | undefined;
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
     if (kpPod && via !== "debug-pod") {
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
@@ -392,6 +394,9 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         deferred = kpRan;
         const why = firstLine(stopped.stderr).replace(`${DEFERRED}: `, "");
         kpWhy = why.replace(/^no gzip in this image/, "its image has no gzip");
+        // nft's listing of a big table needs more memory than a debug pod's default limit (debug_pod.ts)
+        const elements = stopped === kpRan.result.sections["nft-text"] ? Number(/lists about (\d+) elements/.exec(why)?.[1] ?? NaN) : NaN;
+        if (Number.isInteger(elements) && nftListingMemoryMiB(elements) > 512) memoryLimitMiB = nftListingMemoryMiB(elements);
       } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
@@ -424,7 +429,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     }
     const viaDebugPod = async (): Promise<NodeCollection> => {
       const podName = debugPodName(name, o.suffix());
-      const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now() });
+      const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now(), ...(memoryLimitMiB !== undefined ? { memoryLimitMiB } : {}) });
       try {
         progress(`using a debug pod (${kpWhy})`);
         await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
@@ -462,6 +467,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         }
         capture.sections = sections;
         const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(ran), whyDebugPod(kpWhy)];
+        if (memoryLimitMiB !== undefined) detail.push(`memory limit ${memoryLimitMiB}Mi (nft's listing of that map's table needs more than the default 512Mi)`);
         if (filled.length > 0) {
           const kpDetail = uncompressedDetail(kpRan!);
           detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
