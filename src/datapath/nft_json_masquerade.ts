@@ -60,15 +60,24 @@ const MASQUERADE_EXPR = new RegExp(
 export function masqueradeRuleFromJson(expr: string): MasqueradeRuleParts | undefined {
   const m = MASQUERADE_EXPR.exec(expr);
   if (m === null) return undefined;
-  const out: MasqueradeRuleParts = { daddr: m[2]! };
-  if (m[4] !== undefined) {
-    out.dport = Number(m[4]);
-    if (m[3] !== "th") out.protocol = m[3]!;
+  const v = m[7];
+  const iface = v === undefined ? undefined : v.endsWith("*") ? { kind: "interface-prefix" as const, prefix: v.slice(0, -1) } : { kind: "interface" as const, name: v };
+  return masqueradeParts(m[2]!, m[3], m[4], m[5] !== undefined ? { kind: "cidr", cidr: `${m[5]}/${m[6]}` } : iface);
+}
+
+/**
+ * The parts of a recognised rule from its matched pieces (as both recognisers capture them).
+ * @param daddr the ClusterIP.
+ * @param proto the port test's protocol (`tcp`, `udp`, `sctp`, or `th`: none), undefined without a port test.
+ * @param port the port's digits, undefined without a port test.
+ * @param notLocal the local-traffic condition, undefined for none.
+ */
+export function masqueradeParts(daddr: string, proto: string | undefined, port: string | undefined, notLocal: MasqueradeRuleParts["notLocal"]): MasqueradeRuleParts {
+  const out: MasqueradeRuleParts = { daddr };
+  if (port !== undefined) {
+    out.dport = Number(port);
+    if (proto !== undefined && proto !== "th") out.protocol = proto;
   }
-  if (m[5] !== undefined) out.notLocal = { kind: "cidr", cidr: `${m[5]}/${m[6]}` };
-  else if (m[7] !== undefined) {
-    const v = m[7];
-    out.notLocal = v.endsWith("*") ? { kind: "interface-prefix", prefix: v.slice(0, -1) } : { kind: "interface", name: v };
-  }
+  if (notLocal !== undefined) out.notLocal = notLocal;
   return out;
 }

@@ -14,7 +14,7 @@
  * rule `ipX daddr ClusterIP [protocol dport port] localDetector.IfNotLocalNFT() jump mark-for-masquerade`).
  * @module
  */
-import type { MasqueradeRuleParts } from "./nft_json_masquerade.ts";
+import { masqueradeParts, type MasqueradeRuleParts } from "./nft_json_masquerade.ts";
 
 /** An address as nft prints one (no `@`: a set reference is another thing). */
 const ADDR = "[0-9A-Fa-f.:]+";
@@ -32,11 +32,5 @@ const MASQUERADE_LINE = new RegExp(
 export function masqueradeRuleFromText(line: string): MasqueradeRuleParts | undefined {
   const m = MASQUERADE_LINE.exec(line);
   if (m === null) return undefined;
-  const out: MasqueradeRuleParts = { daddr: m[1]! };
-  if (m[3] !== undefined) {
-    out.dport = Number(m[3]);
-    if (m[2] !== "th") out.protocol = m[2]!;
-  }
-  if (m[4] !== undefined) out.notLocal = { kind: "cidr", cidr: `${m[4]}/${m[5]}` };
-  return out;
+  return masqueradeParts(m[1]!, m[2], m[3], m[4] !== undefined ? { kind: "cidr", cidr: `${m[4]}/${m[5]}` } : undefined);
 }
