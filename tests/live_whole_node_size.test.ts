@@ -42,6 +42,16 @@ function execBytes(api: FakeApiServer, from: number): { kubeProxy: number; debug
   return out;
 }
 
+/** A generated node of `services` Services in `mode` (bench/write_fixture.ts) in a fresh network namespace, not loaded. */
+async function generatedNode(prefix: string, mode: "iptables" | "nftables", services: number) {
+  const out = mkdtempSync(join(tmpdir(), prefix));
+  const m = writeFixture(out, mode, { services });
+  const bundle = readBundle(m.dir);
+  const nodeName = bundle.nodes[0]!.name;
+  const node = await startFakeNode(nodeName, { proxyMode: mode });
+  return { out, bundle, objects: bundle.objects, nodeName, query: { name: m.query.name, namespace: m.query.namespace }, node };
+}
+
 /** The rules without what changes between two saves: the `#` lines' times, builtin chains' packet counters. */
 const same = (save: string) => save.replace(/^#.*\n/gm, "").replace(/\[\d+:\d+\]$/gm, "[0:0]");
 
@@ -58,13 +68,8 @@ describe.runIf(NETNS)(`nft backend, ${DEFER_UNCOMPRESSED_RULES}+ Service rules: 
   let query = { name: "", namespace: "" };
 
   beforeAll(async () => {
-    out = mkdtempSync(join(tmpdir(), "netpath-defer-"));
-    const m = writeFixture(out, "iptables", { services: SERVICES });
-    const bundle = readBundle(m.dir);
-    objects = bundle.objects;
-    nodeName = bundle.nodes[0]!.name;
-    query = { name: m.query.name, namespace: m.query.namespace };
-    node = await startFakeNode(nodeName, { proxyMode: "iptables" });
+    let bundle: Bundle;
+    ({ out, bundle, objects, nodeName, query, node } = await generatedNode("netpath-defer-", "iptables", SERVICES));
     await loadIptables(node.netns, bundle.nodes[0]!.sections["iptables-save"]!.stdout, { backend: "nft", family: 4, noflush: false });
     await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
   }, 180_000);
@@ -186,13 +191,8 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
   let query = { name: "", namespace: "" };
 
   beforeAll(async () => {
-    out = mkdtempSync(join(tmpdir(), "netpath-defer-nft-"));
-    const m = writeFixture(out, "nftables", { services: SERVICES });
-    const bundle = readBundle(m.dir);
-    objects = bundle.objects;
-    nodeName = bundle.nodes[0]!.name;
-    query = { name: m.query.name, namespace: m.query.namespace };
-    node = await startFakeNode(nodeName, { proxyMode: "nftables" });
+    let bundle: Bundle;
+    ({ out, bundle, objects, nodeName, query, node } = await generatedNode("netpath-defer-nft-", "nftables", SERVICES));
     // `nft -j -f` takes objects in order: tables, chains, sets and maps, elements, rules (the dump lists the verdict
     // maps, whose elements `goto` service chains, before the chains)
     const order: Record<string, number> = { metainfo: 0, table: 1, chain: 2, set: 3, map: 3, element: 4, rule: 5 };
