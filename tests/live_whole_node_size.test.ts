@@ -24,6 +24,7 @@ import { writeFixture } from "../bench/write_fixture.ts";
 import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { run } from "./helpers/live_cli.ts";
+import { memoryCgroupsWork } from "./helpers/memory_cgroup.ts";
 import { findTool, loadIptables, requireNetns } from "./helpers/netns.ts";
 import { busyboxUserland, busyboxWith, kubeProxyImageUserland, netshootUserland } from "./helpers/userlands.ts";
 
@@ -296,6 +297,63 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
       kp.remove();
     }
   }, 120_000);
+
+  /**
+   * A fake API server whose pods are held to memory limits by cgroups: `limitFor` maps a container's memory limit
+   * (MiB) to the bytes its exec may use, so a node is played where nft's listing needs more than a limit.
+   */
+  async function limited(limitFor: (mi: number) => number) {
+    return await startFakeApiServer({
+      objects,
+      exec: {
+        netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined),
+        pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : images.busybox.dir),
+        memoryBytesFor: (mi) => (mi === undefined ? undefined : limitFor(mi)),
+      },
+    });
+  }
+  const MiB = 1024 * 1024;
+  /** The memory limits of the debug pods created since request `from`, in order. */
+  const podLimits = (s: FakeApiServer, from = 0) =>
+    s.requests.slice(from).filter((x) => x.method === "POST" && x.path.endsWith("/pods")).map((x) => (JSON.parse(x.body!) as { spec: { containers: { resources: { limits: { memory: string } } }[] } }).spec.containers[0]!.resources.limits.memory);
+
+  it.runIf(memoryCgroupsWork())("a listing killed at the debug pod's memory limit (exit 137): a second debug pod with twice the memory collects the node, and the report says so", async () => {
+    // the kernel kills nft's listing (136 MiB peak at 3,200 Services) in a pod limited to 512Mi, played by 48 MiB here
+    const s = await limited((mi) => (mi <= 512 ? 48 * MiB : mi * MiB));
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "debug-pod"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(podLimits(s)).toEqual(["512Mi", "1024Mi"]);
+      const rep = JSON.parse(r.stdout) as { nodes: { source: string; proxyMode: { mode: string }; ports: unknown; drift: unknown; notes: string[] }[] };
+      const n = rep.nodes[0]!;
+      expect(n.source).toMatch(/memory limit 1024Mi \(the first debug pod's nft-text was killed at 512Mi, exit 137; map service-ips lists about 320\d elements\)/);
+      expect(n.proxyMode.mode).toBe("nftables");
+      expect(n.ports).toEqual(plain!.node.ports);
+      expect(n.drift).toEqual(plain!.node.drift);
+      expect(r.stderr).not.toContain("exit 137");
+      expect(s.debugPods()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 180_000);
+
+  it.runIf(memoryCgroupsWork())("killed in the second debug pod too: the node's nftables state is reported missing with the reason, not analysed from a cut listing", async () => {
+    const s = await limited(() => 48 * MiB);
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "debug-pod"]);
+      expect(podLimits(s)).toEqual(["512Mi", "1024Mi"]);
+      expect(r.stderr).toContain(`node ${nodeName}: the debug pod's nft-text was killed at 1024Mi too (exit 137): collect with --via kube-proxy, or on the node itself`);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(`^error: node ${nodeName}: nft list table ip kube-proxy; nft list table ip6 kube-proxy failed \\(exit 137: killed \\(SIGKILL\\), most often by the out-of-memory killer at the memory limit of the container it ran in\\): nft list table ip kube-proxy: killed by signal 9; map service-ips lists about 320\\d elements; see the reason and retry that node \\(--node\\)$`, "m"),
+      );
+      const rep = JSON.parse(r.stdout) as { nodes: { ports: unknown[] }[] };
+      expect(rep.nodes[0]!.ports).toEqual([]);
+      expect(s.debugPods()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  }, 180_000);
 });
 
 describe.runIf(READY)("whole tables of a 10,000-Service node: compressed when the image can, and said when not", () => {

@@ -115,6 +115,19 @@ export function exitWords(code: number | null | undefined): string {
   return `exit ${code ?? "?"}`;
 }
 
+/**
+ * Whether a section's command was killed by a signal (exit status above 128: 137 SIGKILL, 143 SIGTERM): whatever it
+ * printed before is cut at an unknown point, so it is a failure even with output. @param s the section.
+ */
+export function killedBySignal(s: CommandOutput): boolean {
+  return (s.exitCode ?? 0) > 128;
+}
+
+/** A section's stderr on one line (its lines joined by "; "), for a report's problem line; "no output" when empty. */
+export function stderrLine(s: CommandOutput): string {
+  return s.stderr?.trim().replace(/\s*\n\s*/g, "; ") || "no output";
+}
+
 /** How a node's state was obtained. */
 export interface NodeSource {
   kind: "kube-proxy-pod" | "debug-pod" | "host-chroot" | "file" | "none";

@@ -24,7 +24,7 @@ import { type CollectionResult, parseCollectionOutput } from "../bundle/collecti
 import type { Node, Pod } from "../model/k8s.ts";
 import { nodeTargetKeys } from "./target_keys.ts";
 import { compressedCommand, DEFERRED, DEFERRED_EXIT, type DeferUncompressed, nodeCommand, type TargetKeys, targetedCommand } from "./targeted_script.ts";
-import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile, nftListingMemoryMiB } from "./debug_pod.ts";
+import { buildDebugPod, DEBUG_CONTAINER, debugPodName, type DebugProfile, DEFAULT_DEBUG_MEMORY_MIB, MAX_DEBUG_MEMORY_MIB, nftListingMemoryMiB, retryMemoryMiB } from "./debug_pod.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
 import { execInPod, type ExecOutcome } from "./exec.ts";
@@ -330,6 +330,18 @@ async function ciliumServiceTable(o: CollectOptions, pod: Pod, deadline: number)
   return last!;
 }
 
+/**
+ * The sections of a run that ended with exit 137 (SIGKILL: in a container with a memory limit, the out-of-memory
+ * killer's), and the element count of map service-ips that the script prints after such an `nft list table`.
+ */
+export function killedSections(sections: Partial<Record<SectionName, CommandOutput>>): { sections: SectionName[]; elements?: number } {
+  const out: { sections: SectionName[]; elements?: number } = { sections: [] };
+  for (const [k, v] of Object.entries(sections) as [SectionName, CommandOutput | undefined][]) if (v?.exitCode === 137) out.sections.push(k);
+  const m = /map service-ips lists about (\d+) elements/.exec(sections["nft-text"]?.exitCode === 137 ? sections["nft-text"].stderr ?? "" : "");
+  if (m) out.elements = Number(m[1]);
+  return out;
+}
+
 async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cilium?: Pod }): Promise<NodeCollection> {
   const name = node.metadata.name;
   const warnings: string[] = [];
@@ -376,8 +388,11 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     // debug pod that sends it compressed (its image has gzip)
     const mayDefer = via === "auto" && o.access.createPods !== false && o.access.deletePods !== false;
     let deferred: Ran | undefined;
-    /** The debug pod's memory limit when the deferred listing needs more than the default (MiB). */
+    /** The debug pod's memory limit when the deferred listing needs more than the default (MiB), and why. */
     let memoryLimitMiB: number | undefined;
+    let memoryWhy = "nft's listing of that map's table needs more than the default 512Mi";
+    /** The sections the last debug pod's own run ended with exit 137 (killed, in a pod: at its memory limit). */
+    let killed: { sections: SectionName[]; elements?: number } = { sections: [] };
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
     if (kpPod && via !== "debug-pod") {
       progress(`exec into kube-proxy pod ${o.namespace}/${kpPod.metadata.name}`);
@@ -428,6 +443,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       throw new Error(`cannot create a debug pod on node ${name} (the kube-proxy pod cannot be used: ${kpWhy}): ${o.access.missing}`);
     }
     const viaDebugPod = async (): Promise<NodeCollection> => {
+      killed = { sections: [] };
       const podName = debugPodName(name, o.suffix());
       const pod = buildDebugPod(name, { name: podName, namespace: o.debugNamespace, image: o.image, profile: o.profile, activeDeadlineSeconds: activeDeadlineFor(o.timeoutMs), runId: o.runId, createdBy: o.createdBy, createdAtMs: Date.now(), ...(memoryLimitMiB !== undefined ? { memoryLimitMiB } : {}) });
       try {
@@ -439,6 +455,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
           throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
         }
         noteCut(capture, warnings, cutWarning(name, `debug pod ${podName}`, ran, o.timeoutMs), ran);
+        killed = killedSections(ran.result.sections);
         warnings.push(...ran.result.problems.map((p) => `node ${name}: ${p}`));
         const big = uncompressedWarning(o, name, ran, { debugImage: o.image });
         if (big) warnings.push(big);
@@ -467,7 +484,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         }
         capture.sections = sections;
         const detail = [backendDetail({ ...ran.result, sections }), `image ${o.image}`, uncompressedDetail(ran), whyDebugPod(kpWhy)];
-        if (memoryLimitMiB !== undefined) detail.push(`memory limit ${memoryLimitMiB}Mi (nft's listing of that map's table needs more than the default 512Mi)`);
+        if (memoryLimitMiB !== undefined) detail.push(`memory limit ${memoryLimitMiB}Mi (${memoryWhy})`);
         if (filled.length > 0) {
           const kpDetail = uncompressedDetail(kpRan!);
           detail.push(`${filled.join(", ")} from kube-proxy pod ${kpPod!.metadata.name} (not in the debug image${kpDetail === "" ? "" : `; ${kpDetail}`})`);
@@ -489,11 +506,35 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         }
       }
     };
-    if (!deferred) return await viaDebugPod();
+    /**
+     * {@link viaDebugPod}, and once more in a pod with more memory when a listing in the first was killed (exit 137),
+     * which a pod's memory limit does to a big table's listing: that limit is a guess until the node is seen.
+     */
+    const viaSizedDebugPod = async (): Promise<NodeCollection> => {
+      const before = warnings.length;
+      const first = await viaDebugPod();
+      if (killed.sections.length === 0 || first.capture.error !== undefined) return first;
+      const was = memoryLimitMiB ?? DEFAULT_DEBUG_MEMORY_MIB;
+      const what = killed.sections.join(" and ");
+      const counted = killed.elements !== undefined ? `; map service-ips lists about ${killed.elements} elements` : "";
+      const next = retryMemoryMiB(was, killed.elements);
+      if (next === undefined) {
+        warnings.push(`node ${name}: the debug pod's ${what} was killed at its memory limit of ${was}Mi (exit 137)${counted}; it would need ${nftListingMemoryMiB(killed.elements ?? 0)}Mi, more than kubectl-netpath asks for (${MAX_DEBUG_MEMORY_MIB}Mi): collect with --via kube-proxy`);
+        return first;
+      }
+      progress(`the debug pod's ${what} was killed at its memory limit of ${was}Mi (exit 137): a debug pod with ${next}Mi`);
+      warnings.length = before;
+      memoryLimitMiB = next;
+      memoryWhy = `the first debug pod's ${what} was killed at ${was}Mi, exit 137${counted}`;
+      const second = await viaDebugPod();
+      if (killed.sections.length > 0) warnings.push(`node ${name}: the debug pod's ${killed.sections.join(" and ")} was killed at ${next}Mi too (exit 137): collect with --via kube-proxy, or on the node itself`);
+      return second;
+    };
+    if (!deferred) return await viaSizedDebugPod();
     // The kube-proxy pod stopped before whole tables it could not compress: a debug pod that cannot collect them
     // (it cannot be made or started, its image cannot run the script) leaves them to the kube-proxy pod after all.
     try {
-      const r = await viaDebugPod();
+      const r = await viaSizedDebugPod();
       const need: SectionName = isDeferred(deferred.result.sections["nft-text"]) ? "nft-text" : "iptables-save";
       if (r.capture.error !== undefined || !missingTool(r.capture.sections[need])) return r;
       throw new Error(`its image ${o.image} has no ${need === "nft-text" ? "nft" : "iptables-save"}`);

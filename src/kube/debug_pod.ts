@@ -67,7 +67,8 @@ export const TERMINATION_GRACE_SECONDS = 10;
  * nftables listing up to ~8,800 Services with a quarter to spare (beyond, the limit is raised for that listing:
  * {@link nftListingMemoryMiB}); `nft -j list ruleset` of the iptables-nft tables of such a node (68 MB of
  * JSON, 1.44 GiB RSS) or `nft -j list table ip kube-proxy` in nftables mode (907 MiB) is beyond it, which is why
- * neither is run (a listing killed at the limit ends with exit 137, which the report names). The CPU limit of one
+ * neither is run. A listing killed at the limit ends with exit 137; collect_node.ts then runs a second debug pod with
+ * {@link retryMemoryMiB}, and a listing killed there too is the node's error, naming exit 137. The CPU limit of one
  * core never slows a single-threaded tool; the request is what the pod needs idle.
  */
 export const DEBUG_RESOURCES: V1ResourceRequirements = {
@@ -134,6 +135,25 @@ export function nftListingMemoryMiB(elements: number): number {
   return 64 + Math.ceil((Math.max(0, elements) * NFT_LISTING_KIB_PER_ELEMENT) / 1024);
 }
 
+/** The most memory (MiB) a debug pod is given when a listing in a first one was killed at its limit. */
+export const MAX_DEBUG_MEMORY_MIB = 8192;
+
+/**
+ * The memory limit (MiB) of a second debug pod, after a listing in the first was killed (exit 137: SIGKILL, which in
+ * a container with a memory limit is the out-of-memory killer's) at `killedAtMiB`: twice that, or what nft's listing
+ * needs ({@link nftListingMemoryMiB}) when the element count of map service-ips is known and asks for more.
+ * @param killedAtMiB the first pod's memory limit, MiB (512 for {@link DEBUG_RESOURCES}).
+ * @param elements lines of `nft list map ip kube-proxy service-ips`, when the first pod counted them.
+ * @returns MiB, a whole number; undefined when that is more than {@link MAX_DEBUG_MEMORY_MIB} (no retry is worth it).
+ */
+export function retryMemoryMiB(killedAtMiB: number, elements?: number): number | undefined {
+  const need = Math.max(2 * killedAtMiB, elements !== undefined && Number.isInteger(elements) ? nftListingMemoryMiB(elements) : 0);
+  return need <= MAX_DEBUG_MEMORY_MIB ? need : undefined;
+}
+
+/** The memory limit of {@link DEBUG_RESOURCES}, MiB. */
+export const DEFAULT_DEBUG_MEMORY_MIB = 512;
+
 /**
  * A pod name for node `node`: `kubectl-netpath-<node>-<suffix>`, the node part cut and cleaned so the whole is a
  * valid DNS label of at most 63 characters.
@@ -154,7 +174,7 @@ function rfc3339(ms: number): string {
 /** {@link DEBUG_RESOURCES}, with the memory limit raised to `memoryLimitMiB` when that is more than 512Mi. */
 function resourcesFor(memoryLimitMiB: number | undefined): V1ResourceRequirements {
   const r = structuredClone(DEBUG_RESOURCES);
-  if (memoryLimitMiB !== undefined && Number.isInteger(memoryLimitMiB) && memoryLimitMiB > 512) r.limits = { ...r.limits, memory: `${memoryLimitMiB}Mi` };
+  if (memoryLimitMiB !== undefined && Number.isInteger(memoryLimitMiB) && memoryLimitMiB > DEFAULT_DEBUG_MEMORY_MIB) r.limits = { ...r.limits, memory: `${memoryLimitMiB}Mi` };
   return r;
 }
 

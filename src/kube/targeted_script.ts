@@ -56,6 +56,11 @@
  *   (src/service/nftables/datapath.ts). Listing only the Service's chains would not help there: every `nft list chain`
  *   costs ~2.9 s on such a node (nft fetches the elements of each of the 10,000 anonymous vmaps, one netlink request
  *   each), and nft 1.0.6 lists one chain per process.
+ * - A listing killed by a signal (exit above 128; 137 is SIGKILL, in a pod the out-of-memory killer at its memory limit)
+ *   ends its section with that status and a stderr line naming it, never skipped as a missing table or chain would be
+ *   (a cut listing is not analysed: src/bundle/bundle.ts killedBySignal); after a killed `nft list table`, the section
+ *   also says how many lines `nft list map ip kube-proxy service-ips` prints, which sizes the next debug pod
+ *   (debug_pod.ts retryMemoryMiB).
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
  *
  * Runtime-neutral: string constants and a pure argv builder.
@@ -171,7 +176,9 @@ case "$q" in *" "*) q=\${q#* } ;; *) q="" ;; esac
 case "$c$seen" in "$seen"|*" $c "*) continue ;; esac
 seen="$seen$c "
 if over; then TMO=1; return 124; fi
-if [ $NP_TABLE$c = natKUBE-SERVICES ] && [ -n "$KS" ]; then o=$KS; else o=$($i -t $NP_TABLE -S "$c" 2>/dev/null) || continue; fi
+if [ $NP_TABLE$c = natKUBE-SERVICES ] && [ -n "$KS" ]; then o=$KS; else o=$($i -t $NP_TABLE -S "$c" 2>/dev/null); x=$?
+if [ $x -gt 128 ]; then echo "$i -t $NP_TABLE -S $c: killed by signal $((x - 128))" >&2; return $x; fi
+[ $x = 0 ] || continue; fi
 if [ -n "$AW" ]; then ca $NP_TABLE; else cf $NP_TABLE; fi
 done
 printf '*%s\\n%s%sCOMMIT\\n' $NP_TABLE "$D" "$R"
@@ -242,7 +249,8 @@ else absent ipset ipset ''; fi
 fi
 nt() {
 r=1
-for f in ip ip6; do if to nft list table $f kube-proxy 2>/dev/null; then r=0; elif over; then TMO=1; return 124; fi; done
+for f in ip ip6; do to nft list table $f kube-proxy 2>/dev/null; x=$?
+if [ $x = 0 ]; then r=0; elif over; then TMO=1; return 124; elif [ $x -gt 128 ]; then echo "nft list table $f kube-proxy: killed by signal $((x - 128))" >&2; return $x; fi; done
 [ $r = 0 ] || to nft list table ip kube-proxy
 }
 if [ $MO = nftables ]; then
@@ -251,7 +259,9 @@ if [ "$NP_ZN" -gt 0 ] && ! have gzip; then EL=$(nft list map ip kube-proxy servi
 if [ "\${EL:-0}" -ge "$NP_ZN" ]; then begin nft-text "nft list table ip kube-proxy: ${DEFERRED} (no gzip in this image)"
 echo "${DEFERRED}: no gzip in this image, and map service-ips lists about $EL elements (at least $NP_ZN): kube-proxy's whole nftables tables would cross the API server as text" >&2
 end nft-text ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi; fi
-begin nft-text "nft list table ip kube-proxy; nft list table ip6 kube-proxy"; nt; end nft-text $?
+begin nft-text "nft list table ip kube-proxy; nft list table ip6 kube-proxy"; nt; r=$?
+[ $r = 137 ] && echo "map service-ips lists about $(nft list map ip kube-proxy service-ips 2>/dev/null | wc -l) elements" >&2
+end nft-text $r
 else absent nft-text nft ''; fi
 fi
 set +f

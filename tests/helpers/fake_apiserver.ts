@@ -28,6 +28,7 @@ import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import { Buffer } from "node:buffer";
 import { containerArgv } from "./fake_runtime.ts";
+import { containerMemoryLimitMiB, inMemoryCgroupArgv, makeMemoryCgroup } from "./memory_cgroup.ts";
 import type { BundleObjects } from "../../src/bundle/bundle.ts";
 import type { KubeObject, Node, Pod } from "../../src/model/k8s.ts";
 import { makePki, type FakePki } from "./fake_pki.ts";
@@ -134,6 +135,11 @@ export interface FakeApiOptions {
      * read-only root with emptyDir mounts (fake_runtime.ts). @default false (the command runs with the test's privileges)
      */
     enforceSecurityContext?: boolean;
+    /**
+     * Hold each exec to a memory limit, as a pod's cgroup does (tests/helpers/memory_cgroup.ts): bytes, from the
+     * container's `resources.limits.memory` in MiB (undefined when it has none); undefined: no limit.
+     */
+    memoryBytesFor?: (limitMiB: number | undefined, namespace: string, pod: string) => number | undefined;
   };
   /** PKI method. @default openssl when installed */
   pki?: "openssl" | "node:crypto";
@@ -720,8 +726,15 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       }
       const imagePath = o.exec?.pathFor?.(ns, pod.metadata.name);
       const inImage = imagePath === undefined ? command : ["env", "-i", `PATH=${imagePath}`, ...command];
-      const argv = o.exec?.enforceSecurityContext ? containerArgv(pod, container, inImage) : inImage;
-      const child = spawn(findTool("ip") ?? "ip", ["netns", "exec", netns, ...argv], { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
+      const contained = o.exec?.enforceSecurityContext ? containerArgv(pod, container, inImage) : inImage;
+      const bytes = o.exec?.memoryBytesFor?.(containerMemoryLimitMiB(pod, container), ns, pod.metadata.name);
+      const cgroup = bytes === undefined ? undefined : makeMemoryCgroup(bytes);
+      if (bytes !== undefined && !cgroup) throw new Error("fake apiserver: memoryBytesFor needs memory cgroups (tests/helpers/memory_cgroup.ts)");
+      // the cgroup is joined before `ip netns exec`, which mounts the network namespace's own /sys
+      const inNetns = [findTool("ip") ?? "ip", "netns", "exec", netns, ...contained];
+      const argv = cgroup ? inMemoryCgroupArgv(cgroup.dir, inNetns) : inNetns;
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
+      if (cgroup) child.on("close", () => cgroup.remove());
       children.add(child);
       if (withStdin) {
         // Channel 0 is stdin; v5's close signal for it is the frame [255, 0].

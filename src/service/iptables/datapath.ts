@@ -7,7 +7,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type CommandOutput, cutReason, exitWords, type NodeCapture } from "../../bundle/bundle.ts";
+import { type CommandOutput, cutReason, exitWords, killedBySignal, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIptablesListing } from "../../datapath/iptables_list.ts";
 import { listingToDump } from "../../datapath/iptables_list_convert.ts";
@@ -29,7 +29,7 @@ export interface IptablesReading {
 
 function usable(s: CommandOutput | undefined): string | undefined {
   if (!s || s.truncated) return undefined;
-  if ((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") return undefined;
+  if (((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") || killedBySignal(s)) return undefined;
   return s.stdout;
 }
 
@@ -70,8 +70,8 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
   if (section) {
     if (section.truncated) {
       dp.problems.push(`the ${name} output ${cutReason(section)}; not analysed`);
-    } else if ((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") {
-      dp.problems.push(`${name} failed (${exitWords(section.exitCode)}): ${section.stderr?.trim() || "no output"}`);
+    } else if (((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") || killedBySignal(section)) {
+      dp.problems.push(`${name} failed (${exitWords(section.exitCode)}): ${stderrLine(section)}`);
     } else {
       const other = otherFormat(section.stdout);
       if (other) {

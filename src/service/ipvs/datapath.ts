@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { cutReason, type CommandOutput, type NodeCapture } from "../../bundle/bundle.ts";
+import { cutReason, type CommandOutput, exitWords, killedBySignal, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIpsetList } from "../../datapath/ipset.ts";
 import { parseIpvsadm } from "../../datapath/ipvsadm.ts";
@@ -30,7 +30,7 @@ export interface IpvsReading {
 
 function usable(s: CommandOutput | undefined): string | undefined {
   if (!s || s.truncated) return undefined;
-  if ((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") return undefined;
+  if (((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") || killedBySignal(s)) return undefined;
   return s.stdout;
 }
 
@@ -42,9 +42,9 @@ function usable(s: CommandOutput | undefined): string | undefined {
 export function readIpvs(node: NodeCapture): IpvsReading {
   const out: IpvsReading = { problems: [] };
   const ipvsSection = node.sections.ipvsadm;
-  if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === ""))) {
+  if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === "") || killedBySignal(ipvsSection))) {
     // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
-    const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `exit ${ipvsSection.exitCode}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
+    const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `${exitWords(ipvsSection.exitCode)}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
     out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
     out.tableUnread = true;
   }
@@ -59,7 +59,11 @@ export function readIpvs(node: NodeCapture): IpvsReading {
       out.ipvsadmError = e;
     }
   }
-  const ipsetText = usable(node.sections.ipset);
+  const ipsetSection = node.sections.ipset;
+  if (ipsetSection && killedBySignal(ipsetSection)) {
+    out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): the KUBE-* ipsets of this node are unknown`);
+  }
+  const ipsetText = usable(ipsetSection);
   if (ipsetText !== undefined) {
     try {
       out.ipsets = ipsetMembership(parseIpsetList(ipsetText));

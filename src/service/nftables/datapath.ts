@@ -18,7 +18,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type BundleObjects, type CommandOutput, cutReason, exitWords, type NodeCapture } from "../../bundle/bundle.ts";
+import { type BundleObjects, type CommandOutput, cutReason, exitWords, killedBySignal, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../../datapath/kube_proxy_nft.ts";
 import { parseNftJson } from "../../datapath/nft_json.ts";
@@ -64,14 +64,12 @@ const MAX_ANOMALIES = 10;
 const MAX_STALE = 5;
 
 function usable(s: CommandOutput | undefined): boolean {
-  return s !== undefined && !s.truncated && !((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "");
+  return s !== undefined && !s.truncated && !((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") && !killedBySignal(s);
 }
 
 function failure(name: string, s: CommandOutput): string {
   if (s.truncated) return `the ${name} output ${cutReason(s)}; not analysed`;
-  return `${s.command ?? (name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset")} failed (${exitWords(s.exitCode)}): ${
-    s.stderr?.trim() || "no output"
-  }`;
+  return `${s.command ?? (name === "nft-json" ? "nft -j list ruleset" : "nft list ruleset")} failed (${exitWords(s.exitCode)}): ${stderrLine(s)}`;
 }
 
 /** The mode kube-proxy declares for the node: its `/proxyMode` answer, else the ConfigMap. */
