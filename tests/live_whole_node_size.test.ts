@@ -11,7 +11,7 @@
 //   iptables-legacy, so the kube-proxy pod sends 26.6 MB as text, and the run says so, with what compresses them.
 //   `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's the rules still come from the
 //   kube-proxy pod, and the run says that too.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -302,13 +302,13 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
    * A fake API server whose pods are held to memory limits by cgroups: `limitFor` maps a container's memory limit
    * (MiB) to the bytes its exec may use, so a node is played where nft's listing needs more than a limit.
    */
-  async function limited(limitFor: (mi: number) => number) {
+  async function limited(limitFor: (mi: number | undefined, pod: string) => number | undefined, kubeProxyImage = images.kubeProxy.dir) {
     return await startFakeApiServer({
       objects,
       exec: {
         netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined),
-        pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? images.kubeProxy.dir : images.busybox.dir),
-        memoryBytesFor: (mi) => (mi === undefined ? undefined : limitFor(mi)),
+        pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kubeProxyImage : images.busybox.dir),
+        memoryBytesFor: (mi, _ns, pod) => limitFor(mi, pod),
       },
     });
   }
@@ -319,7 +319,7 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
 
   it.runIf(memoryCgroupsWork())("a listing killed at the debug pod's memory limit (exit 137): a second debug pod with twice the memory collects the node, and the report says so", async () => {
     // the kernel kills nft's listing (136 MiB peak at 3,200 Services) in a pod limited to 512Mi, played by 48 MiB here
-    const s = await limited((mi) => (mi <= 512 ? 48 * MiB : mi * MiB));
+    const s = await limited((mi) => (mi === undefined ? undefined : mi <= 512 ? 48 * MiB : mi * MiB));
     try {
       const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "debug-pod"]);
       expect(r.code, r.stderr).toBe(0);
@@ -337,8 +337,31 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
     }
   }, 180_000);
 
+  it.runIf(memoryCgroupsWork())("killed in the kube-proxy pod (its container's memory limit): a debug pod collects the node, and says why; --via kube-proxy reports the kill", async () => {
+    // kube-proxy's image with gzip, so that its pod lists the table itself (no deferral), in a container held to 48 MiB
+    const kp = kubeProxyImageUserland()!;
+    symlinkSync(findTool("gzip")!, join(kp.dir, "gzip"));
+    const s = await limited((mi, pod) => (pod.startsWith("kube-proxy-") ? 48 * MiB : mi === undefined ? undefined : mi * MiB), kp.dir);
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(podLimits(s)).toEqual(["512Mi"]);
+      const n = (JSON.parse(r.stdout) as { nodes: { source: string; ports: unknown; drift: unknown }[] }).nodes[0]!;
+      expect(n.source).toMatch(/^debug-pod: .*; why not the kube-proxy pod: its nft-text was killed there \(exit 137: most often the kube-proxy container's memory limit\); map service-ips lists about 320\d elements$/);
+      expect(n.ports).toEqual(plain!.node.ports);
+      expect(n.drift).toEqual(plain!.node.drift);
+      const only = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "kube-proxy"]);
+      expect(only.code).toBe(1);
+      expect(only.stderr).toMatch(new RegExp(`^error: node ${nodeName}: nft list table ip kube-proxy; nft list table ip6 kube-proxy failed \\(exit 137: killed \\(SIGKILL\\)`, "m"));
+      expect(s.debugPods()).toEqual([]);
+    } finally {
+      await s.close();
+      kp.remove();
+    }
+  }, 180_000);
+
   it.runIf(memoryCgroupsWork())("killed in the second debug pod too: the node's nftables state is reported missing with the reason, not analysed from a cut listing", async () => {
-    const s = await limited(() => 48 * MiB);
+    const s = await limited((mi) => (mi === undefined ? undefined : 48 * MiB));
     try {
       const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json", "--via", "debug-pod"]);
       expect(podLimits(s)).toEqual(["512Mi", "1024Mi"]);

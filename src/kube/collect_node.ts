@@ -4,9 +4,12 @@
  * 2. the node's kube-proxy pod (kube-system, label `k8s-app=kube-proxy` or `component=kube-proxy`, found with one
  *    list by `spec.nodeName`): its image carries iptables (both backends) and usually ipset; the script is read-only;
  * 3. when that pod is missing, cannot run the script (no shell), lacks iptables-save, or lacks the tool the proxy
- *    mode needs (ipvsadm for IPVS, nft for nftables): a debug pod (debug_pod.ts), deleted in `finally` whatever
+ *    mode needs (ipvsadm for IPVS, nft for nftables), or (`--via auto`) a listing there was killed (exit 137, most
+ *    often the kube-proxy container's memory limit): a debug pod (debug_pod.ts), deleted in `finally` whatever
  *    happens. Sections the debug pod lacks (netshoot has no iptables-legacy) are filled from the kube-proxy pod's
- *    run, and the source says so.
+ *    run, and the source says so. A listing killed in the debug pod (exit 137: its memory limit, a guess until the
+ *    node is seen) is collected once more by a debug pod with more memory (debug_pod.ts retryMemoryMiB); killed
+ *    again, the node reports it. A killed section is never analysed (bundle.ts killedBySignal).
  * `--via kube-proxy` stops at 2 (no pod is created; a node its kube-proxy pod cannot serve reports why), `--via
  * debug-pod` starts at 3 (and fills what the debug image lacks from the kube-proxy pod). A whole-node collection whose
  * output crossed the API server large and uncompressed (an image without gzip: kube-proxy's own) is reported, with
@@ -423,10 +426,19 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         return { capture, warnings };
       } else if (kpRan) {
         const need = lacking(kpRan.result);
-        if (need.length === 0) {
+        const kpKilled = killedSections(kpRan.result.sections);
+        if (need.length === 0 && (kpKilled.sections.length === 0 || !mayDefer)) {
           return fromKubeProxyPod(kpRan, kpPod);
         }
-        kpWhy = `its image lacks ${need.map((s) => (s === "nft-text" ? "nft" : s)).join(" and ")}`;
+        if (need.length > 0) kpWhy = `its image lacks ${need.map((s) => (s === "nft-text" ? "nft" : s)).join(" and ")}`;
+        else {
+          // killed there (the kube-proxy container's memory limit): a debug pod, with what the listing needs if known
+          kpWhy = `its ${kpKilled.sections.join(" and ")} was killed there (exit 137: most often the kube-proxy container's memory limit)`;
+          if (kpKilled.elements !== undefined) {
+            kpWhy += `; map service-ips lists about ${kpKilled.elements} elements`;
+            if (nftListingMemoryMiB(kpKilled.elements) > DEFAULT_DEBUG_MEMORY_MIB) memoryLimitMiB = nftListingMemoryMiB(kpKilled.elements);
+          }
+        }
       } else {
         kpWhy = "the exec was refused";
       }
