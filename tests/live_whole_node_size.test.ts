@@ -7,6 +7,9 @@
 //   one-Service question lists kube-proxy's whole tables, so the kube-proxy pod stops after one `nft list map` and a
 //   debug pod sends them compressed; `--via kube-proxy` sends them as text, and the run says so. The listing is nft's
 //   text, not `nft -j`: measured there, the JSON listing needs over twice the memory and three times the bytes.
+//   With pods held to memory limits by real cgroups (tests/helpers/memory_cgroup.ts), the kernel kills the listing:
+//   in a debug pod, a second one with more memory collects the node; in the kube-proxy pod, a debug pod does; killed
+//   everywhere, the node's error says so (exit 137), and nothing cut is analysed.
 // - legacy backend, the bench's 10,000-Service node (its save takes ~1 s, the nft backend's ~30 s): netshoot has no
 //   iptables-legacy, so the kube-proxy pod sends 26.6 MB as text, and the run says so, with what compresses them.
 //   `--via debug-pod` does, with an image that has iptables-legacy; with netshoot's the rules still come from the
