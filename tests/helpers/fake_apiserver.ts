@@ -412,6 +412,8 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
   const watchers = new Set<Watcher>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const children = new Set<ChildProcess>();
+  /** Memory cgroups of finished execs being deleted (memoryBytesFor). */
+  const cgroupRemovals: Promise<void>[] = [];
   const sockets = new Set<WsLike>();
   const faults = (o.faults ?? []).map((f) => ({ ...f, left: f.times ?? Infinity }));
   const podEvents: { rv: number; type: string; object: Obj }[] = [];
@@ -734,7 +736,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       const inNetns = [findTool("ip") ?? "ip", "netns", "exec", netns, ...contained];
       const argv = cgroup ? inMemoryCgroupArgv(cgroup.dir, inNetns) : inNetns;
       const child = spawn(argv[0]!, argv.slice(1), { stdio: [withStdin ? "pipe" : "ignore", "pipe", "pipe"] });
-      if (cgroup) child.on("close", () => cgroup.remove());
+      if (cgroup) child.on("close", () => cgroupRemovals.push(cgroup.remove()));
       children.add(child);
       if (withStdin) {
         // Channel 0 is stdin; v5's close signal for it is the frame [255, 0].
@@ -878,6 +880,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       wss.close();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      await Promise.all(cgroupRemovals);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -33,8 +33,11 @@ function ownMemoryCgroup(): { dir: string; v: 1 | 2 } | undefined {
 
 let made = 0;
 
-/** A new memory cgroup limited to `bytes` (no swap); undefined when this machine cannot make one. */
-export function makeMemoryCgroup(bytes: number): { dir: string; remove: () => void } | undefined {
+/**
+ * A new memory cgroup limited to `bytes` (no swap); undefined when this machine cannot make one. `remove` deletes it
+ * once its last process is gone (the kernel takes a moment after the exec's own exit to empty it), trying for 5 s.
+ */
+export function makeMemoryCgroup(bytes: number): { dir: string; remove: () => Promise<void> } | undefined {
   const own = ownMemoryCgroup();
   if (!own) return undefined;
   const dir = join(own.dir, `netpath-test-${process.pid}-${++made}`);
@@ -55,10 +58,16 @@ export function makeMemoryCgroup(bytes: number): { dir: string; remove: () => vo
   }
   return {
     dir,
-    remove: () => {
-      try {
-        rmdirSync(dir);
-      } catch { /* a process still in it: the kernel keeps it until that ends */ }
+    remove: async () => {
+      for (let i = 0; i < 100; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+          await new Promise((r) => setTimeout(r, 50)); // EBUSY: a process is still leaving it
+        }
+      }
     },
   };
 }
@@ -66,7 +75,7 @@ export function makeMemoryCgroup(bytes: number): { dir: string; remove: () => vo
 /** Whether memory cgroups can be made here (a limit a test's exec can be held to). */
 export function memoryCgroupsWork(): boolean {
   const g = makeMemoryCgroup(64 * 1024 * 1024);
-  g?.remove();
+  if (g) rmdirSync(g.dir); // empty: nothing ever joined it
   return g !== undefined;
 }
 
