@@ -8,7 +8,7 @@
 // - the sizing of a second debug pod (debug_pod.ts retryMemoryMiB) and the parse of what a run says (killedSections).
 // The end-to-end retry through the fake API server, with pods held to their memory limits by cgroups, is in
 // tests/live_whole_node_size.test.ts.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,13 +25,9 @@ import { nftDatapath } from "../src/service/nftables/datapath.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { findTool, loadIptables, requireNetns } from "./helpers/netns.ts";
 
-const REAL = "../shared/fixtures/real-dumps";
-
-/** The first real dump of `dir` whose name matches `re`. */
-function realDump(dir: string, re: RegExp): string {
-  const name = readdirSync(join(REAL, dir)).find((f) => re.test(f));
-  if (!name) throw new Error(`no ${re} in ${REAL}/${dir}`);
-  return readFileSync(join(REAL, dir, name), "utf8");
+/** A real kube-proxy dump kept in the repository (tests/fixtures, from ../shared/fixtures/real-dumps with provenance). */
+function realDump(path: string): string {
+  return readFileSync(join("tests/fixtures", path), "utf8");
 }
 
 const KILLED_STDERR = "nft list table ip kube-proxy: killed by signal 9\nmap service-ips lists about 12000 elements";
@@ -73,7 +69,7 @@ describe("a section killed part-way is a problem, not a cut listing analysed as 
   const capture = (sections: NodeCapture["sections"]): NodeCapture => ({ name: "n1", sections });
 
   it("iptables-save: exit 137 with half a dump", () => {
-    const dump = realDump("iptables", /^TestClusterIPReject\.v1\.27\.iptables-save$/);
+    const dump = realDump("kube-proxy/TestClusterIPReject.v1.27.iptables-save");
     const half = dump.slice(0, Math.floor(dump.length / 2));
     const r = readIptables(capture({ "iptables-save": { command: "iptables-nft-save", stdout: half, stderr: "line one\nline two", exitCode: 137 } }), 4);
     expect(r.dump).toBeUndefined();
@@ -81,7 +77,7 @@ describe("a section killed part-way is a problem, not a cut listing analysed as 
   });
 
   it("nft-text: exit 137 with the first lines of a real listing", () => {
-    const text = realDump("nftables", /^TestOverallNFTablesRules\.nft$/);
+    const text = realDump("nftables/TestOverallNFTablesRules.nft.txt");
     const part = text.split("\n").slice(0, 40).join("\n");
     const r = nftDatapath(capture({ "nft-text": { command: "nft list table ip kube-proxy; nft list table ip6 kube-proxy", stdout: part, stderr: KILLED_STDERR, exitCode: 137 } }), 4);
     expect(r.trace).toBeUndefined();
