@@ -268,38 +268,43 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
     console.log(`[whole-node] nftables mode, ${SERVICES} Services, one Service: kube-proxy pod ${(plain!.bytes.kubeProxy / 1e6).toFixed(2)} MB as text (--via kube-proxy); default ${c.bytes.kubeProxy} B there (deferred) + debug pod ${(c.bytes.debug / 1e6).toFixed(2)} MB`);
   }, 120_000);
 
-  it("a map of 12,000 elements: the debug pod gets the memory nft's listing of such a table needs (674Mi, not 512Mi), and says so", async () => {
-    // kube-proxy's image, with an nft that answers `list map ip kube-proxy service-ips` as a 12,000-Service node does
-    // (loading that many takes minutes) and runs the real nft for everything else
-    const kp = kubeProxyImageUserland()!;
-    const realNft = findTool("nft")!;
-    rmSync(join(kp.dir, "nft"));
-    writeFileSync(
-      join(kp.dir, "nft"),
-      `#!${findTool("dash")}\nif [ "$*" = "list map ip kube-proxy service-ips" ]; then i=0; while [ $i -lt 12000 ]; do echo "x"; i=$((i + 1)); done; exit 0; fi\nexec ${realNft} "$@"\n`,
-      { mode: 0o755 },
-    );
-    const big = await startFakeApiServer({
-      objects,
-      exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : images.busybox.dir) },
-    });
-    try {
-      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", big.kubeconfig, "--node", nodeName, "-o", "json"]);
-      expect(r.code, r.stderr).toBe(0);
-      const created = big.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"));
-      expect(created).toHaveLength(1);
-      const pod = JSON.parse(created[0]!.body!) as { spec: { containers: { resources: unknown }[] } };
-      expect(pod.spec.containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "1", memory: "674Mi" } });
-      const rep = JSON.parse(r.stdout) as { nodes: { source: string; proxyMode: { mode: string } }[] };
-      expect(rep.nodes[0]!.proxyMode.mode).toBe("nftables");
-      expect(rep.nodes[0]!.source).toContain("map service-ips lists about 12000 elements");
-      expect(rep.nodes[0]!.source).toContain("memory limit 674Mi (nft's listing of that map's table needs more than the default 512Mi)");
-      expect(big.debugPods()).toEqual([]);
-    } finally {
-      await big.close();
-      kp.remove();
-    }
-  }, 120_000);
+  for (const c of [
+    { elements: 12_000, limit: "674Mi", why: "nft's listing of that map's table needs more than the default 512Mi", what: "the memory nft's listing of such a table needs (674Mi, not 512Mi)" },
+    { elements: 170_000, limit: "8192Mi", why: "nft's listing of that map's table needs about 8697Mi; kubectl-netpath asks for at most 8192Mi", what: "at most 8192Mi, with how much the listing needs" },
+  ]) {
+    it(`a map of ${c.elements.toLocaleString("en-US")} elements: the debug pod gets ${c.what}, and says so`, async () => {
+      // kube-proxy's image, with an nft that answers `list map ip kube-proxy service-ips` as such a node does
+      // (loading that many takes minutes) and runs the real nft for everything else
+      const kp = kubeProxyImageUserland()!;
+      const realNft = findTool("nft")!;
+      rmSync(join(kp.dir, "nft"));
+      writeFileSync(
+        join(kp.dir, "nft"),
+        `#!${findTool("dash")}\nif [ "$*" = "list map ip kube-proxy service-ips" ]; then i=0; while [ $i -lt ${c.elements} ]; do echo "x"; i=$((i + 1)); done; exit 0; fi\nexec ${realNft} "$@"\n`,
+        { mode: 0o755 },
+      );
+      const big = await startFakeApiServer({
+        objects,
+        exec: { netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined), pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : images.busybox.dir) },
+      });
+      try {
+        const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", big.kubeconfig, "--node", nodeName, "-o", "json"]);
+        expect(r.code, r.stderr).toBe(0);
+        const created = big.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"));
+        expect(created).toHaveLength(1);
+        const pod = JSON.parse(created[0]!.body!) as { spec: { containers: { resources: unknown }[] } };
+        expect(pod.spec.containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "1", memory: c.limit } });
+        const rep = JSON.parse(r.stdout) as { nodes: { source: string; proxyMode: { mode: string } }[] };
+        expect(rep.nodes[0]!.proxyMode.mode).toBe("nftables");
+        expect(rep.nodes[0]!.source).toContain(`map service-ips lists about ${c.elements} elements`);
+        expect(rep.nodes[0]!.source).toContain(`memory limit ${c.limit} (${c.why})`);
+        expect(big.debugPods()).toEqual([]);
+      } finally {
+        await big.close();
+        kp.remove();
+      }
+    }, 120_000);
+  }
 
   /**
    * A fake API server whose pods are held to memory limits by cgroups: `limitFor` maps a container's memory limit
@@ -360,6 +365,44 @@ describe.runIf(NETNS)(`nftables mode, ${DEFER_UNCOMPRESSED_NFT_ELEMENTS}+ Servic
     } finally {
       await s.close();
       kp.remove();
+    }
+  }, 180_000);
+
+  it.runIf(memoryCgroupsWork())("killed at the most kubectl-netpath asks for (8192Mi, 170,000 elements): no second pod; the run says how much the listing needs and what to do", async () => {
+    // both images with an nft whose `list map ip kube-proxy service-ips` prints 170,000 lines; the debug pod's
+    // listing is killed (48 MiB play its 8192Mi)
+    const shim = (dir: string) => {
+      rmSync(join(dir, "nft"), { force: true });
+      writeFileSync(
+        join(dir, "nft"),
+        `#!${findTool("dash")}\nif [ "$*" = "list map ip kube-proxy service-ips" ]; then i=0; while [ $i -lt 170000 ]; do echo "x"; i=$((i + 1)); done; exit 0; fi\nexec ${findTool("nft")} "$@"\n`,
+        { mode: 0o755 },
+      );
+    };
+    const kp = kubeProxyImageUserland()!;
+    const debug = busyboxUserland()!;
+    shim(kp.dir);
+    shim(debug.dir);
+    const s = await startFakeApiServer({
+      objects,
+      exec: {
+        netnsFor: (n) => (n === nodeName ? node!.netns.name : undefined),
+        pathFor: (_ns, pod) => (pod.startsWith("kube-proxy-") ? kp.dir : debug.dir),
+        memoryBytesFor: (mi) => (mi === undefined ? undefined : 48 * MiB),
+      },
+    });
+    try {
+      const r = await run([`svc/${query.name}`, "-n", query.namespace, "--kubeconfig", s.kubeconfig, "--node", nodeName, "-o", "json"]);
+      expect(r.code).toBe(1);
+      expect(podLimits(s)).toEqual(["8192Mi"]);
+      expect(r.stderr).toContain(
+        `warning: node ${nodeName}: the debug pod's nft-text was killed at its memory limit of 8192Mi (exit 137); map service-ips lists about 170000 elements; it needs about 8697Mi, beyond the 8192Mi kubectl-netpath asks for at most: collect with --via kube-proxy`,
+      );
+      expect(s.debugPods()).toEqual([]);
+    } finally {
+      await s.close();
+      kp.remove();
+      debug.remove();
     }
   }, 180_000);
 

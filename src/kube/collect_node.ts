@@ -394,6 +394,13 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
     /** The debug pod's memory limit when the deferred listing needs more than the default (MiB), and why. */
     let memoryLimitMiB: number | undefined;
     let memoryWhy = "nft's listing of that map's table needs more than the default 512Mi";
+    /** Raises the debug pod's memory limit to what nft's listing of `elements` needs (at most MAX_DEBUG_MEMORY_MIB). */
+    const sizeForElements = (elements: number): void => {
+      const need = nftListingMemoryMiB(elements);
+      if (need <= DEFAULT_DEBUG_MEMORY_MIB) return;
+      memoryLimitMiB = Math.min(need, MAX_DEBUG_MEMORY_MIB);
+      if (need > MAX_DEBUG_MEMORY_MIB) memoryWhy = `nft's listing of that map's table needs about ${need}Mi; kubectl-netpath asks for at most ${MAX_DEBUG_MEMORY_MIB}Mi`;
+    };
     /** The sections the last debug pod's own run ended with exit 137 (killed, in a pod: at its memory limit). */
     let killed: { sections: SectionName[]; elements?: number } = { sections: [] };
     const kpContainer = kpPod?.spec?.containers?.find((c) => c.name === "kube-proxy")?.name ?? kpPod?.spec?.containers?.[0]?.name ?? "kube-proxy";
@@ -414,7 +421,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         kpWhy = why.replace(/^no gzip in this image/, "its image has no gzip");
         // nft's listing of a big table needs more memory than a debug pod's default limit (debug_pod.ts)
         const elements = stopped === kpRan.result.sections["nft-text"] ? Number(/lists about (\d+) elements/.exec(why)?.[1] ?? NaN) : NaN;
-        if (Number.isInteger(elements) && nftListingMemoryMiB(elements) > 512) memoryLimitMiB = nftListingMemoryMiB(elements);
+        if (Number.isInteger(elements)) sizeForElements(elements);
       } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
@@ -436,7 +443,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
           kpWhy = `its ${kpKilled.sections.join(" and ")} was killed there (exit 137: most often the kube-proxy container's memory limit)`;
           if (kpKilled.elements !== undefined) {
             kpWhy += `; map service-ips lists about ${kpKilled.elements} elements`;
-            if (nftListingMemoryMiB(kpKilled.elements) > DEFAULT_DEBUG_MEMORY_MIB) memoryLimitMiB = nftListingMemoryMiB(kpKilled.elements);
+            sizeForElements(kpKilled.elements);
           }
         }
       } else {
@@ -531,7 +538,8 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
       const counted = killed.elements !== undefined ? `; map service-ips lists about ${killed.elements} elements` : "";
       const next = retryMemoryMiB(was, killed.elements);
       if (next === undefined) {
-        warnings.push(`node ${name}: the debug pod's ${what} was killed at its memory limit of ${was}Mi (exit 137)${counted}; it would need ${nftListingMemoryMiB(killed.elements ?? 0)}Mi, more than kubectl-netpath asks for (${MAX_DEBUG_MEMORY_MIB}Mi): collect with --via kube-proxy`);
+        const need = killed.elements !== undefined ? `about ${nftListingMemoryMiB(killed.elements)}Mi` : `more than ${was}Mi`;
+        warnings.push(`node ${name}: the debug pod's ${what} was killed at its memory limit of ${was}Mi (exit 137)${counted}; it needs ${need}, beyond the ${MAX_DEBUG_MEMORY_MIB}Mi kubectl-netpath asks for at most: collect with --via kube-proxy`);
         return first;
       }
       progress(`the debug pod's ${what} was killed at its memory limit of ${was}Mi (exit 137): a debug pod with ${next}Mi`);
