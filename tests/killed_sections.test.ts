@@ -4,7 +4,8 @@
 //   section at exit 0 with the ip table cut; now the section ends 137, says which listing was killed, and counts map
 //   service-ips so the next debug pod can be sized (real nft in a network namespace, an nft that kills itself
 //   part-way through the ip table's listing);
-// - the analysis: a section that ended above 128 is a problem line even with output (real dumps cut part-way);
+// - a chain listing that fails otherwise than "no such chain" (exit 1) ends the section too (real iptables-nft);
+// - the analysis: a failed section (non-zero exit) is a problem line even with output (real dumps, whole or cut);
 // - the sizing of a second debug pod (debug_pod.ts retryMemoryMiB) and the parse of what a run says (killedSections).
 // The end-to-end retry through the fake API server, with pods held to their memory limits by cgroups, is in
 // tests/live_whole_node_size.test.ts.
@@ -65,7 +66,7 @@ describe("what a run says was killed", () => {
   });
 });
 
-describe("a section killed part-way is a problem, not a cut listing analysed as whole (real dumps)", () => {
+describe("a failed section is a problem, not a listing analysed as whole (real dumps)", () => {
   const capture = (sections: NodeCapture["sections"]): NodeCapture => ({ name: "n1", sections });
 
   it("iptables-save: exit 137 with half a dump", () => {
@@ -74,6 +75,16 @@ describe("a section killed part-way is a problem, not a cut listing analysed as 
     const r = readIptables(capture({ "iptables-save": { command: "iptables-nft-save", stdout: half, stderr: "line one\nline two", exitCode: 137 } }), 4);
     expect(r.dump).toBeUndefined();
     expect(r.problems).toContain("iptables-save failed (exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of the container it ran in): line one; line two");
+  });
+
+  it("iptables-save: any other non-zero exit with a whole dump (a chain listing that failed left its chain out)", () => {
+    const dump = realDump("kube-proxy/TestClusterIPReject.v1.27.iptables-save");
+    const r = readIptables(capture({ "iptables-save": { command: "iptables-nft -t TABLE -S CHAIN", stdout: dump, stderr: "iptables-nft -t nat -S KUBE-SVC-X: exit 4", exitCode: 4 } }), 4);
+    expect(r.dump).toBeUndefined();
+    expect(r.problems).toEqual(["iptables-save failed (exit 4): iptables-nft -t nat -S KUBE-SVC-X: exit 4"]);
+    // the same dump at exit 0, and from a file (no exit status), is read
+    expect(readIptables(capture({ "iptables-save": { command: "iptables-nft-save", stdout: dump, stderr: "", exitCode: 0 } }), 4).dump).toBeDefined();
+    expect(readIptables(capture({ "iptables-save": { stdout: dump } }), 4).dump).toBeDefined();
   });
 
   it("nft-text: exit 137 with the first lines of a real listing", () => {
@@ -164,31 +175,33 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collect
       const p = findTool(t);
       if (p) symlinkSync(p, join(bin, t));
     }
-    writeFileSync(
-      join(bin, "iptables-nft"),
-      `#!${findTool("sh")}\ncase "$*" in *"-S KUBE-SVC-"*) kill -9 $$ ;; esac\nexec ${findTool("iptables-nft")} "$@"\n`,
-      { mode: 0o755 },
-    );
   }, 60_000);
   afterAll(async () => {
     await node?.stop();
     if (bin) rmSync(bin, { recursive: true, force: true });
   });
 
-  it("the iptables-save section ends 137 and names the killed listing (it used to skip that chain and end 0)", async () => {
-    const keys = { addresses: [svc.clusterIP], ports: [] as number[] };
-    const { command, stdin } = targetedCommand(keys, undefined, { chainWalkFrom: 0 });
-    const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
-    const c = parseCollectionOutput(r.stdout, r.stderr, []);
-    expect(c.complete, r.stderr.slice(-400)).toBe(true);
-    const s = c.sections["iptables-save"]!;
-    expect(s.exitCode).toBe(137);
-    expect(s.stderr).toMatch(/^iptables-nft -t nat -S KUBE-SVC-[A-Z0-9]{16}: killed by signal 9$/m);
-    const read = readIptables({ name: "node-1", sections: c.sections }, 4);
-    expect(read.dump).toBeUndefined();
-    expect(read.problems[0]).toMatch(/^iptables-save failed \(exit 137: killed \(SIGKILL\)/);
-    // with the real iptables-nft the same listing is whole
-    const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
-    expect(parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!.exitCode).toBe(0);
-  }, 60_000);
+  for (const c of [
+    { fails: "is killed (SIGKILL)", action: "kill -9 $$", exit: 137, says: "killed by signal 9" },
+    { fails: "fails with exit 4 (a resource problem)", action: "exit 4", exit: 4, says: "exit 4" },
+  ]) {
+    it(`a chain listing that ${c.fails}: the iptables-save section ends ${c.exit} and names it (it used to skip that chain and end 0)`, async () => {
+      // an image whose iptables-nft fails so listing the Service's KUBE-SVC- chain; all else is the real one
+      writeFileSync(join(bin, "iptables-nft"), `#!${findTool("sh")}\ncase "$*" in *"-S KUBE-SVC-"*) ${c.action} ;; esac\nexec ${findTool("iptables-nft")} "$@"\n`, { mode: 0o755 });
+      const keys = { addresses: [svc.clusterIP], ports: [] as number[] };
+      const { command, stdin } = targetedCommand(keys, undefined, { chainWalkFrom: 0 });
+      const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
+      const col = parseCollectionOutput(r.stdout, r.stderr, []);
+      expect(col.complete, r.stderr.slice(-400)).toBe(true);
+      const s = col.sections["iptables-save"]!;
+      expect(s.exitCode).toBe(c.exit);
+      expect(s.stderr).toMatch(new RegExp(`^iptables-nft -t nat -S KUBE-SVC-[A-Z0-9]{16}: ${c.says}$`, "m"));
+      const read = readIptables({ name: "node-1", sections: col.sections }, 4);
+      expect(read.dump).toBeUndefined();
+      expect(read.problems[0]).toMatch(new RegExp(`^iptables-save failed \\(exit ${c.exit}`));
+      // with the real iptables-nft the same listing is whole
+      const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
+      expect(parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!.exitCode).toBe(0);
+    }, 60_000);
+  }
 });

@@ -116,11 +116,13 @@ export function exitWords(code: number | null | undefined): string {
 }
 
 /**
- * Whether a section's command was killed by a signal (exit status above 128: 137 SIGKILL, 143 SIGTERM): whatever it
- * printed before is cut at an unknown point, so it is a failure even with output. @param s the section.
+ * Whether a section's command failed (a non-zero exit status; absent when unknown, e.g. a file from disk, counts as
+ * success): whatever it printed is not analysed as the node's state, output or not. A listing killed by a signal
+ * (above 128: 137 SIGKILL, in a pod most often the out-of-memory killer) stops at an unknown point; a chain listing
+ * that failed leaves its chain out. @param s the section.
  */
-export function killedBySignal(s: CommandOutput): boolean {
-  return (s.exitCode ?? 0) > 128;
+export function failedSection(s: CommandOutput): boolean {
+  return (s.exitCode ?? 0) !== 0;
 }
 
 /** A section's stderr on one line (its lines joined by "; "), for a report's problem line; "no output" when empty. */

@@ -9,7 +9,7 @@
  *    happens. Sections the debug pod lacks (netshoot has no iptables-legacy) are filled from the kube-proxy pod's
  *    run, and the source says so. A listing killed in the debug pod (exit 137: its memory limit, a guess until the
  *    node is seen) is collected once more by a debug pod with more memory (debug_pod.ts retryMemoryMiB); killed
- *    again, the node reports it. A killed section is never analysed (bundle.ts killedBySignal).
+ *    again, the node reports it. A failed section is never analysed (bundle.ts failedSection).
  * `--via kube-proxy` stops at 2 (no pod is created; a node its kube-proxy pod cannot serve reports why), `--via
  * debug-pod` starts at 3 (and fills what the debug image lacks from the kube-proxy pod). A whole-node collection whose
  * output crossed the API server large and uncompressed (an image without gzip: kube-proxy's own) is reported, with

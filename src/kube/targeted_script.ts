@@ -56,9 +56,11 @@
  *   (src/service/nftables/datapath.ts). Listing only the Service's chains would not help there: every `nft list chain`
  *   costs ~2.9 s on such a node (nft fetches the elements of each of the 10,000 anonymous vmaps, one netlink request
  *   each), and nft 1.0.6 lists one chain per process.
- * - A listing killed by a signal (exit above 128; 137 is SIGKILL, in a pod the out-of-memory killer at its memory limit)
- *   ends its section with that status and a stderr line naming it, never skipped as a missing table or chain would be
- *   (a cut listing is not analysed: src/bundle/bundle.ts killedBySignal); after a killed `nft list table`, the section
+ * - A listing killed by a signal (exit above 128; 137 is SIGKILL, in a pod the out-of-memory killer at its memory limit),
+ *   or a chain's `-S` listing that fails otherwise than iptables' exit 1 for a chain that does not exist (2 a parameter
+ *   problem, 4 a resource problem), ends its section with that status and a stderr line naming it, never skipped as a
+ *   missing table or chain would be
+ *   (a failed section is not analysed: src/bundle/bundle.ts failedSection); after a killed `nft list table`, the section
  *   also says how many lines `nft list map ip kube-proxy service-ips` prints, which sizes the next debug pod
  *   (debug_pod.ts retryMemoryMiB).
  * - `ip-addr`, `ip-route-local`, `sysctls` (as the whole-node script).
@@ -178,6 +180,7 @@ seen="$seen$c "
 if over; then TMO=1; return 124; fi
 if [ $NP_TABLE$c = natKUBE-SERVICES ] && [ -n "$KS" ]; then o=$KS; else o=$($i -t $NP_TABLE -S "$c" 2>/dev/null); x=$?
 if [ $x -gt 128 ]; then echo "$i -t $NP_TABLE -S $c: killed by signal $((x - 128))" >&2; return $x; fi
+if [ $x -gt 1 ]; then echo "$i -t $NP_TABLE -S $c: exit $x" >&2; return $x; fi
 [ $x = 0 ] || continue; fi
 if [ -n "$AW" ]; then ca $NP_TABLE; else cf $NP_TABLE; fi
 done

@@ -7,7 +7,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type CommandOutput, cutReason, exitWords, killedBySignal, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
+import { type CommandOutput, cutReason, exitWords, failedSection, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIptablesListing } from "../../datapath/iptables_list.ts";
 import { listingToDump } from "../../datapath/iptables_list_convert.ts";
@@ -29,7 +29,7 @@ export interface IptablesReading {
 
 function usable(s: CommandOutput | undefined): string | undefined {
   if (!s || s.truncated) return undefined;
-  if (((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") || killedBySignal(s)) return undefined;
+  if (failedSection(s)) return undefined;
   return s.stdout;
 }
 
@@ -70,7 +70,7 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
   if (section) {
     if (section.truncated) {
       dp.problems.push(`the ${name} output ${cutReason(section)}; not analysed`);
-    } else if (((section.exitCode ?? 0) !== 0 && section.stdout.trim() === "") || killedBySignal(section)) {
+    } else if (failedSection(section)) {
       dp.problems.push(`${name} failed (${exitWords(section.exitCode)}): ${stderrLine(section)}`);
     } else {
       const other = otherFormat(section.stdout);

@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { cutReason, type CommandOutput, exitWords, killedBySignal, type NodeCapture } from "../../bundle/bundle.ts";
+import { cutReason, type CommandOutput, exitWords, failedSection, type NodeCapture } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIpsetList } from "../../datapath/ipset.ts";
 import { parseIpvsadm } from "../../datapath/ipvsadm.ts";
@@ -30,7 +30,7 @@ export interface IpvsReading {
 
 function usable(s: CommandOutput | undefined): string | undefined {
   if (!s || s.truncated) return undefined;
-  if (((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") || killedBySignal(s)) return undefined;
+  if (failedSection(s)) return undefined;
   return s.stdout;
 }
 
@@ -42,7 +42,7 @@ function usable(s: CommandOutput | undefined): string | undefined {
 export function readIpvs(node: NodeCapture): IpvsReading {
   const out: IpvsReading = { problems: [] };
   const ipvsSection = node.sections.ipvsadm;
-  if (ipvsSection && (ipvsSection.truncated || ((ipvsSection.exitCode ?? 0) !== 0 && ipvsSection.stdout.trim() === "") || killedBySignal(ipvsSection))) {
+  if (ipvsSection && (ipvsSection.truncated || failedSection(ipvsSection))) {
     // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
     const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `${exitWords(ipvsSection.exitCode)}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
     out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
@@ -60,8 +60,8 @@ export function readIpvs(node: NodeCapture): IpvsReading {
     }
   }
   const ipsetSection = node.sections.ipset;
-  if (ipsetSection && killedBySignal(ipsetSection)) {
-    out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): the KUBE-* ipsets of this node are unknown`);
+  if (ipsetSection && failedSection(ipsetSection) && ipsetSection.exitCode !== 127) {
+    out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): ${ipsetSection.stderr?.trim().split("\n")[0] || "no output"}; the KUBE-* ipsets of this node are unknown`);
   }
   const ipsetText = usable(ipsetSection);
   if (ipsetText !== undefined) {

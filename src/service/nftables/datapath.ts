@@ -18,7 +18,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type BundleObjects, type CommandOutput, cutReason, exitWords, killedBySignal, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
+import { type BundleObjects, type CommandOutput, cutReason, exitWords, failedSection, type NodeCapture, stderrLine } from "../../bundle/bundle.ts";
 import { DumpParseError } from "../../datapath/errors.ts";
 import { decodeKubeProxyNft, type KubeProxyNft, type KubeProxyNftOverview } from "../../datapath/kube_proxy_nft.ts";
 import { parseNftJson } from "../../datapath/nft_json.ts";
@@ -64,7 +64,7 @@ const MAX_ANOMALIES = 10;
 const MAX_STALE = 5;
 
 function usable(s: CommandOutput | undefined): boolean {
-  return s !== undefined && !s.truncated && !((s.exitCode ?? 0) !== 0 && s.stdout.trim() === "") && !killedBySignal(s);
+  return s !== undefined && !s.truncated && !failedSection(s);
 }
 
 function failure(name: string, s: CommandOutput): string {
