@@ -4,7 +4,8 @@
 //   section at exit 0 with the ip table cut; now the section ends 137, says which listing was killed, and counts map
 //   service-ips so the next debug pod can be sized (real nft in a network namespace, an nft that kills itself
 //   part-way through the ip table's listing);
-// - a chain listing that fails otherwise than "no such chain" (exit 1) ends the section too (real iptables-nft);
+// - a chain listing that fails otherwise than "no such chain" (exit 1) ends the section too (real iptables-nft); so
+//   does an `ipset list -n` that fails (IPVS mode: it used to leave the section at exit 0 with no set; real ipset);
 // - the analysis: a failed section (non-zero exit) is a problem line even with output (real dumps, whole or cut);
 // - the sizing of a second debug pod (debug_pod.ts retryMemoryMiB) and the parse of what a run says (killedSections).
 // The end-to-end retry through the fake API server, with pods held to their memory limits by cgroups, is in
@@ -204,4 +205,38 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collect
       expect(parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!.exitCode).toBe(0);
     }, 60_000);
   }
+});
+
+describe.runIf(requireNetns(["ipset", "curl"]))("the collection script on an IPVS node whose `ipset list -n` fails", () => {
+  let node: FakeNode;
+  let bin = "";
+
+  beforeAll(async () => {
+    node = await startFakeNode("node-1", { proxyMode: "ipvs", ipsets: "create KUBE-CLUSTER-IP hash:ip,port family inet\nadd KUBE-CLUSTER-IP 10.96.0.10,udp:53\ncreate KUBE-LOOP-BACK hash:ip,port,ip family inet\n" });
+    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
+    for (const t of ["sh", "awk", "grep", "cat", "curl", "ip", "timeout", "iptables-nft", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]) {
+      const p = findTool(t);
+      if (p) symlinkSync(p, join(bin, t));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await node?.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  it("killed listing the set names: the ipset section ends 137 and says so (it used to list no set and end 0)", async () => {
+    writeFileSync(join(bin, "ipset"), `#!${findTool("sh")}\n[ "$*" = "list -n" ] && kill -9 $$\nexec ${findTool("ipset")} "$@"\n`, { mode: 0o755 });
+    const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", 'sh -s "$@"', "sh", "scope:node"], { input: TARGETED_SCRIPT, timeoutMs: 60_000 });
+    const c = parseCollectionOutput(r.stdout, r.stderr, []);
+    expect(c.complete, r.stderr.slice(-400)).toBe(true);
+    expect(c.sections.ipset).toMatchObject({ exitCode: 137 });
+    expect(c.sections.ipset!.stderr).toContain("ipset list -n: exit 137");
+    // the real ipset: both KUBE-* sets, exit 0
+    writeFileSync(join(bin, "ipset"), `#!${findTool("sh")}\nexec ${findTool("ipset")} "$@"\n`, { mode: 0o755 });
+    const whole = await node.netns.exec(["env", "-i", `PATH=${bin}`, "sh", "-c", 'sh -s "$@"', "sh", "scope:node"], { input: TARGETED_SCRIPT, timeoutMs: 60_000 });
+    const ok = parseCollectionOutput(whole.stdout, whole.stderr, []);
+    expect(ok.sections.ipset).toMatchObject({ exitCode: 0 });
+    expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-CLUSTER-IP");
+    expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-LOOP-BACK");
+  }, 60_000);
 });

@@ -48,7 +48,8 @@
  *   (rule_select_sh.ts, the same decisions), and the saves that awk would filter (the legacy backend's, and the nft
  *   backend's below `walk:N` rules) are walked with grep instead (`sg`, the same selection); only an image without
  *   awk and grep collects whole tables, which the report says.
- * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only).
+ * - ipvs mode: `ipvsadm` (`ipvsadm -Ln --exact`) and `ipset` (the `KUBE-*` sets only; an `ipset list -n` that fails
+ *   fails the section, which would otherwise list no set at exit 0).
  * - nftables mode: `nft-text`: `nft list table ip kube-proxy` and `… ip6 kube-proxy`, as nft prints them. Text, not
  *   `nft -j`: on a 10,000-Service node (nft 1.0.6, measured in a network namespace) both take ~9 s, but `nft -j` holds
  *   the whole JSON tree (951 MB peak RSS, beyond the debug pod's 512Mi limit: debug_pod.ts DEBUG_RESOURCES) and prints
@@ -246,7 +247,8 @@ fi
 if [ $MO = ipvs ]; then
 if have ipvsadm; then run ipvsadm ipvsadm -Ln --exact; else absent ipvsadm ipvsadm ''; fi
 if have ipset; then begin ipset "ipset list KUBE-*"; r=0
-for s in $(to ipset list -n); do case $s in KUBE-*) if over; then TMO=1; r=124; break; fi; to ipset list $s || r=$? ;; esac; done
+IN=$(to ipset list -n) || { r=$?; echo "ipset list -n: exit $r" >&2; }
+for s in $IN; do case $s in KUBE-*) if over; then TMO=1; r=124; break; fi; to ipset list $s || r=$? ;; esac; done
 end ipset $r
 else absent ipset ipset ''; fi
 fi
