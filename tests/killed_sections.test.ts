@@ -5,7 +5,8 @@
 //   service-ips so the next debug pod can be sized (real nft in a network namespace, an nft that kills itself
 //   part-way through the ip table's listing);
 // - a chain listing that fails otherwise than "no such chain" (exit 1) ends the section too (real iptables-nft); so
-//   does an `ipset list -n` that fails (IPVS mode: it used to leave the section at exit 0 with no set; real ipset);
+//   does an `ipset list -n` that fails (IPVS mode: it used to leave the section at exit 0 with no set; real ipset),
+//   and an awk killed while it picks the Service's rules out of a save (its status, not the save's);
 // - the analysis: a failed section (non-zero exit) is a problem line even with output (real dumps, whole or cut);
 // - the sizing of a second debug pod (debug_pod.ts retryMemoryMiB) and the parse of what a run says (killedSections).
 // The end-to-end retry through the fake API server, with pods held to their memory limits by cgroups, is in
@@ -239,4 +240,52 @@ describe.runIf(requireNetns(["ipset", "curl"]))("the collection script on an IPV
     expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-CLUSTER-IP");
     expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-LOOP-BACK");
   }, 60_000);
+});
+
+describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save", "awk"]))("the collection script when awk, which picks the Service's rules out of a save, fails", () => {
+  const plan = planCluster({ services: 50 });
+  const svc = plan.services[7]!;
+  let node: FakeNode;
+  let bin = "";
+
+  beforeAll(async () => {
+    node = await startFakeNode("node-1", { proxyMode: "iptables" });
+    await loadIptables(node.netns, iptablesSave(plan), { backend: "nft", family: 4, noflush: false });
+    await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
+    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
+    for (const t of ["sh", "grep", "cat", "wc", "curl", "ip", "timeout", "iptables-nft-save", "ip6tables-nft-save"]) {
+      const p = findTool(t);
+      if (p) symlinkSync(p, join(bin, t));
+    }
+    // an awk killed (SIGKILL) as it filters a save; awk is otherwise the real one
+    writeFileSync(join(bin, "awk"), `#!${findTool("sh")}\n[ "$NP_MODE" = save ] && kill -9 $$\nexec ${findTool("awk")} "$@"\n`, { mode: 0o755 });
+  }, 60_000);
+  afterAll(async () => {
+    await node?.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  // with iptables-nft the save is read first (under a time budget), then piped to awk; without, piped as it runs
+  for (const piped of [false, true]) {
+    it(`${piped ? "no iptables-nft in the image, the save piped to awk" : "the save read first"}: the iptables-save section ends with awk's status 137${piped ? " and names awk (it used to end with the save's SIGPIPE, 141, or 0 when the save had finished)" : ""}`, async () => {
+      for (const t of ["iptables-nft", "ip6tables-nft"]) {
+        rmSync(join(bin, t), { force: true });
+        if (!piped) symlinkSync(findTool(t)!, join(bin, t));
+      }
+      const { command, stdin } = targetedCommand({ addresses: [svc.clusterIP], ports: [] });
+      const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
+      const c = parseCollectionOutput(r.stdout, r.stderr, []);
+      expect(c.complete, r.stderr.slice(-400)).toBe(true);
+      const s = c.sections["iptables-save"]!;
+      expect(s.command).toMatch(/^iptables-nft-save \| awk/);
+      expect(s.exitCode).toBe(137);
+      if (piped) expect(s.stderr).toMatch(/^awk \(the Service's rules from iptables-nft-save\): exit 137$/m);
+      expect(readIptables({ name: "node-1", sections: c.sections }, 4).dump).toBeUndefined();
+      // with the real awk: exit 0, and the Service's chain selected
+      const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
+      const ok = parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!;
+      expect(ok.exitCode).toBe(0);
+      expect(ok.stdout).toContain(`-A KUBE-SERVICES -d ${svc.clusterIP}/32`);
+    }, 60_000);
+  }
 });

@@ -238,7 +238,8 @@ echo "${DEFERRED}: no gzip in this image, and nat KUBE-SERVICES holds $KN rules 
 end $S ${DEFERRED_EXIT}; both "\${M}done"; exit 0; fi
 fi
 if [ -z "$V" ]; then absent $S $P-$B-save "$H"
-elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); } 4>&1; end $S \${r:-1}
+elif [ -n "$AW" ]; then begin $S "$V | awk: $T"; { r=$( { { to $V; echo $? >&3; } | NP_MODE=save awk "$A" >&4; } 3>&1 ); a=$?; } 4>&1
+case "\${r:-1}:$a" in *:0) ;; 0:*|141:*) r=$a; echo "awk (the Service's rules from $V): exit $a" >&2 ;; esac; end $S \${r:-1}
 elif [ $SC = service ] && have grep; then begin $S "$V | grep: $T (no awk in this image)"; sg "$V"; end $S $?
 else run $S $V
 fi
