@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Pod } from "../../src/model/k8s.ts";
+import { parseQuantity } from "../../src/pending/claim.ts";
 
 /** The directory of this process's memory cgroup and its version, or undefined when there is none to write to. */
 function ownMemoryCgroup(): { dir: string; v: 1 | 2 } | undefined {
@@ -87,8 +88,6 @@ export function inMemoryCgroupArgv(dir: string, command: string[]): string[] {
 /** A container's `resources.limits.memory` in MiB (`512Mi`, `1Gi`, `674Mi`); undefined when it has none. */
 export function containerMemoryLimitMiB(pod: Pod, name: string | undefined): number | undefined {
   const c = (pod.spec?.containers ?? []).find((x) => x.name === name) ?? pod.spec?.containers?.[0];
-  const v = (c as { resources?: { limits?: { memory?: string } } } | undefined)?.resources?.limits?.memory;
-  const m = v === undefined ? null : /^(\d+)(Mi|Gi)$/.exec(v);
-  if (!m) return undefined;
-  return Number(m[1]) * (m[2] === "Gi" ? 1024 : 1);
+  const bytes = parseQuantity((c as { resources?: { limits?: { memory?: string } } } | undefined)?.resources?.limits?.memory);
+  return bytes === undefined ? undefined : bytes / 2 ** 20;
 }
