@@ -35,6 +35,24 @@ function realDump(path: string): string {
 
 const KILLED_STDERR = "nft list table ip kube-proxy: killed by signal 9\nmap service-ips lists about 12000 elements";
 
+/** An image's userland: a new directory of links to the host's `tools` (a test writes its shims next to them). */
+function userland(tools: string[]): string {
+  const bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
+  for (const t of tools) {
+    const p = findTool(t);
+    if (p) symlinkSync(p, join(bin, t));
+  }
+  return bin;
+}
+
+/** A network namespace playing a node of `plan` on the iptables nft backend, kubelet's hint chain included. */
+async function iptablesNftNode(plan: ReturnType<typeof planCluster>): Promise<FakeNode> {
+  const node = await startFakeNode("node-1", { proxyMode: "iptables" });
+  await loadIptables(node.netns, iptablesSave(plan), { backend: "nft", family: 4, noflush: false });
+  await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
+  return node;
+}
+
 describe("the memory of a second debug pod", () => {
   it("is twice the limit the first was killed at, or what nft's listing of the counted elements needs when more", () => {
     expect(retryMemoryMiB(512)).toBe(1024);
@@ -120,11 +138,7 @@ describe.runIf(requireNetns(["nft", "curl"]))("the collection script on a real n
     }
     // an image whose nft prints part of the ip table's listing and is then killed (SIGKILL), as the out-of-memory
     // killer does at a pod's memory limit; every other nft command is the real one
-    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
-    for (const t of ["sh", "awk", "grep", "cat", "wc", "head", "curl", "ip", "timeout", "gzip"]) {
-      const p = findTool(t);
-      if (p) symlinkSync(p, join(bin, t));
-    }
+    bin = userland(["sh", "awk", "grep", "cat", "wc", "head", "curl", "ip", "timeout", "gzip"]);
     writeFileSync(
       join(bin, "nft"),
       `#!${findTool("sh")}\nif [ "$*" = "list table ip kube-proxy" ]; then ${findTool("nft")} "$@" | ${findTool("head")} -c 3000; kill -9 $$; fi\nexec ${findTool("nft")} "$@"\n`,
@@ -168,15 +182,9 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collect
   let bin = "";
 
   beforeAll(async () => {
-    node = await startFakeNode("node-1", { proxyMode: "iptables" });
-    await loadIptables(node.netns, iptablesSave(plan), { backend: "nft", family: 4, noflush: false });
-    await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
+    node = await iptablesNftNode(plan);
     // an image whose iptables-nft is killed (SIGKILL) listing the Service's KUBE-SVC- chain; all else is the real one
-    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
-    for (const t of ["sh", "awk", "grep", "cat", "wc", "curl", "ip", "timeout", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]) {
-      const p = findTool(t);
-      if (p) symlinkSync(p, join(bin, t));
-    }
+    bin = userland(["sh", "awk", "grep", "cat", "wc", "curl", "ip", "timeout", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]);
   }, 60_000);
   afterAll(async () => {
     await node?.stop();
@@ -214,11 +222,7 @@ describe.runIf(requireNetns(["ipset", "curl"]))("the collection script on an IPV
 
   beforeAll(async () => {
     node = await startFakeNode("node-1", { proxyMode: "ipvs", ipsets: "create KUBE-CLUSTER-IP hash:ip,port family inet\nadd KUBE-CLUSTER-IP 10.96.0.10,udp:53\ncreate KUBE-LOOP-BACK hash:ip,port,ip family inet\n" });
-    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
-    for (const t of ["sh", "awk", "grep", "cat", "curl", "ip", "timeout", "iptables-nft", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]) {
-      const p = findTool(t);
-      if (p) symlinkSync(p, join(bin, t));
-    }
+    bin = userland(["sh", "awk", "grep", "cat", "curl", "ip", "timeout", "iptables-nft", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]);
   }, 60_000);
   afterAll(async () => {
     await node?.stop();
@@ -249,14 +253,8 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save", "awk"]))("the 
   let bin = "";
 
   beforeAll(async () => {
-    node = await startFakeNode("node-1", { proxyMode: "iptables" });
-    await loadIptables(node.netns, iptablesSave(plan), { backend: "nft", family: 4, noflush: false });
-    await loadIptables(node.netns, "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n", { backend: "nft", family: 4 });
-    bin = mkdtempSync(join(tmpdir(), "knp-killed-bin-"));
-    for (const t of ["sh", "grep", "cat", "wc", "curl", "ip", "timeout", "iptables-nft-save", "ip6tables-nft-save"]) {
-      const p = findTool(t);
-      if (p) symlinkSync(p, join(bin, t));
-    }
+    node = await iptablesNftNode(plan);
+    bin = userland(["sh", "grep", "cat", "wc", "curl", "ip", "timeout", "iptables-nft-save", "ip6tables-nft-save"]);
     // an awk killed (SIGKILL) as it filters a save; awk is otherwise the real one
     writeFileSync(join(bin, "awk"), `#!${findTool("sh")}\n[ "$NP_MODE" = save ] && kill -9 $$\nexec ${findTool("awk")} "$@"\n`, { mode: 0o755 });
   }, 60_000);
