@@ -175,16 +175,20 @@ describe.runIf(requireNetns(["nft", "curl"]))("the collection script on a real n
   }, 60_000);
 });
 
-describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collection script listing one Service's chains when one listing is killed (nft backend)", () => {
+describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save", "awk"]))("the collection script on a node of the iptables nft backend whose listing tools fail", () => {
   const plan = planCluster({ services: 50 });
   const svc = plan.services[7]!;
   let node: FakeNode;
   let bin = "";
+  /** The image's userland for the next run: the common tools, plus `extra` (name → host path); shims are added after. */
+  const image = (extra: Record<string, string>) => {
+    for (const t of ["iptables-nft", "awk"]) rmSync(join(bin, t), { force: true });
+    for (const [name, path] of Object.entries(extra)) symlinkSync(path, join(bin, name));
+  };
 
   beforeAll(async () => {
     node = await iptablesNftNode(plan);
-    // an image whose iptables-nft is killed (SIGKILL) listing the Service's KUBE-SVC- chain; all else is the real one
-    bin = userland(["sh", "awk", "grep", "cat", "wc", "curl", "ip", "timeout", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]);
+    bin = userland(["sh", "grep", "cat", "wc", "curl", "ip", "timeout", "ip6tables-nft", "iptables-nft-save", "ip6tables-nft-save"]);
   }, 60_000);
   afterAll(async () => {
     await node?.stop();
@@ -197,6 +201,7 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collect
   ]) {
     it(`a chain listing that ${c.fails}: the iptables-save section ends ${c.exit} and names it (it used to skip that chain and end 0)`, async () => {
       // an image whose iptables-nft fails so listing the Service's KUBE-SVC- chain; all else is the real one
+      image({ awk: findTool("awk")! });
       writeFileSync(join(bin, "iptables-nft"), `#!${findTool("sh")}\ncase "$*" in *"-S KUBE-SVC-"*) ${c.action} ;; esac\nexec ${findTool("iptables-nft")} "$@"\n`, { mode: 0o755 });
       const keys = { addresses: [svc.clusterIP], ports: [] as number[] };
       const { command, stdin } = targetedCommand(keys, undefined, { chainWalkFrom: 0 });
@@ -212,6 +217,29 @@ describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save"]))("the collect
       // with the real iptables-nft the same listing is whole
       const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
       expect(parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!.exitCode).toBe(0);
+    }, 60_000);
+  }
+
+  // with iptables-nft the save is read first (under a time budget), then piped to awk; without, piped as it runs
+  for (const piped of [false, true]) {
+    it(`${piped ? "no iptables-nft in the image, the save piped to awk" : "the save read first"}: the iptables-save section ends with awk's status 137${piped ? " and names awk (it used to end with the save's SIGPIPE, 141, or 0 when the save had finished)" : ""}`, async () => {
+      // an awk killed (SIGKILL) as it filters a save; awk is otherwise the real one
+      image(piped ? {} : { "iptables-nft": findTool("iptables-nft")! });
+      writeFileSync(join(bin, "awk"), `#!${findTool("sh")}\n[ "$NP_MODE" = save ] && kill -9 $$\nexec ${findTool("awk")} "$@"\n`, { mode: 0o755 });
+      const { command, stdin } = targetedCommand({ addresses: [svc.clusterIP], ports: [] });
+      const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
+      const c = parseCollectionOutput(r.stdout, r.stderr, []);
+      expect(c.complete, r.stderr.slice(-400)).toBe(true);
+      const s = c.sections["iptables-save"]!;
+      expect(s.command).toMatch(/^iptables-nft-save \| awk/);
+      expect(s.exitCode).toBe(137);
+      if (piped) expect(s.stderr).toMatch(/^awk \(the Service's rules from iptables-nft-save\): exit 137$/m);
+      expect(readIptables({ name: "node-1", sections: c.sections }, 4).dump).toBeUndefined();
+      // with the real awk: exit 0, and the Service's chain selected
+      const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
+      const ok = parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!;
+      expect(ok.exitCode).toBe(0);
+      expect(ok.stdout).toContain(`-A KUBE-SERVICES -d ${svc.clusterIP}/32`);
     }, 60_000);
   }
 });
@@ -244,46 +272,4 @@ describe.runIf(requireNetns(["ipset", "curl"]))("the collection script on an IPV
     expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-CLUSTER-IP");
     expect(ok.sections.ipset!.stdout).toContain("Name: KUBE-LOOP-BACK");
   }, 60_000);
-});
-
-describe.runIf(requireNetns(["iptables-nft", "iptables-nft-save", "awk"]))("the collection script when awk, which picks the Service's rules out of a save, fails", () => {
-  const plan = planCluster({ services: 50 });
-  const svc = plan.services[7]!;
-  let node: FakeNode;
-  let bin = "";
-
-  beforeAll(async () => {
-    node = await iptablesNftNode(plan);
-    bin = userland(["sh", "grep", "cat", "wc", "curl", "ip", "timeout", "iptables-nft-save", "ip6tables-nft-save"]);
-    // an awk killed (SIGKILL) as it filters a save; awk is otherwise the real one
-    writeFileSync(join(bin, "awk"), `#!${findTool("sh")}\n[ "$NP_MODE" = save ] && kill -9 $$\nexec ${findTool("awk")} "$@"\n`, { mode: 0o755 });
-  }, 60_000);
-  afterAll(async () => {
-    await node?.stop();
-    if (bin) rmSync(bin, { recursive: true, force: true });
-  });
-
-  // with iptables-nft the save is read first (under a time budget), then piped to awk; without, piped as it runs
-  for (const piped of [false, true]) {
-    it(`${piped ? "no iptables-nft in the image, the save piped to awk" : "the save read first"}: the iptables-save section ends with awk's status 137${piped ? " and names awk (it used to end with the save's SIGPIPE, 141, or 0 when the save had finished)" : ""}`, async () => {
-      for (const t of ["iptables-nft", "ip6tables-nft"]) {
-        rmSync(join(bin, t), { force: true });
-        if (!piped) symlinkSync(findTool(t)!, join(bin, t));
-      }
-      const { command, stdin } = targetedCommand({ addresses: [svc.clusterIP], ports: [] });
-      const r = await node.netns.exec(["env", "-i", `PATH=${bin}`, ...command], { input: stdin, timeoutMs: 60_000 });
-      const c = parseCollectionOutput(r.stdout, r.stderr, []);
-      expect(c.complete, r.stderr.slice(-400)).toBe(true);
-      const s = c.sections["iptables-save"]!;
-      expect(s.command).toMatch(/^iptables-nft-save \| awk/);
-      expect(s.exitCode).toBe(137);
-      if (piped) expect(s.stderr).toMatch(/^awk \(the Service's rules from iptables-nft-save\): exit 137$/m);
-      expect(readIptables({ name: "node-1", sections: c.sections }, 4).dump).toBeUndefined();
-      // with the real awk: exit 0, and the Service's chain selected
-      const whole = await node.netns.exec(command, { input: stdin, timeoutMs: 60_000 });
-      const ok = parseCollectionOutput(whole.stdout, whole.stderr, []).sections["iptables-save"]!;
-      expect(ok.exitCode).toBe(0);
-      expect(ok.stdout).toContain(`-A KUBE-SERVICES -d ${svc.clusterIP}/32`);
-    }, 60_000);
-  }
 });
