@@ -340,9 +340,18 @@ async function ciliumServiceTable(o: CollectOptions, pod: Pod, deadline: number)
 export function killedSections(sections: Partial<Record<SectionName, CommandOutput>>): { sections: SectionName[]; elements?: number } {
   const out: { sections: SectionName[]; elements?: number } = { sections: [] };
   for (const [k, v] of Object.entries(sections) as [SectionName, CommandOutput | undefined][]) if (v?.exitCode === 137) out.sections.push(k);
-  const m = /map service-ips lists about (\d+) elements/.exec(sections["nft-text"]?.exitCode === 137 ? sections["nft-text"].stderr ?? "" : "");
-  if (m) out.elements = Number(m[1]);
+  const elements = sections["nft-text"]?.exitCode === 137 ? serviceIpsElements(sections["nft-text"].stderr ?? "") : undefined;
+  if (elements !== undefined) out.elements = elements;
   return out;
+}
+
+/**
+ * The element count of map service-ips that the script prints when it defers nftables mode's listing or after a
+ * killed one (`… map service-ips lists about N elements …`); undefined when the text has none.
+ */
+function serviceIpsElements(stderr: string): number | undefined {
+  const m = /map service-ips lists about (\d+) elements/.exec(stderr);
+  return m ? Number(m[1]) : undefined;
 }
 
 async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cilium?: Pod }): Promise<NodeCollection> {
@@ -420,8 +429,8 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         const why = firstLine(stopped.stderr).replace(`${DEFERRED}: `, "");
         kpWhy = why.replace(/^no gzip in this image/, "its image has no gzip");
         // nft's listing of a big table needs more memory than a debug pod's default limit (debug_pod.ts)
-        const elements = stopped === kpRan.result.sections["nft-text"] ? Number(/lists about (\d+) elements/.exec(why)?.[1] ?? NaN) : NaN;
-        if (Number.isInteger(elements)) sizeForElements(elements);
+        const elements = stopped === kpRan.result.sections["nft-text"] ? serviceIpsElements(why) : undefined;
+        if (elements !== undefined) sizeForElements(elements);
       } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
