@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { explainPending } from "../src/pending/explain.ts";
-import { parseQuantity, volumeMismatches } from "../src/pending/claim.ts";
+import { volumeMismatches } from "../src/pending/claim.ts";
 import type { ClaimReport } from "../src/pending/report.ts";
 import { bundleOf, event, node, pod, pv, pvc, storageClass } from "./fixtures/pending/objects.ts";
 
@@ -156,19 +156,15 @@ describe("claim state and reason", () => {
 });
 
 describe("helpers", () => {
-  test("parseQuantity", () => {
-    const cases: { input: string; want: number | undefined }[] = [
-      { input: "2Gi", want: 2 * 2 ** 30 },
-      { input: "500Mi", want: 500 * 2 ** 20 },
-      { input: "1.5Ti", want: 1.5 * 2 ** 40 },
-      { input: "10G", want: 1e10 },
-      { input: "100m", want: 0.1 },
-      { input: "1e3", want: 1000 },
-      { input: "42", want: 42 },
-      { input: "2 Gi", want: undefined },
-      { input: "Gi", want: undefined },
-    ];
-    for (const c of cases) expect(parseQuantity(c.input), c.input).toBe(c.want);
+  test("volumeMismatches compares capacities as the PV controller does: Value(), rounded up to whole bytes", () => {
+    // checkVolumeSatisfyClaim: volumeQty.Value() < requestedQty.Value(); 1.2 and 1.5 bytes are both 2
+    // (a YAML bundle may carry a number: `storage: 10`)
+    const want = (size: string | number) => pvc("data", { size: size as string });
+    const have = (size: string | number) => pv("pv-1", { size: size as string });
+    expect(volumeMismatches(want("1.5"), have("1.2"))).toEqual([]);
+    expect(volumeMismatches(want("2.5"), have("2"))).toEqual([{ field: "capacity", want: ">= 2.5", got: "2" }]);
+    expect(volumeMismatches(want(10), have("10"))).toEqual([]);
+    expect(volumeMismatches(want("1Gi"), have(1_000_000_000)).map((m) => m.field)).toEqual(["capacity"]);
   });
 
   test("volumeMismatches: a matching Available PV has none; pre-bound PV skips the phase check", () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { emptyBundle } from "../src/bundle/bundle.ts";
 import type { KubeEvent, Node, Pod } from "../src/model/k8s.ts";
 import { explainPending } from "../src/pending/explain.ts";
-import { fitsResources, parseQuantity, podRequests } from "../src/pending/filters/resources.ts";
+import { fitsResources, podRequests, requestMilli } from "../src/pending/filters/resources.ts";
 import { classifyReason } from "../src/pending/scheduler_message.ts";
 
 const node = (name: string, alloc: Record<string, string>): Node => ({
@@ -32,10 +32,26 @@ function cluster(pods: Pod[], events: KubeEvent[] = [], nodes = [node("n1", { cp
 }
 
 describe("NodeResourcesFit arithmetic", () => {
-  it.each([["100m", 100], ["1", 1000], ["1.5", 1500], ["64Mi", 64 * 2 ** 20 * 1000], ["1e3", 1e6], ["129M", 129e9], ["0.1", 100]])("quantity %s", (q, milli) => {
-    expect(parseQuantity(q as string)).toBe(milli);
+  // cpu by MilliValue(), the others by Value() × 1000 (framework/types.go Resource.Add), both rounded up
+  it.each([
+    ["cpu", "100m", 100],
+    ["cpu", "1", 1000],
+    ["cpu", "1.5", 1500],
+    ["cpu", "0.1", 100],
+    ["cpu", "1.1", 1100],
+    ["cpu", "0.0001", 1],
+    ["cpu", 2, 2000],
+    ["memory", "64Mi", 64 * 2 ** 20 * 1000],
+    ["memory", "1e3", 1e6],
+    ["memory", "129M", 129e9],
+    ["memory", "100m", 1000],
+    ["memory", "1.5", 2000],
+    ["pods", "110", 110_000],
+    ["example.com/gpu", "2", 2000],
+  ])("%s quantity %s", (resource, q, milli) => {
+    expect(requestMilli(resource as string, q as string | number)).toBe(milli);
   });
-  it("rejects junk", () => expect(() => parseQuantity("12 apples")).toThrow(RangeError));
+  it("rejects junk", () => expect(() => requestMilli("cpu", "12 apples")).toThrow(RangeError));
   it("sidecar init containers add to the app containers; a plain init container needs its own plus the sidecars started before it (PodRequests)", () => {
     const p = pod("p", {
       containers: [req({ cpu: "1" })],

@@ -14,6 +14,7 @@
  */
 import type { LabelSelector, PersistentVolume, PersistentVolumeClaim, Pod } from "../model/k8s.ts";
 import { labelSelectorMatches, selectorText } from "../model/label_selector.ts";
+import { quantityValue } from "../model/quantity.ts";
 import { evaluateNodeSelector, formatTerm } from "./node_selector.ts";
 import {
   ANN_BIND_COMPLETED,
@@ -37,28 +38,6 @@ import type {
   VolumeMismatch,
   VolumeReport,
 } from "./report.ts";
-
-const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-
-/**
- * Parses a resource.Quantity string (k8s.io/apimachinery/pkg/api/resource): a signed decimal number with a binary
- * suffix (Ki … Ei), a decimal suffix (n u m k M G T P E) or a decimal exponent (`1e3`, `1E3`).
- * @param s e.g. `2Gi`, `500M`, `1.5Ti`.
- * @returns the value in base units (bytes for storage), or `undefined` when it is not a quantity.
- * @example parseQuantity("2Gi") // 2147483648
- */
-export function parseQuantity(s: string | undefined | null): number | undefined {
-  if (s === undefined || s === null) return undefined;
-  const m = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([eE][+-]?[0-9]+)|(n|u|m|k|M|G|T|P|E))?$/.exec(
-    s.trim(),
-  );
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  if (m[2]) return n * (BINARY[m[2]] as number);
-  if (m[3]) return n * 10 ** Number(m[3].slice(1));
-  return n * (DECIMAL[m[4] ?? ""] as number);
-}
 
 /** A claim is fully bound when `spec.volumeName` is set and the PV controller completed the binding. */
 export function isClaimFullyBound(pvc: PersistentVolumeClaim): boolean {
@@ -87,8 +66,9 @@ export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolum
   }
   const want = pvc.spec?.resources?.requests?.storage;
   const have = pv.spec?.capacity?.storage;
-  const wq = parseQuantity(want);
-  const hq = parseQuantity(have);
+  // pv_controller.go checkVolumeSatisfyClaim: volumeQty.Value() < requestedQty.Value() (both rounded up to bytes)
+  const wq = quantityValue(want);
+  const hq = quantityValue(have);
   if (wq !== undefined && (hq === undefined || hq < wq)) out.push({ field: "capacity", want: `>= ${want}`, got: have ?? "none" });
   const wMode = pvc.spec?.volumeMode ?? "Filesystem";
   const hMode = pv.spec?.volumeMode ?? "Filesystem";

@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Pod } from "../../src/model/k8s.ts";
-import { parseQuantity } from "../../src/pending/claim.ts";
+import { parseQuantity } from "../../src/model/quantity.ts";
 
 /** The directory of this process's memory cgroup and its version, or undefined when there is none to write to. */
 function ownMemoryCgroup(): { dir: string; v: 1 | 2 } | undefined {

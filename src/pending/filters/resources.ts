@@ -19,25 +19,22 @@
  * @module
  */
 import type { Node, Pod } from "../../model/k8s.ts";
+import { quantityMilliValue, quantityValue } from "../../model/quantity.ts";
 
 /** Requests by resource name, in milli-units (cpu in millicores, memory in milli-bytes, counts ×1000). */
 export type Requests = Map<string, number>;
 
-const SUFFIX: Record<string, number> = {
-  n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
-
 /**
- * A Kubernetes quantity (`100m`, `1.5`, `64Mi`, `1e3`, `129M`) in milli-units.
+ * A quantity of `resource` in the milli-units of {@link Requests}, rounded as kube-scheduler adds it
+ * (framework/types.go `Resource.Add`): cpu by `MilliValue()` (`100m` → 100, `1.5` → 1500), every other resource by
+ * `Value()` (bytes, pods, devices) times 1000. Rounding is per container; Kubernetes sums a pod's requests exactly
+ * first, which differs only for requests finer than 1m cpu or 1 byte.
  * @throws {RangeError} for text that is not a quantity.
  */
-export function parseQuantity(q: string | number): number {
-  if (typeof q === "number") return q * 1000;
-  const m = /^([+-]?[0-9.]+)(?:[eE]([+-]?\d+))?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/.exec(q.trim());
-  if (!m || !/^[+-]?(\d+\.?\d*|\.\d+)$/.test(m[1]!)) throw new RangeError(`"${q}" is not a Kubernetes quantity`);
-  const exp = m[2] !== undefined ? 10 ** Number(m[2]) : 1;
-  return Math.round(Number(m[1]) * exp * (SUFFIX[m[3] ?? ""] ?? 1) * 1000);
+export function requestMilli(resource: string, q: string | number): number {
+  const v = resource === "cpu" ? quantityMilliValue(q) : quantityValue(q);
+  if (v === undefined) throw new RangeError(`"${q}" is not a Kubernetes quantity`);
+  return resource === "cpu" ? v : v * 1000;
 }
 
 interface ContainerLike {
@@ -53,7 +50,7 @@ function containers(pod: Pod, key: "containers" | "initContainers"): ContainerLi
 
 function requestsOf(c: ContainerLike): Requests {
   const out: Requests = new Map();
-  for (const [k, v] of Object.entries(c.resources?.requests ?? {})) out.set(k, parseQuantity(v));
+  for (const [k, v] of Object.entries(c.resources?.requests ?? {})) out.set(k, requestMilli(k, v));
   return out;
 }
 
@@ -145,12 +142,12 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
   for (const p of bound) used = add(used, podRequests(p));
   const reasons: string[] = [];
   const parts: string[] = [];
-  const podsAlloc = alloc.pods !== undefined ? parseQuantity(alloc.pods) / 1000 : undefined;
+  const podsAlloc = alloc.pods !== undefined ? requestMilli("pods", alloc.pods) / 1000 : undefined;
   if (podsAlloc !== undefined && bound.length + 1 > podsAlloc) reasons.push("Too many pods");
   if (podsAlloc !== undefined) parts.push(`pods: ${bound.length} of ${podsAlloc}`);
   for (const [r, milli] of [...want].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     if (milli === 0) continue;
-    const total = alloc[r] !== undefined ? parseQuantity(alloc[r]) : 0;
+    const total = alloc[r] !== undefined ? requestMilli(r, alloc[r]) : 0;
     const free = total - (used.get(r) ?? 0);
     parts.push(`${r}: requests ${fmt(r, milli)}, free ${fmt(r, free)} of ${fmt(r, total)}`);
     if (milli > free) reasons.push(`Insufficient ${r}`);

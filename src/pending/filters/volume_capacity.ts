@@ -10,7 +10,7 @@
 import type { Node, PersistentVolumeClaim, StorageClass } from "../../model/k8s.ts";
 import { labelSelectorMatches } from "../../model/label_selector.ts";
 import type { PendingContext } from "../context.ts";
-import { parseQuantity } from "./resources.ts";
+import { quantityValue } from "../../model/quantity.ts";
 
 /**
  * VolumeBinding's storage capacity check for a claim to provision (binder.go `hasEnoughCapacity`, v1.24+): only for a
@@ -28,21 +28,15 @@ export function capacityCheck(ctx: PendingContext, pvc: PersistentVolumeClaim, s
   if (want === undefined) return null;
   const driver = (ctx.bundle.objects.csiDrivers ?? []).find((d) => d.metadata.name === sc.provisioner);
   if (!driver || driver.spec?.storageCapacity !== true) return null;
-  let bytes: number;
-  try {
-    bytes = parseQuantity(want) / 1000;
-  } catch {
-    return null;
-  }
+  // volume binder hasEnoughCapacity: quantity.Value() against limit.Value() (capacitySufficient), bytes rounded up
+  const bytes = quantityValue(want);
+  if (bytes === undefined) return null;
   const labels = node.metadata.labels ?? {};
   const seen: string[] = [];
   for (const c of ctx.bundle.objects.csiStorageCapacities ?? []) {
     if (c.storageClassName !== sc.metadata.name || !labelSelectorMatches(c.nodeTopology ?? null, labels, "nothing")) continue;
     const limitText = c.maximumVolumeSize ?? c.capacity;
-    let limit = -1;
-    try {
-      if (limitText !== undefined) limit = parseQuantity(limitText) / 1000;
-    } catch { /* unreadable: not sufficient */ }
+    const limit = quantityValue(limitText) ?? -1; // unreadable: not sufficient
     seen.push(`${c.metadata.namespace ?? ""}/${c.metadata.name} ${c.maximumVolumeSize !== undefined ? "maximumVolumeSize" : "capacity"} ${limitText ?? "unset"}`);
     if (limitText !== undefined && limit >= bytes) {
       return { sufficient: true, detail: `CSIStorageCapacity ${c.metadata.namespace ?? ""}/${c.metadata.name}: ${limitText} ≥ ${want}` };
