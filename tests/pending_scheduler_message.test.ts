@@ -36,6 +36,26 @@ describe("parseSchedulerMessage", () => {
       },
     },
     {
+      // FitError.Error(): no histogram after a PreFilter message; the rest is PostFilter text (DynamicResources')
+      name: "PreFilter message followed by PostFilter text: the text is a note, not a second reason",
+      input: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found",
+      want: {
+        total: 3,
+        reasons: [{ count: 3, reason: "pod has unbound immediate PersistentVolumeClaims", kind: "unbound-immediate-pvc", preFilter: true }],
+        notes: ["not found"],
+      },
+    },
+    {
+      name: "PreFilter message, DynamicResources' PostFilter note and preemption",
+      input: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+      want: {
+        total: 3,
+        reasons: [{ count: 3, reason: "pod has unbound immediate PersistentVolumeClaims", kind: "unbound-immediate-pvc", preFilter: true }],
+        notes: ["no new claims to deallocate"],
+        preemption: { total: 3, reasons: [{ count: 3, reason: "Preemption is not helpful for scheduling", kind: "preemption-not-helpful" }] },
+      },
+    },
+    {
       name: "untolerated taint with its key and an empty value",
       input: "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) had volume node affinity conflict. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..",
       want: {

@@ -3,7 +3,8 @@
  * words from a per-node computation, so the two can be compared.
  *
  * Format: pkg/scheduler/framework/types.go `(*FitError).Error()`:
- * `0/<N> nodes are available:` + (` <PreFilter message>.`) + (` <histogram>.`) + (` <PostFilter message>.`), where the
+ * `0/<N> nodes are available:` + (` <PreFilter message>.`) + (` <histogram>.`) + (` <PostFilter message>.`), the histogram
+ * only when no PreFilter message is (so after a PreFilter message the rest is PostFilter text), where the
  * histogram is `"<count> <reason>"` strings sorted with Go's sort.Strings (byte order) and joined by `, `; the
  * DefaultPreemption PostFilter message is `preemption: ` + a nested FitError (so it often ends with `..`), and other
  * PostFilter plugins may put text before it (`no new claims to deallocate, preemption: …`).
@@ -154,7 +155,14 @@ function parseBody(body: string, total: number | null): { reasons: SchedulerReas
   const notes: string[] = [];
   const sentences = stripEnd(body).split(/\.\s+/).map((s) => s.trim()).filter((s) => s.length > 0);
   let sawCounted = false;
+  let sawPreFilter = false;
   for (const sentence of sentences) {
+    // FitError.Error() writes no histogram after a PreFilter message (every node has that one status): what follows
+    // is PostFilter text, e.g. DynamicResources' `no new claims to deallocate`
+    if (sawPreFilter) {
+      notes.push(stripEnd(sentence));
+      continue;
+    }
     // Items start with a count; split only before "<digits> " so "had taint {k: v}, that the pod…" stays whole.
     const items = sentence.split(/,\s+(?=\d+\s)/);
     for (const item of items) {
@@ -166,6 +174,7 @@ function parseBody(body: string, total: number | null): { reasons: SchedulerReas
       } else if (!sawCounted && total !== null) {
         const reason = stripEnd(item.trim());
         reasons.push({ count: total, reason, preFilter: true, ...classifyReason(reason) });
+        sawPreFilter = true;
       } else {
         notes.push(stripEnd(item.trim()));
       }
