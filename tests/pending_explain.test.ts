@@ -136,6 +136,28 @@ describe("bad input", () => {
 describe("scheduler model and reconciliation", () => {
   const ZONE = "topology.kubernetes.io/zone";
 
+  // NodeAffinity PreFilter (node_affinity.go): terms that name nodes by metadata.name leave no node → errReasonConflict
+  test("required terms whose metadata.name lists have no common node: NodeAffinity's PreFilter rejects every node", () => {
+    const names = (...v: string[][]) => ({ nodeSelectorTerms: v.map((values) => ({ matchFields: values.map((x) => ({ key: "metadata.name", operator: "In" as const, values: [x] })) })) });
+    const msg = "0/2 nodes are available: pod affinity terms conflict. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    const conflict = pod("app-0", { affinity: names(["n1", "n2"]) });
+    const r = explainPending(bundleOf([node("n1"), node("n2"), conflict, event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" })]), { kind: "pod", namespace: "default", name: "app-0" });
+    const p = r.pods[0]!;
+    expect(p.summary!.message).toBe("0/2 nodes are available: pod affinity terms conflict.");
+    expect(p.nodes.map((n) => n.rejectedBy)).toEqual([
+      { plugin: "NodeAffinity", reasons: ["pod affinity terms conflict"] },
+      { plugin: "NodeAffinity", reasons: ["pod affinity terms conflict"] },
+    ]);
+    expect(p.reconciliation.status).toBe("agree");
+    // one term naming a node the cluster has: a PreFilter result (that node), not a conflict
+    const one = explainPending(bundleOf([node("n1"), node("n2"), pod("app-0", { affinity: names(["n2"]) })]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(one.pods[0]!.summary!.preFilter).toBeNull();
+    expect(one.pods[0]!.summary!.feasibleNodes).toEqual(["n2"]);
+    // a term without metadata.name lets every node through PreFilter
+    const open = pod("app-0", { affinity: { nodeSelectorTerms: [...names(["n1", "n2"]).nodeSelectorTerms, { matchExpressions: [{ key: "disk", operator: "In", values: ["ssd"] }] }] } });
+    expect(explainPending(bundleOf([node("n1"), node("n2"), open]), { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!.summary!.preFilter).toBeNull();
+  });
+
   test("unbound Immediate claim: PreFilter message, agreeing with the event (double-dot preemption suffix)", () => {
     const msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..";
     const r = explainPending(

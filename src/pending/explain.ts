@@ -7,7 +7,8 @@
  * The per-node model follows kube-scheduler's default profile (pkg/scheduler/apis/config/v1/default_plugins.go), in
  * its filter order, a node's reasons being those of its first failing filter (the framework stops at the first
  * rejection):
- * - PreFilter VolumeBinding: missing claim, unbound Immediate claims;
+ * - PreFilter NodeAffinity (`matchFields metadata.name` terms that leave no node: `pod affinity terms conflict`), then
+ *   VolumeBinding: missing claim, unbound Immediate claims;
  * - NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector + required node affinity);
  * - NodePorts and NodeResourcesFit (filters/resources.ts, when the bundle has the node's allocatable);
  * - VolumeRestrictions (filters/volume_restrictions.ts: inline disks mounted on the node, ReadWriteOncePod in use),
@@ -149,14 +150,49 @@ function claimUses(ctx: PendingContext, pod: Pod): PodClaimUse[] {
   });
 }
 
-/** VolumeBinding PreFilter: the message that rejects every node, or null. */
-function volumePreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): string | null {
-  const ns = pod.metadata.namespace ?? "";
-  for (const u of uses) {
-    if (!u.found) return `persistentvolumeclaim "${u.claim}" not found`;
-    if (getClaim(ctx, ns, u.claim)?.metadata.deletionTimestamp) return `persistentvolumeclaim "${u.claim}" is being deleted`;
+/** A PreFilter status that rejects every node: the plugin, and its message as FailedScheduling prints it. */
+interface PreFilterRejection {
+  plugin: "NodeAffinity" | "VolumeBinding";
+  message: string;
+}
+
+/**
+ * NodeAffinity's PreFilter (plugins/nodeaffinity/node_affinity.go `PreFilter`): when every required term names nodes
+ * with `matchFields metadata.name In` (a term's lists intersected, the terms' sets united) and that leaves no name,
+ * it rejects every node with `pod affinity terms conflict` (errReasonConflict); a term without such a field lets every
+ * node through.
+ */
+function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
+  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms || terms.length === 0) return null;
+  const names = new Set<string>();
+  for (const t of terms) {
+    let termNames: Set<string> | undefined;
+    for (const f of t?.matchFields ?? []) {
+      if (f.key !== "metadata.name" || f.operator !== "In") continue;
+      const values = new Set(f.values ?? []);
+      termNames = termNames === undefined ? values : new Set([...termNames].filter((v) => values.has(v)));
+    }
+    if (termNames === undefined) return null;
+    for (const n of termNames) names.add(n);
   }
-  return uses.some((u) => u.binding === "immediate") ? "pod has unbound immediate PersistentVolumeClaims" : null;
+  return names.size === 0 ? { plugin: "NodeAffinity", message: "pod affinity terms conflict" } : null;
+}
+
+/**
+ * The PreFilter message that rejects every node, or null: NodeAffinity's conflict, then VolumeBinding's (missing
+ * claim, claim being deleted, unbound Immediate claims), in the default profile's PreFilter order.
+ */
+function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): PreFilterRejection | null {
+  const affinity = nodeAffinityPreFilter(pod);
+  if (affinity) return affinity;
+  const ns = pod.metadata.namespace ?? "";
+  const volume = (message: string): PreFilterRejection => ({ plugin: "VolumeBinding", message });
+  for (const u of uses) {
+    if (!u.found) return volume(`persistentvolumeclaim "${u.claim}" not found`);
+    if (getClaim(ctx, ns, u.claim)?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
+  }
+  return uses.some((u) => u.binding === "immediate") ? volume("pod has unbound immediate PersistentVolumeClaims") : null;
 }
 
 /** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
@@ -240,7 +276,7 @@ function podNodeRow(
   node: Node,
   uses: PodClaimUse[],
   wording: SchedulerWording,
-  preFilter: string | null,
+  preFilter: PreFilterRejection | null,
   pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode>; inlineDisks: boolean },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
@@ -377,7 +413,7 @@ function podNodeRow(
   let rejectedBy: PodNodeRow["rejectedBy"] = null;
   const failed = (rule: RuleCheck["rule"]) => checks.some((c) => c.rule === rule && !c.passed);
   if (preFilter) {
-    rejectedBy = { plugin: "VolumeBinding", reasons: [preFilter] };
+    rejectedBy = { plugin: preFilter.plugin, reasons: [preFilter.message] };
   } else if (failed("cordoned")) {
     rejectedBy = { plugin: "NodeUnschedulable", reasons: [reasonText("unschedulable", wording) as string] };
   } else if (tv.first) {
@@ -513,7 +549,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
-  const preFilter = volumePreFilter(ctx, pod, uses);
+  const preFilter = podPreFilter(ctx, pod, uses);
   const last = lastFailedScheduling(ctx, pod);
   const wording: SchedulerWording = {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
@@ -539,14 +575,14 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     const hist = new Map<string, number>();
     for (const reasons of perNode) for (const r of reasons) hist.set(r, (hist.get(r) ?? 0) + 1);
     const reasons = preFilter
-      ? [{ count: total, reason: preFilter, kind: classifyReason(preFilter).kind }]
+      ? [{ count: total, reason: preFilter.message, kind: classifyReason(preFilter.message).kind }]
       : [...hist].map(([reason, count]) => ({ count, reason, kind: classifyReason(reason).kind })).sort((a, b) =>
         cmp(`${a.count} ${a.reason}`, `${b.count} ${b.reason}`)
       );
     const message = feasible.length > 0
       ? `${feasible.length}/${total} nodes fit by the rules checked here: ${feasible.join(", ")}.`
-      : formatSchedulerMessage(total, perNode, preFilter ?? undefined);
-    summary = { message, total, feasibleNodes: feasible, preFilter, reasons, wording };
+      : formatSchedulerMessage(total, perNode, preFilter?.message);
+    summary = { message, total, feasibleNodes: feasible, preFilter: preFilter?.message ?? null, reasons, wording };
   }
   return {
     namespace: pod.metadata.namespace ?? "",

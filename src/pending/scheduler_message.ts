@@ -107,6 +107,9 @@ const KIND_RULES: KindRule[] = [
   { kind: "ports", re: /didn't satisfy plugin\(s\) \[NodePorts\]/i },
   { kind: "pod-affinity", re: /didn't satisfy plugin\(s\) \[InterPodAffinity\]/i },
   { kind: "topology-spread", re: /didn't satisfy plugin\(s\) \[PodTopologySpread\]/i },
+  // NodeAffinity's PreFilter (errReasonConflict, plugins/nodeaffinity/node_affinity.go): every required term names
+  // nodes by `matchFields metadata.name In`, and no name is in all of one term's lists; not InterPodAffinity's
+  { kind: "node-affinity", re: /^pod affinity terms conflict$/i },
   // before v1.22 InterPodAffinity wrote this beside each specific reason: the same nodes, counted twice
   { kind: "pod-affinity-umbrella", re: /didn't match pod affinity\/anti-affinity$/i },
   { kind: "unschedulable", re: /didn't satisfy plugin\(s\) \[NodeUnschedulable\]/i },
