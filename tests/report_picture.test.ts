@@ -108,6 +108,21 @@ describe("-o mermaid and -o dot", () => {
     expect(d.split("\n").filter((l) => /^\s*n\d+ \[label=/.test(l))).toHaveLength(2);
     expect(d).not.toContain("\u001b");
   });
+  it("no label or title can set Mermaid's configuration: %%{init}%% is written as entity codes", async () => {
+    for (const hostile of ["zone %%{init: {'theme':'dark','flowchart':{'htmlLabels':false}}}%% a", "unclosed %%{init: {'theme':'dark'"]) {
+      const g: PathGraph = {
+        title: hostile,
+        nodes: [{ id: "n1", label: hostile, kind: "rule" }, { id: "n2", label: "ok", kind: "endpoint" }],
+        edges: [{ from: "n1", to: "n2", label: hostile }],
+        clusters: [{ id: "c1", label: hostile, nodes: ["n1"], clusters: [] }],
+      };
+      const m = renderMermaid(g);
+      expect(m).not.toContain("%%");
+      const parsed = (await parseMermaid(m)) as { config?: Record<string, unknown> };
+      expect(parsed.config ?? {}, hostile).not.toHaveProperty("theme");
+      expect(parsed.config ?? {}, hostile).not.toHaveProperty("flowchart");
+    }
+  });
   it("--why-pending has no picture: a usage error", async () => {
     const r = await run(["pod/busybox", "--why-pending", "--from", "examples/azure-zones", "-o", "mermaid"]);
     expect(r.code).toBe(2);

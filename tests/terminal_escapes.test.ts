@@ -8,14 +8,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { colourMark, printable } from "../src/report/printable.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 import type { CliIo } from "../src/cli/io.ts";
 import { runCli } from "../src/cli/program.ts";
 
-const HOSTILE = "nginx\u001b]0;pwned\u0007\u001b[2J\r\u202eevil";
+// an OSC title, a screen clear, a carriage return, a right-to-left override, an 8-bit CSI (C1), and characters that
+// hide: zero-width space, line separator, byte-order mark
+const HOSTILE = "nginx\u001b]0;pwned\u0007\u001b[2J\r\u202eevil\u009b31m\u200b\u2028\ufeff";
 // as YAML's double-quoted escapes
-const HOSTILE_YAML = '"nginx\\e]0;pwned\\a\\e[2J\\r\\u202eevil"';
+const HOSTILE_YAML = '"nginx\\e]0;pwned\\a\\e[2J\\r\\u202eevil\\x9b31m\\u200b\\u2028\\ufeff"';
 
 function hostileBundle(): string {
   const dir = join(mkdtempSync(join(tmpdir(), "knp-esc-")), "lab");
@@ -39,7 +42,9 @@ async function cli(argv: string[], tty = false): Promise<{ code: number; out: st
 }
 
 // deno-lint-ignore no-control-regex
-const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001a\u001c-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001a\u001c-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+// deno-lint-ignore no-control-regex
+const RAW_ANY = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 // deno-lint-ignore no-control-regex
 const ESC_NOT_SGR = /\u001b(?!\[[0-9;]*m)/;
 
@@ -51,7 +56,7 @@ describe("terminal escapes from the data", () => {
     for (const tty of [false, true]) {
       const r = await cli(base, tty);
       expect(r.code).toBe(0);
-      expect(r.out).toContain("nginx\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\u202eevil");
+      expect(r.out).toContain("nginx\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\u202eevil\\x9b31m\\u200b\\u2028\\ufeff");
       expect(r.out).not.toMatch(RAW_CONTROL);
       expect(r.out).not.toMatch(ESC_NOT_SGR);
       if (tty) expect(r.out).toMatch(/\u001b\[[0-9;]*m/); // colour on a terminal still works
@@ -68,12 +73,19 @@ describe("terminal escapes from the data", () => {
     }
   });
 
-  it("-o json keeps the exact string", async () => {
+  it("-o json and -o yaml keep the exact string, every such character written as an escape", async () => {
     const r = await cli([...base, "-o", "json"]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain("\\u001b]0;pwned\\u0007");
+    expect(r.out).toContain("\\u001b]0;pwned\\u0007\\u001b[2J\\r\\u202eevil\\u009b31m\\u200b\\u2028\\ufeff");
+    expect(r.out).not.toMatch(RAW_ANY);
     const report = JSON.parse(r.out) as ServiceReport;
     expect(JSON.stringify(report)).toContain(JSON.stringify(HOSTILE).slice(1, -1));
+    const y = await cli([...base, "-o", "yaml"]);
+    expect(y.code).toBe(0);
+    // YAML 1.2 allows no C1 control raw (c-printable): the yaml library quotes them but wrote them raw
+    expect(y.out).not.toMatch(RAW_ANY);
+    expect(y.out).toContain("nginx\\e]0;pwned\\a\\e[2J\\r\\u202eevil\\x9b31m\\u200b\\u2028\\ufeff");
+    expect(parseYaml(y.out)).toEqual(report);
   });
 
   it("a colour marker cannot be forged from the data (the marker's tag is per process)", () => {

@@ -1,7 +1,7 @@
 /**
  * Mermaid flowchart of a path picture (`-o mermaid`): renders on GitHub and in Markdown. Node ids are generated
  * (`n1`, …); every label is quoted, with the characters Mermaid's flowchart grammar gives meaning to written as its
- * entity codes (`#34;`, `#60;`, …), and line breaks as `<br/>`; the title is a JSON-quoted YAML scalar. Syntax: https://mermaid.js.org/syntax/flowchart.html
+ * entity codes (`#34;`, `#60;`, …), `%%` too (a `%%{init}%%` directive is read anywhere), and line breaks as `<br/>`; the title is a JSON-quoted YAML scalar. Syntax: https://mermaid.js.org/syntax/flowchart.html
  * (checked by tests/report_picture.test.ts with Mermaid's own parser).
  *
  * Runtime-neutral: no I/O.
@@ -10,10 +10,14 @@
 import type { GraphCluster, GraphNode, PathGraph } from "./path_graph.ts";
 import { printable } from "./printable.ts";
 
-/** A label as Mermaid reads it inside `["…"]`: entity codes for `"`, `<`, `>`, `#`, `&` and control characters. */
+/**
+ * A label as Mermaid reads it inside `["…"]`: entity codes for `"`, `<`, `>`, `#`, `&`, control characters, and a `%`
+ * beside another: Mermaid reads `%%{init: …}%%` anywhere in the source as a directive that sets its configuration (an
+ * unclosed `%%{` swallows the rest of the diagram), and `%%` starts a comment.
+ */
 function label(text: string): string {
   return text
-    .replace(/[#&"<>`]|[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (ch) => `#${ch.codePointAt(0)};`)
+    .replace(/[#&"<>`]|%(?=%)|(?<=%)%|[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, (ch) => `#${ch.codePointAt(0)};`)
     .replace(/\n/g, "<br/>");
 }
 
@@ -33,9 +37,10 @@ const SHAPE: Record<GraphNode["kind"], [string, string]> = {
  */
 export function renderMermaid(g: PathGraph): string {
   // The title sits in YAML front matter: a JSON string is a valid YAML double-quoted scalar; control characters are
-  // shown as text (`\x1b`), not passed to the page.
+  // shown as text (`\x1b`), not passed to the page; a `%` beside another is written as a YAML escape (`\u0025`), so no
+  // directive can be read in the source.
   const title = g.title.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-  const lines = ["---", `title: ${JSON.stringify(title)}`, "---", "flowchart LR"];
+  const lines = ["---", `title: ${JSON.stringify(title).replace(/%(?=%)|(?<=%)%/g, "\\u0025")}`, "---", "flowchart LR"];
   const byId = new Map(g.nodes.map((n) => [n.id, n]));
   const placed = new Set<string>();
   const box = (id: string, indent: string) => {

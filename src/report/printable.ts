@@ -1,11 +1,12 @@
 /**
  * Text for a terminal from strings that came from a cluster or a bundle (names, annotations, Event messages, dump
  * lines quoted in findings): nothing in them may act on the terminal (issue 13 defect 6). Every C0 control but
- * newline and tab, DEL, every C1 control, and the bidirectional overrides and isolates (U+202A–U+202E,
- * U+2066–U+2069, which reorder what is shown, "Trojan Source") are shown as escapes (`\x1b`, `\u202e`); the colours
+ * newline and tab, DEL, every C1 control, the bidirectional marks, overrides and isolates (which reorder what is shown,
+ * "Trojan Source"), the invisible zero-width characters and the line separators ({@link UNSAFE_CHARS}) are shown as
+ * escapes (`\x1b`, `\u202e`); the colours
  * the renderers themselves add survive, because they are written as per-process private-use markers
  * ({@link colourMark}) and only those become ANSI codes here. JSON and YAML output never pass through this: they stay
- * exact.
+ * exact, those characters written as their escapes (serialize.ts).
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -29,8 +30,16 @@ export function colourMark(code: string): string {
 /** Matches a colour marker of this process (for widths: it takes no column). */
 export const COLOUR_MARK = new RegExp(`${OPEN}[0-9;]+${CLOSE}`, "g");
 
+/**
+ * Characters from outside that must not reach a terminal or a document raw: C0 controls but newline and tab, DEL, C1
+ * controls; the bidirectional marks, overrides and isolates (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069:
+ * "Trojan Source", CVE-2021-42574) and the invisible ones (zero-width U+200B–U+200D, U+2060–U+2064, U+FEFF) that make
+ * two different names look the same; the line and paragraph separators (U+2028, U+2029) that some terminals and
+ * editors break lines at.
+ */
 // deno-lint-ignore no-control-regex
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+export const UNSAFE_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const UNSAFE = UNSAFE_CHARS;
 
 function escape(c: string): string {
   const n = c.charCodeAt(0);
