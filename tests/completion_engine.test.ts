@@ -2,9 +2,11 @@
 // live HTTPS API server with a bearer token), every failure answered `:1` with one stderr line and no candidates,
 // the timeout, `completion SHELL` and the generated files in completions/, and the help texts (golden files,
 // kubectl conventions). Golden files: UPDATE_GOLDEN=1 npx vitest run tests/completion_engine.test.ts
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../src/cli/io.ts";
@@ -98,6 +100,41 @@ describe("names from a bundle (--from on the line: offline)", () => {
       { value: "pod/busybox", description: "Pending" },
       { value: "pod/busybox-zoned", description: "Running" },
     ]);
+  });
+  it("a description from the data cannot forge a candidate or act on the terminal (engine and built fast path)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "knp-compl-desc-"));
+    const svc = (name: string, spec: Record<string, unknown>) => ({ apiVersion: "v1", kind: "Service", metadata: { name, namespace: "default" }, spec });
+    writeFileSync(join(dir, "services.json"), JSON.stringify({
+      apiVersion: "v1",
+      kind: "List",
+      items: [
+        svc("web", { type: "ExternalName", externalName: "db\nsvc/web;touch PWNED\tforged" }),
+        svc("good", { type: "ClusterIP", clusterIP: "\u001b]8;;http://evil\u0007\u001b[31m10.0.0.1\u009b\u202e\u200b" }),
+      ],
+    }));
+    const escaped = "\\x1b]8;;http://evil\\x07\\x1b[31m10.0.0.1\\x9b\\u202e\\u200b";
+    // deno-lint-ignore no-control-regex
+    const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e]/;
+    const engine = await run(["complete", "--", "--from", dir, "svc/"]);
+    const built = existsSync(join(ROOT, "dist/kubectl-netpath.js"))
+      ? spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.js"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" })
+      : undefined;
+    for (const out of [engine.out, ...(built ? [built.stdout] : [])]) {
+      expect(parseAnswer(out).candidates).toEqual([
+        { value: "svc/good", description: `ClusterIP ${escaped}` },
+        { value: "svc/web", description: "ExternalName db svc/web;touch PWNED forged" },
+      ]);
+      expect(out).not.toMatch(RAW);
+    }
+  });
+  it.runIf(existsSync(join(ROOT, "dist/kubectl-netpath.js")))("the built fast path's one-line error escapes what it quotes", () => {
+    const dir = mkdtempSync(join(tmpdir(), "knp-compl-err-"));
+    mkdirSync(join(dir, "sub\u001b]0;OWNED\u0007\u001b[2J"));
+    writeFileSync(join(dir, "services.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+    const r = spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.js"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" });
+    expect(r.stdout).toBe(":1\n");
+    expect(r.stderr).toContain("sub\\x1b]0;OWNED\\x07\\x1b[2J");
+    expect(r.stderr).not.toContain("\u001b");
   });
   it.each([
     { name: "a missing bundle", input: ["--from", "/nonexistent/bundle", "svc/"], err: "completion: BundleError: --from /nonexistent/bundle: no such file or directory\n" },

@@ -439,9 +439,24 @@ describe("hostile names: TAB never runs them", () => {
     const got = await bashCompleteIn(marker, `source ${join(ROOT, "completions/kubectl-netpath.bash")}`, "__kubectl_netpath_complete", lines);
     expect(pwned()).toEqual([]);
     expect(got[0]!.reply).toEqual(["svc/web"]);
-    expect(got[2]!.reply).toContain("ok");
-    // a context with shell syntax is offered quoted, so inserting it does not run it either
-    expect(got[2]!.reply).toContain("a\\;touch\\ PWNED-ctx");
+    // a context name with shell syntax is not offered at all (kubectl's own script would pass it to compgen -W)
+    expect(got[2]!.reply).toEqual(["ok"]);
+  });
+  it.runIf(kubectlVersions().length > 0 && requireTools("kubectl's bash completion", BASH))("kubectl's own bash completion: contexts without a description never reach compgen -W", async () => {
+    // kubectl's script hands candidates without a description to `compgen -W`, which expands $(…) and `…`
+    const bare = join(work, "hostile-kubeconfig-bare");
+    writeFileSync(bare, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "ok",
+      clusters: [], users: [],
+      contexts: [{ name: "ok", context: {} }, { name: "$(touch PWNED-k1)", context: {} }, { name: "`touch PWNED-k2`", context: {} }, { name: "b;touch PWNED-k3", context: {} }],
+    }));
+    const v = kubectlVersions().at(-1)!;
+    const kdir = join(work, `k-${v}`);
+    mkdirSync(kdir, { recursive: true });
+    if (!existsSync(join(kdir, "kubectl"))) symlinkSync(join(SDK, v), join(kdir, "kubectl"));
+    const got = await bashCompleteIn(marker, `PATH=${kdir}:$PATH; source <(kubectl completion bash)`, "__start_kubectl", [`kubectl netpath --kubeconfig ${bare} --context `]);
+    expect(pwned()).toEqual([]);
+    expect(got[0]!.reply).toEqual(["ok"]);
   });
   it.runIf(requireTools("real zsh", ["zsh"]))("zsh: the script", async () => {
     const driver = join(work, "zsh-driver-hostile.zsh");

@@ -6,6 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { UNSAFE_CHARS } from "../../report/printable.ts";
 
 /** The directive bits. `Default` (0) lets the shell fall back to file completion when there are no candidates. */
 export const Directive = {
@@ -36,8 +37,7 @@ export interface Candidate {
  * `:<directive>`.
  * @param candidates the candidates, in order.
  * @param directive the directive bits (sum of {@link Directive} values).
- * @returns the text, ending with a newline. Tabs and newlines inside a value or description are replaced by spaces,
- *   since either would break the line format.
+ * @returns the text, ending with a newline; each candidate as {@link safeCandidate} makes it.
  * @example
  * ```ts
  * formatAnswer([{ value: "svc/", description: "a Service" }], Directive.NoSpace | Directive.NoFileComp);
@@ -45,10 +45,29 @@ export interface Candidate {
  * ```
  */
 export function formatAnswer(candidates: readonly Candidate[], directive: number): string {
-  const clean = (s: string) => s.replace(/[\t\r\n]+/g, " ");
   let out = "";
-  for (const c of candidates) out += c.description ? `${clean(c.value)}\t${clean(c.description)}\n` : `${clean(c.value)}\n`;
+  for (const c of candidates) {
+    const { value, description } = safeCandidate(c);
+    out += description ? `${value}\t${description}\n` : `${value}\n`;
+  }
   return `${out}:${directive}\n`;
+}
+
+function escapeChar(c: string): string {
+  const n = c.charCodeAt(0);
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A candidate as an answer may carry it: tabs and line breaks (which would end the `value<TAB>description` line, and
+ * forge a candidate of their own) become spaces; in the description, which zsh and fish print as they get it, the
+ * characters that act on a terminal or hide ({@link UNSAFE_CHARS}: controls, C1, bidi and zero-width characters) are
+ * written as escapes (`\x1b`, `\u202e`). Values are names checked against Kubernetes' name rules before they get here
+ * (lookups.ts); a kubeconfig context name is offered only when a shell reads it as one plain word.
+ */
+export function safeCandidate(c: Candidate): Candidate {
+  const oneLine = (s: string) => s.replace(/[\t\r\n\u2028\u2029]+/g, " ");
+  return { value: oneLine(c.value), description: oneLine(c.description).replace(UNSAFE_CHARS, escapeChar) };
 }
 
 /**

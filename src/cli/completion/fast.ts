@@ -9,9 +9,10 @@
  * @module
  */
 import { type CompletionPlan, directiveFor, planCompletion } from "./candidates.ts";
-import { type Candidate, formatAnswer } from "./directive.ts";
+import { type Candidate, formatAnswer, safeCandidate } from "./directive.ts";
 import { type CompletionLine, parseCompletionLine, splitGluedValues } from "./line.ts";
 import { LINE_SPEC } from "./line_spec_data.ts";
+import { printable } from "../../report/printable.ts";
 import type { LookupEnv } from "./lookups.ts";
 
 /**
@@ -26,7 +27,8 @@ export async function lookupOrError(
 ): Promise<Candidate[] | string> {
   try {
     const { fetchCandidates } = await import("./lookups.ts");
-    return await fetchCandidates(plan, line, e);
+    // made safe here, before either the engine's library or formatAnswer prints them
+    return (await fetchCandidates(plan, line, e)).map(safeCandidate);
   } catch (err) {
     onError(err instanceof Error ? `${err.name}: ${err.message.split("\n")[0]}` : String(err));
     return formatAnswer([], directiveFor(plan, [], true));
@@ -44,7 +46,10 @@ export async function completeFast(words: readonly string[], e: LookupEnv, onErr
   const line = parseCompletionLine(words, LINE_SPEC);
   const plan = planCompletion(line, LINE_SPEC);
   if (plan.kind !== "lookup") return undefined;
-  const candidates = await lookupOrError(plan, line, e, onError);
+  // the one-line reasons quote paths and names from the line, the bundle or the kubeconfig: escaped for the terminal
+  const warn = e.warn;
+  const safe: LookupEnv = { ...e, ...(warn ? { warn: (l: string) => warn(printable(l)) } : {}) };
+  const candidates = await lookupOrError(plan, line, safe, (reason) => onError(printable(reason)));
   if (typeof candidates === "string") return candidates;
   const cur = splitGluedValues(words, LINE_SPEC).at(-1) ?? "";
   const prefix = cur.includes("=") ? cur.split("=")[1]! : cur;

@@ -155,8 +155,19 @@ function contextsOf(line: CompletionLine, e: LookupEnv): Candidate[] {
     }
   }
   const { contexts, current } = mergeContexts(files);
-  return contextCandidates(contexts, current);
+  const plain = contexts.filter((c) => SHELL_WORD.test(c.name));
+  const left = contexts.length - plain.length;
+  if (left > 0) e.warn?.(`${left} context name${left === 1 ? " holds" : "s hold"} characters a shell would read (spaces, quotes, $, \`, ;, …): not offered; type ${left === 1 ? "it" : "them"} quoted`);
+  return contextCandidates(plain, current);
 }
+
+/**
+ * A kubeconfig context name that a shell reads as one plain word wherever a completion script puts it (kubectl's bash
+ * script passes candidates without a description through `compgen -W`, which expands `$(…)` and backquotes): letters,
+ * digits and `_ . : @ / + = , % -`, as in `kubernetes-admin@kubernetes`, `arn:aws:eks:eu-west-1:123:cluster/prod`,
+ * `gke_project_zone_name`. Context names are free text (kubeconfig is not validated by the API server).
+ */
+const SHELL_WORD = /^[A-Za-z0-9_][A-Za-z0-9_.:@/+=,%-]*$/;
 
 /** Races `run` against a timer (the loader and authentication, e.g. an exec plugin, count too). */
 function withTimeout<T>(ms: number, run: () => Promise<T>): Promise<T> {

@@ -65,7 +65,15 @@ function useResponder(shell: "zsh" | "fish", text: string, name: string): string
       `    set -l results\n    if command -q ${r}\n        set results (${r} $args[2..-1] "$lastArg" 2> /dev/null)\n    else\n        set results (${name} complete -- $args[2..-1] "$lastArg" 2> /dev/null)\n    end\n`,
     ];
   if (!text.includes(old)) throw new Error(`completionScript: @bomb.sh/tab's ${shell} script changed; adapt useResponder`);
-  return text.replace(old, replacement);
+  let out = text.replace(old, replacement);
+  if (shell === "zsh") {
+    // tab's zsh script passes -Q to _describe: candidates inserted without zsh's quoting, so a candidate holding `;` or
+    // `$(…)` would run when the line is. Cobra's own zsh script has no -Q; neither has this one.
+    const describe = `_describe $keepOrder "completions" completions -Q \${flagPrefix}`;
+    if (!out.includes(describe)) throw new Error("completionScript: @bomb.sh/tab's zsh script changed; adapt useResponder (_describe -Q)");
+    out = out.replace(describe, `_describe $keepOrder "completions" completions \${flagPrefix}`);
+  }
+  return out;
 }
 
 /**
