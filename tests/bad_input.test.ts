@@ -126,6 +126,12 @@ beforeAll(async () => {
       r.end("<html><head><title>Welcome to nginx!</title></head></html>");
       return;
     }
+    // a JSON service that answers 200 to everything: a Status for a GET, an array for a list
+    if (q.url?.includes("/status200/")) {
+      r.writeHead(200, { "Content-Type": "application/json" });
+      r.end(q.url.includes("/services/") ? JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Success" }) : "[1,2,3]");
+      return;
+    }
     r.writeHead(404, { "Content-Type": "application/json" });
     r.end(JSON.stringify({ error: "no route" }));
   });
@@ -364,6 +370,10 @@ const LIVE: Case[] = [
   { input: "a web server answering HTML 200", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-html200", `https://127.0.0.1:${jsonPort}/ok200/`)], code: 1, says: /is not a Kubernetes API server: it answered GET .* with HTTP 200 and an HTML page \("Welcome to nginx!"\), not JSON/ },
   { input: "a JSON server answering 404 with a non-Status body", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-json", `https://127.0.0.1:${jsonPort}`)], code: 1, says: /is not a Kubernetes API server: it answered GET .* with HTTP 404 and JSON that is not a Status/ },
   { input: "a plain-HTTP server address", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-http", `http://127.0.0.1:${httpPort}`)], code: 1, says: /is http:\/\/127\.0\.0\.1:\d+, plain HTTP: use its https:\/\/ address, or set insecure-skip-tls-verify: true/ },
+  { input: "JSON 200 that is not the object asked for (a Status for a Service)", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-status200", `https://127.0.0.1:${jsonPort}/status200/`)], code: 1, says: /answered GET .*\/services\/web with JSON a Kubernetes API server does not send \(the Service is a Status: want a Service object\); check the server of context "ctx"/ },
+  { input: "an https:// address whose server speaks plain HTTP", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-notls", `https://127.0.0.1:${httpPort}`)], code: 1, says: /the API server address https:\/\/127\.0\.0\.1:\d+ does not answer TLS \(is it an http:\/\/ port, or not an API server\?\): check the server address/ },
+  { input: "a server address that is not a URL", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-notaurl", "not a url")], code: 1, says: /has server "not a url", not an https:\/\/ URL: fix clusters\[\]\.cluster\.server/ },
+  { input: "`--kubeconfig /dev/zero`", args: () => ["svc/web", "--kubeconfig", "/dev/zero"], code: 1, says: /kubeconfig \/dev\/zero is a character device, not a file: pass --kubeconfig FILE/ },
   { input: "a closed port", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-closed", `https://127.0.0.1:${closedPort}`)], code: 1, says: /cannot reach the API server https:\/\/127\.0\.0\.1:\d+ \(connection refused\): is the cluster running/ },
   { input: "a server that never answers (`--request-timeout 300ms`)", args: () => ["svc/web", "--no-exec", "--request-timeout", "300ms", "--kubeconfig", kubeconfig("kc-silent", `https://127.0.0.1:${silentPort}`)], code: 1, says: /did not answer within 300 ?ms .*raise --request-timeout or check the cluster/ },
   { input: "the server's certificate from an unknown CA", args: () => ["svc/web", "--no-exec", "--kubeconfig", kubeconfig("kc-ca", api.url, { token: "x" }, { "certificate-authority-data": Buffer.from(makePki().caCert).toString("base64") })], code: 1, says: /certificate|TLS/ },

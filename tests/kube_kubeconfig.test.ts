@@ -69,6 +69,11 @@ describe("loadKubeconfig", () => {
   writeFileSync(join(d, "nocurrent"), kc({ contexts: [["a", "c"]], clusters: [["c", "https://c"]] }));
   writeFileSync(join(d, "bad"), "clusters: [\n");
   writeFileSync(join(d, "noserver"), JSON.stringify({ "current-context": "a", contexts: [{ name: "a", context: { cluster: "c" } }], clusters: [{ name: "c", cluster: {} }] }));
+  writeFileSync(join(d, "badurl"), kc({ current: "a", contexts: [["a", "c"]], clusters: [["c", "not a url"]] }));
+  writeFileSync(join(d, "ftp"), kc({ current: "a", contexts: [["a", "c"]], clusters: [["c", "ftp://127.0.0.1:21"]] }));
+  writeFileSync(join(d, "cafile"), JSON.stringify({ "current-context": "a", contexts: [{ name: "a", context: { cluster: "c", user: "u" } }], clusters: [{ name: "c", cluster: { server: "https://c", "certificate-authority": "/nonexistent/ca.crt" } }], users: [{ name: "u", user: { token: "t" } }] }));
+  writeFileSync(join(d, "keyfile"), JSON.stringify({ "current-context": "a", contexts: [{ name: "a", context: { cluster: "c", user: "u" } }], clusters: [{ name: "c", cluster: { server: "https://c", "insecure-skip-tls-verify": true } }], users: [{ name: "u", user: { "client-certificate": d, "client-key": "/nonexistent/c.key" } }] }));
+  mkdirSync(join(d, "adir"));
   it.each([
     { name: "unknown --context", o: { kubeconfig: join(d, "ok"), context: "prod" }, want: `context "prod" not found in kubeconfig ${join(d, "ok")} (contexts: a, b, nouser)` },
     { name: "context naming a missing cluster", o: { kubeconfig: join(d, "ok"), context: "b" }, want: `context "b" refers to cluster "missing", which is not in kubeconfig ${join(d, "ok")}` },
@@ -77,6 +82,12 @@ describe("loadKubeconfig", () => {
     { name: "invalid YAML", o: { kubeconfig: join(d, "bad") }, want: `kubeconfig ${join(d, "bad")} is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1` },
     { name: "cluster without server", o: { kubeconfig: join(d, "noserver") }, want: `kubeconfig ${join(d, "noserver")}: clusters[0].cluster.server is missing` },
     { name: "KUBECONFIG of missing files", o: { env: { KUBECONFIG: "/nope/a:/nope/b" } }, want: "none of the files in KUBECONFIG exists (/nope/a, /nope/b)" },
+    { name: "a server that is not a URL", o: { kubeconfig: join(d, "badurl") }, want: `cluster "c" of context "a" has server "not a url", not an https:// URL: fix clusters[].cluster.server in kubeconfig ${join(d, "badurl")}` },
+    { name: "a server of another scheme", o: { kubeconfig: join(d, "ftp") }, want: `cluster "c" of context "a" has server "ftp://127.0.0.1:21", not an https:// URL: fix clusters[].cluster.server in kubeconfig ${join(d, "ftp")}` },
+    { name: "a certificate-authority file that does not exist", o: { kubeconfig: join(d, "cafile") }, want: `cluster "c" certificate-authority /nonexistent/ca.crt does not exist: fix the path in kubeconfig ${join(d, "cafile")}` },
+    { name: "a client-certificate that is a directory", o: { kubeconfig: join(d, "keyfile") }, want: `user "u" client-certificate ${d} is not a file: fix the path in kubeconfig ${join(d, "keyfile")}` },
+    { name: "--kubeconfig a directory", o: { kubeconfig: join(d, "adir") }, want: `kubeconfig ${join(d, "adir")} is a directory, not a file: pass --kubeconfig FILE` },
+    { name: "--kubeconfig /dev/zero (read, it never ends)", o: { kubeconfig: "/dev/zero" }, want: "kubeconfig /dev/zero is a character device, not a file: pass --kubeconfig FILE" },
   ])("$name", async ({ o, want }) => {
     await expect(loadKubeconfig({ env: {}, cwd: "/", ...o })).rejects.toThrow(new KubeconfigError(want));
   });

@@ -43,7 +43,7 @@ function get(opts: https.RequestOptions): Promise<number> {
 beforeAll(async () => {
   server = https.createServer({ cert: pki.serverCert, key: pki.serverKey, ca: pki.caCert, requestCert: true, rejectUnauthorized: true }, (_req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ kind: "Service", apiVersion: "v1", metadata: { name: "web", namespace: "default" } }));
+    res.end(JSON.stringify({ kind: "Service", apiVersion: "v1", metadata: { name: "web", namespace: "default" }, spec: { type: "ClusterIP", clusterIP: "10.96.0.9", ports: [{ port: 80, protocol: "TCP" }] } }));
   });
   server.on("secureConnection", (s: TLSSocket) => handshakes.push({ reused: s.isSessionReused(), user: String(s.getPeerCertificate().subject?.CN) }));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -146,8 +146,16 @@ export function networkError(e: unknown, server: { url: string; context: string 
   const code = (e as { code?: string }).code ?? "";
   const raw = e instanceof Error ? e.message : String(e);
   const ctx = `context "${server.context}"`;
+  // OpenSSL's "wrong version number" / "packet length too long" (EPROTO): the other side does not speak TLS at all
+  if (code === "EPROTO" && /wrong version number|packet length too long|record layer failure|http request/i.test(raw)) {
+    return new ApiUnreachableError(
+      `the API server address ${server.url} does not answer TLS (is it an http:// port, or not an API server?): ` +
+        `check the server address of the cluster of ${ctx} in your kubeconfig`,
+    );
+  }
   if (code in TLS_CODES || /certificate|SSL|TLS/i.test(raw)) {
-    const why = TLS_CODES[code] ?? raw;
+    // OpenSSL's messages run over lines (`…:ssl3_record.c:350:\n`): one line, its first
+    const why = TLS_CODES[code] ?? raw.split("\n").map((l) => l.trim()).filter((l) => l !== "").join(" ");
     return new ApiUnreachableError(
       `TLS with the API server ${server.url} failed: ${why}${code ? ` (${code})` : ""}; check certificate-authority(-data) ` +
         `and the server address of the cluster of ${ctx} in your kubeconfig`,
@@ -162,7 +170,7 @@ export function networkError(e: unknown, server: { url: string; context: string 
     ETIMEDOUT: "connection timed out",
     ECONNRESET: "connection reset",
   };
-  const word = words[code] ?? raw;
+  const word = words[code] ?? raw.split("\n").map((l) => l.trim()).filter((l) => l !== "").join(" ");
   return new ApiUnreachableError(
     `cannot reach the API server ${server.url} (${word}): is the cluster running and is ${ctx} the right one? ` +
       `(kubectl --context ${server.context} cluster-info)`,

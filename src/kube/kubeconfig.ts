@@ -10,7 +10,7 @@
  * client-node is imported lazily here: only live commands pay for it. Uses `node:fs`, which Node and Deno 2 provide.
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml } from "yaml";
@@ -48,11 +48,22 @@ export interface LoadedKubeconfig {
 
 const SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/** The largest kubeconfig read (kubectl's are a few kB; one with many clusters' certificates inline, a few MB). */
+const MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024;
+
 function readDoc(path: string): KubeconfigDoc {
   let text: string;
   try {
+    // a directory, a FIFO or /dev/zero would fail late, block, or fill memory: only a regular file of sane size is read
+    const st = statSync(path);
+    if (!st.isFile()) {
+      const what = st.isDirectory() ? "a directory" : st.isFIFO() ? "a FIFO" : st.isCharacterDevice() ? "a character device" : st.isSocket() ? "a socket" : "not a regular file";
+      throw new KubeconfigError(`kubeconfig ${path} is ${what}, not a file: pass --kubeconfig FILE`);
+    }
+    if (st.size > MAX_KUBECONFIG_BYTES) throw new KubeconfigError(`kubeconfig ${path} is ${st.size} bytes, more than a kubeconfig holds (16 MiB): check the path`);
     text = readFileSync(path, "utf8");
   } catch (e) {
+    if (e instanceof KubeconfigError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === "EACCES" ? "permission denied: make it readable, or pass --kubeconfig FILE" : code === "ENOENT" ? "no such file" : (e as Error).message;
     throw new KubeconfigError(`cannot read kubeconfig ${path}: ${why}`);
@@ -180,6 +191,30 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
   kc.setCurrentContext(contextName);
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new KubeconfigError(`cluster "${c.cluster}" of context "${contextName}" has no server address (kubeconfig ${where})`);
+  let url: URL | undefined;
+  try {
+    url = new URL(server);
+  } catch { /* said below */ }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.hostname === "") {
+    throw new KubeconfigError(`cluster "${c.cluster}" of context "${contextName}" has server ${JSON.stringify(server)}, not an https:// URL: fix clusters[].cluster.server in kubeconfig ${where}`);
+  }
+  // the files the cluster and user name are read per request, where a missing one is a bare ENOENT: say which field
+  const files: [string, string | undefined][] = [
+    [`cluster "${c.cluster}" certificate-authority`, kc.getCurrentCluster()?.caFile],
+    [`user "${c.user ?? ""}" client-certificate`, kc.getCurrentUser()?.certFile],
+    [`user "${c.user ?? ""}" client-key`, kc.getCurrentUser()?.keyFile],
+  ];
+  for (const [field, file] of files) {
+    if (!file) continue;
+    let problem: string | undefined;
+    try {
+      if (!statSync(file).isFile()) problem = "is not a file";
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      problem = code === "ENOENT" ? "does not exist" : code === "EACCES" ? "cannot be read (permission denied)" : `cannot be read (${code ?? (e as Error).message})`;
+    }
+    if (problem) throw new KubeconfigError(`${field} ${file} ${problem}: fix the path in kubeconfig ${where}`);
+  }
   const out: LoadedKubeconfig = { kc, context: contextName, namespace: c.namespace || "default", server, sources };
   if (c.user) out.user = c.user;
   return out;

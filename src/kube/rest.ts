@@ -17,6 +17,7 @@ import { shareTlsAgent } from "./tls_agent.ts";
 import { Buffer } from "node:buffer";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { formatMs } from "./duration.ts";
+import { checkObjectShape } from "../bundle/shape.ts";
 import { credentialPluginError } from "./kubeconfig.ts";
 import { ApiUnreachableError, apiError, KubeApiError, networkError, type RequestDescription } from "./errors.ts";
 
@@ -234,8 +235,25 @@ export class KubeRest {
    * GET one object.
    * @throws {KubeApiError} for error statuses (404 has `status === 404`).
    */
-  get<T>(r: ResourceRef, query?: Query): Promise<T> {
-    return this.#json<T>("get", "GET", r, query);
+  async get<T>(r: ResourceRef, query?: Query): Promise<T> {
+    const value = await this.#json<T>("get", "GET", r, query);
+    const kind = r.subresource ? undefined : KIND_OF[r.resource];
+    if (kind) this.#fits(value, kind, `the ${kind}`, r);
+    return value;
+  }
+
+  /**
+   * An answer that does not have the shape of the kind asked for (a proxy's or another service's JSON, a Status with
+   * HTTP 200) is not analysed as if it were one: the same shape checks as a bundle's objects (bundle/shape.ts).
+   * @throws {ApiUnreachableError} naming the request and the first field that does not fit.
+   */
+  #fits(value: unknown, kind: string, what: string, r: ResourceRef): void {
+    const bad = checkObjectShape(value, kind, what);
+    if (bad === undefined) return;
+    throw new ApiUnreachableError(
+      `${this.server} answered GET ${resourcePath(r)} with JSON a Kubernetes API server does not send (${bad}); ` +
+        `check the server of context "${this.context}" in your kubeconfig (or the proxy in front of it)`,
+    );
   }
 
   /** GET one object, or undefined when it does not exist (404). */
@@ -271,7 +289,14 @@ export class KubeRest {
         { ...query, limit: pageSize, ...(cont ? { continue: cont } : {}) },
       );
       pages++;
-      for (const it of page.items ?? []) {
+      if (page === null || typeof page !== "object" || !Array.isArray(page.items)) {
+        throw new ApiUnreachableError(
+          `${this.server} answered GET ${resourcePath(r)} with JSON that is not a list (no items array); ` +
+            `check the server of context "${this.context}" in your kubeconfig (or the proxy in front of it)`,
+        );
+      }
+      for (const [i, it] of page.items.entries()) {
+        if (kind !== undefined) this.#fits(it, kind, `items[${i}]`, r);
         const o = it as Record<string, unknown>;
         items.push((kind !== undefined && o.kind === undefined ? { apiVersion, kind, ...o } : o) as T);
       }
