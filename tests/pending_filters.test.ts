@@ -9,6 +9,7 @@ import { emptyBundle } from "../src/bundle/bundle.ts";
 import type { KubeEvent, Node, Pod } from "../src/model/k8s.ts";
 import { explainPending } from "../src/pending/explain.ts";
 import { fitsResources, podRequests, requestMilli } from "../src/pending/filters/resources.ts";
+import { BundleError } from "../src/bundle/decode.ts";
 import { classifyReason } from "../src/pending/scheduler_message.ts";
 
 const node = (name: string, alloc: Record<string, string>): Node => ({
@@ -52,6 +53,15 @@ describe("NodeResourcesFit arithmetic", () => {
     expect(requestMilli(resource as string, q as string | number)).toBe(milli);
   });
   it("rejects junk", () => expect(() => requestMilli("cpu", "12 apples")).toThrow(RangeError));
+  it("a request or an allocatable that is not a quantity: one error naming the object, the field and what to do", () => {
+    const fix = "; fix that object in the bundle, or export it again (kubectl get -o yaml)";
+    expect(() => fitsResources(pod("p", { containers: [req({ cpu: "2" })] }), node("n1", { cpu: "banana" }), []))
+      .toThrow(new BundleError(`node n1: status.allocatable cpu: "banana" is not a Kubernetes quantity${fix}`));
+    expect(() => podRequests(pod("p", { containers: [req({ memory: "15Gix" })] })))
+      .toThrow(new BundleError(`pod default/p: container c requests memory: "15Gix" is not a Kubernetes quantity${fix}`));
+    expect(() => podRequests(pod("p", { containers: [req({ cpu: Infinity as unknown as string })] })))
+      .toThrow(new BundleError(`pod default/p: container c requests cpu: Infinity is not a Kubernetes quantity${fix}`));
+  });
   it("sidecar init containers add to the app containers; a plain init container needs its own plus the sidecars started before it (PodRequests)", () => {
     const p = pod("p", {
       containers: [req({ cpu: "1" })],

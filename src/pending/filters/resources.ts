@@ -20,6 +20,7 @@
  */
 import type { Node, Pod } from "../../model/k8s.ts";
 import { quantityMilliValue, quantityValue } from "../../model/quantity.ts";
+import { BundleError } from "../../bundle/decode.ts";
 
 /** Requests by resource name, in milli-units (cpu in millicores, memory in milli-bytes, counts ×1000). */
 export type Requests = Map<string, number>;
@@ -48,10 +49,26 @@ function containers(pod: Pod, key: "containers" | "initContainers"): ContainerLi
   return ((pod.spec as Record<string, unknown> | undefined)?.[key] as ContainerLike[] | undefined) ?? [];
 }
 
-function requestsOf(c: ContainerLike): Requests {
+function requestsOf(c: ContainerLike, what = `container ${c.name ?? "?"} requests`): Requests {
   const out: Requests = new Map();
-  for (const [k, v] of Object.entries(c.resources?.requests ?? {})) out.set(k, requestMilli(k, v));
+  for (const [k, v] of Object.entries(c.resources?.requests ?? {})) {
+    try {
+      out.set(k, requestMilli(k, v));
+    } catch {
+      throw new BundleError(`${what} ${k}: ${typeof v === "string" ? JSON.stringify(v) : String(v)} is not a Kubernetes quantity`);
+    }
+  }
   return out;
+}
+
+/** Runs `f`, naming `who` in a {@link BundleError} it throws: the object whose field is not a quantity, and what to do. */
+function naming<T>(who: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof BundleError) throw new BundleError(`${who}: ${e.message}; fix that object in the bundle, or export it again (kubectl get -o yaml)`);
+    throw e;
+  }
 }
 
 function add(a: Requests, b: Requests): Requests {
@@ -82,16 +99,23 @@ function appContainerRequests(pod: Pod, c: ContainerLike): Requests {
   const statuses = (pod.status as { containerStatuses?: ContainerStatusLike[] } | undefined)?.containerStatuses ?? [];
   const cs = statuses.find((x) => x.name === c.name);
   if (!cs?.resources) return requestsOf(c);
-  const fromStatus = max(requestsOf({ resources: { requests: cs.resources.requests ?? {} } }), requestsOf({ resources: { requests: cs.allocatedResources ?? {} } }));
+  const fromStatus = max(
+    requestsOf({ resources: { requests: cs.resources.requests ?? {} } }, `status of container ${c.name ?? "?"} requests`),
+    requestsOf({ resources: { requests: cs.allocatedResources ?? {} } }, `status of container ${c.name ?? "?"} allocatedResources`),
+  );
   const infeasible = (pod.status?.conditions ?? []).some((x) => x.type === "PodResizePending" && x.reason === "Infeasible");
   return infeasible ? fromStatus : max(requestsOf(c), fromStatus);
 }
 
 /**
  * The pod's effective request (see the module comment).
- * @throws {RangeError} for a malformed quantity.
+ * @throws {BundleError} naming the pod, the container and the resource, for a request that is not a quantity.
  */
 export function podRequests(pod: Pod): Requests {
+  return naming(`pod ${pod.metadata.namespace ?? "default"}/${pod.metadata.name}`, () => podRequestsOf(pod));
+}
+
+function podRequestsOf(pod: Pod): Requests {
   let reqs: Requests = new Map();
   for (const c of containers(pod, "containers")) reqs = add(reqs, appContainerRequests(pod, c));
   let sidecars: Requests = new Map();
@@ -109,7 +133,7 @@ export function podRequests(pod: Pod): Requests {
   }
   reqs = max(reqs, init);
   const overhead = (pod.spec as { overhead?: Record<string, string> } | undefined)?.overhead;
-  if (overhead) reqs = add(reqs, requestsOf({ resources: { requests: overhead } }));
+  if (overhead) reqs = add(reqs, requestsOf({ resources: { requests: overhead } }, "spec.overhead"));
   return reqs;
 }
 
@@ -133,6 +157,7 @@ export interface FitResult {
  * @param pod the pending pod.
  * @param node the node.
  * @param bound the pods bound to the node (context.ts `indexPodsByNode`), without `pod`.
+ * @throws {BundleError} naming the node or pod whose allocatable or request is not a quantity.
  */
 export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitResult {
   const alloc = (node.status as { allocatable?: Record<string, string> } | undefined)?.allocatable;
@@ -142,12 +167,13 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
   for (const p of bound) used = add(used, podRequests(p));
   const reasons: string[] = [];
   const parts: string[] = [];
-  const podsAlloc = alloc.pods !== undefined ? requestMilli("pods", alloc.pods) / 1000 : undefined;
+  const allocatable = naming(`node ${node.metadata.name}`, () => requestsOf({ resources: { requests: alloc } }, "status.allocatable"));
+  const podsAlloc = allocatable.has("pods") ? allocatable.get("pods")! / 1000 : undefined;
   if (podsAlloc !== undefined && bound.length + 1 > podsAlloc) reasons.push("Too many pods");
   if (podsAlloc !== undefined) parts.push(`pods: ${bound.length} of ${podsAlloc}`);
   for (const [r, milli] of [...want].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     if (milli === 0) continue;
-    const total = alloc[r] !== undefined ? requestMilli(r, alloc[r]) : 0;
+    const total = allocatable.get(r) ?? 0;
     const free = total - (used.get(r) ?? 0);
     parts.push(`${r}: requests ${fmt(r, milli)}, free ${fmt(r, free)} of ${fmt(r, total)}`);
     if (milli > free) reasons.push(`Insufficient ${r}`);
