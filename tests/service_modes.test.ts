@@ -176,6 +176,37 @@ describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-X
   });
 });
 
+// Drift is claimed only from state that was read: an endpoint is "missing on the node" only when every branch of the
+// node's rules is known, and a ServicePort whose verdicts are unknown (a failed or empty section) has no drift but an
+// unverifiable note.
+describe("no drift from state that was not read", () => {
+  it("a partial listing whose only known branch was cut: no endpoint is said missing", () => {
+    const b = readBundle(LB_LEGACY);
+    const cut = structuredClone(b);
+    const s = cut.nodes[0]!.sections["iptables-list"]!;
+    // the listing without chain KUBE-SEP-BVMKBOC4GGNJ3567, the branch to 172.31.9.52:80 (as a listing cut short shows it)
+    s.stdout = s.stdout.replace(/Chain KUBE-SEP-BVMKBOC4GGNJ3567 \(1 references\)\n(?:.+\n)*/, "");
+    expect(s.stdout).not.toBe(b.nodes[0]!.sections["iptables-list"]!.stdout);
+    const r = explainService(cut, "default", "testsvc");
+    expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["unverifiable"]);
+    expect(r.nodes[0]!.drift[0]!.message).toMatch(/7 branch\(es\) on node-1 lead to chains the dump does not contain; .*so none is said missing/);
+  });
+  for (const c of [{ name: "ipvsadm ended 137 (killed)", exitCode: 137, stdout: "" }, { name: "ipvsadm printed nothing", exitCode: 0, stdout: "" }]) {
+    it(`IPVS mode, ${c.name}: no "not programmed" and no endpoint missing, but what is not known`, () => {
+      const b = readBundle(IPVS_LAB);
+      const broken = structuredClone(b);
+      const s = broken.nodes[0]!.sections.ipvsadm!;
+      s.stdout = c.stdout;
+      s.exitCode = c.exitCode;
+      const r = explainService(broken, "kube-system", "kube-dns");
+      const kinds = r.nodes[0]!.drift.map((d) => d.kind);
+      expect(kinds.length).toBeGreaterThan(0);
+      expect(new Set(kinds)).toEqual(new Set(["unverifiable"]));
+      expect(r.nodes[0]!.drift[0]!.message).toMatch(/what k8s-01 does with 10\.96\.0\.10:53\/(udp|tcp) is not known \(accepted for IPVS, but this node's IPVS table was not captured/);
+    });
+  }
+});
+
 describe("example bundles are the seeds' data", () => {
   it("iptables-lab's node dump is seed 001's iptables-save, byte for byte", () => {
     const ex = readFileSync(new URL("../examples/iptables-lab/nodes/k8s1/iptables-save.txt", import.meta.url), "utf8");

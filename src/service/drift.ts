@@ -81,6 +81,15 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
       : ref.endpoints.map((e) => e.endpoint),
   );
+  if (ref.outcome === "unknown" && cip.balancing.method !== "ipvs") {
+    // the state that decides it was not read (a failed or missing section): nothing to compare, and no drift to claim
+    out.push({
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      message: `${sp.portKey}: what ${node} does with ${cip.destination} is not known${ref.reason ? ` (${ref.reason})` : ""}: its endpoints cannot be compared with the API`,
+    });
+    return out;
+  }
   if (cip.balancing.method !== "ipvs" && ref.outcome !== "rejected" && ref.outcome !== "dropped" && ipvsMode) {
     out.push({
       portKey: sp.portKey,
@@ -105,17 +114,18 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
       evidence: ref.evidence.filter((e) => e.role === "rejects").map((e) => e.rule),
     });
   }
-  for (const e of expected) {
+  const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
+  // a branch into a chain the dump lacks may lead to any endpoint: none can be said missing then
+  for (const e of unknown.length > 0 ? [] : expected) {
     if (!onNode.has(e)) {
       out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ready in the API but ${node} does not send traffic to it` });
     }
   }
-  const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
   if (unknown.length > 0) {
     out.push({
       portKey: sp.portKey,
       kind: "unverifiable",
-      message: `${sp.portKey}: ${unknown.length} branch(es) on ${node} lead to chains the dump does not contain; their endpoints cannot be compared with the API`,
+      message: `${sp.portKey}: ${unknown.length} branch(es) on ${node} lead to chains the dump does not contain; their endpoints cannot be compared with the API, so none is said missing`,
     });
   }
   for (const e of onNode) {
