@@ -238,6 +238,43 @@ const FILES: Case[] = [
   },
   { input: "`--from` a symlink to /dev/zero", args: () => ["svc/x", "--from", link("zero-link", "/dev/zero")], code: 1, says: /zero-link is a character device/ },
   {
+    input: "a bundle directory whose iptables-save.txt is a FIFO (it was skipped in silence: an answer from the API side only)",
+    args: () => {
+      const d = join(T, "dir-fifo");
+      cpSync(LAB, d, { recursive: true });
+      const f = join(d, "nodes/k8s1/iptables-save.txt");
+      rmSync(f);
+      if (spawnSync("mkfifo", [f]).status !== 0) throw new Error("mkfifo is not installed: cannot make a FIFO for this case");
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: /--from .*dir-fifo: nodes\/k8s1\/iptables-save\.txt is a FIFO \(named pipe\), not a file: check the bundle \(put the file itself there, or remove it\)/,
+  },
+  {
+    input: "a bundle directory whose iptables-save.txt is a symlink to /dev/zero",
+    args: () => {
+      const d = join(T, "dir-zero");
+      cpSync(LAB, d, { recursive: true });
+      rmSync(join(d, "nodes/k8s1/iptables-save.txt"));
+      symlinkSync("/dev/zero", join(d, "nodes/k8s1/iptables-save.txt"));
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: /nodes\/k8s1\/iptables-save\.txt is a character device, not a file/,
+  },
+  {
+    input: "a bundle directory whose endpointslices.yaml was cut (it was a warning, then every endpoint drifted)",
+    args: () => {
+      const d = join(T, "dir-cut-eps");
+      cpSync(LAB, d, { recursive: true });
+      const f = join(d, "endpointslices.yaml");
+      writeFileSync(f, readFileSync(f, "utf8").slice(0, 1000));
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: /dir-cut-eps\/endpointslices\.yaml: not valid YAML: .*; is the file complete\?/,
+  },
+  {
     input: "`--from` a symlink loop",
     args: () => {
       link("loop-b", join(T, "loop-a"));

@@ -312,17 +312,12 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       if (!/(^|\/)README(\.md)?$/i.test(f.path)) bundle.warnings.push(`${dirName}/${f.path}: not a .yaml/.json file; ignored`);
       continue;
     }
+    // An object file that cannot be read fails the bundle: answering without its objects (endpoints, pods) would be an
+    // answer from less than the bundle holds, presented as whole (a cut endpointslices.yaml made every endpoint "stale").
     if (isBinary(f.text)) {
-      bundle.warnings.push(`${dirName}/${f.path}: binary data; ignored`);
-      continue;
+      throw new BundleError(`${dirName}/${f.path} holds binary data, not Kubernetes objects in YAML or JSON: fix or remove it, or export the objects again`);
     }
-    let docs: unknown[];
-    try {
-      docs = parseStructured(f.text, `${dirName}/${f.path}`);
-    } catch (e) {
-      bundle.warnings.push((e as Error).message + "; ignored");
-      continue;
-    }
+    const docs = parseStructured(f.text, `${dirName}/${f.path}`);
     if (/(^|\/)capture\.ya?ml$/.test(f.path) && docs[0] && typeof docs[0] === "object") {
       bundle.capture = docs[0] as CaptureInfo;
       continue;

@@ -77,6 +77,7 @@ function suggestLimit(size: number): string {
 }
 
 function kindOf(st: Stats): string {
+  if (st.isDirectory()) return "a directory";
   if (st.isCharacterDevice()) return "a character device";
   if (st.isBlockDevice()) return "a block device";
   if (st.isFIFO()) return "a FIFO (named pipe)";
@@ -188,7 +189,8 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
   let total = 0;
   const add = (full: string) => {
     const st = statOrExplain(full, `--from ${root}: ${relative(root, full)}`);
-    if (!st.isFile()) return;
+    // a FIFO, a device or a socket (or a link to one) is not read, and not skipped in silence: the answer would lack it
+    if (!st.isFile()) throw new BundleError(`--from ${root}: ${relative(root, full)} is ${kindOf(st)}, not a file: check the bundle (put the file itself there, or remove it)`);
     total += st.size;
     found.push({ full, rel: relative(root, full).split(sep).join("/"), size: st.size });
     if (found.length > MAX_FILES) {
@@ -197,8 +199,8 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
   };
   for (const e of top) {
     const full = join(root, e.name);
-    if (e.isFile() || e.isSymbolicLink()) add(full);
-    else if (e.isDirectory()) {
+    if (!e.isDirectory()) add(full);
+    else {
       for (const node of entries(full)) {
         const nodeDir = join(full, node.name);
         if (!node.isDirectory()) continue; // reported by the decoder as an unknown file below nodes/
@@ -206,7 +208,7 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
           if (f.isDirectory()) {
             throw new BundleError(`--from ${root}: nodes/${node.name}/${f.name} is a directory: ${BUNDLE_DIR_SHAPE}`);
           }
-          if (f.isFile() || f.isSymbolicLink()) add(join(nodeDir, f.name));
+          add(join(nodeDir, f.name));
         }
       }
     }
