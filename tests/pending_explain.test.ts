@@ -136,6 +136,25 @@ describe("bad input", () => {
 describe("scheduler model and reconciliation", () => {
   const ZONE = "topology.kubernetes.io/zone";
 
+  // VolumeBinding's PreFilter (volume_binding.go podHasPVCs) and VolumeZone's (volume_zone.go getPVbyPod, v1.27+)
+  test("broken volumes rejected at PreFilter in the scheduler's words: a Lost claim, an ephemeral claim not created yet, a missing PV", () => {
+    const explain = (objects: Parameters<typeof bundleOf>[0], name = "app-0") => explainPending(bundleOf(objects), { kind: "pod", namespace: "default", name }).pods[0]!;
+    const lost = explain([node("n1"), node("n2"), pvc("data", { boundTo: "pv-gone", phase: "Lost" }), pod("app-0", { claims: ["data"] })]);
+    expect(lost.summary!.message).toBe('0/2 nodes are available: persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-gone".');
+    expect(lost.nodes[0]!.rejectedBy!.plugin).toBe("VolumeBinding");
+    const eph = pod("app-0");
+    eph.spec!.volumes = [{ name: "scratch", ephemeral: { volumeClaimTemplate: { spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } } } } as never];
+    const r = explainPending(bundleOf([node("n1"), node("n2"), eph]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(r.pods[0]!.summary!.message).toBe('0/2 nodes are available: waiting for ephemeral volume controller to create the persistentvolumeclaim "app-0-scratch".');
+    expect(r.findings.find((f) => f.id === "claim-missing")!.title).toBe("PersistentVolumeClaim default/app-0-scratch does not exist yet: the ephemeral volume controller has not created it");
+    const gone = (version: string) => explain([node("n1", { version }), node("n2", { version }), pvc("data", { boundTo: "pv-gone" }), pod("app-0", { claims: ["data"] })]);
+    const now = gone("v1.33.1");
+    expect(now.summary!.message).toBe('0/2 nodes are available: persistentvolume "pv-gone" not found.');
+    expect(now.nodes[0]!.rejectedBy!.plugin).toBe("VolumeZone");
+    // before v1.27 VolumeZone had no PreFilter: VolumeBinding's Filter says it node by node
+    expect(gone("v1.26.4").summary!.message).toBe("0/2 nodes are available: 2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
+  });
+
   // NodeAffinity PreFilter (node_affinity.go): terms that name nodes by metadata.name leave no node → errReasonConflict
   test("required terms whose metadata.name lists have no common node: NodeAffinity's PreFilter rejects every node", () => {
     const names = (...v: string[][]) => ({ nodeSelectorTerms: v.map((values) => ({ matchFields: values.map((x) => ({ key: "metadata.name", operator: "In" as const, values: [x] })) })) });

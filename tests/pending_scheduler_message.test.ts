@@ -36,6 +36,21 @@ describe("parseSchedulerMessage", () => {
       },
     },
     {
+      name: "VolumeBinding's PreFilter for a Lost claim and an ephemeral claim, VolumeZone's for a missing PV",
+      input: '0/2 nodes are available: persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-gone".',
+      want: { total: 2, reasons: [{ count: 2, reason: 'persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-gone"', kind: "pv-not-exist", preFilter: true }] },
+    },
+    {
+      name: "ephemeral claim not created yet",
+      input: '0/2 nodes are available: waiting for ephemeral volume controller to create the persistentvolumeclaim "app-0-scratch".',
+      want: { total: 2, reasons: [{ count: 2, reason: 'waiting for ephemeral volume controller to create the persistentvolumeclaim "app-0-scratch"', kind: "pvc-not-found", preFilter: true }] },
+    },
+    {
+      name: "VolumeZone's PreFilter: a bound claim's PV not found",
+      input: '0/2 nodes are available: persistentvolume "pv-gone" not found.',
+      want: { total: 2, reasons: [{ count: 2, reason: 'persistentvolume "pv-gone" not found', kind: "pv-not-exist", preFilter: true }] },
+    },
+    {
       // FitError.Error(): no histogram after a PreFilter message; the rest is PostFilter text (DynamicResources')
       name: "PreFilter message followed by PostFilter text: the text is a note, not a second reason",
       input: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found",

@@ -152,7 +152,7 @@ function claimUses(ctx: PendingContext, pod: Pod): PodClaimUse[] {
 
 /** A PreFilter status that rejects every node: the plugin, and its message as FailedScheduling prints it. */
 interface PreFilterRejection {
-  plugin: "NodeAffinity" | "VolumeBinding";
+  plugin: "NodeAffinity" | "VolumeBinding" | "VolumeZone";
   message: string;
 }
 
@@ -180,19 +180,36 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
 }
 
 /**
- * The PreFilter message that rejects every node, or null: NodeAffinity's conflict, then VolumeBinding's (missing
- * claim, claim being deleted, unbound Immediate claims), in the default profile's PreFilter order.
+ * The PreFilter message that rejects every node, or null, in the default profile's PreFilter order:
+ * - NodeAffinity's conflict ({@link nodeAffinityPreFilter});
+ * - VolumeBinding (plugins/volumebinding/volume_binding.go `podHasPVCs`, each volume in order): a claim not found
+ *   (for a generic ephemeral volume: `waiting for ephemeral volume controller to create the persistentvolumeclaim`),
+ *   a Lost claim (`bound to non-existent persistentvolume`), a claim being deleted; then unbound Immediate claims;
+ * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
+ *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
+ *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
+ * @param version the cluster's version (kubelet), for VolumeZone's PreFilter; unknown: current releases.
  */
-function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): PreFilterRejection | null {
+function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], version: string | undefined): PreFilterRejection | null {
   const affinity = nodeAffinityPreFilter(pod);
   if (affinity) return affinity;
   const ns = pod.metadata.namespace ?? "";
   const volume = (message: string): PreFilterRejection => ({ plugin: "VolumeBinding", message });
+  const ephemeral = new Set((pod.spec?.volumes ?? []).filter((v) => v["ephemeral"] !== undefined && v["ephemeral"] !== null).map((v) => v.name));
   for (const u of uses) {
-    if (!u.found) return volume(`persistentvolumeclaim "${u.claim}" not found`);
-    if (getClaim(ctx, ns, u.claim)?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
+    if (!u.found) {
+      return volume(ephemeral.has(u.volume) ? `waiting for ephemeral volume controller to create the persistentvolumeclaim "${u.claim}"` : `persistentvolumeclaim "${u.claim}" not found`);
+    }
+    const pvc = getClaim(ctx, ns, u.claim);
+    if (pvc?.status?.phase === "Lost") return volume(`persistentvolumeclaim "${u.claim}" bound to non-existent persistentvolume "${pvc.spec?.volumeName ?? ""}"`);
+    if (pvc?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
   }
-  return uses.some((u) => u.binding === "immediate") ? volume("pod has unbound immediate PersistentVolumeClaims") : null;
+  if (uses.some((u) => u.binding === "immediate")) return volume("pod has unbound immediate PersistentVolumeClaims");
+  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  const zonePreFilter = !m || Number(m[1]) > 1 || Number(m[2]) >= 27;
+  const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
+  if (zonePreFilter && gone) return { plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` };
+  return null;
 }
 
 /** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
@@ -549,7 +566,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
-  const preFilter = podPreFilter(ctx, pod, uses);
+  const preFilter = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
   const last = lastFailedScheduling(ctx, pod);
   const wording: SchedulerWording = {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
@@ -616,10 +633,23 @@ function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
     const ref = `PersistentVolumeClaim ${c.namespace}/${c.name}`;
     const ev = c.state.event ? [`Event ${c.state.event.reason}: ${c.state.event.message}`] : [];
     switch (c.state.reason) {
-      case "NotFound":
-        out.push({ id: "claim-missing", severity: "error", title: `${ref} does not exist`, detail: c.state.message, evidence: [] ,
-          suggestion: `Create the claim, or fix claimName in the pod.` });
+      case "NotFound": {
+        // a generic ephemeral volume's claim (`<pod>-<volume>`) is created by kube-controller-manager's ephemeral
+        // volume controller (pkg/controller/volume/ephemeral), not by the user
+        const owner = ctx.pods.find((p) => (p.metadata.namespace ?? "") === c.namespace &&
+          (p.spec?.volumes ?? []).some((v) => v["ephemeral"] !== undefined && v["ephemeral"] !== null && `${p.metadata.name}-${v.name}` === c.name));
+        out.push(owner
+          ? {
+            id: "claim-missing",
+            severity: "error",
+            title: `${ref} does not exist yet: the ephemeral volume controller has not created it`,
+            detail: `${c.state.message} Pod ${c.namespace}/${owner.metadata.name} asks for it with a generic ephemeral volume; kube-controller-manager's ephemeral volume controller creates it from the volume's template.`,
+            evidence: [],
+            suggestion: `Check kube-controller-manager (is it running; do its logs or the pod's events say why the claim was not created, e.g. a quota or an invalid template?).`,
+          }
+          : { id: "claim-missing", severity: "error", title: `${ref} does not exist`, detail: c.state.message, evidence: [], suggestion: `Create the claim, or fix claimName in the pod.` });
         break;
+      }
       case "VolumeMissing":
         out.push({ id: "volume-missing", severity: "error", title: `${ref} is bound to PersistentVolume ${c.volumeName}, which is not in the bundle`, detail: c.state.message, evidence: ev });
         break;

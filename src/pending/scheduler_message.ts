@@ -97,9 +97,10 @@ const KIND_RULES: KindRule[] = [
   { kind: "volume-bind", re: /didn't find available persistent volumes to bind/i },
   { kind: "volume-zone", re: /had no available volume zone/i },
   { kind: "not-enough-storage", re: /did not have enough free storage/i },
-  { kind: "pv-not-exist", re: /bound to non-existent pv/i },
+  // VolumeBinding's Filter; its PreFilter for a Lost claim; VolumeZone's PreFilter (v1.27+) for a missing PV
+  { kind: "pv-not-exist", re: /bound to non-existent pv|bound to non-existent persistentvolume "|^persistentvolume "[^"]*" not found$/i },
   { kind: "unbound-immediate-pvc", re: /pod has unbound immediate PersistentVolumeClaims/i },
-  { kind: "pvc-not-found", re: /persistentvolumeclaim "[^"]*" not found/i },
+  { kind: "pvc-not-found", re: /persistentvolumeclaim "[^"]*" not found|waiting for ephemeral volume controller to create the persistentvolumeclaim/i },
   { kind: "pvc-deleting", re: /persistentvolumeclaim "[^"]*" is being deleted/i },
   // `node(s) didn't satisfy plugin(s) [X]` (framework, a Filter's status without its own reason): by the plugin named
   { kind: "taint", re: /didn't satisfy plugin\(s\) \[TaintToleration\]/i },
