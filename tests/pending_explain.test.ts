@@ -155,6 +155,35 @@ describe("scheduler model and reconciliation", () => {
     expect(gone("v1.26.4").summary!.message).toBe("0/2 nodes are available: 2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
   });
 
+  // VolumeBinding's PreFilterResult (binder.go GetEligibleNodes, v1.27+): a bound local PV keeps only its nodes
+  test("a bound local PersistentVolume: the other nodes are never filtered, counted as didn't satisfy plugin(s) [VolumeBinding]", () => {
+    const HOST = "kubernetes.io/hostname";
+    const objects = (version: string, ...pvs: ReturnType<typeof pv>[]) => [
+      node("n1", { version }), node("n2", { version }), node("n3", { version }), ...pvs,
+      ...pvs.map((v, i) => pvc(`data${i}`, { boundTo: v.metadata.name })),
+      pod("app-0", { claims: pvs.map((_, i) => `data${i}`), tolerations: [] }),
+    ];
+    const local = (name: string, host: string) => pv(name, { claim: "default/data", terms: [term([HOST, "In", host])], source: { local: { path: "/mnt/disks/a" } } });
+    // n1 is cordoned: the one node kept is rejected by its own filter; the others by the PreFilterResult
+    const b = bundleOf(objects("v1.33.1", local("pv-a", "n1")));
+    b.objects.nodes[0]!.spec!.unschedulable = true;
+    const p = explainPending(b, { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!;
+    expect(p.nodes.map((n) => n.rejectedBy)).toEqual([
+      { plugin: "NodeUnschedulable", reasons: ["node(s) were unschedulable"] },
+      { plugin: "VolumeBinding", reasons: ["node(s) didn't satisfy plugin(s) [VolumeBinding]"] },
+      { plugin: "VolumeBinding", reasons: ["node(s) didn't satisfy plugin(s) [VolumeBinding]"] },
+    ]);
+    expect(p.summary!.message).toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [VolumeBinding].");
+    // two local PVs on different nodes: the merged result is empty, a PreFilter rejection of every node
+    const two = explainPending(bundleOf(objects("v1.33.1", local("pv-a", "n1"), local("pv-b", "n2"))), { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!;
+    expect(two.summary!.message).toBe("0/3 nodes are available: node(s) didn't satisfy plugin VolumeBinding.");
+    // before v1.27 every node went through the filters (VolumeBinding's Filter: the PV's node affinity)
+    const old = bundleOf(objects("v1.26.4", local("pv-a", "n1")));
+    old.objects.nodes[0]!.spec!.unschedulable = true;
+    expect(explainPending(old, { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!.summary!.message)
+      .toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had volume node affinity conflict.");
+  });
+
   // NodeAffinity PreFilter (node_affinity.go): terms that name nodes by metadata.name leave no node → errReasonConflict
   test("required terms whose metadata.name lists have no common node: NodeAffinity's PreFilter rejects every node", () => {
     const names = (...v: string[][]) => ({ nodeSelectorTerms: v.map((values) => ({ matchFields: values.map((x) => ({ key: "metadata.name", operator: "In" as const, values: [x] })) })) });

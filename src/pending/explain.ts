@@ -163,20 +163,8 @@ interface PreFilterRejection {
  * node through.
  */
 function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
-  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-  if (!terms || terms.length === 0) return null;
-  const names = new Set<string>();
-  for (const t of terms) {
-    let termNames: Set<string> | undefined;
-    for (const f of t?.matchFields ?? []) {
-      if (f.key !== "metadata.name" || f.operator !== "In") continue;
-      const values = new Set(f.values ?? []);
-      termNames = termNames === undefined ? values : new Set([...termNames].filter((v) => values.has(v)));
-    }
-    if (termNames === undefined) return null;
-    for (const n of termNames) names.add(n);
-  }
-  return names.size === 0 ? { plugin: "NodeAffinity", message: "pod affinity terms conflict" } : null;
+  const names = nodeAffinityNames(pod);
+  return names !== undefined && names.size === 0 ? { plugin: "NodeAffinity", message: "pod affinity terms conflict" } : null;
 }
 
 /**
@@ -185,6 +173,7 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
  * - VolumeBinding (plugins/volumebinding/volume_binding.go `podHasPVCs`, each volume in order): a claim not found
  *   (for a generic ephemeral volume: `waiting for ephemeral volume controller to create the persistentvolumeclaim`),
  *   a Lost claim (`bound to non-existent persistentvolume`), a claim being deleted; then unbound Immediate claims;
+ * - VolumeBinding's PreFilterResult ({@link preFilterNodes}) when it keeps no node;
  * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
  *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
  *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
@@ -205,11 +194,78 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
     if (pvc?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
   }
   if (uses.some((u) => u.binding === "immediate")) return volume("pod has unbound immediate PersistentVolumeClaims");
-  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
-  const zonePreFilter = !m || Number(m[1]) > 1 || Number(m[2]) >= 27;
+  const since127 = atLeast(version, 27);
+  if (since127) {
+    const narrowed = preFilterNodes(ctx, pod, uses);
+    if (narrowed && narrowed.names.size === 0) {
+      // framework.go RunPreFilterPlugins: the merged PreFilterResult holds no node
+      const [only] = narrowed.plugins;
+      return {
+        plugin: "VolumeBinding",
+        message: narrowed.plugins.length === 1 ? `node(s) didn't satisfy plugin ${only}` : `node(s) didn't satisfy plugin(s) [${narrowed.plugins.join(" ")}] simultaneously`,
+      };
+    }
+  }
   const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
-  if (zonePreFilter && gone) return { plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` };
+  if (since127 && gone) return { plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` };
   return null;
+}
+
+/** Whether a cluster version (`v1.33.1`) is at least 1.`minor`; an unknown version counts as current. */
+function atLeast(version: string | undefined, minor: number): boolean {
+  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  return !m || Number(m[1]) > 1 || Number(m[2]) >= minor;
+}
+
+/**
+ * The nodes PreFilter keeps when VolumeBinding narrows them (v1.27+, kubernetes#109877): a bound claim's local
+ * PersistentVolume names its nodes (volume/util `GetLocalPersistentVolumeNodeNames`: per required term, the values of
+ * its `kubernetes.io/hostname In` expressions intersected; the terms' sets united), taken as node NAMES, the claims'
+ * sets intersected (binder.go `GetEligibleNodes`); merged with NodeAffinity's `metadata.name` result. Nodes left out
+ * are never filtered: FailedScheduling counts them as `node(s) didn't satisfy plugin(s) [VolumeBinding]`
+ * (schedule_one.go, the plugins that narrowed, sorted).
+ * @returns undefined when VolumeBinding does not narrow (no bound local PersistentVolume).
+ */
+function preFilterNodes(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): { names: Set<string>; plugins: string[] } | undefined {
+  let eligible: Set<string> | undefined;
+  for (const u of uses) {
+    if (u.binding !== "bound" || !u.volumeName) continue;
+    const terms = ctx.volumes.get(u.volumeName)?.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [];
+    const local = new Set<string>();
+    for (const t of terms) {
+      let names: Set<string> | undefined;
+      for (const e of t?.matchExpressions ?? []) {
+        if (e.key !== "kubernetes.io/hostname" || e.operator !== "In") continue;
+        const values = new Set(e.values ?? []);
+        names = names === undefined ? values : new Set([...names].filter((n) => values.has(n)));
+      }
+      for (const n of names ?? []) local.add(n);
+    }
+    if (local.size === 0) continue;
+    eligible = eligible === undefined ? local : new Set([...eligible].filter((n) => local.has(n)));
+  }
+  if (eligible === undefined) return undefined;
+  const byName = nodeAffinityNames(pod);
+  const names = byName === undefined ? eligible : new Set([...eligible].filter((n) => byName.has(n)));
+  return { names, plugins: byName === undefined ? ["VolumeBinding"] : ["NodeAffinity", "VolumeBinding"] };
+}
+
+/** NodeAffinity's PreFilterResult: the node names its required terms allow by `metadata.name In`, or undefined. */
+function nodeAffinityNames(pod: Pod): Set<string> | undefined {
+  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms || terms.length === 0) return undefined;
+  const names = new Set<string>();
+  for (const t of terms) {
+    let termNames: Set<string> | undefined;
+    for (const f of t?.matchFields ?? []) {
+      if (f.key !== "metadata.name" || f.operator !== "In") continue;
+      const values = new Set(f.values ?? []);
+      termNames = termNames === undefined ? values : new Set([...termNames].filter((v) => values.has(v)));
+    }
+    if (termNames === undefined) return undefined;
+    for (const n of termNames) names.add(n);
+  }
+  return names;
 }
 
 /** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
@@ -294,6 +350,7 @@ function podNodeRow(
   uses: PodClaimUse[],
   wording: SchedulerWording,
   preFilter: PreFilterRejection | null,
+  narrowed: { names: Set<string>; plugins: string[] } | undefined,
   pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode>; inlineDisks: boolean },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
@@ -431,6 +488,8 @@ function podNodeRow(
   const failed = (rule: RuleCheck["rule"]) => checks.some((c) => c.rule === rule && !c.passed);
   if (preFilter) {
     rejectedBy = { plugin: preFilter.plugin, reasons: [preFilter.message] };
+  } else if (narrowed && !narrowed.names.has(node.metadata.name)) {
+    rejectedBy = { plugin: narrowed.plugins.join(", "), reasons: [`node(s) didn't satisfy plugin(s) [${[...narrowed.plugins].sort().join(" ")}]`] };
   } else if (failed("cordoned")) {
     rejectedBy = { plugin: "NodeUnschedulable", reasons: [reasonText("unschedulable", wording) as string] };
   } else if (tv.first) {
@@ -582,7 +641,8 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     csiNodes: new Map((ctx.bundle.objects.csiNodes ?? []).map((c) => [c.metadata.name, c] as const)),
     inlineDisks: hasInlineDisks(pod),
   };
-  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, pre));
+  const narrowed = !preFilter && atLeast(maxKubeletVersion(ctx), 27) ? preFilterNodes(ctx, pod, uses) : undefined;
+  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;
   if (ctx.nodes.length > 0) {

@@ -103,6 +103,9 @@ const KIND_RULES: KindRule[] = [
   { kind: "pvc-not-found", re: /persistentvolumeclaim "[^"]*" not found|waiting for ephemeral volume controller to create the persistentvolumeclaim/i },
   { kind: "pvc-deleting", re: /persistentvolumeclaim "[^"]*" is being deleted/i },
   // `node(s) didn't satisfy plugin(s) [X]` (framework, a Filter's status without its own reason): by the plugin named
+  // nodes a PreFilterResult left out (schedule_one.go), or none kept (framework.go): VolumeBinding narrows to the nodes
+  // of a bound local PersistentVolume
+  { kind: "volume-node-affinity", re: /didn't satisfy plugin\(s\) \[(?:NodeAffinity )?VolumeBinding\]|didn't satisfy plugin VolumeBinding$/i },
   { kind: "taint", re: /didn't satisfy plugin\(s\) \[TaintToleration\]/i },
   { kind: "resources", re: /didn't satisfy plugin\(s\) \[NodeResourcesFit\]/i },
   { kind: "ports", re: /didn't satisfy plugin\(s\) \[NodePorts\]/i },
