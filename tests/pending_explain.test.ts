@@ -184,6 +184,26 @@ describe("scheduler model and reconciliation", () => {
       .toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had volume node affinity conflict.");
   });
 
+  test("preemptionPolicy Never with nodes short of room: a finding says the scheduler evicts nothing for it", () => {
+    const msg = "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.";
+    const big = pod("app-0");
+    big.spec!.containers![0]!.resources = { requests: { cpu: "64" } };
+    (big.spec as Record<string, unknown>).preemptionPolicy = "Never";
+    const withAlloc = (name: string) => {
+      const n = node(name);
+      (n.status as Record<string, unknown>).allocatable = { cpu: "4", memory: "8Gi", pods: "110" };
+      return n;
+    };
+    const r = explainPending(bundleOf([withAlloc("n1"), withAlloc("n2"), big, event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" })]), { kind: "pod", namespace: "default", name: "app-0" });
+    const f = r.findings.find((x) => x.id === "preemption-never")!;
+    expect(f.title).toBe("Pod default/app-0 does not preempt (preemptionPolicy: Never)");
+    expect(f.evidence).toEqual(["Pod default/app-0 spec.preemptionPolicy: Never", `Event FailedScheduling: ${msg}`]);
+    // the default policy, and no such event: nothing to say
+    delete (big.spec as Record<string, unknown>).preemptionPolicy;
+    const r2 = explainPending(bundleOf([withAlloc("n1"), withAlloc("n2"), big]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(r2.findings.some((x) => x.id === "preemption-never")).toBe(false);
+  });
+
   // NodeAffinity PreFilter (node_affinity.go): terms that name nodes by metadata.name leave no node → errReasonConflict
   test("required terms whose metadata.name lists have no common node: NodeAffinity's PreFilter rejects every node", () => {
     const names = (...v: string[][]) => ({ nodeSelectorTerms: v.map((values) => ({ matchFields: values.map((x) => ({ key: "metadata.name", operator: "In" as const, values: [x] })) })) });

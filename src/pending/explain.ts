@@ -687,6 +687,32 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   };
 }
 
+/**
+ * A pod that may not preempt (`spec.preemptionPolicy: Never`, or DefaultPreemption's PostFilter saying `not eligible
+ * due to preemptionPolicy=Never`, plugins/defaultpreemption/default_preemption.go PodEligibleToPreemptOthers) while
+ * some node rejects it for room (NodeResourcesFit, NodePorts, pod anti-affinity: what evicting lower-priority pods could
+ * free): the scheduler will not make that room, the pod waits until it is freed.
+ */
+function preemptionNever(ctx: PendingContext, p: PodReport): Finding | undefined {
+  const pod = ctx.pods.find((x) => x.metadata.name === p.name && (x.metadata.namespace ?? "") === p.namespace);
+  const policy = (pod?.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy;
+  const said = p.lastFailedScheduling && /not eligible due to preemptionPolicy=Never/.test(p.lastFailedScheduling.message);
+  if (policy !== "Never" && !said) return undefined;
+  const room = p.nodes.filter((n) => n.rejectedBy && /^(NodeResourcesFit|NodePorts|InterPodAffinity)$/.test(n.rejectedBy.plugin)).map((n) => n.node);
+  if (room.length === 0) return undefined;
+  return {
+    id: "preemption-never",
+    severity: "info",
+    title: `Pod ${p.namespace}/${p.name} does not preempt (preemptionPolicy: Never)`,
+    detail: `${room.length} node(s) reject it for room that evicting lower-priority pods could free (${room.join(", ")}), but the scheduler evicts none for it: it stays Pending until that room is freed.`,
+    evidence: [
+      ...(policy === "Never" ? [`Pod ${p.namespace}/${p.name} spec.preemptionPolicy: Never`] : []),
+      ...(said ? [`Event FailedScheduling: ${p.lastFailedScheduling!.message}`] : []),
+    ],
+    suggestion: "Free room on a node (scale the node pool, or remove pods), or use a PriorityClass with preemptionPolicy PreemptLowerPriority.",
+  };
+}
+
 function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
   const out: Finding[] = [];
   for (const c of claims) {
@@ -916,7 +942,11 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
         detail: `spec.nodeName is set (phase ${p.phase ?? "unknown"}): the scheduler is done with it; a pod still Pending now waits for the kubelet (volume attach/mount, image pull).`,
         evidence: [],
       });
-    } else if (p.reconciliation.status === "disagree") {
+    } else {
+      const never = preemptionNever(ctx, p);
+      if (never) findings.push(never);
+    }
+    if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({
         id: "event-disagrees",
         severity: "warning",

@@ -347,7 +347,8 @@ export type FindingId =
   | "no-matching-volume"
   | "event-disagrees"
   | "pod-scheduled"
-  | "volume-attributes-class-missing";
+  | "volume-attributes-class-missing"
+  | "preemption-never";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {
