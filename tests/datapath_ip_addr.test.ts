@@ -59,6 +59,10 @@ describe("parseIpAddr", () => {
   it("names the line of a malformed address", () => {
     expect(() => parseIpAddr("1: lo    inet 127.0.0.1/8 scope host lo\n2: eth0    inet bogus/24 scope global eth0\n")).toThrow(DumpParseError);
     expect(() => parseIpAddr("2: eth0    inet bogus/24 scope global eth0\n")).toThrow(/^ip-addr line 1: "bogus\/24" is not an IPv4 address/);
+    // text that is not `ip -o addr show` output is an error, not a node without addresses
+    expect(() => parseIpAddr("blah blah\n")).toThrow(/^ip-addr line 1: not a line of "ip -o addr show" \(IFINDEX: IFNAME …\)/);
+    expect(() => parseIpAddr("1: lo    inet 127.0.0.1/8 scope host lo\nError: Device does not exist.\n")).toThrow(/^ip-addr line 2: not a line of "ip -o addr show"/);
+    expect(parseIpAddr("1: lo    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n\n")).toEqual([]);
   });
 });
 

@@ -37,7 +37,8 @@ export interface LocalRoute {
  * Parses `ip -o addr show` (IPv4 and IPv6 lines; `link/` lines of `ip -o link` are skipped).
  * @param text the command's output.
  * @returns the addresses, in order.
- * @throws {DumpParseError} `ip-addr line 3: …` for an `inet`/`inet6` line without an address.
+ * @throws {DumpParseError} `ip-addr line 3: …` for an `inet`/`inet6` line without an address, or a line that is not
+ *   `IFINDEX: IFNAME …`.
  */
 export function parseIpAddr(text: string): InterfaceAddress[] {
   const out: InterfaceAddress[] = [];
@@ -45,6 +46,9 @@ export function parseIpAddr(text: string): InterfaceAddress[] {
     const m = /^(\d+):\s+(\S+?)(?:@\S+)?\s+(inet6?)\s+(\S+)/.exec(line);
     if (!m) {
       if (/^\d+:\s+\S+\s+inet6?\b/.test(line)) throw new DumpParseError("ip-addr", i + 1, 'no address after "inet"', line);
+      // `ip -o` prints `IFINDEX: IFNAME …` on every line (link/ lines of `ip -o link` included): anything else is not
+      // this command's output, and reading past it would answer from fewer addresses than the node has
+      if (line.trim() !== "" && !/^\d+:\s+\S/.test(line)) throw new DumpParseError("ip-addr", i + 1, 'not a line of "ip -o addr show" (IFINDEX: IFNAME …)', line);
       return;
     }
     const [address, len] = m[4]!.split("/");
