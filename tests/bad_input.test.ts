@@ -237,6 +237,25 @@ const FILES: Case[] = [
     says: /is a FIFO \(named pipe\): give a bundle file or directory/,
   },
   { input: "`--from` a symlink to /dev/zero", args: () => ["svc/x", "--from", link("zero-link", "/dev/zero")], code: 1, says: /zero-link is a character device/ },
+  ...[
+    { what: "a Service port of 70000", file: "services.yaml", from: "{name: dns, port: 53, protocol: UDP, targetPort: 53}", to: "{name: dns, port: 70000, protocol: UDP, targetPort: 53}", says: /Service kube-system\/kube-dns: spec\.ports\[0\]\.port is 70000: want a port from 1 to 65535; fix that object in the bundle/ },
+    { what: "a ClusterIP that is no address", file: "services.yaml", from: "clusterIP: 10.96.0.10", to: "clusterIP: banana", says: /Service kube-system\/kube-dns: spec\.clusterIP\(s\) is "banana": want an IP address, or None/ },
+    { what: "protocol ICMP", file: "services.yaml", from: "{name: dns, port: 53, protocol: UDP, targetPort: 53}", to: "{name: dns, port: 53, protocol: ICMP, targetPort: 53}", says: /spec\.ports\[0\]\.protocol is "ICMP": want TCP, UDP or SCTP/ },
+    { what: "an endpoint address that is no address", file: "endpointslices.yaml", from: "addresses: [10.244.0.5]", to: "addresses: [not-an-ip]", says: /EndpointSlice kube-system\/\S+: endpoints\[0\]\.addresses is "not-an-ip": want an IPv4 address \(addressType IPv4\)/ },
+  ].map((c): Case => ({
+    input: `${c.what} (it gave a confident "not programmed" drift)`,
+    args: () => {
+      const d = join(T, `values-${c.what.replace(/\W+/g, "-")}`);
+      cpSync(LAB, d, { recursive: true });
+      const f = join(d, c.file);
+      const text = readFileSync(f, "utf8");
+      if (!text.includes(c.from)) throw new Error(`${c.file} no longer holds ${c.from}`);
+      writeFileSync(f, text.replace(c.from, c.to));
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: c.says,
+  })),
   {
     input: "a bundle directory whose iptables-save.txt is a FIFO (it was skipped in silence: an answer from the API side only)",
     args: () => {

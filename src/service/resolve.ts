@@ -13,6 +13,8 @@ import type { EndpointSlice, Node, Pod, Service } from "../model/k8s.ts";
 import { NotFoundError } from "../model/errors.ts";
 import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./report.ts";
 import { compareText } from "../model/order.ts";
+import { isIPAddress, isIPv6 } from "../model/ip.ts";
+import { BundleError } from "../bundle/decode.ts";
 
 /** Label linking an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
@@ -105,13 +107,16 @@ export function summarizeService(svc: Service): ServiceSummary {
  * @param name the Service's name.
  * @returns the resolved Service.
  * @throws {NotFoundError} when the Service is not in the bundle.
+ * @throws {BundleError} when the Service or one of its EndpointSlices holds a value no API server accepts
+ *   ({@link checkValues}).
  */
 export function resolveService(objects: BundleObjects, namespace: string, name: string): ResolvedService {
   const service = findService(objects, namespace, name);
-  const summary = summarizeService(service);
   const slices = objects.endpointSlices.filter((s) =>
     (s.metadata.namespace ?? "default") === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name
   );
+  checkValues(service, slices);
+  const summary = summarizeService(service);
   const nodes = new Map(objects.nodes.map((n) => [n.metadata.name, n]));
   const pods = new Map<string, Pod>();
   for (const p of objects.pods) pods.set(`${p.metadata.namespace ?? "default"}/${p.metadata.name}`, p);
@@ -166,6 +171,48 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
     zoneMap.set(z, c);
   }
   return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => compareText(a.zone, b.zone)), slices };
+}
+
+const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
+const isPort = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 65535;
+
+/**
+ * The values of the Service and its EndpointSlices that the analysis computes with, checked as the API server's
+ * validation does (k8s.io/kubernetes pkg/apis/core/validation ValidateService, discovery/validation): ports 1–65535,
+ * protocol TCP, UDP or SCTP, ClusterIPs and endpoint addresses IP addresses (`None` and "" for a headless or
+ * ExternalName Service). The bundle's shape check (bundle/shape.ts) has checked their types; a value no API server
+ * accepts comes from an edited or corrupt bundle, and an answer from it would be confident and wrong.
+ * @throws {BundleError} naming the object, the field and the value.
+ */
+function checkValues(svc: Service, slices: EndpointSlice[]): void {
+  const bad = (obj: string, field: string, value: unknown, want: string) =>
+    new BundleError(`${obj}: ${field} is ${JSON.stringify(value)}: want ${want}; fix that object in the bundle, or export it again (kubectl get -o yaml)`);
+  const ref = `Service ${svc.metadata.namespace ?? "default"}/${svc.metadata.name}`;
+  for (const [i, p] of (svc.spec?.ports ?? []).entries()) {
+    // 0 as well: kube-proxy's own unit tests program Services of port 0 (proxier_test.go TestEndpointSliceE2E), whose
+    // dumps are fixtures here; the rules then say 0 too, so nothing is answered from a value the node does not hold
+    if (!isPort(p.port) && p.port !== 0) throw bad(ref, `spec.ports[${i}].port`, p.port, "a port from 1 to 65535");
+    if (p.protocol !== undefined && p.protocol !== null && !PROTOCOLS.has(p.protocol)) throw bad(ref, `spec.ports[${i}].protocol`, p.protocol, "TCP, UDP or SCTP");
+    if (p.nodePort !== undefined && p.nodePort !== null && p.nodePort !== 0 && !isPort(p.nodePort)) throw bad(ref, `spec.ports[${i}].nodePort`, p.nodePort, "a port from 1 to 65535");
+    if (typeof p.targetPort === "number" && !isPort(p.targetPort)) throw bad(ref, `spec.ports[${i}].targetPort`, p.targetPort, "a port from 1 to 65535, or a port name");
+  }
+  const ips = [svc.spec?.clusterIP, ...(svc.spec?.clusterIPs ?? [])];
+  for (const ip of ips) {
+    if (ip === undefined || ip === null || ip === "" || ip === "None") continue;
+    if (!isIPAddress(ip)) throw bad(ref, "spec.clusterIP(s)", ip, "an IP address, or None");
+  }
+  for (const slice of slices) {
+    const sref = `EndpointSlice ${slice.metadata.namespace ?? "default"}/${slice.metadata.name}`;
+    for (const [i, p] of (slice.ports ?? []).entries()) {
+      if (p.port !== undefined && p.port !== null && !isPort(p.port)) throw bad(sref, `ports[${i}].port`, p.port, "a port from 1 to 65535");
+    }
+    if (slice.addressType !== "IPv4" && slice.addressType !== "IPv6") continue;
+    for (const [i, ep] of (slice.endpoints ?? []).entries()) {
+      for (const a of ep.addresses ?? []) {
+        if (!isIPAddress(a) || isIPv6(a) !== (slice.addressType === "IPv6")) throw bad(sref, `endpoints[${i}].addresses`, a, `an ${slice.addressType} address (addressType ${slice.addressType})`);
+      }
+    }
+  }
 }
 
 /**
