@@ -402,6 +402,7 @@ const USAGE: Case[] = [
   { input: "`--dest 10.0.0.1:70000`", args: () => ["svc/web", "--source", "10.0.0.1", "--dest", "10.0.0.1:70000"], code: 2, says: /--dest "10\.0\.0\.1:70000": port 70000 is out of range 1-65535/ },
   { input: "`--dest 10.0.0.1:53/icmp`", args: () => ["svc/web", "--source", "10.0.0.1", "--dest", "10.0.0.1:53/icmp"], code: 2, says: /want IP:PORT\[\/tcp\|udp\|sctp\]/ },
   { input: "`--dest 300.1.1.1:53`", args: () => ["svc/web", "--source", "10.0.0.1", "--dest", "300.1.1.1:53"], code: 2, says: /300\.1\.1\.1 is not an IPv4 address; want IP:PORT/ },
+  { input: "`--source fd00::1 --dest 10.96.0.10:53/udp` (two families)", args: () => ["svc/web", "--source", "fd00::1", "--dest", "10.96.0.10:53/udp"], code: 2, says: /--source fd00::1 and --dest 10\.96\.0\.10 are of different IP families: give two IPv4 or two IPv6 addresses/ },
   { input: "`--dest [zz::1]:53`", args: () => ["svc/web", "--source", "fd00::1", "--dest", "[zz::1]:53"], code: 2, says: /--dest "\[zz::1\]:53": want IP:PORT/ },
   { input: "`-o xml`", args: () => ["svc/web", "-o", "xml"], code: 2, says: /option '-o, --output <format>' argument 'xml' is invalid\. Allowed choices are text, wide, json, yaml, mermaid, dot/ },
   { input: "`--profile root`", args: () => ["svc/web", "--profile", "root"], code: 2, says: /argument 'root' is invalid\. Allowed choices are netadmin, sysadmin/ },

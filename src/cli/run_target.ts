@@ -52,7 +52,12 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   if (o.node) plan.nodes = o.node;
   if (o.source !== undefined && o.dest !== undefined) {
     const d = parseDest(o.dest);
-    plan.packet = { source: parseSource(o.source), destination: d.ip, port: d.port, protocol: d.protocol };
+    const source = parseSource(o.source);
+    // one packet has one IP family: no rule of the other family's tables could take it
+    if (source.includes(":") !== d.ip.includes(":")) {
+      throw new UsageError(`--source ${source} and --dest ${d.ip} are of different IP families: give two IPv4 or two IPv6 addresses`);
+    }
+    plan.packet = { source, destination: d.ip, port: d.port, protocol: d.protocol };
   }
   return plan;
 }
