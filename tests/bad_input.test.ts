@@ -160,6 +160,7 @@ afterAll(async () => {
 
 const ONE_FILE: Case[] = [
   { input: 'one-file bundle, `version: "1"` (a string)', args: () => ["svc/x", "--from", bundleFile("v-string.json", (d) => (d.version = "1"))], code: 1, says: /version is the string "1": want a whole number.*version: 1/ },
+  { input: "one-file bundle with node k8s1 twice (the first was read, and printed twice)", args: () => [...DNS, "--from", bundleFile("dup-node.json", (d) => d.nodes.push({ ...d.nodes[0], sections: { "iptables-save": { stdout: "junk\n" } } }))], code: 1, says: /dup-node\.json: nodes\[1\] is node "k8s1" again \(nodes\[0\]\): one capture per node; fix the bundle, or capture again/ },
   { input: "one-file bundle, `version: 99`", args: () => ["svc/x", "--from", bundleFile("v-99.json", (d) => (d.version = 99))], code: 1, says: /version 99, newer than this kubectl-netpath understands \(1\); upgrade kubectl-netpath/ },
   { input: "one-file bundle, `version: 0`", args: () => ["svc/x", "--from", bundleFile("v-0.json", (d) => (d.version = 0))], code: 1, says: /version is number 0: want a whole number/ },
   { input: "one-file bundle, `version: 1.5`", args: () => ["svc/x", "--from", bundleFile("v-15.json", (d) => (d.version = 1.5))], code: 1, says: /version is number 1\.5: want a whole number/ },

@@ -235,9 +235,14 @@ export function decodeBundle(text: string, name: string): Bundle {
     }
     (bundle.objects[key as keyof BundleObjects] as unknown[]).push(...value);
   }
+  const seenNodes = new Map<string, number>();
   for (const [i, n] of ((doc.nodes ?? []) as unknown[]).entries()) {
     const node = n as Partial<NodeCapture>;
     checkNodeCapture(n, `nodes[${i}]`, name);
+    // two captures of one node: which one the analysis should read cannot be told (it read the first, twice)
+    const before = seenNodes.get(node.name!);
+    if (before !== undefined) throw new BundleError(`${name}: nodes[${i}] is node ${JSON.stringify(node.name)} again (nodes[${before}]): one capture per node; fix the bundle, or capture again`);
+    seenNodes.set(node.name!, i);
     const sections: NodeCapture["sections"] = {};
     for (const [sec, out] of Object.entries(node.sections ?? {})) {
       if (!(SECTION_NAMES as readonly string[]).includes(sec)) {
