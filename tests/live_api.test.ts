@@ -385,6 +385,14 @@ describe("why-pending, live", () => {
     expect(JSON.stringify(report.findings)).toContain('needs \\"list nodes\\" (verb list, resource nodes, cluster scope)');
   });
 
+  it("RBAC forbids get nodes: the warning says the endpoints' nodes could not be read, not that the Service has no endpoint", async () => {
+    const s = await fake({ denials: [{ verb: "get", resource: "nodes" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/the nodes of Service default\/web's endpoints \([^)]+\) could not be read \(see above\), so no node was chosen: pass --node NAME/);
+    expect(r.stderr).not.toContain("has no endpoint on any node");
+  });
+
   it("pvc that does not exist", async () => {
     const s = await fake({ objects: zones.objects });
     const r = await run(["pvc/nope", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig]);

@@ -296,7 +296,12 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     collect = q.nodes ? [...q.nodes] : fromPod ? [fromPod.node] : [...endpointNodes].filter((n) => present.has(n)).sort();
   }
   if (collect.length === 0) {
-    warnings.push(`Service ${q.namespace}/${q.service} has no endpoint on any node, so no node was chosen: pass --node NAME to see a node's rules`);
+    const unread = [...endpointNodes].sort();
+    warnings.push(
+      unread.length > 0 && !q.allNodes && !q.nodes
+        ? `the nodes of Service ${q.namespace}/${q.service}'s endpoints (${unread.join(", ")}) could not be read (see above), so no node was chosen: pass --node NAME to see a node's rules`
+        : `Service ${q.namespace}/${q.service} has no endpoint on any node, so no node was chosen: pass --node NAME to see a node's rules`,
+    );
   }
   const proxyConfig = await kubeProxyConfig(rest, warnings);
   objects.configMaps.push(...proxyConfig.configMaps);
