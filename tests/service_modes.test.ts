@@ -207,6 +207,20 @@ describe("no drift from state that was not read", () => {
   }
 });
 
+describe("IPVS mode without the node's ipsets", () => {
+  for (const c of [{ name: "not collected", edit: (b: Bundle) => delete b.nodes[0]!.sections.ipset }, { name: "not ipset output", edit: (b: Bundle) => (b.nodes[0]!.sections.ipset!.stdout = "junk\nName: \n") }]) {
+    it(`${c.name}: a masquerade that rests on ipset membership says so in its headline`, () => {
+      const b = structuredClone(readBundle(IPVS_LAB));
+      c.edit(b);
+      const r = explainService(b, "kube-system", "kube-dns");
+      const host = client(r, "dns", "ClusterIP", "host-network");
+      expect(host.reason).toBe("not masqueraded if line 25 (KUBE-SERVICES) does not apply, which is not known: membership in ipset KUBE-CLUSTER-IP (the node's `ipset list` was not read)");
+      // with the sets read, the same client is masqueraded: the headline must not claim the opposite as known
+      expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", "host-network").masquerade).toBe("always");
+    });
+  }
+});
+
 describe("example bundles are the seeds' data", () => {
   it("iptables-lab's node dump is seed 001's iptables-save, byte for byte", () => {
     const ex = readFileSync(new URL("../examples/iptables-lab/nodes/k8s1/iptables-save.txt", import.meta.url), "utf8");

@@ -170,6 +170,10 @@ function explain(
     return `masqueraded: ${by(fired.map((c) => c.rule))}`;
   }
   if (masquerade === "never") {
+    // a marking rule whose match could not be told (an ipset not read, an interface not known): the answer rests on
+    // the assumption that it did not match, which the headline says
+    const maybe = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === "unknown"));
+    if (maybe[0]) return `not masqueraded if ${rulesAt([maybe[0].rule])} (${maybe[0].rule.chain}) does not apply, which is not known: ${maybe[0].why}`;
     const first = missed[0];
     return first
       ? `not masqueraded: ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}`

@@ -15,7 +15,7 @@ import type { TracePacket } from "../trace.ts";
 
 /**
  * How an ipset member test is answered (IPVS mode matches `-m set --match-set KUBE-CLUSTER-IP dst,dst`).
- * Returns undefined when the set is unknown (no `ipset list` in the bundle).
+ * Returns undefined when the set is unknown (the node's `ipset list` was not read: not collected, failed or unparsable).
  */
 export type IpsetMembership = (setName: string, flags: string[], packet: TracePacket) => boolean | undefined;
 
@@ -191,7 +191,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
       if (!o) return YES;
       const [name, flags] = o.values;
       const member = ipsets?.(name ?? "", (flags ?? "").split(","), p);
-      if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (no \`ipset list\` in the bundle)` };
+      if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (the node's \`ipset list\` was not read)` };
       if (!neg(o, member)) return explain ? { kind: "no", why: `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})` } : NO;
       return YES;
     }
