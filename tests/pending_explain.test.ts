@@ -204,6 +204,14 @@ describe("scheduler model and reconciliation", () => {
     expect(r2.findings.some((x) => x.id === "preemption-never")).toBe(false);
   });
 
+  test("an event naming a DeviceClass that does not exist: an error finding that says what provides it", () => {
+    const msg = "0/2 nodes are available: request gpu: device class gpu.example.com does not exist. still not schedulable";
+    const r = explainPending(bundleOf([node("n1"), node("n2"), pod("app-0"), event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" })]), { kind: "pod", namespace: "default", name: "app-0" });
+    const f = r.findings.find((x) => x.id === "device-class-missing")!;
+    expect(f.title).toBe("DeviceClass gpu.example.com does not exist (request gpu of a ResourceClaim of pod default/app-0)");
+    expect(f.severity).toBe("error");
+  });
+
   // NodeAffinity PreFilter (node_affinity.go): terms that name nodes by metadata.name leave no node → errReasonConflict
   test("required terms whose metadata.name lists have no common node: NodeAffinity's PreFilter rejects every node", () => {
     const names = (...v: string[][]) => ({ nodeSelectorTerms: v.map((values) => ({ matchFields: values.map((x) => ({ key: "metadata.name", operator: "In" as const, values: [x] })) })) });

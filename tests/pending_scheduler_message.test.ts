@@ -36,6 +36,22 @@ describe("parseSchedulerMessage", () => {
       },
     },
     {
+      // dynamicresources.go: PreFilter for a missing DeviceClass, Filter's allocation timeout; "still not schedulable" is its PostFilter
+      name: "DynamicResources: a missing DeviceClass (PreFilter), an allocation that timed out (Filter)",
+      input: "0/4 nodes are available: 1 timed out trying to allocate devices, 3 cannot allocate all claims. still not schedulable, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.",
+      want: {
+        total: 4,
+        reasons: [{ count: 1, reason: "timed out trying to allocate devices", kind: "dra" }, { count: 3, reason: "cannot allocate all claims", kind: "dra" }],
+        notes: ["still not schedulable"],
+        preemption: { total: 4, reasons: [{ count: 4, reason: "Preemption is not helpful for scheduling", kind: "preemption-not-helpful" }] },
+      },
+    },
+    {
+      name: "DynamicResources: request gpu names a DeviceClass that does not exist",
+      input: "0/3 nodes are available: request gpu: device class gpu.example.com does not exist. still not schedulable",
+      want: { total: 3, reasons: [{ count: 3, reason: "request gpu: device class gpu.example.com does not exist", kind: "dra", preFilter: true }], notes: ["still not schedulable"] },
+    },
+    {
       name: "VolumeBinding's PreFilter for a Lost claim and an ephemeral claim, VolumeZone's for a missing PV",
       input: '0/2 nodes are available: persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-gone".',
       want: { total: 2, reasons: [{ count: 2, reason: 'persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-gone"', kind: "pv-not-exist", preFilter: true }] },

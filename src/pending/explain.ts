@@ -713,6 +713,25 @@ function preemptionNever(ctx: PendingContext, p: PodReport): Finding | undefined
   };
 }
 
+/**
+ * DynamicResources' PreFilter when a claim's request names a DeviceClass that does not exist
+ * (plugins/dynamicresources/dynamicresources.go: `request %s: device class %s does not exist`): the pod waits in the
+ * unschedulable queue until that DeviceClass is created. The bundle holds no DeviceClasses: the event says it.
+ */
+function deviceClassMissing(p: PodReport): Finding | undefined {
+  const msg = p.lastFailedScheduling?.message ?? "";
+  const m = /request (\S+): device class (\S+) does not exist/.exec(msg);
+  if (!m) return undefined;
+  return {
+    id: "device-class-missing",
+    severity: "error",
+    title: `DeviceClass ${m[2]} does not exist (request ${m[1]} of a ResourceClaim of pod ${p.namespace}/${p.name})`,
+    detail: `The scheduler's DynamicResources plugin rejects the pod on every node until a DeviceClass of that name exists; it retries when one is created.`,
+    evidence: [`Event FailedScheduling: ${msg}`],
+    suggestion: `Install the DRA driver that provides DeviceClass ${m[2]}, or fix deviceClassName in the claim (or its template); kubectl get deviceclasses lists those that exist.`,
+  };
+}
+
 function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
   const out: Finding[] = [];
   for (const c of claims) {
@@ -945,6 +964,8 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
     } else {
       const never = preemptionNever(ctx, p);
       if (never) findings.push(never);
+      const cls = deviceClassMissing(p);
+      if (cls) findings.push(cls);
     }
     if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({

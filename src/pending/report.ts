@@ -348,7 +348,8 @@ export type FindingId =
   | "event-disagrees"
   | "pod-scheduled"
   | "volume-attributes-class-missing"
-  | "preemption-never";
+  | "preemption-never"
+  | "device-class-missing";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {

@@ -120,7 +120,7 @@ const KIND_RULES: KindRule[] = [
   // VolumeRestrictions (plugins/volumerestrictions): ErrReasonDiskConflict, ErrReasonReadWriteOncePodConflict
   { kind: "volume-restrictions", re: /had no available disk|ReadWriteOncePod access mode/i },
   // DynamicResources (plugins/dynamicresources): claims not allocatable / not yet allocated / not found
-  { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources/i },
+  { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources|device class \S+ does not exist|timed out trying to allocate devices/i },
   { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
   { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector|didn't match scheduler-enforced node affinity|didn't satisfy plugin\(s\) \[NodeAffinity\]/i },
   { kind: "unschedulable", re: /were unschedulable/i },
