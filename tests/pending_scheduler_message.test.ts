@@ -188,6 +188,11 @@ describe("parseSchedulerMessage", () => {
     });
   }
 
+  test("the PreFilter error form (framework.go `running PreFilter plugin %q: %w`)", () => {
+    const p = parseSchedulerMessage('running PreFilter plugin "VolumeBinding": error getting PVC "shop/data": could not find v1.PersistentVolumeClaim "shop/data"');
+    expect(p.total).toBeNull();
+    expect(p.reasons).toEqual([{ count: 0, reason: 'error getting PVC "shop/data": could not find v1.PersistentVolumeClaim "shop/data"', preFilter: true, kind: "other" }]);
+  });
   test("anything else is refused, quoting the message", () => {
     expect(() => parseSchedulerMessage("Successfully assigned default/busybox to k8s-01")).toThrow(SchedulerMessageParseError);
     expect(() => parseSchedulerMessage("Successfully assigned default/busybox to k8s-01")).toThrow(

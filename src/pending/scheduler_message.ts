@@ -151,7 +151,8 @@ export function classifyReason(reason: string): { kind: SchedulerReasonKind; tai
 }
 
 const HEAD = /^(\d+)\/(\d+) nodes are available(?::\s*|\s*$|\.\s*$)/;
-const PLUGIN_FORM = /running "?[A-Za-z]+"? (?:pre)?filter plugin(?: for pod "[^"]*")?: (.*)$/i;
+// framework.go errors: `running "X" filter plugin: …` (and the older `… for pod "p"`), `running PreFilter plugin "X": …`
+const PLUGIN_FORM = /running (?:"?[A-Za-z]+"? (?:pre)?filter plugin(?: for pod "[^"]*")?|PreFilter plugin "?[A-Za-z]+"?): (.*)$/i;
 
 function stripEnd(s: string): string {
   return s.replace(/[\s.]+$/, "");
