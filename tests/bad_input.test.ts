@@ -367,6 +367,21 @@ function dir(name: string, files: Record<string, string | Buffer>): string {
 const K8S1_ANSWERED = /Node k8s1 — kube-proxy mode iptables/;
 const DUMPS: Case[] = [
   { input: "iptables-save: a malformed --probability on the Service's path (node k8s2)", args: () => [...DNS, "--from", twoNodes("d-prob", { "iptables-save.txt": withLine(probLine, lines[probLine]!.replace(/--probability \S+/, "--probability abc")) }), "--all-nodes"], code: 1, says: new RegExp(`node k8s2: iptables-save line ${probLine + 1}: invalid --probability "abc" .*; fix or re-capture that node's dump`), stdout: K8S1_ANSWERED },
+  ...[
+    { what: "-d 10.96.0.999/32", find: "-A KUBE-SERVICES -d 10.96.0.10/32 -p udp", edit: (l: string) => l.replace("-d 10.96.0.10/32", "-d 10.96.0.999/32"), says: /-d "10\.96\.0\.999\/32" is not an address or CIDR/ },
+    { what: "--dport 99999", find: "-A KUBE-SERVICES -d 10.96.0.10/32 -p udp", edit: (l: string) => l.replace("--dport 53", "--dport 99999"), says: /port "99999" is not a port or a range of 0–65535/ },
+    { what: "--to-destination banana", find: "-A KUBE-SEP-LPGSDLJ3FDW46N4W -p udp", edit: (l: string) => l.replace("--to-destination 10.244.0.5:53", "--to-destination banana"), says: /--to-destination "banana" is not IP\[:PORT\]/ },
+  ].map((c): Case => ({
+    input: `iptables-save: ${c.what} on the path (node k8s2; it was read as "does not match", or an endpoint "banana")`,
+    args: () => {
+      const i = lines.findIndex((l) => l.startsWith(c.find));
+      if (i < 0) throw new Error(`the lab dump no longer has ${c.find}`);
+      return [...DNS, "--from", twoNodes(`d-${c.what.replace(/\W+/g, "-")}`, { "iptables-save.txt": withLine(i, c.edit(lines[i]!)) }), "--all-nodes"];
+    },
+    code: 1,
+    says: new RegExp(`node k8s2: iptables-save line \\d+: ${c.says.source}.*; fix or re-capture that node's dump`),
+    stdout: K8S1_ANSWERED,
+  })),
   { input: "iptables-save: an unterminated quote on the path (node k8s2)", args: () => [...DNS, "--from", twoNodes("d-quote", { "iptables-save.txt": withLine(probLine, lines[probLine]! + ' --comment "cut') }), "--all-nodes"], code: 1, says: new RegExp(`node k8s2: iptables-save line ${probLine + 1}: unterminated quoted string \\(dump cut mid-rule\\?\\)`), stdout: K8S1_ANSWERED },
   { input: "iptables-save: cut before COMMIT (node k8s2)", args: () => [...DNS, "--from", twoNodes("d-commit", { "iptables-save.txt": lines.slice(0, probLine + 1).join("\n") + "\n" }), "--all-nodes"], code: 1, says: /node k8s2: iptables-save line \d+: the dump ends inside table "nat" .* without COMMIT: it was truncated.*; fix or re-capture that node's dump/, stdout: K8S1_ANSWERED },
   { input: "iptables-save: a rule before any table (node k8s2)", args: () => [...DNS, "--from", twoNodes("d-notable", { "iptables-save.txt": "-A KUBE-SERVICES -j KUBE-NODEPORTS\n" + IPT }), "--all-nodes"], code: 1, says: /node k8s2: iptables-save line 1: .*"-A KUBE-SERVICES -j KUBE-NODEPORTS"; fix or re-capture/, stdout: K8S1_ANSWERED },

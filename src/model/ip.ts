@@ -76,6 +76,21 @@ export function cidrContains(cidr: string, address: string): boolean {
   return c.start <= a.n && a.n <= c.end;
 }
 
+/**
+ * Whether text is an IP address or a CIDR (`10.96.0.10`, `10.0.0.0/8`, `fd00::/64`), as iptables prints `-s`/`-d`.
+ * @param s the text.
+ * @returns false for anything else (`10.96.0.999/32`, `banana`).
+ */
+export function isAddressOrCIDR(s: string): boolean {
+  if (!s.includes("/")) return isIPAddress(s);
+  let c = cidrCache.get(s);
+  if (c === undefined) {
+    c = IPCIDR.isValidCIDR(s) ? rangeOf(new IPCIDR(s)) : null;
+    remember(cidrCache, s, c);
+  }
+  return c !== null;
+}
+
 /** A CIDR as ip-cidr spans it: its first and last address as numbers, and its family. */
 interface Range {
   cidr: IPCIDR;

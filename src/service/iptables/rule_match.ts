@@ -10,7 +10,8 @@
  * @module
  */
 import type { IptablesRule, MatchModule, Negatable, RuleOption } from "../../datapath/iptables_save.ts";
-import { cidrContains } from "../../model/ip.ts";
+import { cidrContains, isAddressOrCIDR } from "../../model/ip.ts";
+import { DumpParseError } from "../../datapath/errors.ts";
 import type { TracePacket } from "../trace.ts";
 
 /**
@@ -38,15 +39,23 @@ function shown(n: { negated: boolean }, text: string): string {
   return (n.negated ? "! " : "") + text;
 }
 
-function portIn(spec: string, port: number): boolean {
+function portIn(spec: string, port: number, rule?: IptablesRule): boolean {
   // "80", "1000:2000", multiport "80,443,8000:8080"
   for (const part of spec.split(",")) {
     const [a, b] = part.split(":");
-    const lo = Number(a);
+    const lo = a === "" ? 0 : Number(a);
     const hi = b === undefined ? lo : b === "" ? 65535 : Number(b);
+    if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= 0 && hi <= 65535 && lo <= hi) && rule) {
+      throw new DumpParseError("iptables-save", rule.line, `port "${spec}" is not a port or a range of 0–65535`, rule.raw);
+    }
     if (port >= lo && port <= hi) return true;
   }
   return false;
+}
+
+/** A `-s`/`-d` that matched nothing because it is no address: the dump's line, not a "does not match" answer. */
+function checkCidr(rule: IptablesRule, flag: string, value: string): void {
+  if (!isAddressOrCIDR(value)) throw new DumpParseError("iptables-save", rule.line, `${flag} "${value}" is not an address or CIDR`, rule.raw);
 }
 
 /** Parsed `VALUE[/MASK]` specs by text: a node's rules use a handful (kube-proxy's 0x4000/0x4000, 0x8000/0x8000). */
@@ -71,6 +80,8 @@ function parseMarkSpec(spec: string): { value: number; mask: number } {
  *   masquerade-marking rules only; building the others' text cost it more than the matching).
  * @returns `yes`, `no` (+why), `unknown` (+why), or `random` when everything else matches and the rule carries a
  *   `-m statistic --mode random --probability P` (the caller branches on P).
+ * @throws {DumpParseError} naming the rule's line when a `-s`/`-d` it did not match is no address or CIDR, or a port
+ *   spec is no port or range: no iptables prints those, and "does not match" would be a confident wrong answer.
  */
 export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMembership, explain = true): MatchResult {
   if (rule.protocol) {
@@ -80,12 +91,14 @@ export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMemb
   }
   if (rule.destination) {
     const ok = cidrContains(rule.destination.value, p.dst);
+    if (!ok) checkCidr(rule, "-d", rule.destination.value);
     if (!neg(rule.destination, ok)) {
       return explain ? { kind: "no", why: `destination ${p.dst} ${ok ? "is" : "is not"} in ${rule.destination.value}` } : NO;
     }
   }
   if (rule.source) {
     const ok = cidrContains(rule.source.value, p.src);
+    if (!ok) checkCidr(rule, "-s", rule.source.value);
     if (!neg(rule.source, ok)) {
       return explain ? { kind: "no", why: `source ${p.src} ${ok ? "is" : "is not"} in ${rule.source.value}` } : NO;
     }
@@ -103,7 +116,7 @@ export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMemb
   if (rule.fragment && rule.fragment.negated === false) return explain ? { kind: "no", why: "packet is not a fragment" } : NO;
   let random: string | undefined;
   for (const m of rule.matches) {
-    const r = matchModule(m, p, ipsets, explain);
+    const r = matchModule(m, p, ipsets, explain, rule);
     if (r.kind === "random") random = r.probability;
     else if (r.kind !== "yes") return r;
   }
@@ -114,7 +127,7 @@ function opt(m: MatchModule, name: string): RuleOption | undefined {
   return m.options.find((o) => o.name === name);
 }
 
-function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | undefined, explain: boolean): MatchResult {
+function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | undefined, explain: boolean, rule: IptablesRule): MatchResult {
   switch (m.name) {
     case "comment":
     case "nfacct":
@@ -126,10 +139,10 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
       if (m.name !== p.proto) return explain ? { kind: "no", why: `protocol ${p.proto} (rule matches -m ${m.name})` } : NO;
       for (const o of m.options) {
         if (o.name === "dport" || o.name === "destination-port") {
-          const ok = portIn(o.values[0] ?? "", p.dport);
+          const ok = portIn(o.values[0] ?? "", p.dport, rule);
           if (!neg(o, ok)) return explain ? { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dport ${o.values[0]}`)})` } : NO;
         } else if (o.name === "sport" || o.name === "source-port") {
-          const ok = portIn(o.values[0] ?? "", p.sport ?? 40000);
+          const ok = portIn(o.values[0] ?? "", p.sport ?? 40000, rule);
           if (!neg(o, ok)) return explain ? { kind: "no", why: `source port (rule wants ${shown(o, `--sport ${o.values[0]}`)})` } : NO;
         }
       }
@@ -138,7 +151,7 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
     case "multiport": {
       for (const o of m.options) {
         if (o.name === "dports" || o.name === "destination-ports" || o.name === "ports") {
-          const ok = portIn(o.values[0] ?? "", p.dport);
+          const ok = portIn(o.values[0] ?? "", p.dport, rule);
           if (!neg(o, ok)) return explain ? { kind: "no", why: `destination port ${p.dport} (rule wants ${shown(o, `--dports ${o.values[0]}`)})` } : NO;
         }
       }

@@ -22,6 +22,7 @@
  * @module
  */
 import { DumpParseError } from "../../datapath/errors.ts";
+import { isIPAddress } from "../../model/ip.ts";
 import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/iptables_save.ts";
 import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
@@ -271,6 +272,7 @@ class Tracer {
       switch (target) {
         case "DNAT": {
           const to = findTargetOption(rule, "to-destination")?.values[0];
+          if (to !== undefined) checkDnatTarget(to, rule);
           return { cont: [], ended: [{ ...s, path, how: "dnat", dnatTo: to, decidedBy: ref }] };
         }
         case "ACCEPT":
@@ -601,6 +603,19 @@ function mergeSorted(lists: number[][]): number[] {
 
 function hex(n: number): string {
   return `0x${n.toString(16)}`;
+}
+
+/**
+ * A DNAT target the tracer can follow: `IP[:PORT]` or `[IPv6][:PORT]`, the address an IP address and the port
+ * 1–65535 (what iptables itself accepts, and kube-proxy writes as `--to-destination ENDPOINT`).
+ * @throws {DumpParseError} naming the rule's line: the dump was edited or cut, and an endpoint read from it would be
+ *   a confident wrong answer.
+ */
+function checkDnatTarget(to: string, rule: IptablesRule): void {
+  const [ip, port] = splitDnat(to);
+  if (!isIPAddress(ip) || (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65535))) {
+    throw new DumpParseError("iptables-save", rule.line, `--to-destination "${to}" is not IP[:PORT]`, rule.raw);
+  }
 }
 
 function splitDnat(to: string): [string, number | undefined] {
