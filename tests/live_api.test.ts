@@ -118,7 +118,8 @@ describe("the number of API requests does not grow with the cluster", () => {
     const pods: Pod[] = [];
     for (let i = 0; i < 600; i++) {
       const node = nodes[1 + (i % 2)]!.metadata.name;
-      const ip = `10.244.${1 + (i % 2)}.${10 + Math.floor(i / 2)}`;
+      // 600 distinct addresses, each a valid IPv4 address (10.244.<node><hundred>.<10–109>)
+      const ip = `10.244.${1 + (i % 2)}${Math.floor(i / 200)}.${10 + (Math.floor(i / 2) % 100)}`;
       slices.push({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: `many-${i}`, namespace: "default", labels: { "kubernetes.io/service-name": "many" } }, addressType: "IPv4", endpoints: [{ addresses: [ip], nodeName: node, conditions: { ready: true }, targetRef: { kind: "Pod", name: `many-${i}`, namespace: "default" } }], ports: [{ name: "", port: 8080, protocol: "TCP" }] });
       pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: `many-${i}`, namespace: "default", labels: { app: "many" } }, spec: { nodeName: node }, status: { phase: "Running", podIP: ip } });
     }
