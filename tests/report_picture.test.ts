@@ -42,6 +42,16 @@ function golden(file: string, text: string): void {
   expect(text).toBe(readFileSync(path, "utf8"));
 }
 
+/** A picture whose title, box, edge and cluster labels are all `text` (data from the cluster, as a renderer gets it). */
+function hostileGraph(text: string): PathGraph {
+  return {
+    title: text,
+    nodes: [{ id: "n1", label: text, kind: "rule" }, { id: "n2", label: "ok", kind: "endpoint" }],
+    edges: [{ from: "n1", to: "n2", label: text }],
+    clusters: [{ id: "c1", label: text, nodes: ["n1"], clusters: [] }],
+  };
+}
+
 let parseMermaid: (text: string) => Promise<unknown>;
 let layoutDot: (text: string) => { status: string; errors: { level?: string; message: string }[] };
 beforeAll(async () => {
@@ -94,12 +104,7 @@ describe("-o mermaid and -o dot", () => {
   });
   it("labels from the cluster cannot break out of their quotes (Mermaid and DOT)", async () => {
     const hostile = 'a"] --> x["pwn\\" ]; n9 -> n1 [label="<b>#quot;&`\u001b[31m\nnext';
-    const g: PathGraph = {
-      title: hostile,
-      nodes: [{ id: "n1", label: hostile, kind: "rule" }, { id: "n2", label: "ok", kind: "endpoint" }],
-      edges: [{ from: "n1", to: "n2", label: hostile }],
-      clusters: [{ id: "c1", label: hostile, nodes: ["n1"], clusters: [] }],
-    };
+    const g = hostileGraph(hostile);
     const m = renderMermaid(g);
     await expect(parseMermaid(m)).resolves.toBeTruthy();
     expect(m).not.toContain("\u001b");
@@ -110,12 +115,7 @@ describe("-o mermaid and -o dot", () => {
   });
   it("no label or title can set Mermaid's configuration: %%{init}%% is written as entity codes", async () => {
     for (const hostile of ["zone %%{init: {'theme':'dark','flowchart':{'htmlLabels':false}}}%% a", "unclosed %%{init: {'theme':'dark'"]) {
-      const g: PathGraph = {
-        title: hostile,
-        nodes: [{ id: "n1", label: hostile, kind: "rule" }, { id: "n2", label: "ok", kind: "endpoint" }],
-        edges: [{ from: "n1", to: "n2", label: hostile }],
-        clusters: [{ id: "c1", label: hostile, nodes: ["n1"], clusters: [] }],
-      };
+      const g = hostileGraph(hostile);
       const m = renderMermaid(g);
       expect(m).not.toContain("%%");
       const parsed = (await parseMermaid(m)) as { config?: Record<string, unknown> };

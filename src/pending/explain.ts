@@ -231,23 +231,16 @@ function preFilterNodes(ctx: PendingContext, pod: Pod, uses: PodClaimUse[]): { n
   for (const u of uses) {
     if (u.binding !== "bound" || !u.volumeName) continue;
     const terms = ctx.volumes.get(u.volumeName)?.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [];
-    const local = new Set<string>();
-    for (const t of terms) {
-      let names: Set<string> | undefined;
-      for (const e of t?.matchExpressions ?? []) {
-        if (e.key !== "kubernetes.io/hostname" || e.operator !== "In") continue;
-        const values = new Set(e.values ?? []);
-        names = names === undefined ? values : new Set([...names].filter((n) => values.has(n)));
-      }
-      for (const n of names ?? []) local.add(n);
-    }
+    const local = new Set(terms.flatMap((t) => [...(inValues(t?.matchExpressions, "kubernetes.io/hostname") ?? [])]));
     if (local.size === 0) continue;
-    eligible = eligible === undefined ? local : new Set([...eligible].filter((n) => local.has(n)));
+    eligible = eligible === undefined ? local : intersect(eligible, local);
   }
   if (eligible === undefined) return undefined;
   const byName = nodeAffinityNames(pod);
-  const names = byName === undefined ? eligible : new Set([...eligible].filter((n) => byName.has(n)));
-  return { names, plugins: byName === undefined ? ["VolumeBinding"] : ["NodeAffinity", "VolumeBinding"] };
+  return {
+    names: byName === undefined ? eligible : intersect(eligible, byName),
+    plugins: byName === undefined ? ["VolumeBinding"] : ["NodeAffinity", "VolumeBinding"],
+  };
 }
 
 /** NodeAffinity's PreFilterResult: the node names its required terms allow by `metadata.name In`, or undefined. */
@@ -256,16 +249,26 @@ function nodeAffinityNames(pod: Pod): Set<string> | undefined {
   if (!terms || terms.length === 0) return undefined;
   const names = new Set<string>();
   for (const t of terms) {
-    let termNames: Set<string> | undefined;
-    for (const f of t?.matchFields ?? []) {
-      if (f.key !== "metadata.name" || f.operator !== "In") continue;
-      const values = new Set(f.values ?? []);
-      termNames = termNames === undefined ? values : new Set([...termNames].filter((v) => values.has(v)));
-    }
-    if (termNames === undefined) return undefined;
+    const termNames = inValues(t?.matchFields, "metadata.name");
+    if (termNames === undefined) return undefined; // a term without it lets every node through
     for (const n of termNames) names.add(n);
   }
   return names;
+}
+
+/** The values one term's `KEY In [...]` requirements all allow (their lists intersected), or undefined when it has none. */
+function inValues(reqs: readonly { key: string; operator: string; values?: string[] }[] | undefined, key: string): Set<string> | undefined {
+  let out: Set<string> | undefined;
+  for (const r of reqs ?? []) {
+    if (r.key !== key || r.operator !== "In") continue;
+    const values = new Set(r.values ?? []);
+    out = out === undefined ? values : intersect(out, values);
+  }
+  return out;
+}
+
+function intersect(a: Set<string>, b: Set<string>): Set<string> {
+  return new Set([...a].filter((x) => b.has(x)));
 }
 
 /** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
