@@ -4,9 +4,11 @@
 // kind a bundle holds; none of their values may appear in the captured bytes (JSON and YAML), and `--from` the file
 // must give the live report (the allow-list kept what the analyses read). Every example bundle reduced to the
 // allow-list gives the same `-o json` and text report as the example itself.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { afterAll, describe, expect, it } from "vitest";
 import { allowListObjects, redactArgv, REDACTED, redactText } from "../src/bundle/allow_list.ts";
 import type { BundleObjects } from "../src/bundle/bundle.ts";
@@ -325,6 +327,52 @@ describe("capture keeps no secret (JSON and YAML), writes 0600, and --from the f
   );
 });
 
+describe("capture: what the run says about itself is redacted, and the file is written whole or not at all", () => {
+  it("a warning quoting the API server's error (a 500's body with credentials) is redacted in the bundle", async () => {
+    const s = await startFakeApiServer({
+      objects: seededObjects(),
+      faults: [{ method: "GET", path: /^\/api\/v1\/namespaces\/default\/pods$/, status: 500, message: "etcd https://root:ETCDPW123@10.0.0.5:2379 failed; Authorization: Bearer SRVBEARER99; password=SRV500PW" }],
+    });
+    servers.push(s);
+    const out = join(s.dir, "warned.json");
+    // svc/down has no ready endpoint: the Pods that would say why are listed, and that list's failure is a warning
+    const c = await run(["capture", "svc/down", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+    const bytes = readFileSync(out, "utf8");
+    const b = decodeBundle(bytes, out);
+    expect(b.warnings.join("\n"), c.stderr).toContain(REDACTED);
+    for (const secret of ["ETCDPW123", "SRVBEARER99", "SRV500PW"]) expect(bytes).not.toContain(secret);
+  });
+
+  it("an -o path whose directory does not exist is refused before anything is collected", async () => {
+    const s = await startFakeApiServer({ objects: seededObjects() });
+    servers.push(s);
+    const c = await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", join(s.dir, "missing", "x.json")]);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toMatch(/^error: capture -o \S+\/missing\/x\.json: directory \S+\/missing does not exist: give a file path in a writable directory \(nothing was collected\)\n$/);
+    expect(s.requests).toEqual([]);
+  });
+
+  it.runIf(existsSync("dist/kubectl-netpath.js"))("a write that fails part-way (file size limit) leaves the old bundle as it was, and no temporary file", async () => {
+    const s = await startFakeApiServer({ objects: seededObjects() });
+    servers.push(s);
+    const dir = mkdtempSync(join(tmpdir(), "knp-capture-write-"));
+    const out = join(dir, "bundle.json");
+    writeFileSync(out, "the previous bundle\n", { mode: 0o600 });
+    // ulimit -f 4: at most 4 blocks written per file; the bundle is larger, the write fails with EFBIG
+    // asynchronously: the fake API server answers from this process
+    const r = await new Promise<{ status: number | null; stderr: string }>((res) => {
+      const child = spawn("sh", ["-c", `ulimit -f 4; exec "$0" dist/kubectl-netpath.js capture svc/web -n default --kubeconfig "$1" --no-exec -o "$2"`, process.execPath, s.kubeconfig, out]);
+      let stderr = "";
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (status) => res({ status, stderr }));
+    });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/error: cannot write the bundle to \S+bundle\.json \(EFBIG\): nothing was written there/);
+    expect(readFileSync(out, "utf8")).toBe("the previous bundle\n");
+    expect(readdirSync(dir)).toEqual(["bundle.json"]);
+  });
+});
+
 describe("the allow-list keeps what the analyses read: every example reduced to it gives the same report", () => {
   const dir = mkdtempSync(join(tmpdir(), "netpath-allow-"));
   const cases: { name: string; args: string[]; file: string; source: string }[] = [];
@@ -400,6 +448,9 @@ describe("redaction", () => {
       `AWS_SECRET_ACCESS_KEY=${REDACTED} AWS_ACCESS_KEY_ID=${REDACTED}`,
     ],
     ["--private-key=abc passphrase: pp", `--private-key=${REDACTED} passphrase: ${REDACTED}`],
+    // a secret flag's value inside one string (a kube-proxy DaemonSet started by sh -c), and a YAML block scalar
+    ["exec kube-proxy --config=/x --token SHTOKEN --aws-secret-access-key SHAWS --v=2", `exec kube-proxy --config=/x --token ${REDACTED} --aws-secret-access-key ${REDACTED} --v=2`],
+    ["mode: iptables\ntoken: |\n  CMBLOCKTOKEN\n  more\nnext: 2", `mode: iptables\ntoken: ${REDACTED}\nnext: 2`],
   ])("%j", (input, want) => {
     expect(redactText(input)).toBe(want);
     expect(redactText(want)).toBe(want);

@@ -65,6 +65,10 @@ const SECRET_ASSIGNMENT = new RegExp(
   "gi",
 );
 const SECRET_FLAG = new RegExp(String.raw`^--?${SECRET_NAME}$`, "i");
+/** `--token VALUE` inside one string (a `sh -c` command line): the value, when it is not another flag. */
+const SECRET_FLAG_INLINE = new RegExp(String.raw`((?:^|\s)--?${SECRET_NAME}[ \t]+)(?!-)("[^"\n]*"|'[^'\n]*'|[^\s]+)`, "gi");
+/** A YAML block scalar under a secret-named key (`token: |` and its indented lines). */
+const SECRET_BLOCK = new RegExp(String.raw`^([ \t]*)(["']?${SECRET_NAME}["']?)[ \t]*:[ \t]*[|>][-+0-9]*[ \t]*$`, "i");
 const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 /** base64 of "-----BEGIN" (certificate-authority-data, client-key-data, tls.crt in a manifest …). */
 const PEM_BASE64 = /LS0tLS1CRUdJT[A-Za-z0-9+/=]*/g;
@@ -79,13 +83,15 @@ const SIG_PARAM = /([?&]sig=)(?!<redacted)[^&\s]+/gi;
  * Replaces what looks like a credential in free text with {@link REDACTED}: PEM blocks and their base64 form,
  * `Bearer`/`Basic` credentials, JWTs, the password of `scheme://user:password@host`, a query's `sig=`, and the value
  * of `NAME=VALUE` / `NAME: VALUE` where NAME says token, password, passphrase, secret, credential, signature,
- * api/access key, private/client key, or certificate/key data (`--password=x`, `token: abc`, `"client-key-data": "…"`).
+ * api/access key, private/client key, or certificate/key data (`--password=x`, `token: abc`, `"client-key-data": "…"`),
+ * the value after such a flag inside one string (`sh -c "kube-proxy --token abc"`), and a YAML block scalar under
+ * such a key (`token: |` and the lines below it).
  * @param text any string from the cluster.
  * @returns the text with those values replaced (unchanged when none is found).
  */
 export function redactText(text: string): string {
   if (text === "") return text;
-  return text
+  return redactBlocks(text)
     .replace(PEM, REDACTED)
     .replace(PEM_BASE64, REDACTED)
     .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
@@ -96,7 +102,26 @@ export function redactText(text: string): string {
       SECRET_ASSIGNMENT,
       (m, name: string, value: string) =>
         value === REDACTED || value.startsWith("<redacted") ? m : `${name}${REDACTED}`,
-    );
+    )
+    .replace(SECRET_FLAG_INLINE, (m, flag: string, value: string) => (value === REDACTED || value.startsWith("<redacted") ? m : `${flag}${REDACTED}`));
+}
+
+/**
+ * YAML block scalars under a secret-named key (`token: |` or `password: >-` and the lines indented below it, in a
+ * ConfigMap's embedded file): the whole value becomes one {@link REDACTED}.
+ */
+function redactBlocks(text: string): string {
+  if (!/:[ \t]*[|>]/.test(text)) return text;
+  const lines = text.split("\n");
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = SECRET_BLOCK.exec(lines[i]!);
+    out.push(m ? `${m[1]}${m[2]}: ${REDACTED}` : lines[i]!);
+    if (!m) continue;
+    const indent = m[1]!.length;
+    while (i + 1 < lines.length && (lines[i + 1]!.trim() === "" || /^[ \t]*/.exec(lines[i + 1]!)![0].length > indent)) i++;
+  }
+  return out.join("\n");
 }
 
 /**

@@ -7,8 +7,9 @@
  * The live code is imported lazily: declaring this command loads no Kubernetes client.
  * @module
  */
-import { closeSync, fchmodSync, openSync, writeFileSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { accessSync, closeSync, constants, existsSync, fchmodSync, fsyncSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import process from "node:process";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { Bundle } from "../bundle/bundle.ts";
 import type { CliIo } from "./io.ts";
@@ -83,13 +84,46 @@ function summary(b: Bundle): string {
  * @param text the bundle's text.
  */
 function writePrivate(path: string, text: string): void {
-  const fd = openSync(path, "w", 0o600);
+  // through a symlink to the file it names; the new content goes to a temporary file beside it (0600 from the start),
+  // renamed over the old one once whole: a failed write (EFBIG, ENOSPC, a crash) leaves the old bundle, never a cut one
+  const target = existsSync(path) ? realpathSync(path) : path;
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  let fd: number | undefined;
   try {
+    fd = openSync(tmp, "wx", 0o600);
     fchmodSync(fd, 0o600);
     writeFileSync(fd, text);
-  } finally {
+    fsyncSync(fd);
     closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, target);
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch { /* not created */ }
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(`cannot write the bundle to ${path} (${code ?? (e as Error).message}): nothing was written there; free space or choose another -o path`);
   }
+}
+
+/**
+ * Checks `-o PATH` before anything is collected: its directory exists and is writable, and PATH is not a directory.
+ * @throws {Error} one line naming the path and what to do.
+ */
+function checkOutputPath(path: string): void {
+  const dir = dirname(path);
+  let why: string | undefined;
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) why = `directory ${dir} does not exist`;
+  else if (existsSync(path) && statSync(path).isDirectory()) why = "it is a directory";
+  else {
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch {
+      why = `directory ${dir} is not writable`;
+    }
+  }
+  if (why) throw new Error(`capture -o ${path}: ${why}: give a file path in a writable directory (nothing was collected)`);
 }
 
 /**
@@ -107,6 +141,8 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   if (o.namespace !== undefined) plan.namespace = o.namespace;
   if (o.node) plan.nodes = o.node;
   const { output: _file, ...flags } = o;
+  const outPath = o.output === "-" ? undefined : isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output);
+  if (outPath !== undefined && !o.dryRun) checkOutputPath(outPath);
   const request = gatherRequest(plan, flags);
   request.collect = "node"; // a bundle is analysed later, for any question: whole tables
   const live = await import("../kube/live.ts");
@@ -117,9 +153,14 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   if (s.dryRun) return 0;
   const format = /\.ya?ml$/i.test(o.output) ? "yaml" : "json";
   const { encodeBundle } = await import("../bundle/decode.ts"); // on use: keeps YAML out of start-up
+  // what the run says about itself can quote the API server's messages (a 500's body, a URL with credentials): a
+  // bundle is handed around, so they are redacted as the objects' free text is (allow_list.ts redactText)
+  const { redactText } = await import("../bundle/allow_list.ts");
+  bundle.warnings = bundle.warnings.map(redactText);
+  for (const n of bundle.nodes) if (n.error !== undefined) n.error = redactText(n.error);
   const text = encodeBundle(bundle, format);
-  if (o.output === "-") io.stdout(text);
-  else writePrivate(isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output), text);
+  if (outPath === undefined) io.stdout(text);
+  else writePrivate(outPath, text);
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const where = o.output === "-" ? "stdout" : o.output;
   io.stderr(`wrote ${where}: ${summary(bundle)}\n`);
