@@ -177,13 +177,15 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
  * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
  *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
  *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
- * @param version the cluster's version (kubelet), for VolumeZone's PreFilter; unknown: current releases.
+ * @param version the cluster's version (kubelet), for the v1.27+ steps; unknown: current releases.
+ * @returns the rejection, or the nodes VolumeBinding's PreFilterResult keeps (computed once, for the node rows too).
  */
-function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], version: string | undefined): PreFilterRejection | null {
+function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], version: string | undefined): PreFilterOutcome {
+  const reject = (rejection: PreFilterRejection): PreFilterOutcome => ({ rejection });
   const affinity = nodeAffinityPreFilter(pod);
-  if (affinity) return affinity;
+  if (affinity) return reject(affinity);
   const ns = pod.metadata.namespace ?? "";
-  const volume = (message: string): PreFilterRejection => ({ plugin: "VolumeBinding", message });
+  const volume = (message: string): PreFilterOutcome => reject({ plugin: "VolumeBinding", message });
   const ephemeral = new Set((pod.spec?.volumes ?? []).filter((v) => v["ephemeral"] !== undefined && v["ephemeral"] !== null).map((v) => v.name));
   for (const u of uses) {
     if (!u.found) {
@@ -194,21 +196,25 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
     if (pvc?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
   }
   if (uses.some((u) => u.binding === "immediate")) return volume("pod has unbound immediate PersistentVolumeClaims");
-  const since127 = atLeast(version, 27);
-  if (since127) {
-    const narrowed = preFilterNodes(ctx, pod, uses);
-    if (narrowed && narrowed.names.size === 0) {
-      // framework.go RunPreFilterPlugins: the merged PreFilterResult holds no node
-      const [only] = narrowed.plugins;
-      return {
-        plugin: "VolumeBinding",
-        message: narrowed.plugins.length === 1 ? `node(s) didn't satisfy plugin ${only}` : `node(s) didn't satisfy plugin(s) [${narrowed.plugins.join(" ")}] simultaneously`,
-      };
-    }
+  if (!atLeast(version, 27)) return { rejection: null };
+  const narrowed = preFilterNodes(ctx, pod, uses);
+  if (narrowed && narrowed.names.size === 0) {
+    // framework.go RunPreFilterPlugins: the merged PreFilterResult holds no node
+    const [only] = narrowed.plugins;
+    return reject({
+      plugin: "VolumeBinding",
+      message: narrowed.plugins.length === 1 ? `node(s) didn't satisfy plugin ${only}` : `node(s) didn't satisfy plugin(s) [${narrowed.plugins.join(" ")}] simultaneously`,
+    });
   }
   const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
-  if (since127 && gone) return { plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` };
-  return null;
+  if (gone) return reject({ plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` });
+  return { rejection: null, ...(narrowed ? { narrowed } : {}) };
+}
+
+/** What PreFilter decides: a rejection of every node, or else the nodes a PreFilterResult keeps (undefined: all). */
+interface PreFilterOutcome {
+  rejection: PreFilterRejection | null;
+  narrowed?: { names: Set<string>; plugins: string[] };
 }
 
 /** Whether a cluster version (`v1.33.1`) is at least 1.`minor`; an unknown version counts as current. */
@@ -628,7 +634,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
-  const preFilter = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
+  const { rejection: preFilter, narrowed } = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
   const last = lastFailedScheduling(ctx, pod);
   const wording: SchedulerWording = {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
@@ -644,7 +650,6 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     csiNodes: new Map((ctx.bundle.objects.csiNodes ?? []).map((c) => [c.metadata.name, c] as const)),
     inlineDisks: hasInlineDisks(pod),
   };
-  const narrowed = !preFilter && atLeast(maxKubeletVersion(ctx), 27) ? preFilterNodes(ctx, pod, uses) : undefined;
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;
