@@ -15,6 +15,8 @@ import { LINE_SPEC } from "./line_spec_data.ts";
 import { printable } from "../../report/printable.ts";
 import type { LookupEnv } from "./lookups.ts";
 
+export { writeAnswer } from "./write_answer.ts";
+
 /**
  * The candidates of a lookup (lookups.ts, loaded only then: it brings in the bundle reader and YAML), or, when the
  * lookup fails, the Error answer (`:1`) after passing its one-line reason to `onError`. Shared by the engine.
