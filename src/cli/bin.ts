@@ -10,6 +10,9 @@
 // every TAB press that only writes one answer.
 const process = globalThis.process;
 
+// a module (its own scope for `process`), though it imports nothing statically
+export {};
+
 /** Whether process.stdout or process.stderr was written to (output may still be queued there). */
 let streamsUsed = false;
 
