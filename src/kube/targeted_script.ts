@@ -37,7 +37,8 @@
  *   whole ruleset — and, for legacy, only when /proc/net/ip_tables_names lists mangle, so no table is created),
  *   then `iptables-save` / `ip6tables-save` holding, in iptables-save format, the chains reachable from the builtin
  *   chains through the rules rule_select_awk.ts keeps. nft backend: it first lists nat `KUBE-SERVICES` (one rule per
- *   Service frontend) and, when that holds at least `walk:N` rules ({@link CHAIN_WALK_FROM} by default), goes chain
+ *   Service frontend; its rules are counted with shell builtins, or grep once the listing exceeds 64 KiB, where a
+ *   loop of dash takes longer than the process) and, when that holds at least `walk:N` rules ({@link CHAIN_WALK_FROM} by default), goes chain
  *   by chain (`iptables-nft -t T -S C`: a few ms per chain on a 10,000-Service node, where `iptables-nft-save` takes
  *   ~30 s of CPU and `nft list tables` ~27 s, measured in tests/targeted_kernel.test.ts's netns; the listing of
  *   KUBE-SERVICES is reused); on a smaller ruleset, where a save costs less than the ~150 chain listings, it filters
@@ -134,12 +135,13 @@ while IFS= read -r -t 2 l <&3 || [ -n "$l" ]; do l=\${l%"$CR"}
 if [ $h = 2 ]; then printf "%s\\n" "$l"; elif [ $h = 0 ]; then h=1; elif [ -z "$l" ]; then h=2; fi; l=; done
 [ $h = 2 ] && exit 0; echo "GET /proxyMode: no whole answer within 2 s" >&2; exit 28'
 pm() {
-if have bash; then if [ -n "$TOC" ]; then timeout 2 bash -c "$PB"; else bash -c "$PB"; fi
-elif have curl; then curl -sS -m 2 $U
-elif have wget; then if [ -n "$TOC" ]; then timeout 2 wget -q -O - $U; else wget -q -T 2 -O - $U; fi
+if have bash; then if [ -n "$TOC" ]; then exec timeout 2 bash -c "$PB"; else exec bash -c "$PB"; fi
+elif have curl; then exec curl -sS -m 2 $U
+elif have wget; then if [ -n "$TOC" ]; then exec timeout 2 wget -q -O - $U; else exec wget -q -T 2 -O - $U; fi
 else echo "curl: not found (nor wget, nor bash)" >&2; return 127; fi
 }
 begin proxy-mode "GET $U"
+# pm runs in the substitution's subshell only, which its exec replaces (a process less per node)
 PM=$(pm); r=$?
 printf %s "$PM"
 end proxy-mode $r
@@ -168,6 +170,9 @@ if have $1-nft; then IC=$1-nft
 elif have $1; then case "$($1 --version 2>/dev/null)" in *nf_tables*) IC=$1 ;; esac; fi
 }
 nr() { if have grep; then grep -c '^-A '; else awk '/^-A /{n++}END{print n+0}'; fi; }
+cn() { KN=0; if [ \${#KS} -ge 65536 ]; then KN=$(printf '%s\n' "$KS" | nr); return; fi
+NP_IFS=$IFS; IFS='
+'; for l in $KS; do case $l in "-A "*) KN=$((KN + 1)) ;; esac; done; IFS=$NP_IFS; }
 hi() { $1 -t mangle -S KUBE-IPTABLES-HINT >/dev/null 2>&1 || $1 -t mangle -S KUBE-KUBELET-CANARY >/dev/null 2>&1; }
 lh() { [ -n "$1" ] && has_line mangle $2 2>/dev/null && $1 -t mangle 2>/dev/null | kubelet_chains; }
 sl() {
@@ -218,7 +223,7 @@ S=$P-save
 if [ $B = nft ]; then [ $P = iptables ] && C=$N4 && V=$SN4 || { C=$N6; V=$SN6; }; else C=''; [ $P = iptables ] && V=$SL4 || V=$SL6; fi
 if [ $B = nft ] && [ -n "$C" ] && [ $SC = service ]; then now; T1=$NOW; KN=0
 KS=$($C -t nat -S KUBE-SERVICES 2>/dev/null) || KS=
-[ -n "$KS" ] && KN=$(printf '%s\n' "$KS" | nr)
+cn
 X="nat KUBE-SERVICES holds $KN rules"
 if [ "$KN" -ge "$NP_W" ]; then X="$X, at least $NP_W: a listing per chain costs less than a save"
 elif [ -z "$V" ]; then X="$X; no $P-nft-save in this image"
