@@ -390,6 +390,38 @@ const DUMPS: Case[] = [
   { input: "iptables-save: ipvsadm output saved as iptables-save (node k8s2)", args: () => [...DNS, "--from", twoNodes("d-wrongfmt", { "iptables-save.txt": readFileSync("examples/ipvs-lab/nodes/k8s-01/ipvsadm.txt", "utf8") }), "--all-nodes"], code: 1, says: /node k8s2: the iptables-save section holds .*, not iptables-save output: save it under its own section name \(docs\/bundle\.md\)/, stdout: K8S1_ANSWERED },
   { input: "nft-json: cut mid-JSON (nftables node)", args: () => ["svc/svc1", "-n", "ns1", "--from", twoNodes("d-nftjson", { "nft-json.txt": '{"nftables": [ {"metainfo"' }, "examples/nftables-lab"), "--all-nodes"], code: 1, says: /node k8s2: nft-json line 1: truncated JSON: .*; fix or re-capture that node's dump/, stdout: /Node test-node — kube-proxy mode nftables/ },
   { input: "nft-json: a rule whose expr is a number (nftables node)", args: () => ["svc/svc1", "-n", "ns1", "--from", twoNodes("d-nftexpr", { "nft-json.txt": '{"nftables": [{"rule": {"family": "ip", "table": "kube-proxy", "chain": "services", "expr": 5}}]}' }, "examples/nftables-lab"), "--all-nodes"], code: 1, says: /node k8s2: nft-json line 1: rule without an expr array: .*; fix or re-capture/, stdout: /Node test-node/ },
+  // nftables mode: the DNAT of svc1's endpoint chain edited (the answer was the edited address, 100 %, and drift)
+  ...[
+    { what: "dnat to 10.180.0.301:80", to: "10.180.0.301", port: 80 },
+    { what: "dnat to 10.180.0.1:99999", to: "10.180.0.1", port: 99999 },
+  ].flatMap((c): Case[] => [
+    {
+      input: `nft-json: ${c.what} on the path (nftables node k8s2)`,
+      args: () => {
+        const json = readFileSync("examples/nftables-lab/nodes/test-node/nft-json.txt", "utf8");
+        const edited = json.replace('"dnat": {"addr": "10.180.0.1", "port": 80}', `"dnat": {"addr": "${c.to}", "port": ${c.port}}`);
+        if (edited === json) throw new Error("the nftables lab no longer has svc1's dnat");
+        return ["svc/svc1", "-n", "ns1", "--from", twoNodes(`d-nftdnat-${c.port}`, { "nft-json.txt": edited }, "examples/nftables-lab"), "--all-nodes"];
+      },
+      code: 1,
+      says: new RegExp(`node k8s2: nftables ip kube-proxy chain endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10\\.180\\.0\\.1/80 handle \\d+: "dnat to ${c.to.replace(/\./g, "\\.")}:${c.port}" is not an IP address and port 1-65535.*; fix or re-capture that node's dump`),
+      stdout: /Node test-node — kube-proxy mode nftables/,
+    },
+    {
+      input: `nft-text: ${c.what} on the path (nftables node k8s2)`,
+      args: () => {
+        const text = readFileSync("tests/fixtures/nftables/TestOverallNFTablesRules.nft-a.txt", "utf8");
+        const edited = text.replace("dnat to 10.180.0.1:80", `dnat to ${c.to}:${c.port}`);
+        if (edited === text) throw new Error("TestOverallNFTablesRules no longer has svc1's dnat");
+        const d = twoNodes(`d-nfttext-${c.port}`, { "nft-text.txt": edited }, "examples/nftables-lab");
+        rmSync(join(d, "nodes", "k8s2", "nft-json.txt"));
+        return ["svc/svc1", "-n", "ns1", "--from", d, "--all-nodes"];
+      },
+      code: 1,
+      says: new RegExp(`node k8s2: nftables ip kube-proxy chain endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10\\.180\\.0\\.1/80 handle \\d+: "dnat to ${c.to.replace(/\./g, "\\.")}:${c.port}" is not an IP address and port 1-65535.*; fix or re-capture that node's dump`),
+      stdout: /Node test-node — kube-proxy mode nftables/,
+    },
+  ]),
   { input: "ipvsadm: garbage on an IPVS node (k8s2)", args: () => [...DNS, "--from", twoNodes("d-ipvs", { "ipvsadm.txt": "garbage here\n" }, "examples/ipvs-lab"), "--all-nodes"], code: 1, says: /node k8s2: ipvsadm line 1: expected "IP Virtual Server version …", .*"garbage here"; fix or re-capture that node's dump/, stdout: /Node k8s-01 \(zone southeastasia-1\) — kube-proxy mode ipvs/ },
   { input: "ipvsadm: a real server before any virtual server (IPVS node k8s2)", args: () => [...DNS, "--from", twoNodes("d-ipvs-rs", { "ipvsadm.txt": "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n  -> 10.244.0.5:53                Masq    1      0          0\n" }, "examples/ipvs-lab"), "--all-nodes"], code: 1, says: /node k8s2: ipvsadm line 4: .*; fix or re-capture that node's dump/, stdout: /Node k8s-01/ },
   { input: "iptables-list: garbage instead of a listing (listing node)", args: () => ["svc/testsvc", "--from", twoNodes("d-list", { "iptables-list.txt": "garbage\n" }, "examples/lb-legacy"), "--all-nodes"], code: 1, says: /node k8s2: iptables-list line 1: expected "Chain NAME \(…\)" before any rule .*; fix or re-capture/, stdout: /Node node-1/ },

@@ -7,7 +7,7 @@
 import { DumpParseError } from "../../datapath/errors.ts";
 import { type Fraction, type KubeProxyNft, indexesOf } from "../../datapath/kube_proxy_nft.ts";
 import type { NftChain, NftElement, NftRule, NftSet, NftStatement, NftTable, NftVerdict } from "../../datapath/nft_model.ts";
-import { joinHostPort } from "../../model/ip.ts";
+import { isIPAddress, joinHostPort } from "../../model/ip.ts";
 import type { RuleCheck, RuleRef, TraceOutcome, TracePacket } from "../trace.ts";
 import { chainRef, elementRef, nftAnomalyNote, nftRuleRef, nftTableLabel } from "./evidence.ts";
 import { type Field, type SetLookup, addressIndex, evalMatch, fieldOf, scalarHas, valueHas } from "./match.ts";
@@ -216,6 +216,7 @@ export class NftTracer {
               ended: [{ ...s, path, how: "missing", missingChain: `the target of "${st.text}"`, decidedBy: ref() }],
             };
           }
+          checkDnatTarget(st.addr, st.port, rule, st.text);
           const to = joinHostPort(st.addr, st.port ?? s.packet.dport);
           return { cont: [], ended: [{ ...s, path, how: "dnat", dnatTo: to, decidedBy: ref() }] };
         }
@@ -546,4 +547,16 @@ export function outcomeOf(
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
   return o;
+}
+
+/**
+ * A `dnat to` the tracer can follow: an IP address and, when given, a port 1–65535 (what nft itself accepts, and
+ * kube-proxy writes as `dnat to ENDPOINT`), as iptables/trace.ts checks `--to-destination`.
+ * @throws {NftTraceError} naming the table, chain and handle (or line) of the rule: the dump was edited or cut, and
+ *   an endpoint read from it would be a confident wrong answer (the node is then reported not analysed).
+ */
+function checkDnatTarget(addr: string, port: number | undefined, rule: NftRule, text: string): void {
+  if (isIPAddress(addr) && (port === undefined || (Number.isInteger(port) && port >= 1 && port <= 65535))) return;
+  const at = rule.handle !== undefined ? `handle ${rule.handle}` : `line ${rule.line}`;
+  throw new NftTraceError(`nftables ${rule.family} ${rule.table} chain ${rule.chain} ${at}: "${text}" is not an IP address and port 1-65535: "${nftRuleRef(rule).raw}"`);
 }
