@@ -49,7 +49,7 @@ function bundleFile(name: string, edit: (doc: Record<string, any>) => void, form
   const doc = JSON.parse(encodeBundle(labBundle, "json")) as Record<string, any>;
   edit(doc);
   const file = join(T, name);
-  writeFileSync(file, format === "json" ? JSON.stringify(doc) : encodeBundle(labBundle, "yaml").replace(/^version: 1$/m, `version: ${String(doc.version)}`));
+  writeFileSync(file, format === "json" ? JSON.stringify(doc) : encodeBundle(labBundle, "yaml").replace(/^version: 2$/m, `version: ${String(doc.version)}`));
   return file;
 }
 function file(name: string, content: string | Buffer): string {
@@ -159,9 +159,24 @@ afterAll(async () => {
 // the cases
 
 const ONE_FILE: Case[] = [
-  { input: 'one-file bundle, `version: "1"` (a string)', args: () => ["svc/x", "--from", bundleFile("v-string.json", (d) => (d.version = "1"))], code: 1, says: /version is the string "1": want a whole number.*version: 1/ },
+  { input: 'one-file bundle, `version: "1"` (a string)', args: () => ["svc/x", "--from", bundleFile("v-string.json", (d) => (d.version = "1"))], code: 1, says: /version is the string "1": want a whole number.*version: 2/ },
   { input: "one-file bundle with node k8s1 twice (the first was read, and printed twice)", args: () => [...DNS, "--from", bundleFile("dup-node.json", (d) => d.nodes.push({ ...d.nodes[0], sections: { "iptables-save": { stdout: "junk\n" } } }))], code: 1, says: /dup-node\.json: nodes\[1\] is node "k8s1" again \(nodes\[0\]\): one capture per node; fix the bundle, or capture again/ },
-  { input: "one-file bundle, `version: 99`", args: () => ["svc/x", "--from", bundleFile("v-99.json", (d) => (d.version = 99))], code: 1, says: /version 99, newer than this kubectl-netpath understands \(1\); upgrade kubectl-netpath/ },
+  { input: "one-file bundle, `version: 99`", args: () => ["svc/x", "--from", bundleFile("v-99.json", (d) => (d.version = 99))], code: 1, says: /version 99, newer than this kubectl-netpath understands \(2\); upgrade kubectl-netpath/ },
+  // YAML has no end of its own: a bundle cut at a line boundary parsed, with fewer objects (here no EndpointSlice
+  // of kube-dns after the cut), and was answered; from format version 2 its last key `end` is required
+  {
+    input: "a YAML bundle cut at a line boundary (inside objects.endpointSlices)",
+    args: () => {
+      const lines = encodeBundle(labBundle, "yaml").split("\n");
+      const at = lines.findIndex((l) => l.startsWith("  endpointSlices:"));
+      if (at < 0) throw new Error("no endpointSlices in the lab's YAML");
+      return [...DNS, "--from", file("cut-lines.yaml", lines.slice(0, at + 12).join("\n") + "\n")];
+    },
+    code: 1,
+    says: /cut-lines\.yaml ends before its last line \(`end: kubectl-netpath\/bundle end`, which capture writes after everything else\): the file was cut.*; copy it again, or capture again/,
+  },
+  { input: "a YAML bundle that lost only its last line", args: () => [...DNS, "--from", file("cut-last.yaml", encodeBundle(labBundle, "yaml").replace(/^end: .*\n$/m, ""))], code: 1, says: /cut-last\.yaml ends before its last line/ },
+  { input: "a JSON bundle of version 2 without `end`", args: () => [...DNS, "--from", bundleFile("no-end.json", (d) => delete d.end)], code: 1, says: /no-end\.json ends before its last line/ },
   { input: "one-file bundle, `version: 0`", args: () => ["svc/x", "--from", bundleFile("v-0.json", (d) => (d.version = 0))], code: 1, says: /version is number 0: want a whole number/ },
   { input: "one-file bundle, `version: 1.5`", args: () => ["svc/x", "--from", bundleFile("v-15.json", (d) => (d.version = 1.5))], code: 1, says: /version is number 1\.5: want a whole number/ },
   { input: "one-file bundle without `version`", args: () => ["svc/x", "--from", bundleFile("v-none.json", (d) => delete d.version)], code: 1, says: /version is missing: want a whole number/ },
@@ -532,6 +547,17 @@ function table(group: string, cases: Case[]) {
 }
 
 table("one-file bundles of the wrong shape", ONE_FILE);
+describe("one-file bundles of format version 1 (before `end`)", () => {
+  it.each(["json", "yaml"] as const)("a %s bundle of version 1 without `end` is read as before", async (format) => {
+    const text = format === "json"
+      ? JSON.stringify({ ...JSON.parse(encodeBundle(labBundle, "json")), version: 1, end: undefined })
+      : encodeBundle(labBundle, "yaml").replace(/^version: 2$/m, "version: 1").replace(/^end: .*\n$/m, "");
+    expect(text).not.toContain("kubectl-netpath/bundle end");
+    const r = await run([...DNS, "--from", file(`v1-no-end.${format}`, text)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Node k8s1 — kube-proxy mode iptables/);
+  }, 30_000);
+});
 table("files that are no bundle", FILES);
 table("directories that are not one bundle", DIRS);
 table("malformed node dumps (the other nodes are still answered)", DUMPS);

@@ -81,7 +81,7 @@ describe("bad input: one clear line, exit 1; usage: exit 2", () => {
     { name: "empty file", content: "", err: "is empty: expected a kubectl-netpath bundle (JSON or YAML)" },
     { name: "binary file", content: "\u0000\u0001\u0002ELF", err: "is a binary file, not a kubectl-netpath bundle" },
     { name: "truncated JSON", content: '{"format": "kubectl-netpath/bundle", "version": 1, "objects": {"serv', err: "not valid JSON" },
-    { name: "newer format", content: '{"format": "kubectl-netpath/bundle", "version": 99}', err: "has bundle format version 99, newer than this kubectl-netpath understands (1); upgrade kubectl-netpath" },
+    { name: "newer format", content: '{"format": "kubectl-netpath/bundle", "version": 99}', err: "has bundle format version 99, newer than this kubectl-netpath understands (2); upgrade kubectl-netpath" },
     { name: "not a bundle", content: '{"hello": 1}', err: 'is not a kubectl-netpath bundle (no "format: kubectl-netpath/bundle")' },
   ])("$name", async ({ content, err }) => {
     const f = join(tmp(), "b.json");

@@ -30,8 +30,17 @@ import type {
 
 /** The `format` marker every bundle file carries. */
 export const BUNDLE_FORMAT = "kubectl-netpath/bundle";
-/** The bundle format version this code writes; readers accept versions <= this. */
-export const BUNDLE_VERSION = 1;
+/**
+ * The bundle format version this code writes; readers accept versions <= this. Version 2 added {@link BUNDLE_END}:
+ * a one-file bundle of version 2 or later without it was cut.
+ */
+export const BUNDLE_VERSION = 2;
+/**
+ * The value of the last key, `end`, of a one-file bundle of version 2 or later: written after everything else, so
+ * that a file cut short (a copy or transfer that stopped) is told from a whole one. YAML has no end of its own: a
+ * YAML bundle cut at a line boundary still parses, with fewer objects or a shorter dump (JSON's cut is a syntax error).
+ */
+export const BUNDLE_END = "kubectl-netpath/bundle end";
 
 /**
  * Names of the per-node collection sections and the command each holds.

@@ -18,6 +18,7 @@ import { compareText } from "../model/order.ts";
 import {
   type Bundle,
   BUNDLE_FORMAT,
+  BUNDLE_END,
   BUNDLE_VERSION,
   type BundleObjects,
   type CaptureInfo,
@@ -195,7 +196,8 @@ export function addObjects(bundle: Bundle, value: unknown, origin: string): numb
  * @param text the file's content.
  * @param name the file name, for messages.
  * @returns the bundle, with `warnings` for unknown keys.
- * @throws {BundleError} when the file is empty, binary, not JSON/YAML, not a bundle, or of a newer format version.
+ * @throws {BundleError} when the file is empty, binary, not JSON/YAML, not a bundle, of a newer format version, or
+ *   (version 2 on) without its last key `end` ({@link BUNDLE_END}): cut short.
  */
 export function decodeBundle(text: string, name: string): Bundle {
   if (text.trim() === "") throw new BundleError(`${name} is empty: expected a kubectl-netpath bundle (JSON or YAML); check the path, or write one with \`kubectl netpath capture\``);
@@ -216,10 +218,16 @@ export function decodeBundle(text: string, name: string): Bundle {
   if (doc.version > BUNDLE_VERSION) {
     throw new BundleError(`${name} has bundle format version ${String(doc.version)}, newer than this kubectl-netpath understands (${BUNDLE_VERSION}); upgrade kubectl-netpath`);
   }
+  // version 2 on: `end` is written last; without it the rest of the file may be missing (a cut YAML still parses)
+  if (doc.version >= 2 && doc.end !== BUNDLE_END) {
+    throw new BundleError(
+      `${name} ends before its last line (\`end: ${BUNDLE_END}\`, which capture writes after everything else): the file was cut, e.g. by a copy or transfer that stopped; copy it again, or capture again`,
+    );
+  }
   const bundle = emptyBundle((doc.capture ?? {}) as CaptureInfo);
   bundle.version = doc.version;
   for (const key of Object.keys(doc)) {
-    if (!["format", "version", "capture", "objects", "nodes", "warnings"].includes(key)) bundle.warnings.push(`${name}: unknown key "${key}" ignored`);
+    if (!["format", "version", "capture", "objects", "nodes", "warnings", "end"].includes(key)) bundle.warnings.push(`${name}: unknown key "${key}" ignored`);
   }
   const objects = (doc.objects ?? {}) as Record<string, unknown>;
   for (const [key, value] of Object.entries(objects)) {
@@ -362,12 +370,13 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
 }
 
 /**
- * Encodes a bundle for `capture -o FILE`.
+ * Encodes a bundle for `capture -o FILE`: format version {@link BUNDLE_VERSION}, `end` ({@link BUNDLE_END}) last.
  * @param bundle the bundle.
  * @param format "json" (default for `.json`) or "yaml".
  * @returns the text.
  */
 export function encodeBundle(bundle: Bundle, format: "json" | "yaml"): string {
-  const doc = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, capture: bundle.capture, objects: bundle.objects, nodes: bundle.nodes, warnings: bundle.warnings };
+  // `end` last: its absence tells a cut file (BUNDLE_END)
+  const doc = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, capture: bundle.capture, objects: bundle.objects, nodes: bundle.nodes, warnings: bundle.warnings, end: BUNDLE_END };
   return format === "json" ? JSON.stringify(doc, null, 2) + "\n" : toYaml(doc, { lineWidth: 0 });
 }
