@@ -262,6 +262,22 @@ describe("scheduler model and reconciliation", () => {
     expect(r.findings.find((f) => f.id === "event-disagrees")!.severity).toBe("warning");
   });
 
+  test("scheduler-enforced node affinity (the profile's addedAffinity): explained as the scheduler's configuration, not counted as the pod's node affinity", () => {
+    const msg = "0/2 nodes are available: 2 node(s) didn't match scheduler-enforced node affinity. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    const p = pod("batch-0");
+    p.spec!.schedulerName = "batch-scheduler";
+    const r = explainPending(bundleOf([node("n1"), node("n2"), p, event("Pod", "default", "batch-0", "FailedScheduling", msg)]), { kind: "pod", namespace: "default", name: "batch-0" });
+    const rec = r.pods[0]!.reconciliation;
+    expect(rec.status).toBe("disagree");
+    expect(rec.details[0]).toBe(
+      'The scheduler reported "2 node(s) didn\'t match scheduler-enforced node affinity": node affinity that batch-scheduler\'s profile adds to every pod it places ' +
+        "(KubeSchedulerConfiguration profiles[].pluginConfig, NodeAffinity args.addedAffinity), not the pod's own. " +
+        "It is in the scheduler's configuration file, not in the API, so this bundle cannot check it: compare that addedAffinity with the nodes' labels.",
+    );
+    // not read as the pod's own node affinity failing on 2 nodes
+    expect(rec.details.some((d) => d.startsWith("node-affinity:") || d.startsWith("scheduler-enforced-affinity:"))).toBe(false);
+  });
+
   test("disagreement: the event blames taints, the bundle shows none", () => {
     const b = azureBundle();
     b.objects.events[0]!.message = "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.";

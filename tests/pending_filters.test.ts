@@ -146,7 +146,7 @@ describe("FailedScheduling wording, by text (kube-scheduler sources)", () => {
     ["Too many pods", "resources"],
     ["node(s) didn't have free ports for the requested pod ports", "ports"],
     ["node(s) didn't satisfy plugin(s) [NodeAffinity]", "node-affinity"],
-    ["node(s) didn't match scheduler-enforced node affinity", "node-affinity"],
+    ["node(s) didn't match scheduler-enforced node affinity", "scheduler-enforced-affinity"],
     ["node(s) didn't satisfy plugin(s) [NodeResourcesFit]", "resources"],
     ["node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode", "volume-restrictions"],
     ["node(s) had no available disk", "volume-restrictions"],

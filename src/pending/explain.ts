@@ -574,7 +574,13 @@ function maxKubeletVersion(ctx: PendingContext): string | undefined {
   return text;
 }
 
-function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent | null, scheduled: boolean, checked: ReadonlySet<string> = new Set<string>()): Reconciliation {
+function reconcile(
+  summary: SchedulingSummary | null,
+  ev: FailedSchedulingEvent | null,
+  scheduled: boolean,
+  checked: ReadonlySet<string> = new Set<string>(),
+  schedulerName = "default-scheduler",
+): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
   if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
@@ -595,7 +601,7 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["node-condition", "node-name", "other"].includes(r.kind) ||
+    ["node-condition", "node-name", "scheduler-enforced-affinity", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
     (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason)) &&
@@ -607,6 +613,15 @@ function reconcile(summary: SchedulingSummary | null, ev: FailedSchedulingEvent 
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {
+    if (r.kind === "scheduler-enforced-affinity") {
+      // NodeAffinity's Filter tests the profile's added affinity first (plugins/nodeaffinity/node_affinity.go)
+      details.push(
+        `The scheduler reported "${r.count} ${r.reason}": node affinity that ${schedulerName}'s profile adds to every pod it places ` +
+          `(KubeSchedulerConfiguration profiles[].pluginConfig, NodeAffinity args.addedAffinity), not the pod's own. ` +
+          `It is in the scheduler's configuration file, not in the API, so this bundle cannot check it: compare that addedAffinity with the nodes' labels.`,
+      );
+      continue;
+    }
     details.push(`The scheduler reported "${r.count} ${r.reason}", a check this analysis does not model (it has no data for it).`);
   }
   const kinds = new Set([...theirs.keys(), ...ours.keys()]);
@@ -691,7 +706,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
       ...(pre.inlineDisks ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
-    ])),
+    ]), pod.spec?.schedulerName ?? "default-scheduler"),
   };
 }
 

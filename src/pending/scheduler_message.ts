@@ -37,6 +37,7 @@ export type SchedulerReasonKind =
   | "pvc-deleting"
   | "taint"
   | "node-affinity"
+  | "scheduler-enforced-affinity"
   | "unschedulable"
   | "node-name"
   | "resources"
@@ -122,7 +123,10 @@ const KIND_RULES: KindRule[] = [
   // DynamicResources (plugins/dynamicresources): claims not allocatable / not yet allocated / not found
   { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources|device class \S+ does not exist|timed out trying to allocate devices/i },
   { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
-  { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector|didn't match scheduler-enforced node affinity|didn't satisfy plugin\(s\) \[NodeAffinity\]/i },
+  // NodeAffinity's Filter (errReasonEnforced, plugins/nodeaffinity/node_affinity.go): the node affinity the scheduler
+  // profile adds to every pod (NodeAffinityArgs.addedAffinity), tested before the pod's own; not in the pod's spec
+  { kind: "scheduler-enforced-affinity", re: /didn't match scheduler-enforced node affinity/i },
+  { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector|didn't satisfy plugin\(s\) \[NodeAffinity\]/i },
   { kind: "unschedulable", re: /were unschedulable/i },
   { kind: "node-name", re: /didn't match the requested (?:node name|hostname)/i },
   { kind: "resources", re: /^Insufficient |^Too many pods/i },
