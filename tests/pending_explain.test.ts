@@ -234,6 +234,33 @@ describe("scheduler model and reconciliation", () => {
     expect(explainPending(bundleOf([node("n1"), node("n2"), open]), { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!.summary!.preFilter).toBeNull();
   });
 
+  // A DaemonSet pod names its node by `matchFields metadata.name` (pkg/controller/daemon/util): from v1.24 NodeAffinity's
+  // PreFilterResult keeps that node and the others are never filtered; FailedScheduling counts them as
+  // `node(s) didn't satisfy plugin(s) [NodeAffinity]`, or in earlier releases `node is filtered out by the prefilter result`
+  describe("NodeAffinity's PreFilterResult (a DaemonSet pod's node named by metadata.name)", () => {
+    const dsPod = () => pod("agent-x", { affinity: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["n2"] }] }] } });
+    const nodes = (version?: string) => [node("n1", { version }), node("n2", { unschedulable: true, version }), node("n3", { version })];
+    const q = { kind: "pod" as const, namespace: "default", name: "agent-x" };
+    test.each([
+      ["current wording", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."],
+      ["the earlier wording", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result."],
+    ])("the event's %s: the same message, agreeing", (_, msg) => {
+      const r = explainPending(bundleOf([...nodes(), dsPod(), event("Pod", "default", "agent-x", "FailedScheduling", msg + " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")]), q);
+      const p = r.pods[0]!;
+      expect(p.summary!.message).toBe(msg);
+      expect(p.reconciliation.status).toBe("agree");
+      expect(p.nodes.find((n) => n.node === "n1")!.rejectedBy!.plugin).toBe("NodeAffinity");
+    });
+    test("no event: the current wording; before v1.24 (no PreFilterResult) NodeAffinity's Filter wording", () => {
+      expect(explainPending(bundleOf([...nodes(), dsPod()]), q).pods[0]!.summary!.message).toBe(
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+      );
+      expect(explainPending(bundleOf([...nodes("v1.23.17"), dsPod()]), q).pods[0]!.summary!.message).toBe(
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector.",
+      );
+    });
+  });
+
   test("unbound Immediate claim: PreFilter message, agreeing with the event (double-dot preemption suffix)", () => {
     const msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..";
     const r = explainPending(

@@ -177,8 +177,9 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
  * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
  *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
  *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
- * @param version the cluster's version (kubelet), for the v1.27+ steps; unknown: current releases.
- * @returns the rejection, or the nodes VolumeBinding's PreFilterResult keeps (computed once, for the node rows too).
+ * @param version the cluster's version (kubelet), for the v1.24+ and v1.27+ steps; unknown: current releases.
+ * @returns the rejection, or the nodes the PreFilterResults keep (NodeAffinity's `metadata.name` terms from v1.24,
+ *   merged with VolumeBinding's from v1.27; computed once, for the node rows too).
  */
 function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], version: string | undefined): PreFilterOutcome {
   const reject = (rejection: PreFilterRejection): PreFilterOutcome => ({ rejection });
@@ -196,8 +197,12 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
     if (pvc?.metadata.deletionTimestamp) return volume(`persistentvolumeclaim "${u.claim}" is being deleted`);
   }
   if (uses.some((u) => u.binding === "immediate")) return volume("pod has unbound immediate PersistentVolumeClaims");
-  if (!atLeast(version, 27)) return { rejection: null };
-  const narrowed = preFilterNodes(ctx, pod, uses);
+  // NodeAffinity's own PreFilterResult (v1.24+, kubernetes#108606): the nodes its `metadata.name` terms name, e.g. the
+  // one node of a DaemonSet pod; the others are never filtered
+  const byName = atLeast(version, 24) ? nodeAffinityNames(pod) : undefined;
+  const byNameOnly = byName ? { narrowed: { names: byName, plugins: ["NodeAffinity"] } } : {};
+  if (!atLeast(version, 27)) return { rejection: null, ...byNameOnly };
+  const narrowed = preFilterNodes(ctx, pod, uses) ?? byNameOnly.narrowed;
   if (narrowed && narrowed.names.size === 0) {
     // framework.go RunPreFilterPlugins: the merged PreFilterResult holds no node
     const [only] = narrowed.plugins;
@@ -498,7 +503,10 @@ function podNodeRow(
   if (preFilter) {
     rejectedBy = { plugin: preFilter.plugin, reasons: [preFilter.message] };
   } else if (narrowed && !narrowed.names.has(node.metadata.name)) {
-    rejectedBy = { plugin: narrowed.plugins.join(", "), reasons: [`node(s) didn't satisfy plugin(s) [${[...narrowed.plugins].sort().join(" ")}]`] };
+    rejectedBy = {
+      plugin: narrowed.plugins.join(", "),
+      reasons: [wording.preFilterResult === "filtered-out" ? "node is filtered out by the prefilter result" : `node(s) didn't satisfy plugin(s) [${[...narrowed.plugins].sort().join(" ")}]`],
+    };
   } else if (failed("cordoned")) {
     rejectedBy = { plugin: "NodeUnschedulable", reasons: [reasonText("unschedulable", wording) as string] };
   } else if (tv.first) {

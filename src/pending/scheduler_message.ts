@@ -38,6 +38,7 @@ export type SchedulerReasonKind =
   | "taint"
   | "node-affinity"
   | "scheduler-enforced-affinity"
+  | "prefilter-result"
   | "unschedulable"
   | "node-name"
   | "resources"
@@ -126,6 +127,9 @@ const KIND_RULES: KindRule[] = [
   // NodeAffinity's Filter (errReasonEnforced, plugins/nodeaffinity/node_affinity.go): the node affinity the scheduler
   // profile adds to every pod (NodeAffinityArgs.addedAffinity), tested before the pod's own; not in the pod's spec
   { kind: "scheduler-enforced-affinity", re: /didn't match scheduler-enforced node affinity/i },
+  // The nodes a PreFilterResult left out, as schedulers from v1.24 wrote them before naming the plugin
+  // (schedule_one.go findNodesThatFitPod; now `node(s) didn't satisfy plugin(s) [X]`, classified by X above)
+  { kind: "prefilter-result", re: /^node is filtered out by the prefilter result$/i },
   { kind: "node-affinity", re: /didn't match Pod's node affinity|didn't match node selector|didn't satisfy plugin\(s\) \[NodeAffinity\]/i },
   { kind: "unschedulable", re: /were unschedulable/i },
   { kind: "node-name", re: /didn't match the requested (?:node name|hostname)/i },
@@ -253,6 +257,13 @@ export interface SchedulerWording {
   taint: "taints" | "taint-that" | "untolerated" | "untolerated-generic";
   /** `selector`: "didn't match node selector" (< v1.20); `affinity`: "didn't match Pod's node affinity/selector". */
   nodeAffinity: "selector" | "affinity";
+  /**
+   * The nodes a PreFilterResult leaves out (NodeAffinity's `matchFields metadata.name`, VolumeBinding's local
+   * PersistentVolume): `plugins`, "node(s) didn't satisfy plugin(s) [X]" (current releases); `filtered-out`, "node is
+   * filtered out by the prefilter result" (earlier releases from v1.24; the release that changed it is not pinned here,
+   * so that wording is used only when an event shows it).
+   */
+  preFilterResult?: "plugins" | "filtered-out";
 }
 
 /** The current (v1.35) wording. */
@@ -292,7 +303,9 @@ export function wordingOfMessage(parsed: ParsedSchedulerMessage): Partial<Schedu
       else if (/had taint \{/.test(r.reason)) w.taint = "taint-that";
       else w.taint = "taints";
     }
-    if (r.kind === "node-affinity") w.nodeAffinity = /node selector/.test(r.reason) ? "selector" : "affinity";
+    if (r.kind === "node-affinity" && !/didn't satisfy plugin/.test(r.reason)) w.nodeAffinity = /node selector/.test(r.reason) ? "selector" : "affinity";
+    if (r.kind === "prefilter-result") w.preFilterResult = "filtered-out";
+    else if (/didn't satisfy plugin\(s\) \[/.test(r.reason)) w.preFilterResult = "plugins";
   }
   return w;
 }
