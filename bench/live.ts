@@ -127,7 +127,7 @@ function reportProblems(r: Ran): string[] {
 
 /**
  * Runs the live rows.
- * @param o `root`: the repository; `cli`: dist/kubectl-netpath.js; `fixture`: the 10k bundle directory (all objects);
+ * @param o `root`: the repository; `cli`: dist/kubectl-netpath.cjs; `fixture`: the 10k bundle directory (all objects);
  *   `query`: the Service asked about; `log`: progress lines.
  * @returns the rows, in order.
  * @throws {Error} when network namespaces cannot be used here (not root, tools missing).

@@ -4,7 +4,7 @@
 //
 // Runs `node <executable> complete -- <words>` --runs times per row (after one warm-up run that also checks the
 // answer), measuring from spawn to exit in this process, and prints median, min and max. The executable is
-// dist/kubectl-netpath.js when it already has the `complete` entry, else src/cli/completion/entry_bin.ts bundled the way
+// dist/kubectl-netpath.cjs when it already has the `complete` entry, else src/cli/completion/entry_bin.ts bundled the way
 // scripts/build.mjs bundles src/cli/bin.ts. The local API server is plain HTTP with insecure-skip-tls-verify (one
 // list of 3 Services), served from this process. A `node -e 0` row shows the runtime's own start-up.
 //
@@ -44,9 +44,9 @@ function parseArgs(argv) {
 
 /** The executable with the completion entry. */
 async function executable() {
-  const dist = join(ROOT, "dist", "kubectl-netpath.js");
+  const dist = join(ROOT, "dist", "kubectl-netpath.cjs");
   const probe = spawnSync(process.execPath, [dist, "complete", "--", ""], { encoding: "utf8" });
-  if (probe.status === 0 && probe.stdout.trimEnd().endsWith(":6")) return { path: dist, what: "dist/kubectl-netpath.js" };
+  if (probe.status === 0 && probe.stdout.trimEnd().endsWith(":6")) return { path: dist, what: "dist/kubectl-netpath.cjs" };
   const { build } = await import("esbuild");
   const out = join(ROOT, ".tmp", "bench-completion", "kubectl-netpath.js");
   mkdirSync(dirname(out), { recursive: true });

@@ -2,23 +2,24 @@
 // Everything is bundled in, dependencies included: krew installs the files of the npm tarball without node_modules
 // (plugins/netpath.yaml), so dist/ must run on its own. The Kubernetes client is a chunk loaded by live commands only.
 //
-// Layout: dist/kubectl-netpath.js (the executable) and dist/complete.js (the completion fast path) are CommonJS
-// (dist/package.json says so); the program is ES modules split into chunks (dist/main.mjs, dist/live-lookup.mjs,
-// dist/chunks/*.mjs). The entry loads the fast path with `require`: on every TAB press that answers names, an ES module
-// entry and an ES module fast path cost ~10 ms more (Node's ES module loader reads, translates and links each file
-// asynchronously; measured with npm run bench:completion, 90 vs 81 ms, `node -e 0` 60 ms). Commands load the program
-// with `import()`, as before.
+// Layout: dist/kubectl-netpath.cjs (the executable, package.json "bin") and dist/complete.cjs (the completion fast path)
+// are CommonJS; the program is ES modules split into chunks (dist/main.mjs, dist/live-lookup.mjs, dist/chunks/*.mjs).
+// The entry loads the fast path with `require`: on every TAB press that answers names, an ES module entry and an ES
+// module fast path cost ~10 ms more (Node's ES module loader reads, translates and links each file asynchronously;
+// measured with npm run bench:completion, 90 vs 81 ms, `node -e 0` 60 ms). Commands load the program with `import()`.
+// The extensions say which is which, as Node and Deno both read them (Deno ignores a nested package.json "type" inside
+// node_modules and under `deno install`).
 import { build } from "esbuild";
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 
-const outfile = "dist/kubectl-netpath.js";
+const outfile = "dist/kubectl-netpath.cjs";
 rmSync("dist", { recursive: true, force: true });
 
 /**
- * The completion fast path (src/cli/completion/fast.ts, what a TAB press on a name runs) is dist/complete.js, one file:
+ * The completion fast path (src/cli/completion/fast.ts, what a TAB press on a name runs) is dist/complete.cjs, one file:
  * each ES module Node loads costs it resolving, reading and linking, and split into a dozen chunks it took ~7 ms more
  * per TAB (npm run bench:completion). bin.ts imports it from there; its one lazy import that brings the Kubernetes
- * client (live_lookup.ts, names from a cluster) is dist/live-lookup.js, an entry of the split build.
+ * client (live_lookup.ts, names from a cluster) is dist/live-lookup.mjs, an entry of the split build.
  */
 const external = (filter, importerEnd, path) => ({
   name: `external ${path}`,
@@ -44,7 +45,7 @@ const shared = {
   minifyWhitespace: true,
   minifySyntax: true,
 };
-/** A module made of one line of CommonJS (the entry's stand-in for the fast path: `require` of dist/complete.js). */
+/** A module made of one line of CommonJS (the entry's stand-in for the fast path: `require` of dist/complete.cjs). */
 const commonJs = (filter, contents) => ({
   name: `commonjs ${contents}`,
   setup(b) {
@@ -68,10 +69,11 @@ await build({
   banner: {},
   entryPoints: { complete: "src/cli/completion/fast.ts" },
   outdir: "dist",
+  outExtension: { ".js": ".cjs" },
   minifyIdentifiers: true,
   plugins: [builtins, external(/\/live_lookup\.ts$/, undefined, "./live-lookup.mjs")],
 });
-// The executable: bin.ts, whose `import("./completion/fast.ts")` becomes a `require` of dist/complete.js run when it
+// The executable: bin.ts, whose `import("./completion/fast.ts")` becomes a `require` of dist/complete.cjs run when it
 // is reached, and whose `import("./main.ts")` stays an `import()` of dist/main.mjs.
 await build({
   ...shared,
@@ -79,10 +81,11 @@ await build({
   banner: { js: "#!/usr/bin/env node" },
   entryPoints: { "kubectl-netpath": "src/cli/bin.ts" },
   outdir: "dist",
+  outExtension: { ".js": ".cjs" },
   plugins: [
     builtins,
-    commonJs(/\/completion\/fast\.ts$/, 'module.exports = require("./complete.js");'),
-    external(/^\.\/complete\.js$/, undefined, "./complete.js"),
+    commonJs(/\/completion\/fast\.ts$/, 'module.exports = require("./complete.cjs");'),
+    external(/^\.\/complete\.cjs$/, undefined, "./complete.cjs"),
     external(/\/main\.ts$/, "src/cli/bin.ts", "./main.mjs"),
   ],
 });
@@ -99,5 +102,4 @@ await build({
   // Node ~15 ms of start-up. ws's optional native add-ons (bufferutil, utf-8-validate) stay optional: ws loads them
   // in a try/catch, and without them uses its JavaScript code.
 });
-writeFileSync("dist/package.json", JSON.stringify({ type: "commonjs" }, null, 2) + "\n");
 chmodSync(outfile, 0o755);

@@ -20,7 +20,7 @@ for (const [dir, args, title] of extra) if (existsSync(dir)) runs.push([title, a
 let failed = 0;
 for (const [title, args] of runs) {
   process.stdout.write(`\n${title}\n$ kubectl netpath ${args.join(" ")}\n\n`);
-  const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", ...args], { stdio: "inherit" });
+  const r = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", ...args], { stdio: "inherit" });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

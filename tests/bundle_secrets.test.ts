@@ -352,7 +352,7 @@ describe("capture: what the run says about itself is redacted, and the file is w
     expect(s.requests).toEqual([]);
   });
 
-  it.runIf(existsSync("dist/kubectl-netpath.js"))("a write that fails part-way (file size limit) leaves the old bundle as it was, and no temporary file", async () => {
+  it.runIf(existsSync("dist/kubectl-netpath.cjs"))("a write that fails part-way (file size limit) leaves the old bundle as it was, and no temporary file", async () => {
     const s = await startFakeApiServer({ objects: seededObjects() });
     servers.push(s);
     const dir = mkdtempSync(join(tmpdir(), "knp-capture-write-"));
@@ -361,7 +361,7 @@ describe("capture: what the run says about itself is redacted, and the file is w
     // ulimit -f 4: at most 4 blocks written per file; the bundle is larger, the write fails with EFBIG
     // asynchronously: the fake API server answers from this process
     const r = await new Promise<{ status: number | null; stderr: string }>((res) => {
-      const child = spawn("sh", ["-c", `ulimit -f 4; exec "$0" dist/kubectl-netpath.js capture svc/web -n default --kubeconfig "$1" --no-exec -o "$2"`, process.execPath, s.kubeconfig, out]);
+      const child = spawn("sh", ["-c", `ulimit -f 4; exec "$0" dist/kubectl-netpath.cjs capture svc/web -n default --kubeconfig "$1" --no-exec -o "$2"`, process.execPath, s.kubeconfig, out]);
       let stderr = "";
       child.stderr.on("data", (d) => (stderr += d));
       child.on("close", (status) => res({ status, stderr }));

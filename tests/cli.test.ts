@@ -117,17 +117,17 @@ describe("bad input: one clear line, exit 1; usage: exit 2", () => {
 
 describe("the built executable", () => {
   it("--version and --help follow kubectl conventions", () => {
-    const v = spawnSync(process.execPath, ["dist/kubectl-netpath.js", "--version"], { encoding: "utf8" });
+    const v = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", "--version"], { encoding: "utf8" });
     expect(v.stdout.trim()).toBe(VERSION);
     const pkg = JSON.parse(readFileSync("package.json", "utf8"));
     expect(pkg.version).toBe(VERSION);
-    const h = spawnSync(process.execPath, ["dist/kubectl-netpath.js", "--help"], { encoding: "utf8" });
+    const h = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", "--help"], { encoding: "utf8" });
     expect(h.status).toBe(0);
     expect(h.stdout).toContain("Usage: kubectl-netpath [TYPE/NAME] [flags]");
     expect(h.stdout).toMatch(/Examples:\n {2}# /);
   });
   it("exits 1 with one line and no stack trace on a missing bundle", () => {
-    const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", "svc/x", "--from", "/nope"], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", "svc/x", "--from", "/nope"], { encoding: "utf8" });
     expect(r.status).toBe(1);
     expect(r.stderr).toBe("error: --from /nope: no such file or directory\n");
   });

@@ -116,8 +116,8 @@ describe("names from a bundle (--from on the line: offline)", () => {
     // deno-lint-ignore no-control-regex
     const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e]/;
     const engine = await run(["complete", "--", "--from", dir, "svc/"]);
-    const built = existsSync(join(ROOT, "dist/kubectl-netpath.js"))
-      ? spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.js"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" })
+    const built = existsSync(join(ROOT, "dist/kubectl-netpath.cjs"))
+      ? spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.cjs"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" })
       : undefined;
     for (const out of [engine.out, ...(built ? [built.stdout] : [])]) {
       expect(parseAnswer(out).candidates).toEqual([
@@ -127,11 +127,11 @@ describe("names from a bundle (--from on the line: offline)", () => {
       expect(out).not.toMatch(RAW);
     }
   });
-  it.runIf(existsSync(join(ROOT, "dist/kubectl-netpath.js")))("the built fast path's one-line error escapes what it quotes", () => {
+  it.runIf(existsSync(join(ROOT, "dist/kubectl-netpath.cjs")))("the built fast path's one-line error escapes what it quotes", () => {
     const dir = mkdtempSync(join(tmpdir(), "knp-compl-err-"));
     mkdirSync(join(dir, "sub\u001b]0;OWNED\u0007\u001b[2J"));
     writeFileSync(join(dir, "services.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
-    const r = spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.js"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.cjs"), "complete", "--", "--from", dir, "svc/"], { encoding: "utf8" });
     expect(r.stdout).toBe(":1\n");
     expect(r.stderr).toContain("sub\\x1b]0;OWNED\\x07\\x1b[2J");
     expect(r.stderr).not.toContain("\u001b");

@@ -81,8 +81,8 @@ describe("krew manifest plugins/netpath.yaml (krew-index conventions)", () => {
 
 describe("npm package", () => {
   it("its bin is the plugin executable kubectl finds on PATH", () => {
-    expect(pkg.bin["kubectl-netpath"]).toBe("dist/kubectl-netpath.js");
-    expect(tarball.map((t) => t.path)).toContain("package/dist/kubectl-netpath.js");
+    expect(pkg.bin["kubectl-netpath"]).toBe("dist/kubectl-netpath.cjs");
+    expect(tarball.map((t) => t.path)).toContain("package/dist/kubectl-netpath.cjs");
   });
   it("ships the completion helper and the generated scripts", () => {
     for (const f of ["kubectl_complete-netpath", "kubectl-netpath.bash", "_kubectl-netpath", "kubectl-netpath.fish", "kubectl-netpath.ps1"]) {
@@ -90,7 +90,7 @@ describe("npm package", () => {
     }
   });
   it("krew's pattern matching, as used above", () => {
-    expect(matches("package/dist/*", "package/dist/kubectl-netpath.js")).toBe(true);
+    expect(matches("package/dist/*", "package/dist/kubectl-netpath.cjs")).toBe(true);
     expect(matches("package/dist/*", "package/dist/chunks/a.js")).toBe(false);
     expect(matches("package/LICENSE", "package/LICENSE.md")).toBe(false);
   });

@@ -250,10 +250,10 @@ describe.runIf(requireThat("real kubectl", kubectlVersions().length >= 2, `two k
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(readFileSync(join(ROOT, "tests/fixtures/completion/help/kubectl-netpath.txt"), "utf8"));
   });
-  it("a Deno install (deno install -g -A -n kubectl-netpath dist/kubectl-netpath.js) is found by kubectl too", async () => {
+  it("a Deno install (deno install -g -A -n kubectl-netpath dist/kubectl-netpath.cjs) is found by kubectl too", async () => {
     const root = join(work, "deno-root");
     const denoBin = join(ROOT, "node_modules/.bin");
-    const install = await run(join(denoBin, "deno"), ["install", "-g", "-A", "-n", "kubectl-netpath", "--root", root, join(ROOT, "dist/kubectl-netpath.js")], {
+    const install = await run(join(denoBin, "deno"), ["install", "-g", "-A", "-n", "kubectl-netpath", "--root", root, join(ROOT, "dist/kubectl-netpath.cjs")], {
       env: env({ PATH: `${denoBin}:${basePath}` }),
     });
     expect(install.status, install.stderr).toBe(0);

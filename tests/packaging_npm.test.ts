@@ -51,7 +51,7 @@ describe("npm i -g of the packed tarball", () => {
   let exe = "";
   let installOut = "";
   beforeAll(() => {
-    expect(existsSync(join(ROOT, "dist/kubectl-netpath.js")), "dist/ is built by `npm test` (pretest) or `npm run build`").toBe(true);
+    expect(existsSync(join(ROOT, "dist/kubectl-netpath.cjs")), "dist/ is built by `npm test` (pretest) or `npm run build`").toBe(true);
     const pack = spawnSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8" });
     expect(pack.status, pack.stderr).toBe(0);
     const tgz = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
@@ -92,7 +92,7 @@ describe("npm i -g of the packed tarball", () => {
     expect(node.status, node.stderr).toBe(0);
     expect(node.stderr).not.toMatch(/Deprecat|DEP0/);
     const deno = join(ROOT, "node_modules", ".bin", "deno");
-    const lib = join(prefix, "lib", "node_modules", "kubectl-netpath", "dist", "kubectl-netpath.js");
+    const lib = join(prefix, "lib", "node_modules", "kubectl-netpath", "dist", "kubectl-netpath.cjs");
     const d = await exec(deno, ["run", "-A", lib, ...args]);
     expect(d.status, d.stderr).toBe(0);
     expect(d.stdout).toContain("Service default/web");

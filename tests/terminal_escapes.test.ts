@@ -96,10 +96,10 @@ describe("terminal escapes from the data", () => {
     expect(colourMark("31")).not.toBe("\ue00031\ue001");
   });
 
-  it.runIf(existsSync("dist/kubectl-netpath.js"))("the built CLI's stderr: a hostile file name in a warning is escaped", () => {
+  it.runIf(existsSync("dist/kubectl-netpath.cjs"))("the built CLI's stderr: a hostile file name in a warning is escaped", () => {
     const d2 = hostileBundle();
     writeFileSync(join(d2, "notes\u001b[2J\u202e.txt"), "x");
-    const r = spawnSync(process.execPath, ["dist/kubectl-netpath.js", ...base.slice(0, 4), d2], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const r = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", ...base.slice(0, 4), d2], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
     expect(r.stderr).toContain("notes\\x1b[2J\\u202e.txt");
     expect(r.stderr).not.toMatch(RAW_CONTROL);
     expect(r.stderr).not.toContain("\u001b");

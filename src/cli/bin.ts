@@ -1,5 +1,5 @@
 /**
- * The Node executable's entry (bundled to dist/kubectl-netpath.js by scripts/build.mjs). A completion request for
+ * The Node executable's entry (bundled to dist/kubectl-netpath.cjs by scripts/build.mjs). A completion request for
  * names (`complete -- …` whose word is a Service, claim, pod, namespace, node or context) is answered by the fast
  * path (src/cli/completion/fast.ts) without loading the program; everything else loads it (main.ts), lazily, so the
  * fast path does not pay for it.
@@ -36,7 +36,7 @@ async function run(): Promise<boolean> {
   return false;
 }
 
-// Not top-level await: dist/kubectl-netpath.js is CommonJS (scripts/build.mjs), which loads the completion fast path
+// Not top-level await: dist/kubectl-netpath.cjs is CommonJS (scripts/build.mjs), which loads the completion fast path
 // with `require`, ~10 ms less of every TAB press than an ES module entry.
 run().then((answered) => {
   // A completion answer went straight to fd 1 and nothing else was written: nothing can be queued.

@@ -1,6 +1,6 @@
 /**
  * Entry of the CLI: `main()` runs it with the process's arguments. Under Deno, `deno run -A src/cli/main.ts …` runs
- * it directly (`import.meta.main`); under Node the executable is dist/kubectl-netpath.js, built from bin.ts.
+ * it directly (`import.meta.main`); under Node the executable is dist/kubectl-netpath.cjs, built from bin.ts.
  * @module
  */
 import process from "node:process";

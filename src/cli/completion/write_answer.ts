@@ -1,6 +1,6 @@
 /**
  * Writing a completion answer to standard output without Node's stream machinery: creating `process.stdout` loads
- * it, a few ms of every TAB press that only writes one answer. Part of the completion fast path (dist/complete.js),
+ * it, a few ms of every TAB press that only writes one answer. Part of the completion fast path (dist/complete.cjs),
  * whose build loads `node:fs` with `require` (scripts/build.mjs): the ES module face of `node:fs` reads every export,
  * `fs.ReadStream` included, which loads `node:stream` all the same.
  * @module
