@@ -732,6 +732,22 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // The datapath builder: which section, which family, and what goes wrong.
 
+describe("a masquerade whose match cannot be told (the output interface)", () => {
+  it("is named in the headline, as a marking rule of unknown match is, not only as a caveat", () => {
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    const edited = text.replace("\t\tmasquerade fully-random # handle 55", '\t\toifname "eth0" masquerade fully-random # handle 55');
+    expect(edited).not.toBe(text);
+    const { services, slices } = overallObjects("test-node", true);
+    const host = client(explainService(nftBundle({ sections: { "nft-text": edited }, services, slices }), "ns1", "svc1"), 80, "ClusterIP", "host-network");
+    expect(host.masquerade).toBe("never");
+    expect(host.reason).toMatch(/^not masqueraded if handle 55 \(masquerading\) does not apply, which is not known: .*oifname/);
+    expect(host.evidence.find((e) => e.rule.line === 55)!.role).toMatch(/^may masquerade \(SNAT\): /);
+    // as printed, the same client is masqueraded by that rule
+    const whole = client(explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns1", "svc1"), 80, "ClusterIP", "host-network");
+    expect(whole.masquerade).toBe("always");
+  });
+});
+
 describe("nftDatapath", () => {
   const capture = (
     sections: Partial<

@@ -218,6 +218,18 @@ describe("IPVS mode without the node's ipsets", () => {
       // with the sets read, the same client is masqueraded: the headline must not claim the opposite as known
       expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", "host-network").masquerade).toBe("always");
     });
+    it(`${c.name}: the hairpin's MASQUERADE through KUBE-LOOP-BACK (not a marking rule) is named in the headline too`, () => {
+      const b = structuredClone(readBundle(IPVS_LAB));
+      c.edit(b);
+      const hairpin = client(explainService(b, "kube-system", "kube-dns"), "dns", "ClusterIP", "hairpin");
+      expect(hairpin.reason).toBe(
+        "not masqueraded if line 24 (KUBE-POSTROUTING) does not apply, which is not known: membership in ipset KUBE-LOOP-BACK (the node's `ipset list` was not read); " +
+          "line 25 (KUBE-SERVICES) does not apply: source 192.168.0.17 is in 192.168.0.0/16",
+      );
+      expect(hairpin.evidence.find((e) => e.rule.line === 24)!.role).toMatch(/^may masquerade \(SNAT\): membership in ipset KUBE-LOOP-BACK/);
+      // with the sets read: masqueraded when the endpoint picks itself
+      expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", "hairpin").masquerade).toBe("some");
+    });
   }
 });
 

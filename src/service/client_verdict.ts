@@ -96,6 +96,9 @@ function checkKey(c: RuleCheck): string {
   return `${c.rule.table}/${c.rule.line}/${c.matched}`;
 }
 
+/** A rule that masquerades itself (iptables `-j MASQUERADE`/`-j SNAT`, nft `masquerade`/`snat to`), not by the mark. */
+const SNAT_RULE = /-j (?:MASQUERADE|SNAT)\b|(?:^|\s)(?:masquerade|snat to)\b/;
+
 function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   const seen = new Set<string>();
   const out: Evidence[] = [];
@@ -109,7 +112,7 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
       const role = c.matched === true
         ? c.rule.table.includes("kube-proxy") ? "marks for masquerade (mark-for-masquerade)" : "marks for masquerade (KUBE-MARK-MASQ)"
         : c.matched === "unknown"
-        ? `may mark for masquerade: ${c.why}`
+        ? `${SNAT_RULE.test(c.rule.raw) ? "may masquerade (SNAT)" : "may mark for masquerade"}: ${c.why}`
         : `does not mark: ${c.why}`;
       add({ rule: c.rule, role }, checkKey(c));
     }
@@ -173,8 +176,11 @@ function explain(
     // a marking rule whose match could not be told (an ipset not read, an interface not known): the answer rests on
     // the assumption that it did not match, which the headline says
     const maybe = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === "unknown"));
-    if (maybe[0]) return `not masqueraded if ${rulesAt([maybe[0].rule])} (${maybe[0].rule.chain}) does not apply, which is not known: ${maybe[0].why}`;
     const first = missed[0];
+    if (maybe[0]) {
+      const known = first ? `; ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}` : "";
+      return `not masqueraded if ${rulesAt([maybe[0].rule])} (${maybe[0].rule.chain}) does not apply, which is not known: ${maybe[0].why}${known}`;
+    }
     return first
       ? `not masqueraded: ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}`
       : "not masqueraded: no rule on the path marks the packet for masquerade";

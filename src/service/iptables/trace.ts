@@ -183,11 +183,15 @@ class Tracer {
       const rule = chain.rule(index);
       const next: State[] = [];
       const marks = this.isMasqueradeMarking(table, rule);
+      // a MASQUERADE or SNAT whose match cannot be told (an ipset not read, the output interface) decides masquerade
+      // as much as a marking rule: recorded as an unknown check, so the answer names it (client_verdict.ts)
+      const snats = table === "nat" && (rule.target === "MASQUERADE" || rule.target === "SNAT");
       for (const s of live) {
         if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
         const r = matchRule(rule, s.packet, this.opts.ipsets, marks);
         if (r.kind === "no" || r.kind === "unknown") {
           if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why }];
+          else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
           } else if (r.kind === "unknown" && marks) {

@@ -154,7 +154,8 @@ export class NftTracer {
     if (st === undefined) return { cont: [s], ended: [] };
     const ref = (): RuleRef => nftRuleRef(rule);
     const check = (matched: RuleCheck["matched"], why?: string): State => {
-      if (!this.isMarking(rule)) return s;
+      // a masquerade or snat whose match cannot be told decides masquerade as a marking rule does (client_verdict.ts)
+      if (!this.isMarking(rule) && !(matched === "unknown" && snats(rule))) return s;
       const c: RuleCheck = { rule: ref(), matched };
       if (why !== undefined) c.why = why;
       return { ...s, checks: [...s.checks, c] };
@@ -559,4 +560,9 @@ function checkDnatTarget(addr: string, port: number | undefined, rule: NftRule, 
   if (isIPAddress(addr) && (port === undefined || (Number.isInteger(port) && port >= 1 && port <= 65535))) return;
   const at = rule.handle !== undefined ? `handle ${rule.handle}` : `line ${rule.line}`;
   throw new NftTraceError(`nftables ${rule.family} ${rule.table} chain ${rule.chain} ${at}: "${text}" is not an IP address and port 1-65535: "${nftRuleRef(rule).raw}"`);
+}
+
+/** Whether a rule ends in `masquerade` or `snat` (it decides masquerade itself, without the mark). */
+function snats(rule: NftRule): boolean {
+  return rule.statements.some((st) => st.kind === "masquerade" || (st.kind === "nat" && st.nat === "snat"));
 }
