@@ -305,6 +305,30 @@ describe("scheduler model and reconciliation", () => {
     expect(rec.details.some((d) => d.startsWith("node-affinity:") || d.startsWith("scheduler-enforced-affinity:"))).toBe(false);
   });
 
+  test("NodeDeclaredFeatures (v1.35): the features named, and which nodes of the bundle declare them", () => {
+    const msg = "0/3 nodes are available: 2 node declared features check failed - unsatisfied requirements: FeatureA, FeatureB, 1 node(s) were unschedulable.";
+    const declaring = node("n3", { unschedulable: true });
+    declaring.status!.declaredFeatures = ["FeatureA", "FeatureB"];
+    const other = node("n2");
+    other.status!.declaredFeatures = ["FeatureB"];
+    const r = explainPending(bundleOf([node("n1"), other, declaring, pod("app-0"), event("Pod", "default", "app-0", "FailedScheduling", msg)]), { kind: "pod", namespace: "default", name: "app-0" });
+    const p = r.pods[0]!;
+    expect(p.lastFailedScheduling!.parsed!.reasons.map((x) => [x.count, x.kind])).toEqual([[2, "node-declared-features"], [1, "unschedulable"]]);
+    expect(p.reconciliation.details[0]).toBe(
+      'The scheduler reported "2 node declared features check failed - unsatisfied requirements: FeatureA, FeatureB": those nodes do not declare, in status.declaredFeatures, features the pod needs ' +
+        "(NodeDeclaredFeatures, v1.35+ alpha; the scheduler infers the pod's needs from its spec, which this analysis does not model). " +
+        "FeatureA: declared by n3; FeatureB: declared by n2, n3.",
+    );
+    // unmodelled: not read as "node-declared-features: the event says 2 node(s), the bundle gives 0"
+    expect(p.reconciliation.details.some((d) => d.startsWith("node-declared-features:"))).toBe(false);
+  });
+
+  test("DRAExtendedResource's 'cannot fit resource' is explained, not left as a reason not modelled", () => {
+    const msg = "0/1 nodes are available: 1 cannot fit resource. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+    const r = explainPending(bundleOf([node("n1"), pod("app-0"), event("Pod", "default", "app-0", "FailedScheduling", msg)]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(r.pods[0]!.reconciliation.details[0]).toMatch(/^The scheduler reported "1 cannot fit resource": the pod requests an extended resource that those nodes neither advertise in status\.allocatable \(a device plugin\) nor can get through a DeviceClass's spec\.extendedResourceName/);
+  });
+
   test("disagreement: the event blames taints, the bundle shows none", () => {
     const b = azureBundle();
     b.objects.events[0]!.message = "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.";

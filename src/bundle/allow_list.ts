@@ -298,6 +298,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       nodeInfo: { kubeProxyVersion: true, kubeletVersion: true },
       // NodeResourcesFit
       allocatable: true,
+      // src/pending: which nodes declare the features a NodeDeclaredFeatures rejection names
+      declaredFeatures: true,
     },
   },
   // src/pending/filters/pod_affinity.ts: the labels a namespaceSelector reads

@@ -236,6 +236,8 @@ export interface Node extends KubeObject {
     addresses?: { type: string; address: string }[];
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     nodeInfo?: { kubeProxyVersion?: string; kubeletVersion?: string; [k: string]: unknown };
+    /** Features the kubelet declares (NodeDeclaredFeatures, v1.35+ alpha), which the scheduler matches a pod's needs against. */
+    declaredFeatures?: string[];
     [k: string]: unknown;
   };
 }

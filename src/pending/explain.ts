@@ -588,6 +588,7 @@ function reconcile(
   scheduled: boolean,
   checked: ReadonlySet<string> = new Set<string>(),
   schedulerName = "default-scheduler",
+  nodes: readonly Node[] = [],
 ): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
@@ -609,7 +610,7 @@ function reconcile(
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
   const unmodelled = p.reasons.filter((r) =>
-    ["node-condition", "node-name", "scheduler-enforced-affinity", "other"].includes(r.kind) ||
+    ["node-condition", "node-name", "scheduler-enforced-affinity", "node-declared-features", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
     (r.kind === "volume-restrictions" && !(checked.has("volumeRestrictions") && /ReadWriteOncePod/.test(r.reason)) &&
@@ -627,6 +628,19 @@ function reconcile(
         `The scheduler reported "${r.count} ${r.reason}": node affinity that ${schedulerName}'s profile adds to every pod it places ` +
           `(KubeSchedulerConfiguration profiles[].pluginConfig, NodeAffinity args.addedAffinity), not the pod's own. ` +
           `It is in the scheduler's configuration file, not in the API, so this bundle cannot check it: compare that addedAffinity with the nodes' labels.`,
+      );
+      continue;
+    }
+    if (r.kind === "node-declared-features") {
+      details.push(declaredFeaturesDetail(r.count, r.reason, nodes));
+      continue;
+    }
+    if (r.kind === "dra" && /^cannot fit resource$/i.test(r.reason)) {
+      // DynamicResources' Filter with DRAExtendedResource (plugins/dynamicresources/dynamicresources.go)
+      details.push(
+        `The scheduler reported "${r.count} ${r.reason}": the pod requests an extended resource that those nodes neither advertise in status.allocatable ` +
+          `(a device plugin) nor can get through a DeviceClass's spec.extendedResourceName (DynamicResources, DRAExtendedResource, v1.34+); ` +
+          `which resource is not in the message (the scheduler's log names it): compare the pod's extended resource requests with the nodes' allocatable and the DeviceClasses.`,
       );
       continue;
     }
@@ -652,6 +666,28 @@ function reconcile(
   }
   if (details.length === 0) details.push("The counts differ.");
   return { status: "disagree", details };
+}
+
+/**
+ * What a NodeDeclaredFeatures rejection means (plugins/nodedeclaredfeatures, v1.35+ alpha, feature gate
+ * NodeDeclaredFeatures): the nodes lack features the pod needs, which the scheduler infers from the pod's spec (not
+ * modelled here); a node declares its features in status.declaredFeatures. Names the nodes of the bundle that declare
+ * each feature the message lists.
+ * @param count the nodes the scheduler rejected so.
+ * @param reason the reason as written (`node declared features check failed - unsatisfied requirements: A, B`).
+ * @param nodes the bundle's nodes.
+ * @returns one sentence.
+ */
+function declaredFeaturesDetail(count: number, reason: string, nodes: readonly Node[]): string {
+  const features = reason.replace(/^[^:]*:\s*/, "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+  const lead = `The scheduler reported "${count} ${reason}": those nodes do not declare, in status.declaredFeatures, features the pod needs ` +
+    `(NodeDeclaredFeatures, v1.35+ alpha; the scheduler infers the pod's needs from its spec, which this analysis does not model)`;
+  if (!nodes.some((n) => Array.isArray(n.status?.declaredFeatures))) return `${lead}; no node of this bundle lists declaredFeatures (an older kubelet, or a bundle that does not keep them).`;
+  const per = features.map((f) => {
+    const having = nodes.filter((n) => (n.status?.declaredFeatures ?? []).includes(f)).map((n) => n.metadata.name);
+    return `${f}: ${having.length > 0 ? `declared by ${having.join(", ")}` : "declared by no node of this bundle"}`;
+  });
+  return `${lead}. ${per.join("; ")}.`;
 }
 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
@@ -714,7 +750,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
       ...(pre.inlineDisks ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
-    ]), pod.spec?.schedulerName ?? "default-scheduler"),
+    ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes),
   };
 }
 

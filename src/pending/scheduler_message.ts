@@ -39,6 +39,7 @@ export type SchedulerReasonKind =
   | "node-affinity"
   | "scheduler-enforced-affinity"
   | "prefilter-result"
+  | "node-declared-features"
   | "unschedulable"
   | "node-name"
   | "resources"
@@ -121,8 +122,13 @@ const KIND_RULES: KindRule[] = [
   { kind: "unschedulable", re: /didn't satisfy plugin\(s\) \[NodeUnschedulable\]/i },
   // VolumeRestrictions (plugins/volumerestrictions): ErrReasonDiskConflict, ErrReasonReadWriteOncePodConflict
   { kind: "volume-restrictions", re: /had no available disk|ReadWriteOncePod access mode/i },
-  // DynamicResources (plugins/dynamicresources): claims not allocatable / not yet allocated / not found
-  { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources|device class \S+ does not exist|timed out trying to allocate devices/i },
+  // DynamicResources (plugins/dynamicresources): claims not allocatable / not yet allocated / not found; with
+  // DRAExtendedResource (v1.34+), `cannot fit resource` for an extended resource the node neither advertises nor gets
+  // through a DeviceClass, and `cannot schedule extended resource claim` for the claim of an earlier cycle
+  { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources|device class \S+ does not exist|timed out trying to allocate devices|^cannot fit resource$/i },
+  // NodeDeclaredFeatures' Filter (plugins/nodedeclaredfeatures, v1.35+ alpha): features the pod needs (inferred from
+  // its spec) that the node does not list in status.declaredFeatures
+  { kind: "node-declared-features", re: /^node declared features check failed(?: - unsatisfied requirements)?: \S/i },
   { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
   // NodeAffinity's Filter (errReasonEnforced, plugins/nodeaffinity/node_affinity.go): the node affinity the scheduler
   // profile adds to every pod (NodeAffinityArgs.addedAffinity), tested before the pod's own; not in the pod's spec
