@@ -18,7 +18,7 @@ rmSync("dist", { recursive: true, force: true });
 /**
  * The completion fast path (src/cli/completion/fast.ts, what a TAB press on a name runs) is dist/complete.cjs, one file:
  * each ES module Node loads costs it resolving, reading and linking, and split into a dozen chunks it took ~7 ms more
- * per TAB (npm run bench:completion). bin.ts imports it from there; its one lazy import that brings the Kubernetes
+ * per TAB (npm run bench:completion). bin.ts requires it from there; its one lazy import that brings the Kubernetes
  * client (live_lookup.ts, names from a cluster) is dist/live-lookup.mjs, an entry of the split build.
  */
 const external = (filter, importerEnd, path) => ({
