@@ -96,9 +96,6 @@ function checkKey(c: RuleCheck): string {
   return `${c.rule.table}/${c.rule.line}/${c.matched}`;
 }
 
-/** A rule that masquerades itself (iptables `-j MASQUERADE`/`-j SNAT`, nft `masquerade`/`snat to`), not by the mark. */
-const SNAT_RULE = /-j (?:MASQUERADE|SNAT)\b|(?:^|\s)(?:masquerade|snat to)\b/;
-
 function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   const seen = new Set<string>();
   const out: Evidence[] = [];
@@ -112,7 +109,7 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
       const role = c.matched === true
         ? c.rule.table.includes("kube-proxy") ? "marks for masquerade (mark-for-masquerade)" : "marks for masquerade (KUBE-MARK-MASQ)"
         : c.matched === "unknown"
-        ? `${SNAT_RULE.test(c.rule.raw) ? "may masquerade (SNAT)" : "may mark for masquerade"}: ${c.why}`
+        ? `${c.snat ? "may masquerade (SNAT)" : "may mark for masquerade"}: ${c.why}`
         : `does not mark: ${c.why}`;
       add({ rule: c.rule, role }, checkKey(c));
     }

@@ -72,6 +72,11 @@ export interface RuleCheck {
   rule: RuleRef;
   matched: boolean | "unknown";
   why?: string;
+  /**
+   * The rule masquerades itself (iptables `-j MASQUERADE` / `-j SNAT`, nft `masquerade` / `snat`) rather than marking
+   * the packet for KUBE-POSTROUTING; recorded only when its match could not be told.
+   */
+  snat?: true;
 }
 
 /** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */

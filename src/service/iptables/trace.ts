@@ -191,7 +191,7 @@ class Tracer {
         const r = matchRule(rule, s.packet, this.opts.ipsets, marks);
         if (r.kind === "no" || r.kind === "unknown") {
           if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why }];
-          else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why }];
+          else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why, snat: true }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
           } else if (r.kind === "unknown" && marks) {

@@ -155,8 +155,10 @@ export class NftTracer {
     const ref = (): RuleRef => nftRuleRef(rule);
     const check = (matched: RuleCheck["matched"], why?: string): State => {
       // a masquerade or snat whose match cannot be told decides masquerade as a marking rule does (client_verdict.ts)
-      if (!this.isMarking(rule) && !(matched === "unknown" && snats(rule))) return s;
+      const snat = !this.isMarking(rule) && matched === "unknown" && snats(rule);
+      if (!this.isMarking(rule) && !snat) return s;
       const c: RuleCheck = { rule: ref(), matched };
+      if (snat) c.snat = true;
       if (why !== undefined) c.why = why;
       return { ...s, checks: [...s.checks, c] };
     };
