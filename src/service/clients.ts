@@ -75,17 +75,24 @@ export function chooseSources(
   const node = objects.nodes.find((n) => n.metadata.name === nodeName);
   const notes: string[] = [];
   const inCluster = (ip: string) => clusterCIDRs.some((c) => cidrContains(c, ip));
+  // a dual-stack pod has an address of each family in status.podIPs (podIP is the first): the one of this family
+  const ofFamily = (ip: string | undefined) => ip !== undefined && ip !== "" && isIPv6(ip) === (family === 6);
   const podIPs = objects.pods
-    .filter((p) => !p.spec?.hostNetwork && p.status?.podIP && isIPv6(p.status.podIP) === (family === 6))
-    .map((p) => ({ ip: p.status!.podIP!, node: p.spec?.nodeName }));
+    .filter((p) => !p.spec?.hostNetwork)
+    .map((p) => ({ ip: [p.status?.podIP, ...(p.status?.podIPs ?? []).map((x) => x.ip)].find(ofFamily), node: p.spec?.nodeName }))
+    .filter((p): p is { ip: string; node: string | undefined } => p.ip !== undefined);
+  // the pod CIDR of this family (spec.podCIDRs of a dual-stack node, else spec.podCIDR)
+  const podCIDR = (n: typeof node) => [...(n?.spec?.podCIDRs ?? []), n?.spec?.podCIDR].find((c) => c !== undefined && ofFamily(c.split("/")[0]));
   const endpointIPs = new Set(resolved.endpoints.map((e) => e.address));
   const s: Sources = { clusterCIDRs, external: family === 6 ? "2001:db8:ffff::10" : "203.0.113.10", notes };
   // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).
+  const sameCIDR = podCIDR(node);
   s.podSameNode = podIPs.find((p) => p.node === nodeName && !endpointIPs.has(p.ip))?.ip ??
-    (node?.spec?.podCIDR ? hostIn(node.spec.podCIDR, 200) : undefined) ??
+    (sameCIDR ? hostIn(sameCIDR, 200) : undefined) ??
     (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 200) : undefined);
+  const otherCIDR = objects.nodes.filter((n) => n.metadata.name !== nodeName).map(podCIDR).find((c) => c !== undefined);
   s.podOtherNode = podIPs.find((p) => p.node !== nodeName && p.node !== undefined && !endpointIPs.has(p.ip))?.ip ??
-    objects.nodes.filter((n) => n.metadata.name !== nodeName && n.spec?.podCIDR).map((n) => hostIn(n.spec!.podCIDR!, 201))[0] ??
+    (otherCIDR ? hostIn(otherCIDR, 201) : undefined) ??
     (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 201 + 256) : undefined);
   s.nodeIP = internalIP(node, family);
   s.hostNetwork = s.nodeIP;

@@ -67,6 +67,10 @@ export function ipsetDrift(
 /**
  * Drift of one ServicePort on a node: endpoints the API lists as usable on this node (`usable`, from topology.ts
  * nodeEndpoints: its topology hints and kube-proxy's fallbacks) that the node does not send to, and the reverse; a node that rejects although endpoints exist; a Service not programmed; IPVS real servers with weight 0.
+ * `pr` holds the entry points of one address family (the rules of one family): only the endpoints of that family are
+ * expected there, as kube-proxy runs a proxier per family, each reading only the EndpointSlices of its addressType
+ * (pkg/proxy/proxier.go NewDualStackProxier; endpointslicecache.go). Before, a dual-stack Service's other-family
+ * endpoints were all "missing" from each family's rules.
  */
 export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, ipvsMode: boolean, usable?: NodeEndpointSet): DriftItem[] {
   const out: DriftItem[] = [];
@@ -75,7 +79,10 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   const ref = cip.clients.find((c) => c.client === "pod-same-node") ?? cip.clients[0];
   if (!ref) return out;
   // what kube-proxy on this node programs (topology.ts: hints, serving-terminating fallback), else without topology
-  const expected = new Set(usable?.endpoints ?? usableEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, node));
+  const v6 = cip.destination.startsWith("[");
+  const expected = new Set(
+    (usable?.endpoints ?? usableEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, node)).filter((e) => e.startsWith("[") === v6),
+  );
   const onNode = new Set(
     cip.balancing.method === "ipvs"
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
