@@ -27,11 +27,27 @@ describe("--from-pod on a bundle", () => {
     const q = packetFromPod(lab.objects, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns", { source: "1.2.3.4", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
     expect(q.packet).toEqual({ source: "10.244.0.5", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
   });
+  it("a dual-stack pod: the source is its address of the destination's family (status.podIPs), never a mixed-family packet", () => {
+    const ds = readBundle(new URL("./fixtures/dual-stack", import.meta.url).pathname);
+    // the Service's first ClusterIP is IPv4: the pod's IPv4 address
+    expect(packetFromPod(ds.objects, "default", "web-a", "web").packet.source).toBe("10.244.0.7");
+    // an IPv6 destination: the pod's IPv6 address, not its podIP
+    const q = packetFromPod(ds.objects, "default", "web-a", "web", { source: "x", destination: "fd00:10:96::a", port: 80, protocol: "tcp" });
+    expect(q.packet.source).toBe("fd00:10:244::7");
+    // a single-stack IPv4 pod asked about an IPv6 destination: refused, not traced as 10.x → fd00::
+    const v4only = structuredClone(ds.objects);
+    v4only.pods[0]!.status!.podIPs = [{ ip: "10.244.0.7" }];
+    expect(() => packetFromPod(v4only, "default", "web-a", "web", { source: "x", destination: "fd00:10:96::a", port: 80, protocol: "tcp" }))
+      .toThrow(/--from-pod web-a: the pod has no IPv6 address to send to fd00:10:96::a \(its addresses: 10\.244\.0\.7\); give --dest an address of its family/);
+  });
   it("a pod the bundle lacks is not found (naming where one of that name is); one without IP is a usage error", () => {
     expect(() => packetFromPod(lab.objects, "default", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(NotFoundError);
     expect(() => packetFromPod(lab.objects, "default", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(/use -n kube-system/);
     const copy = structuredClone(lab.objects);
-    delete copy.pods.find((p) => p.metadata.name === "coredns-78fcd69978-cvpx2")!.status!.podIP;
+    const pod = copy.pods.find((p) => p.metadata.name === "coredns-78fcd69978-cvpx2")!;
+    // no address at all (podIPs holds the same addresses as podIP, one per family)
+    delete pod.status!.podIP;
+    delete pod.status!.podIPs;
     expect(() => packetFromPod(copy, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns")).toThrow(UsageError);
   });
   it("the CLI answers it (it used to ignore --from-pod with --from)", async () => {

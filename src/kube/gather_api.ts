@@ -27,6 +27,7 @@ import { type KubeRest, R } from "./rest.ts";
 import { sanitizeObject } from "./sanitize.ts";
 import { isEmptySelector } from "../model/label_selector.ts";
 import { kubeProxyConfigFile } from "../service/proxy_config.ts";
+import { podAddresses } from "../service/from_pod.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
 export const POD_GET_LIMIT = 50;
@@ -55,7 +56,10 @@ export interface ServiceQuestion {
 export interface FromPod {
   name: string;
   namespace: string;
+  /** status.podIP. */
   ip: string;
+  /** Every address of the pod (status.podIPs: one per family on a dual-stack pod), podIP first. */
+  ips: string[];
   node: string;
 }
 
@@ -277,7 +281,7 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     if (!p.spec?.nodeName) throw new TargetStateError(`--from-pod ${name}: the pod is not scheduled to a node yet (phase ${p.status?.phase ?? "unknown"})`);
     const ip = p.status?.podIP;
     if (!ip) throw new TargetStateError(`--from-pod ${name}: the pod has no IP address yet (phase ${p.status?.phase ?? "unknown"})`);
-    fromPod = { name, namespace: q.namespace, ip, node: p.spec.nodeName };
+    fromPod = { name, namespace: q.namespace, ip, ips: podAddresses(p), node: p.spec.nodeName };
     if (!pods.some((x) => x.metadata.name === name)) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
   }
   objects.pods.push(...pods.map((p) => sanitizeObject(p)).sort(byName));

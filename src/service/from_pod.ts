@@ -7,7 +7,31 @@
  */
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { NotFoundError, UsageError } from "../model/errors.ts";
+import { isIPv6 } from "../model/ip.ts";
+import type { Pod } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
+
+/** A pod's addresses: status.podIP first, then the rest of status.podIPs (a dual-stack pod has one per family). */
+export function podAddresses(pod: Pod): string[] {
+  return [...new Set([pod.status?.podIP, ...(pod.status?.podIPs ?? []).map((x) => x.ip)].filter((ip): ip is string => !!ip))];
+}
+
+/**
+ * The source a pod's packet to `destination` has: its address of that family (a packet never changes family).
+ * @param ips the pod's addresses ({@link podAddresses}).
+ * @param destination the packet's destination address.
+ * @returns the address, or undefined when the pod has none of that family.
+ */
+export function podAddressFor(ips: readonly string[], destination: string): string | undefined {
+  return ips.find((ip) => isIPv6(ip) === isIPv6(destination));
+}
+
+/** The UsageError for a pod without an address of the destination's family. */
+export function noAddressOfFamily(name: string, ips: readonly string[], destination: string): UsageError {
+  return new UsageError(
+    `--from-pod ${name}: the pod has no ${isIPv6(destination) ? "IPv6" : "IPv4"} address to send to ${destination} (its addresses: ${ips.join(", ")}); give --dest an address of its family`,
+  );
+}
 
 /** The packet question and the node of a `--from-pod` client. */
 export interface FromPodQuestion {
@@ -36,15 +60,16 @@ export function packetFromPod(objects: BundleObjects, namespace: string, fromPod
     throw new NotFoundError("pod", name, namespace, elsewhere);
   }
   const node = pod.spec?.nodeName;
-  const ip = pod.status?.podIP;
+  const ips = podAddresses(pod);
   if (!node) throw new UsageError(`--from-pod ${name}: the bundle shows the pod on no node (phase ${pod.status?.phase ?? "unknown"})`);
-  if (!ip) throw new UsageError(`--from-pod ${name}: the bundle shows no IP address for the pod (phase ${pod.status?.phase ?? "unknown"})`);
-  if (packet) return { packet: { ...packet, source: ip }, node, pod: name };
+  if (ips.length === 0) throw new UsageError(`--from-pod ${name}: the bundle shows no IP address for the pod (phase ${pod.status?.phase ?? "unknown"})`);
+  const sourceFor = (destination: string) => podAddressFor(ips, destination) ?? (() => { throw noAddressOfFamily(name, ips, destination); })();
+  if (packet) return { packet: { ...packet, source: sourceFor(packet.destination) }, node, pod: name };
   const svc = objects.services.find((s) => s.metadata.name === service && (s.metadata.namespace ?? "default") === namespace);
   if (!svc) throw new NotFoundError("service", service, namespace);
   const port = svc.spec.ports?.[0];
   if (!svc.spec.clusterIP || svc.spec.clusterIP === "None" || !port) {
     throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
   }
-  return { packet: { source: ip, destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"] }, node, pod: name };
+  return { packet: { source: sourceFor(svc.spec.clusterIP), destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"] }, node, pod: name };
 }
