@@ -42,3 +42,28 @@ describe("a dual-stack Service", () => {
     expect(v4pod.masquerade).toBe("never");
   });
 });
+
+describe("IPv6 addresses written another way are the same address", () => {
+  const ask = (destination: string) =>
+    explainService(readBundle(DIR), "default", "web", { nodes: ["k8s1"], packet: { source: "2001:db8:ffff::1", destination, port: 30080, protocol: "tcp" } }).packet![0]!;
+  it("a NodePort to the node's IPv6 address, in upper case or uncompressed: the answer of the canonical form", () => {
+    const canonical = ask("2001:db8::10");
+    expect(canonical.outcome).toBe("forwarded");
+    for (const d of ["2001:DB8::10", "2001:db8:0:0:0:0:0:10", "2001:0db8::0010"]) {
+      const a = ask(d);
+      expect(a.outcome, d).toBe("forwarded");
+      expect(a.caveats, d).toEqual(canonical.caveats);
+    }
+  });
+  it("the ClusterIP written otherwise gets no 'not an address of Service' caveat", () => {
+    const r = explainService(readBundle(DIR), "default", "web", { nodes: ["k8s1"], packet: { source: "fd00:10:244::c8", destination: "FD00:10:96:0:0:0:0:A", port: 80, protocol: "tcp" } });
+    expect(r.packet![0]!.caveats.join("\n")).not.toMatch(/is not an address of Service/);
+  });
+  it("an EndpointSlice address written otherwise is not both missing and stale", () => {
+    const b = readBundle(DIR);
+    const v6 = b.objects.endpointSlices.find((s) => s.addressType === "IPv6")!;
+    v6.endpoints[0]!.addresses = v6.endpoints[0]!.addresses.map((a) => (a === "fd00:10:244::7" ? "FD00:10:244:0:0:0:0:7" : a));
+    expect(JSON.stringify(b.objects.endpointSlices)).toContain("FD00:10:244:0:0:0:0:7");
+    expect(explainService(b, "default", "web", { nodes: ["k8s1"] }).nodes[0]!.drift).toEqual([]);
+  });
+});

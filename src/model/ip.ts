@@ -32,6 +32,26 @@ export function isIPAddress(s: string): boolean {
 const validCache = new Map<string, boolean>();
 
 /**
+ * The canonical text of an IPv6 address, RFC 5952 as ip-cidr writes it (lower case, leading zeros dropped, the
+ * longest run of zero groups as `::`): `2001:DB8:0:0::10` → `2001:db8::10`, the form iptables-save, nft and the
+ * kernel print. IPv4 addresses, and text that is not an address, are returned unchanged.
+ * @param s an address.
+ * @returns its canonical text.
+ */
+export function canonicalAddress(s: string): string {
+  if (!isIPv6(s) || s.includes("/") || !isIPAddress(s)) return s;
+  let c = canonicalCache.get(s);
+  if (c === undefined) {
+    c = new IPCIDR(`${s}/128`).address.correctForm();
+    remember(canonicalCache, s, c);
+  }
+  return c;
+}
+
+/** Answers of {@link canonicalAddress}. */
+const canonicalCache = new Map<string, string>();
+
+/**
  * Strips a host-length prefix (`/32` for IPv4, `/128` for IPv6) and returns the address part.
  * @param s an address, with or without prefix.
  * @returns the address when `s` denotes one host, else undefined.

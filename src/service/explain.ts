@@ -18,7 +18,7 @@ import { compareCiliumServices } from "./cilium_compare.ts";
 import { hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
-import { isIPv6 } from "../model/ip.ts";
+import { canonicalAddress, isIPv6 } from "../model/ip.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
@@ -108,7 +108,11 @@ export interface NodeExplained {
  * @returns the prepared question.
  * @throws {NotFoundError} when the Service is not in the bundle (naming the namespaces where one of that name is).
  */
-export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace: string, name: string, options: ExplainServiceOptions = {}): ServiceExplain {
+export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace: string, name: string, given: ExplainServiceOptions = {}): ServiceExplain {
+  // a packet's IPv6 addresses in their canonical text, as the Service's (resolve.ts) and the rules' are written
+  const options = given.packet
+    ? { ...given, packet: { ...given.packet, source: canonicalAddress(given.packet.source), destination: canonicalAddress(given.packet.destination) } }
+    : given;
   const resolved = resolveService(bundle.objects, namespace, name);
   const svc = resolved.summary;
   const findings: Finding[] = [];

@@ -13,7 +13,7 @@ import type { EndpointSlice, Node, Pod, Service } from "../model/k8s.ts";
 import { NotFoundError } from "../model/errors.ts";
 import type { EndpointInfo, ServicePortSummary, ServiceSummary, ZoneCount } from "./report.ts";
 import { compareText } from "../model/order.ts";
-import { isIPAddress, isIPv6 } from "../model/ip.ts";
+import { canonicalAddress, isIPAddress, isIPv6 } from "../model/ip.ts";
 import { BundleError } from "../bundle/decode.ts";
 
 /** Label linking an EndpointSlice to its Service. */
@@ -76,7 +76,8 @@ export function summarizeService(svc: Service): ServiceSummary {
     if (p.nodePort !== undefined) s.nodePort = p.nodePort;
     return s;
   });
-  const clusterIPs = spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : []);
+  // IPv6 addresses in the canonical text the node's rules print (the API accepts other spellings): compared as text
+  const clusterIPs = (spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])).map(canonicalAddress);
   const summary: ServiceSummary = {
     namespace: ns,
     name: svc.metadata.name,
@@ -86,8 +87,8 @@ export function summarizeService(svc: Service): ServiceSummary {
     externalTrafficPolicy: spec.externalTrafficPolicy ?? "Cluster",
     internalTrafficPolicy: spec.internalTrafficPolicy ?? "Cluster",
     sessionAffinity: spec.sessionAffinity ?? "None",
-    externalIPs: spec.externalIPs ?? [],
-    loadBalancerIngress: (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((x): x is string => !!x),
+    externalIPs: (spec.externalIPs ?? []).map(canonicalAddress),
+    loadBalancerIngress: (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((x): x is string => !!x).map(canonicalAddress),
     loadBalancerSourceRanges: spec.loadBalancerSourceRanges ?? [],
   };
   if (spec.selector) summary.selector = spec.selector;
@@ -129,7 +130,8 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
       const ready = cond.ready ?? true;
       const serving = cond.serving ?? ready;
       const terminating = cond.terminating ?? false;
-      for (const address of ep.addresses) {
+      for (const written of ep.addresses) {
+        const address = canonicalAddress(written);
         let info = byAddress.get(address);
         if (!info) {
           info = { address, ports: [], ready, serving, terminating, slice: slice.metadata.name };
