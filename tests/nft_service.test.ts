@@ -732,6 +732,22 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // The datapath builder: which section, which family, and what goes wrong.
 
+describe("rejects say which of kube-proxy's rejects it is", () => {
+  it("a ClusterIP port the rules do not serve (cluster-ips-check), not 'no usable endpoints'", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    // the API moved svc1's port to 8080; the node's rules still serve 80
+    const svc1 = services.find((s) => s.metadata.name === "svc1")!;
+    svc1.spec.ports = svc1.spec.ports!.map((p) => ({ ...p, port: 8080 }));
+    const r = explainService(nftBundle({ sections: { "nft-text": fixture(`${OVERALL}.nft-a.txt`) }, services, slices }), "ns1", "svc1");
+    const pod = client(r, 8080, "ClusterIP", "pod-same-node");
+    expect(pod.outcome).toBe("rejected");
+    expect(pod.reason).toMatch(/^rejected by handle \d+ \(cluster-ips-check\): the node has no rule for this port of the ClusterIP/);
+    const drift = r.nodes[0]!.drift.find((d) => d.kind === "unexpected-reject")!;
+    expect(drift.message).toMatch(/rejects new connections to 172\.30\.0\.41:8080\/tcp: it has no rule for this port of the ClusterIP, but the API lists 1 usable endpoint\(s\)/);
+    expect(drift.message).not.toMatch(/has no endpoints/);
+  });
+});
+
 describe("a masquerade whose match cannot be told (the output interface)", () => {
   it("is named in the headline, as a marking rule of unknown match is, not only as a caveat", () => {
     const text = fixture(`${OVERALL}.nft-a.txt`);

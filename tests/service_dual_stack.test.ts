@@ -62,7 +62,7 @@ describe("IPv6 addresses written another way are the same address", () => {
   it("an EndpointSlice address written otherwise is not both missing and stale", () => {
     const b = readBundle(DIR);
     const v6 = b.objects.endpointSlices.find((s) => s.addressType === "IPv6")!;
-    v6.endpoints[0]!.addresses = v6.endpoints[0]!.addresses.map((a) => (a === "fd00:10:244::7" ? "FD00:10:244:0:0:0:0:7" : a));
+    v6.endpoints![0]!.addresses = v6.endpoints![0]!.addresses.map((a) => (a === "fd00:10:244::7" ? "FD00:10:244:0:0:0:0:7" : a));
     expect(JSON.stringify(b.objects.endpointSlices)).toContain("FD00:10:244:0:0:0:0:7");
     expect(explainService(b, "default", "web", { nodes: ["k8s1"] }).nodes[0]!.drift).toEqual([]);
   });

@@ -130,6 +130,24 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   return out;
 }
 
+/**
+ * Why kube-proxy's rule rejects, from the rule itself: `: no usable endpoints` for the Service's no-endpoints reject
+ * (iptables `-m comment --comment "… has no endpoints" -j REJECT`; nftables the `no-endpoint-services` /
+ * `no-endpoint-nodeports` maps of `service-endpoints-check` / `nodeport-endpoints-check`, and `reject-chain`),
+ * the invalid-port reject of nftables mode (`cluster-ips-check`: `ip daddr @cluster-ips reject comment "Reject traffic
+ * to invalid ports of ClusterIPs"`, pkg/proxy/nftables/proxier.go), else nothing (a rule of another component).
+ */
+export function rejectReason(rule: RuleRef | undefined): string {
+  if (!rule) return "";
+  if (rule.chain === "cluster-ips-check" || /invalid ports of ClusterIPs/.test(rule.raw)) {
+    return ": the node has no rule for this port of the ClusterIP (kube-proxy rejects packets to a ClusterIP on a port it does not serve)";
+  }
+  if (/has no endpoints|@no-endpoint-/.test(rule.raw) || ["reject-chain", "service-endpoints-check", "nodeport-endpoints-check"].includes(rule.chain)) {
+    return ": no usable endpoints";
+  }
+  return "";
+}
+
 function lineOf(o: TraceOutcome | undefined): string {
   return o?.decidedBy ? rulesAt([o.decidedBy]) : "";
 }
@@ -142,7 +160,7 @@ function explain(
 ): string {
   if (outcome === "rejected") {
     const o = all.find((x) => x.verdict === "reject");
-    return `rejected by ${lineOf(o)} (${o?.decidedBy?.chain}): no usable endpoints`;
+    return `rejected by ${lineOf(o)} (${o?.decidedBy?.chain})${rejectReason(o?.decidedBy)}`;
   }
   if (outcome === "dropped") {
     const o = all.find((x) => x.verdict === "drop");

@@ -7,6 +7,7 @@
  */
 import { isIPv6 } from "../model/ip.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
+import { rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
@@ -114,11 +115,17 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     return out;
   }
   if (ref.outcome === "rejected" && expected.size > 0) {
+    const rejects = ref.evidence.filter((e) => e.role === "rejects").map((e) => e.rule);
+    const why = rejectReason(rejects[0]);
     out.push({
       portKey: sp.portKey,
       kind: "unexpected-reject",
-      message: `${sp.portKey}: ${node} rejects new connections to ${cip.destination} ("has no endpoints") but the API lists ${expected.size} usable endpoint(s): the node's rules are stale`,
-      evidence: ref.evidence.filter((e) => e.role === "rejects").map((e) => e.rule),
+      message: why.startsWith(": the node has no rule")
+        ? `${sp.portKey}: ${node} rejects new connections to ${cip.destination}: it has no rule for this port of the ClusterIP, but the API lists ${expected.size} usable endpoint(s): the node's rules are stale (the Service's ports changed since kube-proxy last synced, or it failed to)`
+        : why
+        ? `${sp.portKey}: ${node} rejects new connections to ${cip.destination} ("has no endpoints") but the API lists ${expected.size} usable endpoint(s): the node's rules are stale`
+        : `${sp.portKey}: ${node} rejects new connections to ${cip.destination} by a rule that is not kube-proxy's, though the API lists ${expected.size} usable endpoint(s)`,
+      evidence: rejects,
     });
   }
   const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
