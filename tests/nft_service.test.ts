@@ -732,6 +732,22 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // The datapath builder: which section, which family, and what goes wrong.
 
+describe("loadBalancerSourceRanges not enforced", () => {
+  it("a firewall-ips element missing: a client outside the ranges reaches the LoadBalancer IP, which is drift", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    const whole = explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns5", "svc5");
+    expect(client(whole, 80, "LoadBalancer", "external-denied").outcome).toBe("dropped");
+    expect(whole.nodes[0]!.drift.filter((d) => d.kind === "source-ranges-not-enforced")).toEqual([]);
+    const edited = text.replace("elements = { 5.6.7.8 . tcp . 80 : goto firewall-HVFWP5L3-ns5/svc5/tcp/p80 }", "");
+    expect(edited).not.toBe(text);
+    const r = explainService(nftBundle({ sections: { "nft-text": edited }, services, slices }), "ns5", "svc5");
+    const d = r.nodes[0]!.drift.filter((x) => x.kind === "source-ranges-not-enforced");
+    expect(d).toHaveLength(1);
+    expect(d[0]!.message).toMatch(/^ns5\/svc5:p80: test-node does not enforce loadBalancerSourceRanges \(203\.0\.113\.0\/25\) at 5\.6\.7\.8:80\/tcp: a client outside loadBalancerSourceRanges \(\S+\) reaches 10\.180\.0\.3:80/);
+  });
+});
+
 describe("rejects say which of kube-proxy's rejects it is", () => {
   it("a ClusterIP port the rules do not serve (cluster-ips-check), not 'no usable endpoints'", () => {
     const { services, slices } = overallObjects("test-node", true);

@@ -114,6 +114,20 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     });
     return out;
   }
+  // loadBalancerSourceRanges: kube-proxy drops clients outside them at each LoadBalancer IP (iptables KUBE-FW-*, IPVS
+  // KUBE-LOAD-BALANCER-SOURCE-CIDR, nftables firewall-ips / firewall-* chains); the client traced from outside them
+  // getting through means those rules are missing on this node
+  const ranges = resolved.summary.loadBalancerSourceRanges;
+  for (const e of ranges.length > 0 ? pr.entryPoints.filter((x) => x.kind === "LoadBalancer") : []) {
+    const denied = e.clients.find((c) => c.client === "external-denied");
+    if (denied?.outcome !== "forwarded") continue;
+    out.push({
+      portKey: sp.portKey,
+      kind: "source-ranges-not-enforced",
+      message: `${sp.portKey}: ${node} does not enforce loadBalancerSourceRanges (${ranges.join(", ")}) at ${e.destination}: a ${denied.description} reaches ${denied.endpoints.map((x) => x.endpoint).join(", ")}; the rules that drop it are missing (stale rules)`,
+      evidence: denied.evidence.map((x) => x.rule),
+    });
+  }
   if (ref.outcome === "rejected" && expected.size > 0) {
     const rejects = ref.evidence.filter((e) => e.role === "rejects").map((e) => e.rule);
     const why = rejectReason(rejects[0]);

@@ -159,7 +159,15 @@ export interface PortReport {
 /** A difference between the API and a node's datapath. */
 export interface DriftItem {
   portKey: string;
-  kind: "missing-on-node" | "stale-on-node" | "quiesced" | "service-missing" | "unexpected-reject" | "unverifiable" | "ipset-missing";
+  kind:
+    | "missing-on-node"
+    | "stale-on-node"
+    | "quiesced"
+    | "service-missing"
+    | "unexpected-reject"
+    | "unverifiable"
+    | "ipset-missing"
+    | "source-ranges-not-enforced";
   endpoint?: string;
   message: string;
   evidence?: RuleRef[];
