@@ -370,7 +370,7 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
       explainService(nftBundle({ sections: { "nft-json": stage(s) }, ...objects }), "ns3", "svc3").nodes[0]!.notes
         .find((n) => n.includes("flushed chain"));
     expect(note("03-delete-svc2-chains-flushed-not-deleted")).toBe(
-      "2 flushed chain(s) in ip kube-proxy await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): service-MHHHYRWA-ns2/svc2/tcp/p8080, endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080",
+      "2 flushed chain(s) in ip kube-proxy await deletion by kube-proxy (left by a Service or endpoint change; whether a map element still points to one is not checked: a packet sent into one falls through it to the next check): service-MHHHYRWA-ns2/svc2/tcp/p8080, endpoint-7RVP4LUQ-ns2/svc2/tcp/p8080__10.0.2.1/8080",
     );
     expect(note("07-change-svc3-endpoint-old-chain-flushed")).toMatch(
       /^1 flushed chain\(s\) .*: endpoint-2OCDJSZQ-ns3\/svc3\/tcp\/p80__10\.0\.3\.1\/80$/,

@@ -176,7 +176,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     out.problems.push(
       `${stale.length} flushed chain(s) in ${
         nftTableLabel(layout.table)
-      } await deletion by kube-proxy (left by a Service or endpoint change; nothing jumps to them): ${
+      } await deletion by kube-proxy (left by a Service or endpoint change; whether a map element still points to one is not checked: a packet sent into one falls through it to the next check): ${
         names.join(", ")
       }${more}`,
     );
