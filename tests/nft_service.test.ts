@@ -748,6 +748,20 @@ describe("loadBalancerSourceRanges not enforced", () => {
   });
 });
 
+describe("the set cluster-ips", () => {
+  it("a ClusterIP missing from it is drift (its unserved ports are dropped, not rejected); whole, no such drift", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    expect(explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns1", "svc1").nodes[0]!.drift).toEqual([]);
+    const edited = text.replace("elements = { 172.30.0.41, 172.30.0.42,", "elements = { 172.30.0.42,");
+    expect(edited).not.toBe(text);
+    const d = explainService(nftBundle({ sections: { "nft-text": edited }, services, slices }), "ns1", "svc1").nodes[0]!.drift;
+    expect(d.map((x) => x.kind)).toEqual(["ipset-missing"]);
+    expect(d[0]!.message).toMatch(/^ns1\/svc1: set cluster-ips on test-node lacks ClusterIP 172\.30\.0\.41: traffic to a port of it the Service does not serve is dropped/);
+    expect(d[0]!.evidence![0]!.chain).toBe("cluster-ips-check");
+  });
+});
+
 describe("rejects say which of kube-proxy's rejects it is", () => {
   it("a ClusterIP port the rules do not serve (cluster-ips-check), not 'no usable endpoints'", () => {
     const { services, slices } = overallObjects("test-node", true);

@@ -23,7 +23,7 @@ import type { PacketQuestion } from "../model/question.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
-import { type DatapathBuilder, nodeDatapath } from "./datapath.ts";
+import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { driftFor, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import { readNodeFacts } from "./node_facts.ts";
@@ -36,7 +36,7 @@ import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
-import type { EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport } from "./report.ts";
+import type { DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
 
 export type { PacketQuestion };
@@ -317,6 +317,16 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
         }
       }
+      if (!notForKubeProxy.ignored && report.proxyMode.mode === "nftables") {
+        // only for a ClusterIP the node serves (forwarded, or rejected for no endpoints): a Service gone from the
+        // node's rules altogether has its own drift already
+        const served = (vip: string) => {
+          const at = isIPv6(vip) ? `[${vip}]:` : `${vip}:`;
+          return report.ports.flatMap((p) => p.entryPoints).filter((e) => e.kind === "ClusterIP" && e.destination.startsWith(at))
+            .some((e) => e.clients.some((c) => c.outcome === "forwarded" || (c.outcome === "rejected" && c.reason.endsWith("no usable endpoints"))));
+        };
+        report.drift.push(...clusterIPSetDrift(svc, family, nodeName, sources.podSameNode ?? sources.nodeIP!, datapath, served));
+      }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
@@ -418,4 +428,29 @@ export function nodeDumpError(e: unknown, family: 4 | 6): string | undefined {
   }
   if (e instanceof Error && (e.name === "TraceError" || e.name === "NftTraceError")) return e.message;
   return undefined;
+}
+
+/**
+ * nftables mode: every ClusterIP is in the set `cluster-ips` (pkg/proxy/nftables/proxier.go `clusterIPs.ensureElem`),
+ * which `cluster-ips-check` reads to reject traffic to a port the Service does not serve ("Reject traffic to invalid
+ * ports of ClusterIPs"); a ClusterIP missing from it falls to "Drop traffic to unallocated ClusterIPs", so such
+ * clients time out instead of being refused. Checked by tracing a packet to a port the Service does not have.
+ * @returns a drift item of kind `ipset-missing` (a named set lacks an element), or none.
+ */
+function clusterIPSetDrift(svc: ServiceSummary, family: 4 | 6, node: string, src: string, datapath: Datapath, served: (vip: string) => boolean): DriftItem[] {
+  const out: DriftItem[] = [];
+  const used = new Set(svc.ports.map((p) => p.port));
+  const port = [65535, 65534, 65533].find((p) => !used.has(p))!;
+  for (const vip of svc.clusterIPs.filter((ip) => isIPv6(ip) === (family === 6) && served(ip))) {
+    const t = datapath.trace(tracePacket(src, vip, port, "tcp", family, false, false), "PREROUTING");
+    const dropped = t.outcomes.find((o) => o.verdict === "drop" && o.decidedBy?.chain === "cluster-ips-check");
+    if (!dropped) continue;
+    out.push({
+      portKey: `${svc.namespace}/${svc.name}`,
+      kind: "ipset-missing",
+      message: `${svc.namespace}/${svc.name}: set cluster-ips on ${node} lacks ClusterIP ${vip}: traffic to a port of it the Service does not serve is dropped ("Drop traffic to unallocated ClusterIPs") instead of rejected, so such clients time out instead of being refused (stale rules)`,
+      evidence: [dropped.decidedBy!],
+    });
+  }
+  return out;
 }
