@@ -300,8 +300,14 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
             entry.clients.push(v);
           }
-          const reference = entry.clients.find((c) => c.client === "pod-same-node" && c.endpoints.length > 0) ??
-            entry.clients.find((c) => c.endpoints.length > 0);
+          // the shares shown for the entry point: of the clients it exists for (pods for a ClusterIP, clients from
+          // outside for a NodePort, LoadBalancer IP or externalIP, which externalTrafficPolicy Local sends to this
+          // node's endpoints only while pods are short-circuited to all of them)
+          const primary = ep.kind === "ClusterIP" ? "pod-same-node" : "external";
+          const reference = entry.clients.find((c) => c.client === primary && c.endpoints.length > 0) ??
+            (entry.clients.some((c) => c.client === primary) && ep.kind !== "ClusterIP"
+              ? undefined
+              : entry.clients.find((c) => c.endpoints.length > 0));
           if (!ipvsBal) {
             entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
             if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
