@@ -748,6 +748,22 @@ describe("loadBalancerSourceRanges not enforced", () => {
   });
 });
 
+describe("externalTrafficPolicy Local: the load balancer's health check", () => {
+  it("says what kube-proxy answers on healthCheckNodePort here: 503 without a ready local endpoint, 200 with one", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const svc2 = services.find((s) => s.metadata.name === "svc2")!;
+    expect(svc2.spec.healthCheckNodePort).toBe(30000);
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    const notes = (sl: typeof slices) => explainService(nftBundle({ sections: { "nft-text": text }, services, slices: sl }), "ns2", "svc2").nodes[0]!.notes;
+    expect(notes(slices)).toContain(
+      "healthCheckNodePort 30000: kube-proxy answers the load balancer's health check on test-node with 503 (no ready local endpoint), so the load balancer sends no client to this node (externalTrafficPolicy Local; pkg/proxy/healthcheck)",
+    );
+    const local = structuredClone(slices);
+    for (const e of local.find((s) => s.metadata.labels?.["kubernetes.io/service-name"] === "svc2")!.endpoints!) e.nodeName = "test-node";
+    expect(notes(local).find((n) => n.startsWith("healthCheckNodePort"))).toMatch(/with 200 while kube-proxy is healthy \(1 ready local endpoint\(s\)\)/);
+  });
+});
+
 describe("the set cluster-ips", () => {
   it("a ClusterIP missing from it is drift (its unserved ports are dropped, not rejected); whole, no such drift", () => {
     const { services, slices } = overallObjects("test-node", true);

@@ -36,7 +36,7 @@ import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
-import type { DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
+import type { DriftItem, EndpointInfo, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
 
 export type { PacketQuestion };
@@ -223,6 +223,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
     report.notes.push(noKubeProxyStateNote(bundle));
   }
+  const hc = healthCheckNote(svc, resolved.endpoints, nodeName);
+  if (hc) report.notes.push(hc);
   let current: 4 | 6 = families[0] ?? 4;
   try {
     for (const family of families) {
@@ -459,4 +461,18 @@ function clusterIPSetDrift(svc: ServiceSummary, family: 4 | 6, node: string, src
     });
   }
   return out;
+}
+
+/**
+ * externalTrafficPolicy Local on a LoadBalancer: the load balancer probes `healthCheckNodePort` on each node, and
+ * kube-proxy answers 200 while the node has ready endpoints of the Service, 503 otherwise (pkg/proxy/healthcheck
+ * service_health.go, fed with the endpoints map's LocalReadyEndpoints), so the load balancer sends clients only to
+ * nodes with one. Undefined for other Services.
+ */
+function healthCheckNote(svc: ServiceSummary, endpoints: EndpointInfo[], node: string): string | undefined {
+  if (svc.type !== "LoadBalancer" || svc.externalTrafficPolicy !== "Local" || !svc.healthCheckNodePort) return undefined;
+  const local = endpoints.filter((e) => e.node === node && e.ready && !e.terminating).length;
+  return `healthCheckNodePort ${svc.healthCheckNodePort}: kube-proxy answers the load balancer's health check on ${node} with ${
+    local > 0 ? `200 while kube-proxy is healthy (${local} ready local endpoint(s)), so the load balancer sends clients to this node` : "503 (no ready local endpoint), so the load balancer sends no client to this node"
+  } (externalTrafficPolicy Local; pkg/proxy/healthcheck)`;
 }
