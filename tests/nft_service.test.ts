@@ -764,6 +764,25 @@ describe("externalTrafficPolicy Local: the load balancer's health check", () => 
   });
 });
 
+describe("session affinity in nftables mode: the node's affinity sets", () => {
+  it("their timeout is compared with the API's (drift when it differs) and what they hold is noted", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    const svc5 = services.find((s) => s.metadata.name === "svc5")!;
+    expect(svc5.spec.sessionAffinity).toBe("ClientIP");
+    const run = () => explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns5", "svc5").nodes[0]!;
+    const same = run();
+    // the fixture's sets say `timeout 3h`: the API default, 10800 s
+    expect(same.drift.filter((d) => d.kind === "affinity-timeout")).toEqual([]);
+    expect(same.notes).toContain("ns5/svc5:p80: session affinity on test-node: 1 affinity set(s) in the dump holding 0 client(s) as captured (a held client returns to its endpoint; --source IP traces it)");
+    svc5.spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 600 } };
+    const d = run().drift.filter((x) => x.kind === "affinity-timeout");
+    expect(d.map((x) => x.message)).toEqual([
+      "ns5/svc5:p80: test-node's affinity sets keep a client for 10800 s (1 of 1 set(s), e.g. affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80), the API 600 s: the node's rules are stale",
+    ]);
+  });
+});
+
 describe("the set cluster-ips", () => {
   it("a ClusterIP missing from it is drift (its unserved ports are dropped, not rejected); whole, no such drift", () => {
     const { services, slices } = overallObjects("test-node", true);

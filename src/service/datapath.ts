@@ -16,6 +16,7 @@
 import type { BundleObjects, NodeCapture } from "../bundle/bundle.ts";
 import type { DumpParseError } from "../datapath/errors.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
+import type { KubeProxyNft } from "../datapath/kube_proxy_nft.ts";
 import { iptablesDatapath, readIptables } from "./iptables/datapath.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { readIpvs } from "./ipvs/datapath.ts";
@@ -47,6 +48,11 @@ export interface Datapath {
   readonly clusterCIDRs?: string[];
   /** The pod interface of an interface-based local-traffic detector (`cni0`, `veth*`), when it has one. */
   readonly podInterface?: string;
+  /**
+   * nftables mode: the session-affinity sets of a ServicePort (`affinity-…-NS/NAME/PROTO/PORT__…`, one per endpoint):
+   * each set's timeout (s) and the clients it holds; in iptables and IPVS mode that state is the kernel's, not in a dump.
+   */
+  affinitySets?(namespace: string, name: string, protocol: string, portName: string | undefined): { name: string; timeoutSeconds?: number; clients: number }[];
 }
 
 /** What a node's capture yields for one IP family: its datapath (when one could be read) and what was seen on the way. */
@@ -95,8 +101,24 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
         trace: nft.trace,
         ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}),
         ...(nft.podInterface ? { podInterface: nft.podInterface } : {}),
+        ...(nft.layout ? { affinitySets: affinitySetsOf(nft.layout) } : {}),
       };
     }
   }
   return out;
+}
+
+/**
+ * The affinity sets of a ServicePort in kube-proxy's nftables table: kube-proxy names them after the endpoint chain,
+ * `affinity-HASH-NS/NAME/PROTO/PORTNAME__IP/PORT` (pkg/proxy/nftables/proxier.go servicePortEndpointChainNameBase).
+ */
+function affinitySetsOf(layout: KubeProxyNft): NonNullable<Datapath["affinitySets"]> {
+  return (namespace, name, protocol, portName) => {
+    const needle = `-${namespace}/${name}/${protocol.toLowerCase()}/${portName ?? ""}__`;
+    return layout.affinitySets.filter((s) => s.name.includes(needle)).map((s) => ({
+      name: s.name,
+      ...(s.timeoutSeconds !== undefined ? { timeoutSeconds: s.timeoutSeconds } : {}),
+      clients: s.clients.length,
+    }));
+  };
 }

@@ -321,6 +321,20 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
         if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
         if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));
+        if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {
+          // nftables mode: kube-proxy gives each affinity set the Service's timeout (proxier.go: StickyMaxAgeSeconds)
+          const sets = datapath.affinitySets(svc.namespace, svc.name, sp.protocol, sp.name);
+          const other = sets.filter((s) => s.timeoutSeconds !== undefined && s.timeoutSeconds !== svc.affinityTimeoutSeconds);
+          if (other.length > 0) {
+            report.drift.push({
+              portKey: sp.portKey,
+              kind: "affinity-timeout",
+              message: `${sp.portKey}: ${nodeName}'s affinity sets keep a client for ${[...new Set(other.map((s) => s.timeoutSeconds))].join(", ")} s (${other.length} of ${sets.length} set(s), e.g. ${other[0]!.name}), the API ${svc.affinityTimeoutSeconds} s: the node's rules are stale`,
+            });
+          }
+          const held = sets.reduce((n, s) => n + s.clients, 0);
+          if (sets.length > 0) report.notes.push(`${sp.portKey}: session affinity on ${nodeName}: ${sets.length} affinity set(s) in the dump holding ${held} client(s) as captured (a held client returns to its endpoint; --source IP traces it)`);
+        }
         if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
           report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
         }
@@ -391,7 +405,7 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
     );
   }
   if (svc.sessionAffinity === "ClientIP") {
-    limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (the -m recent / affinity table is kernel state, not in a dump); shares are for new clients`);
+    limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (in iptables and IPVS mode that table is kernel state, not in a dump; in nftables mode the affinity sets are, as captured); shares are for new clients`);
   }
   const findings: Finding[] = [...ex.findings];
   const sourcePod = ex.ctx.sourcePod;

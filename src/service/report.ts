@@ -167,7 +167,8 @@ export interface DriftItem {
     | "unexpected-reject"
     | "unverifiable"
     | "ipset-missing"
-    | "source-ranges-not-enforced";
+    | "source-ranges-not-enforced"
+    | "affinity-timeout";
   endpoint?: string;
   message: string;
   evidence?: RuleRef[];
