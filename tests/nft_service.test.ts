@@ -783,6 +783,16 @@ describe("session affinity in nftables mode: the node's affinity sets", () => {
   });
 });
 
+describe("NodePort addresses: what the node's set nodeport-ips holds, not an assumed default", () => {
+  it("two addresses in the set: both are named (kube-proxy's configuration is not in the bundle)", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const text = fixture(`${OVERALL}.nft-a.txt`).replace("elements = { 192.168.0.2 }", "elements = { 192.168.0.2, 192.168.1.2 }");
+    const notes = explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns3", "svc3").nodes[0]!.notes;
+    expect(notes).toContain("NodePorts answer only on 192.168.0.2, 192.168.1.2 (set nodeport-ips of the node's kube-proxy table)");
+    expect(notes.join("\n")).not.toMatch(/nodePortAddresses \[primary\]/);
+  });
+});
+
 describe("the set cluster-ips", () => {
   it("a ClusterIP missing from it is drift (its unserved ports are dropped, not rejected); whole, no such drift", () => {
     const { services, slices } = overallObjects("test-node", true);

@@ -53,6 +53,11 @@ export interface Datapath {
    * each set's timeout (s) and the clients it holds; in iptables and IPVS mode that state is the kernel's, not in a dump.
    */
   affinitySets?(namespace: string, name: string, protocol: string, portName: string | undefined): { name: string; timeoutSeconds?: number; clients: number }[];
+  /**
+   * nftables mode: the addresses the node's table serves NodePorts on, its set `nodeport-ips`; `"local"` when the
+   * table has no such set (its rule matches `fib daddr type local`: every local address).
+   */
+  readonly nodePortIPs?: string[] | "local";
 }
 
 /** What a node's capture yields for one IP family: its datapath (when one could be read) and what was seen on the way. */
@@ -101,7 +106,7 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
         trace: nft.trace,
         ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}),
         ...(nft.podInterface ? { podInterface: nft.podInterface } : {}),
-        ...(nft.layout ? { affinitySets: affinitySetsOf(nft.layout) } : {}),
+        ...(nft.layout ? { affinitySets: affinitySetsOf(nft.layout), nodePortIPs: nft.layout.nodePortIPs?.map((x) => x.ip) ?? "local" } : {}),
       };
     }
   }

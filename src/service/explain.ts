@@ -34,7 +34,7 @@ import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
-import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
+import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
 import type { DriftItem, EndpointInfo, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
@@ -260,7 +260,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         );
       }
       report.notes.push(...sources.notes);
-      const nodePorts = svc.type === "NodePort" || svc.type === "LoadBalancer" ? nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj) : undefined;
+      // nftables mode: the node's own set nodeport-ips says it, not an assumed default (or a configuration it may not run)
+      const nodePorts = svc.type !== "NodePort" && svc.type !== "LoadBalancer"
+        ? undefined
+        : report.proxyMode.mode === "nftables" && datapath.nodePortIPs
+        ? nodePortScopeFromRules(datapath.nodePortIPs, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP))
+        : nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj);
       if (nodePorts) report.notes.push(nodePorts.describe);
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };

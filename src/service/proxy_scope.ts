@@ -125,6 +125,21 @@ export function nodePortScope(setting: ConfigSetting<string[]> | undefined, node
 }
 
 /**
+ * NodePort addresses as the node's nftables table has them, which is what the node does whatever the configuration
+ * says: its set `nodeport-ips` (pkg/proxy/nftables/proxier.go, from nodePortAddresses, `primary` by default), or, when
+ * the table has none, every local address (the `services` rule matches `fib daddr type local`).
+ * @param ips the set's addresses, or `"local"`.
+ * @param isLocal whether an address is the node's (its collected addresses, else its InternalIP).
+ */
+export function nodePortScopeFromRules(ips: string[] | "local", isLocal: (ip: string) => boolean): NodePortScope {
+  if (ips === "local") {
+    return { serves: (ip) => isLocal(ip) && !/^127\.|^::1$/.test(ip), describe: "NodePorts answer on every local address of the node but loopback (its kube-proxy table has no set nodeport-ips: `fib daddr type local`)" };
+  }
+  const set = new Set(ips);
+  return { serves: (ip) => set.has(ip), describe: `NodePorts answer only on ${ips.length > 0 ? ips.join(", ") : "no address"} (set nodeport-ips of the node's kube-proxy table)` };
+}
+
+/**
  * The note for a report with a node in IPVS mode: IPVS mode is deprecated since v1.35 (KEP-5495; kube-proxy logs a
  * warning when it runs it), with the migration to nftables mode.
  */
