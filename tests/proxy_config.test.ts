@@ -430,9 +430,8 @@ describe("nodePortAddresses (point 7)", () => {
     const r = explainService(b, "ns2", "svc2", { packet: { source: "203.0.113.10", destination: "198.51.100.7", port: 3001, protocol: "tcp" } });
     const a = r.packet![0]!;
     expect(a.outcome).toBe("not-handled"); // the nodeport-ips set holds 192.168.0.2 only
-    expect(a.caveats).toContain(
-      "NodePort 3001 is not served on 198.51.100.7: nodePortAddresses [primary] (nftables mode's default when nodePortAddresses is unset, cmd/kube-proxy/app/server_linux.go platformApplyDefaults; kube-proxy's configuration is not in the bundle): NodePorts answer only on 192.168.0.2 (primary: 192.168.0.2)",
-    );
+    // kube-proxy's configuration is not in the bundle: the node's set nodeport-ips says where NodePorts are served
+    expect(a.caveats).toContain("NodePort 3001 is not served on 198.51.100.7: NodePorts answer only on 192.168.0.2 (set nodeport-ips of the node's kube-proxy table)");
     // On the primary IP, no such caveat.
     const ok = explainService(b, "ns2", "svc2", { packet: { source: "203.0.113.10", destination: "192.168.0.2", port: 3001, protocol: "tcp" } }).packet![0]!;
     expect(ok.caveats.filter((c) => c.startsWith("NodePort"))).toEqual([]);

@@ -260,10 +260,11 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         );
       }
       report.notes.push(...sources.notes);
-      // nftables mode: the node's own set nodeport-ips says it, not an assumed default (or a configuration it may not run)
+      // nftables mode without kube-proxy's configuration in the bundle: the node's own set nodeport-ips says it, not
+      // the default nodePortAddresses would have (a configured value is shown as configured, with its source)
       const nodePorts = svc.type !== "NodePort" && svc.type !== "LoadBalancer"
         ? undefined
-        : report.proxyMode.mode === "nftables" && datapath.nodePortIPs
+        : report.proxyMode.mode === "nftables" && datapath.nodePortIPs && !proxyConfig?.nodePortAddresses
         ? nodePortScopeFromRules(datapath.nodePortIPs, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP))
         : nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj);
       if (nodePorts) report.notes.push(nodePorts.describe);
