@@ -11,6 +11,7 @@ import { cidrContains, isIPv6 } from "../model/ip.ts";
 import type { Node } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { ClientKind, EntryPointReport } from "./report.ts";
+import { podAddresses } from "./from_pod.ts";
 
 function internalIP(node: Node | undefined, family: 4 | 6): string | undefined {
   const addrs = node?.status?.addresses ?? [];
@@ -79,7 +80,7 @@ export function chooseSources(
   const ofFamily = (ip: string | undefined) => ip !== undefined && ip !== "" && isIPv6(ip) === (family === 6);
   const podIPs = objects.pods
     .filter((p) => !p.spec?.hostNetwork)
-    .map((p) => ({ ip: [p.status?.podIP, ...(p.status?.podIPs ?? []).map((x) => x.ip)].find(ofFamily), node: p.spec?.nodeName }))
+    .map((p) => ({ ip: podAddresses(p).find(ofFamily), node: p.spec?.nodeName }))
     .filter((p): p is { ip: string; node: string | undefined } => p.ip !== undefined);
   // the pod CIDR of this family (spec.podCIDRs of a dual-stack node, else spec.podCIDR)
   const podCIDR = (n: typeof node) => [...(n?.spec?.podCIDRs ?? []), n?.spec?.podCIDR].find((c) => c !== undefined && ofFamily(c.split("/")[0]));
