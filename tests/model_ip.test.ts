@@ -3,7 +3,7 @@
 // must give ip-cidr's own `contains` answer, with the host fast path (a /32 or bare IPv4 address compared as a string).
 import IPCIDR from "ip-cidr";
 import { describe, expect, it } from "vitest";
-import { cidrContains, isIPAddress } from "../src/model/ip.ts";
+import { cidrContains, hostAt, isIPAddress } from "../src/model/ip.ts";
 
 const CIDRS = [
   "10.244.0.0/16", "10.244.1.5/16", "10.96.0.10/32", "10.96.0.10", "0.0.0.0/0", "192.168.0.0/24", "10.0.0.0/8",
@@ -51,6 +51,23 @@ describe("cidrContains and isIPAddress agree with ip-cidr", () => {
     for (const a of [...ADDRESSES, "1.2.3.4", "::", "1.2.3", "fd00::g"]) {
       expect(isIPAddress(a), a).toBe(!a.includes("/") && IPCIDR.isValidAddress(a));
       expect(isIPAddress(a), `${a} (cached)`).toBe(!a.includes("/") && IPCIDR.isValidAddress(a));
+    }
+  });
+});
+
+describe("hostAt: the address at an offset of a CIDR, in canonical text", () => {
+  it("counts from the CIDR's first address, in both families, and says so when the CIDR is too small", () => {
+    expect(hostAt("10.244.0.0/24", 200)).toBe("10.244.0.200");
+    expect(hostAt("10.244.0.5/16", 457)).toBe("10.244.1.201");
+    // fd00:10:244:0:0:0:0:c8 is not how iptables, nft or the kernel write it
+    expect(hostAt("fd00:10:244::/64", 200)).toBe("fd00:10:244::c8");
+    expect(hostAt("fd00:10:244:1::/64", 201)).toBe("fd00:10:244:1::c9");
+    // a /24 has 256 addresses: offset 300 would be outside it (a client said to be in a range it is not in)
+    expect(hostAt("10.244.0.0/24", 300)).toBeUndefined();
+    expect(hostAt("203.0.113.7/32", 2)).toBeUndefined();
+    expect(hostAt("bogus/8", 1)).toBeUndefined();
+    for (const [cidr, k] of [["10.96.0.0/12", 70000], ["fd00:10:96::/112", 65535]] as const) {
+      expect(cidrContains(cidr, hostAt(cidr, k)!), cidr).toBe(true);
     }
   });
 });

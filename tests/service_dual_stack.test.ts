@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ServiceReport } from "../src/service/report.ts";
+import { renderServiceText } from "../src/report/service_text.ts";
 
 const DIR = new URL("./fixtures/dual-stack", import.meta.url).pathname;
 
@@ -35,11 +36,37 @@ describe("a dual-stack Service", () => {
     const v6pod = clusterIP(r, true).clients.find((c) => c.client === "pod-same-node")!;
     // no pod of k8s1 other than an endpoint: a host of k8s1's IPv6 pod CIDR (spec.podCIDRs), inside the cluster CIDR
     expect(v6pod.source).toMatch(/^fd00:10:244:/);
+    // written as iptables, nft and the kernel write it (canonical text), not fd00:10:244:0:0:0:0:c8
+    expect(v6pod.source).toBe("fd00:10:244::c8");
     // `! -s fd00:10:244::/56 … -j KUBE-MARK-MASQ` does not apply to it
     expect(v6pod.masquerade).toBe("never");
     const v4pod = clusterIP(r, false).clients.find((c) => c.client === "pod-same-node")!;
     expect(v4pod.source).toMatch(/^10\.244\.0\./);
     expect(v4pod.masquerade).toBe("never");
+  });
+});
+
+describe("which dump a rule line is in", () => {
+  it("dual-stack in iptables mode: each entry point and packet names the dump its lines are numbered in", () => {
+    const r = explainService(readBundle(DIR), "default", "web", { nodes: ["k8s1"] });
+    // both dumps number from 1: "line 53" is KUBE-SVC-WEB4's rule in one and KUBE-SVC-WEB6's in the other
+    expect(clusterIP(r, false).ruleLines).toBe("iptables-save");
+    expect(clusterIP(r, true).ruleLines).toBe("ip6tables-save");
+    const ask = (source: string, destination: string) =>
+      explainService(readBundle(DIR), "default", "web", { nodes: ["k8s1"], packet: { source, destination, port: 80, protocol: "tcp" } }).packet![0]!;
+    expect(ask("fd00:10:244::c8", "fd00:10:96::a").ruleLines).toBe("ip6tables-save");
+    expect(ask("10.244.0.200", "10.96.100.10").ruleLines).toBe("iptables-save");
+    const text = renderServiceText(r);
+    expect(text).toContain("ClusterIP [fd00:10:96::a]:80/tcp  (lines of ip6tables-save)");
+    expect(text).toContain("ClusterIP 10.96.100.10:80/tcp  (lines of iptables-save)");
+  });
+  it("one family, one dump: no dump named", () => {
+    const b = readBundle(DIR);
+    delete b.nodes[0]!.sections["ip6tables-save"];
+    b.objects.services[0]!.spec!.ipFamilies = ["IPv4"];
+    b.objects.services[0]!.spec!.clusterIPs = ["10.96.100.10"];
+    const r = explainService(b, "default", "web", { nodes: ["k8s1"] });
+    expect(r.nodes[0]!.ports.flatMap((p) => p.entryPoints).map((e) => e.ruleLines)).toEqual([undefined, undefined]);
   });
 });
 

@@ -48,6 +48,20 @@ export function canonicalAddress(s: string): string {
   return c;
 }
 
+/**
+ * The address `offset` places into `cidr` (0: its first address), in canonical text; ip-cidr's arithmetic.
+ * @param cidr e.g. `10.244.1.0/24`, `fd00:10:244:1::/64`.
+ * @param offset a whole number ≥ 0.
+ * @returns e.g. `10.244.1.200`, `fd00:10:244:1::c8`; undefined when the CIDR is malformed or holds fewer than
+ *   `offset + 1` addresses.
+ * @example hostAt("10.244.0.0/24", 200) // "10.244.0.200"; hostAt("10.244.0.0/24", 300) // undefined
+ */
+export function hostAt(cidr: string, offset: number): string | undefined {
+  if (!IPCIDR.isValidCIDR(cidr)) return undefined;
+  const [host] = new IPCIDR(cidr).toArray({ from: offset, limit: 1 });
+  return typeof host === "string" ? canonicalAddress(host) : undefined;
+}
+
 /** Answers of {@link canonicalAddress}. */
 const canonicalCache = new Map<string, string>();
 

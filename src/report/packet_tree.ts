@@ -88,7 +88,7 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
   out.push(st.bold(`Service ${r.service.namespace}/${r.service.name}: packet ${q ? `${q.source} → ${q.destination}` : "(no node answered)"}`));
   for (const a of answers) {
     out.push("");
-    out.push(`${st.bold(`node ${a.node}`)}: ${verdictLine(a)}`);
+    out.push(`${st.bold(`node ${a.node}`)}: ${verdictLine(a)}` + (a.ruleLines ? st.dim(`  (lines of ${a.ruleLines})`) : ""));
     renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width);
     out.push(`  masquerade: ${a.reason}`);
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));

@@ -75,7 +75,7 @@ function sameEndpoints(a: EndpointShare[], b: EndpointShare[]): boolean {
 }
 
 function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: string[]): void {
-  lines.push(`    ${st.bold(e.kind)} ${e.destination}`);
+  lines.push(`    ${st.bold(e.kind)} ${e.destination}` + (e.ruleLines ? st.dim(`  (lines of ${e.ruleLines})`) : ""));
   const b = e.balancing;
   if (b.method === "ipvs" && b.scheduler) {
     lines.push(`      balancing: IPVS scheduler ${st.bold(b.scheduler.name)} — ${b.scheduler.description}` +

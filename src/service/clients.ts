@@ -7,7 +7,7 @@
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import { cidrContains, isIPv6 } from "../model/ip.ts";
+import { cidrContains, hostAt, isIPv6 } from "../model/ip.ts";
 import type { Node } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { ClientKind, EntryPointReport } from "./report.ts";
@@ -32,33 +32,6 @@ export interface Sources {
   notes: string[];
 }
 
-/** Expands an IPv6 address into its 8 groups (numbers); undefined when malformed. */
-function v6Groups(a: string): number[] | undefined {
-  const [head, tail] = a.includes("::") ? a.split("::") : [a, undefined];
-  const h = head ? head.split(":") : [];
-  const t = tail !== undefined && tail !== "" ? tail.split(":") : [];
-  const fill = tail !== undefined ? 8 - h.length - t.length : 0;
-  const groups = [...h, ...Array(Math.max(fill, 0)).fill("0"), ...t].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
-}
-
-/** The host at `offset` within `cidr` (IPv4, or IPv6 prefixes up to /112). */
-export function hostIn(cidr: string, offset: number): string | undefined {
-  const [base, lenS] = cidr.split("/");
-  if (!base) return undefined;
-  if (isIPv6(base)) {
-    // Offsets here are small (< 2^16): add them to the last group of the prefix's first address.
-    const g = v6Groups(base);
-    if (!g || Number(lenS ?? 128) > 112) return undefined;
-    g[7] = offset;
-    return g.map((x) => x.toString(16)).join(":");
-  }
-  const len = Number(lenS ?? 32);
-  const n = base.split(".").reduce((a, o) => (a << 8) + Number(o), 0) >>> 0;
-  const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-  const ip = ((n & mask) + offset) >>> 0;
-  return [ip >>> 24, (ip >>> 16) & 255, (ip >>> 8) & 255, ip & 255].join(".");
-}
 
 /**
  * Picks the addresses that represent each kind of client on a node: a pod of that node that is not an endpoint, a pod
@@ -89,12 +62,12 @@ export function chooseSources(
   // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).
   const sameCIDR = podCIDR(node);
   s.podSameNode = podIPs.find((p) => p.node === nodeName && !endpointIPs.has(p.ip))?.ip ??
-    (sameCIDR ? hostIn(sameCIDR, 200) : undefined) ??
-    (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 200) : undefined);
+    (sameCIDR ? hostAt(sameCIDR, 200) : undefined) ??
+    (clusterCIDRs[0] ? hostAt(clusterCIDRs[0], 200) : undefined);
   const otherCIDR = objects.nodes.filter((n) => n.metadata.name !== nodeName).map(podCIDR).find((c) => c !== undefined);
   s.podOtherNode = podIPs.find((p) => p.node !== nodeName && p.node !== undefined && !endpointIPs.has(p.ip))?.ip ??
-    (otherCIDR ? hostIn(otherCIDR, 201) : undefined) ??
-    (clusterCIDRs[0] ? hostIn(clusterCIDRs[0], 201 + 256) : undefined);
+    (otherCIDR ? hostAt(otherCIDR, 201) : undefined) ??
+    (clusterCIDRs[0] ? hostAt(clusterCIDRs[0], 201 + 256) : undefined);
   s.nodeIP = internalIP(node, family);
   s.hostNetwork = s.nodeIP;
   if (!s.nodeIP) {
@@ -113,7 +86,7 @@ export function chooseSources(
     const allowed = ranges.filter((r) => isIPv6(r.trim()) === (family === 6)).map((r) => r.trim());
     if (allowed.length > 0) {
       // An allowed client: a host of a source range that is neither the node nor a pod.
-      const a = allowed.flatMap((r) => [2, 10, 100].map((k) => hostIn(r, k)))
+      const a = allowed.flatMap((r) => [2, 10, 100].map((k) => hostAt(r, k)))
         .find((ip) => ip !== undefined && ip !== s.nodeIP && !inCluster(ip));
       if (a) s.external = a;
       const candidates = family === 6 ? ["2001:db8:eeee::10"] : ["198.51.100.10", "203.0.113.130", "192.0.2.130"];

@@ -282,6 +282,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             balancing: { method: datapath.balancingMethod, shares: [] },
             clients: [],
           };
+          // iptables-save and ip6tables-save are numbered each from 1: say which one an IPv6 (or dual-stack) line is in
+          if (dp.iptables && (family === 6 || families.length > 1)) entry.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
           const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
           if (ipvsBal) entry.balancing = ipvsBal;
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
@@ -360,6 +362,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
         const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
         const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
+        if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
         packets.push(answer);
       }

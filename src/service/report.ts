@@ -139,6 +139,12 @@ export interface EntryPointReport {
   kind: "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalIP";
   /** `IP:PORT/proto`, e.g. `10.96.0.10:53/udp`. */
   destination: string;
+  /**
+   * The dump whose line numbers this entry point's reasons and evidence cite, when the node's rules of the two address
+   * families are two dumps (iptables and IPVS modes: `iptables-save` for IPv4, `ip6tables-save` for IPv6, each
+   * numbered from 1); absent when there is one.
+   */
+  ruleLines?: "iptables-save" | "ip6tables-save";
   balancing: {
     method: "iptables-probability-cascade" | "ipvs" | "nftables-numgen" | "none";
     /** IPVS scheduler, when IPVS. */
@@ -245,6 +251,8 @@ export interface PacketAnswer {
   caveats: string[];
   /** Every path the packet can take through the node's datapath, most likely first (for the path picture). */
   paths?: PacketPath[];
+  /** The dump whose line numbers the rules cite, as {@link EntryPointReport.ruleLines}. */
+  ruleLines?: "iptables-save" | "ip6tables-save";
 }
 
 /** The whole answer to `svc/NAME`. */
