@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { NotFoundError } from "../src/model/errors.ts";
 import { explainPending, PENDING_REPORT_API_VERSION } from "../src/pending/explain.ts";
+import { renderPendingText } from "../src/report/pending_text.ts";
 import { azureBundle, bundleOf, event, node, pod, pv, pvc, storageClass, term } from "./fixtures/pending/objects.ts";
 
 const MD_PV = "pvc-0a20ee9f-0c34-11e9-b302-000d3aa0aa40";
@@ -250,6 +251,37 @@ describe("scheduler model and reconciliation", () => {
       expect(p.summary!.message).toBe(msg);
       expect(p.reconciliation.status).toBe("agree");
       expect(p.nodes.find((n) => n.node === "n1")!.rejectedBy!.plugin).toBe("NodeAffinity");
+    });
+    // kube-scheduler counted those nodes in three ways over its releases (schedule_one.go, FitError.Error): not at all
+    // (no status recorded for them), "filtered out" (kubernetes#119779 and its backports, removed again by #125197),
+    // then NodeToStatus' status of absent nodes (kubernetes#126022, v1.32)
+    test.each([
+      ["v1.26.15", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.27.13", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.27.14", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result."],
+      ["v1.27.15", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.28.10", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result."],
+      ["v1.29.5", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result."],
+      ["v1.29.8", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.30.1", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result."],
+      ["v1.30.2", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.31.4", "0/3 nodes are available: 1 node(s) were unschedulable."],
+      ["v1.32.0", "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."],
+    ])("no event, nodes at %s: the message that release writes", (version, msg) => {
+      const r = explainPending(bundleOf([...nodes(version), dsPod()]), q);
+      expect(r.pods[0]!.summary!.message).toBe(msg);
+      const n1 = r.pods[0]!.nodes.find((n) => n.node === "n1")!;
+      expect(n1.rejectedBy!.plugin).toBe("NodeAffinity");
+      expect(n1.rejectedBy!.uncounted === true).toBe(!msg.includes(", 2 "));
+    });
+    test("an event of a release that does not count them (v1.24–v1.31 mostly) agrees, whatever the nodes' versions say", () => {
+      const msg = "0/3 nodes are available: 1 node(s) were unschedulable.";
+      for (const version of [undefined, "v1.32.1"]) {
+        const r = explainPending(bundleOf([...nodes(version), dsPod(), event("Pod", "default", "agent-x", "FailedScheduling", msg + " preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")]), q);
+        expect(r.pods[0]!.summary!.message, version).toBe(msg);
+        expect(r.pods[0]!.reconciliation.status, version).toBe("agree");
+        expect(renderPendingText(r, { color: false }), version).toContain("(not counted: n1, n3, left out by the PreFilterResult of NodeAffinity");
+      }
     });
     test("no event: the current wording; before v1.24 (no PreFilterResult) NodeAffinity's Filter wording", () => {
       expect(explainPending(bundleOf([...nodes(), dsPod()]), q).pods[0]!.summary!.message).toBe(

@@ -243,10 +243,13 @@ describe("wordings by release", () => {
   const cases: { input: string; want: ReturnType<typeof wordingForVersion> }[] = [
     { input: "v1.13.1", want: { volumeNodeAffinity: "conflict", taint: "taints", nodeAffinity: "selector" } },
     { input: "v1.19.4", want: { volumeNodeAffinity: "conflict", taint: "taint-that", nodeAffinity: "selector" } },
-    { input: "v1.28.3+k3s1", want: { volumeNodeAffinity: "conflict", taint: "untolerated", nodeAffinity: "affinity" } },
-    { input: "v1.33.1", want: { volumeNodeAffinity: "pv", taint: "untolerated", nodeAffinity: "affinity" } },
-    { input: "v1.35.0", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity" } },
-    { input: "garbage", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity" } },
+    { input: "v1.28.3+k3s1", want: { volumeNodeAffinity: "conflict", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "uncounted" } },
+    { input: "v1.28.10-eks-1234", want: { volumeNodeAffinity: "conflict", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "filtered-out" } },
+    // v1.30 without its patch release: 1.30.0 and 1.30.1 wrote "filtered out", 1.30.2 on nothing: most of them
+    { input: "v1.30", want: { volumeNodeAffinity: "conflict", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "uncounted" } },
+    { input: "v1.33.1", want: { volumeNodeAffinity: "pv", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    { input: "v1.35.0", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    { input: "garbage", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
   ];
   for (const c of cases) test(`wordingForVersion(${c.input})`, () => expect(wordingForVersion(c.input)).toEqual(c.want));
 

@@ -503,10 +503,13 @@ function podNodeRow(
   if (preFilter) {
     rejectedBy = { plugin: preFilter.plugin, reasons: [preFilter.message] };
   } else if (narrowed && !narrowed.names.has(node.metadata.name)) {
-    rejectedBy = {
-      plugin: narrowed.plugins.join(", "),
-      reasons: [wording.preFilterResult === "filtered-out" ? "node is filtered out by the prefilter result" : `node(s) didn't satisfy plugin(s) [${[...narrowed.plugins].sort().join(" ")}]`],
-    };
+    const plugins = [...narrowed.plugins].sort();
+    rejectedBy = wording.preFilterResult === "uncounted"
+      ? { plugin: narrowed.plugins.join(", "), reasons: [`not among the node(s) the PreFilterResult of [${plugins.join(" ")}] keeps`], uncounted: true }
+      : {
+        plugin: narrowed.plugins.join(", "),
+        reasons: [wording.preFilterResult === "filtered-out" ? "node is filtered out by the prefilter result" : `node(s) didn't satisfy plugin(s) [${plugins.join(" ")}]`],
+      };
   } else if (failed("cordoned")) {
     rejectedBy = { plugin: "NodeUnschedulable", reasons: [reasonText("unschedulable", wording) as string] };
   } else if (tv.first) {
@@ -699,6 +702,11 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
     ...(last?.parsed ? wordingOfMessage(last.parsed) : {}),
   };
+  // An event that counts the filters' rejections but shows neither wording for the nodes a PreFilterResult left out
+  // was written by a release that does not count them (SchedulerWording.preFilterResult): the event says so itself.
+  if (narrowed && narrowed.names.size > 0 && !preFilter && last?.parsed && last.parsed.reasons.length > 0 && wordingOfMessage(last.parsed).preFilterResult === undefined) {
+    wording.preFilterResult = "uncounted";
+  }
   const scheduledAlready = !!pod.spec?.nodeName;
   const pre = {
     spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode),
@@ -715,7 +723,8 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   if (ctx.nodes.length > 0) {
     const total = rows.length;
     const feasible = rows.filter((r) => r.fits).map((r) => r.node);
-    const perNode = preFilter ? [] : rows.filter((r) => !r.fits).map((r) => r.rejectedBy!.reasons);
+    // the nodes the scheduler's message does not count (rejectedBy.uncounted) are left out of it here too
+    const perNode = preFilter ? [] : rows.filter((r) => !r.fits && !r.rejectedBy!.uncounted).map((r) => r.rejectedBy!.reasons);
     const hist = new Map<string, number>();
     for (const reasons of perNode) for (const r of reasons) hist.set(r, (hist.get(r) ?? 0) + 1);
     const reasons = preFilter

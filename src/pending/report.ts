@@ -256,7 +256,16 @@ export interface PodNodeRow {
   /** Passes every filter this analysis models. */
   fits: boolean;
   /** The first filter (in scheduler order) that rejects the node, with the reasons it reports; `null` if it fits. */
-  rejectedBy: { plugin: string; reasons: string[] } | null;
+  rejectedBy: {
+    plugin: string;
+    reasons: string[];
+    /**
+     * The scheduler's FailedScheduling message does not count this node: a node a PreFilterResult leaves out, in the
+     * releases that record no status for it (v1.24 to v1.31 but v1.30.0–v1.30.1 and three backports; see
+     * SchedulerWording.preFilterResult in scheduler_message.ts).
+     */
+    uncounted?: true;
+  } | null;
 }
 
 /** A claim as one pod uses it. */

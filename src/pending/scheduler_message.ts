@@ -264,12 +264,18 @@ export interface SchedulerWording {
   /** `selector`: "didn't match node selector" (< v1.20); `affinity`: "didn't match Pod's node affinity/selector". */
   nodeAffinity: "selector" | "affinity";
   /**
-   * The nodes a PreFilterResult leaves out (NodeAffinity's `matchFields metadata.name`, VolumeBinding's local
-   * PersistentVolume): `plugins`, "node(s) didn't satisfy plugin(s) [X]" (current releases); `filtered-out`, "node is
-   * filtered out by the prefilter result" (earlier releases from v1.24; the release that changed it is not pinned here,
-   * so that wording is used only when an event shows it).
+   * How FailedScheduling counts the nodes a PreFilterResult leaves out (NodeAffinity's `matchFields metadata.name`,
+   * VolumeBinding's local PersistentVolume), by release (pkg/scheduler/schedule_one.go findNodesThatFitPod and
+   * framework/types.go FitError.Error):
+   * - `uncounted`: not at all: the nodes never reach NodeToStatusMap and the reasons add up to fewer than N
+   *   (v1.24 to v1.31, but for the releases of `filtered-out`);
+   * - `filtered-out`: "node is filtered out by the prefilter result" (kubernetes#119779: v1.30.0, v1.30.1, and the
+   *   backports in v1.29.5, v1.28.10, v1.27.14; removed again by kubernetes#125197 for its scheduling throughput,
+   *   v1.30.2, v1.29.6, v1.28.11, v1.27.15 and v1.31);
+   * - `plugins`: "node(s) didn't satisfy plugin(s) [X]", NodeToStatus' status of absent nodes (kubernetes#126022,
+   *   v1.32+).
    */
-  preFilterResult?: "plugins" | "filtered-out";
+  preFilterResult?: "plugins" | "filtered-out" | "uncounted";
 }
 
 /** The current (v1.35) wording. */
@@ -277,6 +283,7 @@ export const CURRENT_WORDING: SchedulerWording = {
   volumeNodeAffinity: "pv",
   taint: "untolerated-generic",
   nodeAffinity: "affinity",
+  preFilterResult: "plugins",
 };
 
 /**
@@ -285,14 +292,31 @@ export const CURRENT_WORDING: SchedulerWording = {
  * @returns the wording; {@link CURRENT_WORDING} when the version cannot be read.
  */
 export function wordingForVersion(version: string | undefined): SchedulerWording {
-  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
   if (!m) return { ...CURRENT_WORDING };
   const minor = Number(m[1]) > 1 ? 999 : Number(m[2]);
-  return {
+  const w: SchedulerWording = {
     volumeNodeAffinity: minor >= 33 ? "pv" : "conflict",
     taint: minor >= 35 ? "untolerated-generic" : minor >= 24 ? "untolerated" : minor >= 18 ? "taint-that" : "taints",
     nodeAffinity: minor >= 20 ? "affinity" : "selector",
   };
+  const pr = preFilterResultWording(minor, m[3] === undefined ? undefined : Number(m[3]));
+  if (pr) w.preFilterResult = pr;
+  return w;
+}
+
+/**
+ * The releases of each {@link SchedulerWording.preFilterResult}; undefined before v1.24 (no PreFilterResult). A
+ * version without its patch release, where the patch decides, is taken as most of that minor's releases: uncounted.
+ */
+function preFilterResultWording(minor: number, patch: number | undefined): SchedulerWording["preFilterResult"] {
+  if (minor < 24) return undefined;
+  if (minor >= 32) return "plugins";
+  // the patch release that carried kubernetes#119779's "filtered out" status, and the one that removed it, per minor
+  const window: Record<number, [number, number]> = { 27: [14, 15], 28: [10, 11], 29: [5, 6], 30: [0, 2] };
+  const w = window[minor];
+  if (!w || patch === undefined) return "uncounted";
+  return patch >= w[0] && patch < w[1] ? "filtered-out" : "uncounted";
 }
 
 /**

@@ -202,6 +202,11 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
   }
   out.push("");
   if (p.summary) out.push(`  computed:  ${p.summary.message}`);
+  const uncounted = p.nodes.filter((n) => n.rejectedBy?.uncounted);
+  if (p.summary && uncounted.length > 0) {
+    const names = uncounted.slice(0, 5).map((n) => n.node).join(", ") + (uncounted.length > 5 ? ` and ${uncounted.length - 5} more` : "");
+    out.push(st.dim(`             (not counted: ${names}, left out by the PreFilterResult of ${uncounted[0]!.rejectedBy!.plugin}, for which this scheduler's release writes no reason)`));
+  }
   if (p.lastFailedScheduling) {
     const e = p.lastFailedScheduling;
     const when = [e.lastSeen, e.count !== null ? `x${e.count}` : null].filter((x) => x).join(", ");
