@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { EndpointSlice } from "../src/model/k8s.ts";
 import type { EndpointInfo } from "../src/service/report.ts";
+import { allowListObjects } from "../src/bundle/allow_list.ts";
 import { explainService } from "../src/service/explain.ts";
 import { nodeEndpoints, type TopologyNode } from "../src/service/topology.ts";
 import { bundleOf, node, service, slice } from "./helpers/bundles.ts";
@@ -42,6 +43,18 @@ describe("nodeEndpoints follows CategorizeEndpoints", () => {
     { name: "node hints ignored by v1.33 (PreferSameTrafficDistribution alpha, off)", node: { ...zoneA, minor: 33 }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"], nodes: ["node-a"] }, { ip: "10.1.2.5", zones: ["zone-a"], nodes: ["node-b"] }], want: ["10.1.2.3:80", "10.1.2.5:80"], mode: "PreferSameZone" },
     { name: "v1.30 without the topology-mode annotation: hints ignored", node: { ...zoneA, minor: 30 }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
     { name: "v1.30 with topology-mode Auto: hints followed", node: { ...zoneA, minor: 30 }, ann: { "service.kubernetes.io/topology-mode": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+    // pkg/proxy/service.go newBaseServiceInfo: the deprecated annotation, when present at all, takes precedence
+    { name: "v1.30, topology-aware-hints Disabled beside topology-mode Auto: the deprecated one wins, hints ignored", node: { ...zoneA, minor: 30 }, ann: { "service.kubernetes.io/topology-aware-hints": "Disabled", "service.kubernetes.io/topology-mode": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "v1.30, topology-aware-hints empty beside topology-mode Auto: hints ignored", node: { ...zoneA, minor: 30 }, ann: { "service.kubernetes.io/topology-aware-hints": "", "service.kubernetes.io/topology-mode": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "v1.28, topology-mode PreferZone (any value but disabled): hints followed", node: { ...zoneA, minor: 28 }, ann: { "service.kubernetes.io/topology-mode": "PreferZone" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+    // topology-mode came in v1.27; before, only topology-aware-hints: Auto/auto
+    { name: "v1.26, topology-mode Auto alone: not read, hints ignored", node: { ...zoneA, minor: 26 }, ann: { "service.kubernetes.io/topology-mode": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    { name: "v1.26, topology-aware-hints Auto: hints followed", node: { ...zoneA, minor: 26 }, ann: { "service.kubernetes.io/topology-aware-hints": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
+    { name: "v1.25, topology-aware-hints PreferZone: only Auto counted then, hints ignored", node: { ...zoneA, minor: 25 }, ann: { "service.kubernetes.io/topology-aware-hints": "PreferZone" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    // feature gate TopologyAwareHints: off by default before v1.24
+    { name: "v1.23, topology-aware-hints Auto: the gate is off, hints ignored", node: { ...zoneA, minor: 23 }, ann: { "service.kubernetes.io/topology-aware-hints": "Auto" }, eps: [{ ip: "10.1.2.3", zones: ["zone-a"] }, { ip: "10.1.2.4", zones: ["zone-b"] }], want: ["10.1.2.3:80", "10.1.2.4:80"], mode: "" },
+    // feature gate ProxyTerminatingEndpoints: off by default before v1.26
+    { name: "v1.25, no ready endpoint: no serving-terminating fallback", node: { ...zoneA, minor: 25 }, eps: [{ ip: "10.1.2.3", ready: false, serving: true, terminating: true }], want: [], mode: "" },
     { name: "no ready endpoint: serving-terminating ones, topology ignored", node: zoneA, eps: [{ ip: "10.1.2.3", ready: false, serving: true, terminating: true, zones: ["zone-b"] }, { ip: "10.1.2.4", ready: false, serving: false, terminating: true }], want: ["10.1.2.3:80"], mode: "" },
     { name: "ready endpoints exist but none in this topology is impossible (mode only when one is hinted here)", node: zoneA, eps: [{ ip: "10.1.2.3", zones: ["zone-a"], ready: true }, { ip: "10.1.2.4", ready: false, serving: true, terminating: true, zones: ["zone-b"] }], want: ["10.1.2.3:80"], mode: "PreferSameZone" },
   ] as { name: string; node: TopologyNode; ann?: Record<string, string>; eps: Ep[]; want: string[]; mode: string }[])("cluster policy: $name", ({ node, ann, eps: list, want, mode }) => {
@@ -54,9 +67,10 @@ describe("nodeEndpoints follows CategorizeEndpoints", () => {
     { name: "local ready endpoints", eps: [{ ip: "10.1.2.3", node: "node-a" }, { ip: "10.1.2.4", node: "node-b" }], want: ["10.1.2.3:80"], ready: true },
     { name: "local serving-terminating when no local ready one (even if remote ready ones exist)", eps: [{ ip: "10.1.2.3", node: "node-a", ready: false, serving: true, terminating: true }, { ip: "10.1.2.4", node: "node-b" }], want: ["10.1.2.3:80"], ready: false },
     { name: "no local endpoint: none", eps: [{ ip: "10.1.2.4", node: "node-b" }], want: [], ready: true },
+    { name: "v1.25: no local fallback to serving-terminating endpoints", minor: 25, eps: [{ ip: "10.1.2.3", node: "node-a", ready: false, serving: true, terminating: true }, { ip: "10.1.2.4", node: "node-b" }], want: [], ready: true },
     { name: "topology hints do not apply to Local", eps: [{ ip: "10.1.2.3", node: "node-a", zones: ["zone-b"] }, { ip: "10.1.2.4", node: "node-b", zones: ["zone-a"] }], want: ["10.1.2.3:80"], ready: true },
-  ] as { name: string; eps: Ep[]; want: string[]; ready: boolean }[])("local policy: $name", ({ eps: list, want, ready }) => {
-    const r = nodeEndpoints(eps(list), "ns/svc:p80", "Local", {}, zoneA);
+  ] as { name: string; minor?: number; eps: Ep[]; want: string[]; ready: boolean }[])("local policy: $name", ({ minor, eps: list, want, ready }) => {
+    const r = nodeEndpoints(eps(list), "ns/svc:p80", "Local", {}, minor === undefined ? zoneA : { ...zoneA, minor });
     expect(r.endpoints).toEqual(want);
     expect(r.ready).toBe(ready);
   });
@@ -99,5 +113,70 @@ describe("a node that follows its zone's hints is not drift", () => {
     const r = explainService(bundle(false), "ns", "web");
     const missing = r.nodes[0]!.drift.filter((d) => d.kind === "missing-on-node").map((d) => d.endpoint).sort();
     expect(missing).toEqual(["10.244.2.10:8080", "10.244.2.11:8080"]);
+  });
+});
+
+describe("what kube-proxy reads, read as it reads it", () => {
+  const svc = (annotations?: Record<string, string>, dual = false) => {
+    const s = service("ns", "web", {
+      type: "ClusterIP",
+      clusterIP: "10.96.0.50",
+      clusterIPs: dual ? ["10.96.0.50", "fd00:96::50"] : ["10.96.0.50"],
+      ipFamilies: dual ? ["IPv4", "IPv6"] : ["IPv4"],
+      ports: [{ name: "p80", port: 80, targetPort: 8080, protocol: "TCP" }],
+    } as never);
+    if (annotations) s.metadata.annotations = annotations;
+    return s;
+  };
+  const hinted = (list: { ip: string; node: string; zone: string }[], hints: boolean) => {
+    const s = slice("ns", "web", list.map((e) => ({ ip: e.ip, node: e.node })), [{ name: "p80", port: 8080 }]);
+    s.endpoints!.forEach((ep, i) => {
+      ep.zone = list[i]!.zone;
+      if (hints) ep.hints = { forZones: [{ name: list[i]!.zone }] };
+    });
+    return s;
+  };
+  const v4 = [{ ip: "10.244.1.10", node: "node-a", zone: "zone-a" }, { ip: "10.244.2.10", node: "node-b", zone: "zone-b" }];
+  const zoneANode = (version: string) => {
+    const n = node("node-a", "192.168.1.1", { "topology.kubernetes.io/zone": "zone-a" });
+    n.status!.nodeInfo = { kubeletVersion: version } as never;
+    return n;
+  };
+
+  it("a live run or capture keeps the topology annotations: on v1.30 topology-mode Auto is still followed", () => {
+    const s = svc({ "service.kubernetes.io/topology-mode": "Auto", "example.com/other": "x" });
+    const rules = kubeProxyRules([s], [slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+    const b = bundleOf({ dump: rules, nodeName: "node-a", nodeIP: "192.168.1.1", services: [s], slices: [hinted(v4, true)], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.nodes = [zoneANode("v1.30.4")];
+    b.objects = allowListObjects(b.objects);
+    expect(b.objects.services[0]!.metadata.annotations).toEqual({ "service.kubernetes.io/topology-mode": "Auto" });
+    expect(explainService(b, "ns", "web").nodes[0]!.drift).toEqual([]);
+  });
+
+  it("dual-stack: each family's hints are judged apart (IPv4 fully hinted, IPv6 slice without hints)", () => {
+    const s = svc(undefined, true);
+    const v6 = [{ ip: "fd00:244:1::10", node: "node-a", zone: "zone-a" }, { ip: "fd00:244:2::10", node: "node-b", zone: "zone-b" }];
+    const s6 = hinted(v6, false);
+    s6.addressType = "IPv6";
+    s6.metadata.name = "web-v6";
+    // node-a's IPv4 rules follow the zone-a hint: only 10.244.1.10
+    const rules = kubeProxyRules([svc()], [slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+    const b = bundleOf({ dump: rules, nodeName: "node-a", nodeIP: "192.168.1.1", services: [s], slices: [hinted(v4, true), s6], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.nodes = [zoneANode("v1.33.2")];
+    const n = explainService(b, "ns", "web").nodes[0]!;
+    expect(n.drift.filter((d) => d.kind === "missing-on-node")).toEqual([]);
+    expect(n.notes.join("\n")).not.toMatch(/not every ready endpoint has a zone hint/);
+  });
+
+  it("an endpoint whose serving condition is unset is serving, as kube-proxy reads it (endpointslicecache.go)", () => {
+    const s = svc();
+    const sl = slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }]);
+    sl.endpoints![0]!.conditions = { ready: false, terminating: true };
+    const rules = kubeProxyRules([s], [slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+    const b = bundleOf({ dump: rules, nodeName: "node-a", nodeIP: "192.168.1.1", services: [s], slices: [sl], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.nodes = [zoneANode("v1.33.2")];
+    const r = explainService(b, "ns", "web");
+    expect(r.endpoints[0]!.serving).toBe(true);
+    expect(r.nodes[0]!.drift).toEqual([]);
   });
 });

@@ -18,13 +18,16 @@ import type { BundleObjects } from "./bundle.ts";
 /** The constant that replaces a redacted value. */
 export const REDACTED = "<redacted by kubectl-netpath>";
 
-/** The annotations an analysis reads (src/pending/context.ts, claim.ts, explain.ts); every other one is dropped. */
+/** The annotations an analysis reads (src/pending/context.ts, claim.ts, explain.ts; src/service/topology.ts); every other one is dropped. */
 export const KEPT_ANNOTATIONS: readonly string[] = [
   "volume.kubernetes.io/selected-node",
   "pv.kubernetes.io/bind-completed",
   "volume.beta.kubernetes.io/storage-class",
   "storageclass.kubernetes.io/is-default-class",
   "storageclass.beta.kubernetes.io/is-default-class",
+  // Services: whether kube-proxy follows topology hints before v1.31 (src/service/topology.ts)
+  "service.kubernetes.io/topology-mode",
+  "service.kubernetes.io/topology-aware-hints",
 ];
 
 /**

@@ -146,7 +146,8 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   // a branch into a chain the dump lacks may lead to any endpoint: none can be said missing then
   for (const e of unknown.length > 0 ? [] : expected) {
     if (!onNode.has(e)) {
-      out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ready in the API but ${node} does not send traffic to it` });
+      const state = usable?.ready === false ? "serving and terminating in the API (kube-proxy's fallback when no endpoint is ready)" : "ready in the API";
+      out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ${state} but ${node} does not send traffic to it` });
     }
   }
   if (unknown.length > 0) {

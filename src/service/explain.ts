@@ -325,7 +325,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           pr.entryPoints.push(entry);
         }
         // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
-        const usable = nodeEndpoints(resolved.endpoints, sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
+        // this family's endpoints only: kube-proxy's proxier of a family reads only its addressType's slices
+        const usable = nodeEndpoints(resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6)), sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
         const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
         if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
         if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));

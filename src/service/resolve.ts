@@ -128,7 +128,8 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
       const cond = ep.conditions ?? {};
       // discovery.k8s.io/v1: nil ready means ready; serving defaults to ready; terminating defaults to false.
       const ready = cond.ready ?? true;
-      const serving = cond.serving ?? ready;
+      // as kube-proxy reads them (pkg/proxy/endpointslicecache.go): serving unset is serving, whatever ready says
+      const serving = cond.serving ?? true;
       const terminating = cond.terminating ?? false;
       for (const written of ep.addresses) {
         const address = canonicalAddress(written);

@@ -9,13 +9,19 @@
  *   endpoint has a zone hint and one names the node's `topology.kubernetes.io/zone`; else every endpoint.
  * - v1.31–v1.32: zone hints alone decide (ServiceTrafficDistribution on by default from v1.31 makes kube-proxy
  *   follow hints without the annotation).
- * - before v1.31 (`canUseTopology`): zone hints are followed only when the Service carries the annotation
- *   `service.kubernetes.io/topology-mode` (v1.27+) or `service.kubernetes.io/topology-aware-hints`, neither empty nor
- *   `disabled`/`Disabled`.
+ * - v1.27–v1.30 (`canUseTopology`): zone hints are followed only when the Service's annotation says so: the
+ *   deprecated `service.kubernetes.io/topology-aware-hints` when present (even empty: it takes precedence,
+ *   pkg/proxy/service.go newBaseServiceInfo), else `service.kubernetes.io/topology-mode`; any value but "",
+ *   `disabled`, `Disabled`.
+ * - v1.24–v1.26: only `service.kubernetes.io/topology-aware-hints`, and only `Auto` or `auto`
+ *   (`topology-mode` came in v1.27).
+ * - before v1.24: never (feature gate TopologyAwareHints, off by default until v1.24).
  * The node's kubeProxyVersion (else kubeletVersion) stands for kube-proxy's; unknown → the current rules.
  * The usable set is the ready endpoints available for the topology; when none, every serving-and-terminating
  * endpoint (topology ignored). Under a Local traffic policy: this node's ready endpoints, else its serving-terminating
- * ones.
+ * ones. The serving-terminating fallback is v1.26+ (feature gate ProxyTerminatingEndpoints, alpha and off before).
+ * The endpoints given are those of one address family: kube-proxy's proxier of a family reads only the EndpointSlices
+ * of its addressType, so each family's hints are judged apart.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -58,7 +64,36 @@ export function topologyNode(name: string, node: Node | undefined): TopologyNode
   return out;
 }
 
-const ANNOTATIONS = ["service.kubernetes.io/topology-mode", "service.kubernetes.io/topology-aware-hints"];
+const TOPOLOGY_MODE = "service.kubernetes.io/topology-mode";
+const TOPOLOGY_AWARE_HINTS = "service.kubernetes.io/topology-aware-hints";
+
+/**
+ * Before v1.31, whether the Service's annotation lets kube-proxy follow zone hints (see the module comment); the
+ * sentence saying why not when it does not.
+ */
+function annotationGate(annotations: Record<string, string>, minor: number): { follows: boolean; why: string } {
+  if (minor < 24) return { follows: false, why: `kube-proxy v1.${minor} does not follow topology hints (feature gate TopologyAwareHints is off by default before v1.24)` };
+  if (minor < 27) {
+    const v = annotations[TOPOLOGY_AWARE_HINTS];
+    if (v === "Auto" || v === "auto") return { follows: true, why: "" };
+    return {
+      follows: false,
+      why: v === undefined
+        ? `kube-proxy v1.${minor} follows them only with the annotation ${TOPOLOGY_AWARE_HINTS}: Auto, which the Service lacks${annotations[TOPOLOGY_MODE] !== undefined ? ` (${TOPOLOGY_MODE}, which it has, is read from v1.27)` : ""}`
+        : `kube-proxy v1.${minor} follows them only with ${TOPOLOGY_AWARE_HINTS}: Auto, and the Service has ${JSON.stringify(v)}`,
+    };
+  }
+  // the deprecated annotation, when present at all, takes precedence over topology-mode
+  const key = annotations[TOPOLOGY_AWARE_HINTS] !== undefined ? TOPOLOGY_AWARE_HINTS : TOPOLOGY_MODE;
+  const v = annotations[key];
+  if (v !== undefined && v !== "" && v !== "disabled" && v !== "Disabled") return { follows: true, why: "" };
+  return {
+    follows: false,
+    why: v === undefined
+      ? `kube-proxy v1.${minor} follows them only with the annotation ${TOPOLOGY_MODE}, which the Service lacks`
+      : `kube-proxy v1.${minor} follows them only when the annotation ${key} is set and not disabled, and the Service has ${JSON.stringify(v)}${key === TOPOLOGY_AWARE_HINTS && annotations[TOPOLOGY_MODE] !== undefined ? ` (it takes precedence over ${TOPOLOGY_MODE})` : ""}`,
+  };
+}
 
 function fmt(ip: string, port: number): string {
   return ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
@@ -73,10 +108,10 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
   const ready = withPort.filter((e) => e.ready);
   if (ready.length === 0) return { mode: "", why: "" };
   if (node.minor !== undefined && node.minor < 31) {
-    const a = ANNOTATIONS.map((k) => annotations[k]).find((v) => v !== undefined);
-    if (a === undefined || a === "" || a === "disabled" || a === "Disabled") {
+    const gate = annotationGate(annotations, node.minor);
+    if (!gate.follows) {
       const hinted = ready.some((e) => (e.hintsForZones ?? []).length > 0);
-      return { mode: "", why: hinted ? `the slices carry zone hints, but kube-proxy v1.${node.minor} follows them only with the annotation service.kubernetes.io/topology-mode, which the Service lacks: every endpoint is used` : "" };
+      return { mode: "", why: hinted ? `the slices carry zone hints, but ${gate.why}: every endpoint is used` : "" };
     }
   }
   const nodeHints = node.minor === undefined || node.minor >= 34;
@@ -98,7 +133,7 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
 
 /**
  * The endpoints kube-proxy on `node` programs for a ServicePort (pkg/proxy/topology.go CategorizeEndpoints).
- * @param endpoints the Service's endpoints (resolve.ts).
+ * @param endpoints the Service's endpoints of one address family (resolve.ts; see the module comment).
  * @param key the ServicePort's portKey.
  * @param policy the traffic policy of the traffic in question (internalTrafficPolicy for ClusterIP traffic).
  * @param annotations the Service's annotations (they gate hints before v1.31).
@@ -114,10 +149,14 @@ export function nodeEndpoints(
 ): NodeEndpointSet {
   const withPort = endpoints.map((e) => ({ e, p: e.ports.find((p) => p.portKey === key) })).filter((x) => x.p !== undefined);
   const out = (list: typeof withPort) => list.map((x) => fmt(x.e.address, x.p!.port));
+  // ProxyTerminatingEndpoints: the serving-terminating fallback, on by default from v1.26
+  const fallback = node.minor === undefined || node.minor >= 26;
+  const noFallback = `kube-proxy v1.${node.minor} does not fall back to serving-terminating endpoints (feature gate ProxyTerminatingEndpoints is off by default before v1.26)`;
   if (policy === "Local") {
     const local = withPort.filter((x) => x.e.node === node.name);
     const ready = local.filter((x) => x.e.ready);
     if (ready.length > 0 || local.length === 0) return { endpoints: out(ready), mode: "", ready: true, why: "" };
+    if (!fallback) return { endpoints: [], mode: "", ready: true, why: local.some((x) => x.e.serving && x.e.terminating) ? `no ready endpoint on this node, and ${noFallback}` : "" };
     const st = local.filter((x) => x.e.serving && x.e.terminating);
     return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? "no ready endpoint on this node: its serving-terminating endpoints are used" : "" };
   }
@@ -130,5 +169,6 @@ export function nodeEndpoints(
     return { endpoints: out(ready), mode, ready: true, why: mode === "" ? why : `${why}: ${ready.length} of ${total} ready endpoints` };
   }
   const st = withPort.filter((x) => x.e.serving && x.e.terminating);
+  if (!fallback) return { endpoints: [], mode: "", ready: true, why: st.length > 0 ? `no ready endpoint anywhere, and ${noFallback}` : why };
   return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? "no ready endpoint anywhere: the serving-terminating endpoints are used" : why };
 }
