@@ -74,6 +74,22 @@ const cases: Case[] = [
     }),
     service: ["ns1", "svc1"],
   },
+  {
+    // a host-network client to its own node's NodePort loops back through lo into filter INPUT, where
+    // KUBE-EXTERNAL-SERVICES rejects it (iptables proxier.go hooks that chain from INPUT and FORWARD, not OUTPUT)
+    name: "TestNodePortReject (v1.27, NodePort without endpoints)",
+    dump: fixture("kube-proxy/TestNodePortReject.v1.27.iptables-save"),
+    topo: TOPOLOGY_MASTER,
+    bundle: bundleOf({
+      dump: fixture("kube-proxy/TestNodePortReject.v1.27.iptables-save"),
+      nodeName: "test-hostname",
+      // not the address MASQUERADE picks, so the host-network client is compared too (compareWithKernel)
+      nodeIP: "192.168.1.2",
+      services: [service("ns1", "svc1", { type: "NodePort", clusterIP: "172.30.0.41", ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3001 }] })],
+      slices: [],
+    }),
+    service: ["ns1", "svc1"],
+  },
 ];
 
 // Both iptables backends: the same restore buffer in iptables-nft and in iptables-legacy (issue 14: "iptables mode

@@ -289,7 +289,10 @@ export async function openKernelOracle(rules: OracleRules, topo: OracleTopology 
         // REJECT answers with ICMP port-unreachable from the node; count those rather than trusting the sender's
         // socket errors (an ICMP error that races the connect() syscall only sets a soft error on the socket).
         const rejected = (await icmpOutDestUnreachs(node)) - unreachBefore;
-        return tally(entries, samples, rejected);
+        // A node-local packet to a local address is confirmed in conntrack on its way out (POSTROUTING) before it
+        // loops back through lo into INPUT: a REJECT there leaves its entry behind, and only the ICMP error tells.
+        // (A DROP in INPUT of such a packet is not seen by this oracle.)
+        return tally(fromNode && rejected > 0 ? entries.slice(Math.min(rejected, entries.length)) : entries, samples, rejected);
       } finally {
         if (!fromNode) {
           await ipBatch(node, [`route del ${packet.src}/32 dev cli0`, `neigh del ${packet.src} dev cli0`]);

@@ -407,6 +407,10 @@ export function traceIptables(
     }
     // filter
     const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal ? "INPUT" : "FORWARD";
+    // A local process's packet to a local address (not translated away from it) loops back through lo into INPUT:
+    // kube-proxy's INPUT chains see it too (KUBE-EXTERNAL-SERVICES rejects a NodePort without endpoints there;
+    // iptables proxier.go iptablesJumpChains hooks it from INPUT and FORWARD, not OUTPUT).
+    const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : [filterHook];
     if ((e.packet.mark & DROP_MARK) !== 0) {
       // The 0x8000 mark of kubelet's KUBE-MARK-DROP (layouts before v1.25) drops only where kubelet's filter
       // KUBE-FIREWALL sees it: kubelet jumps to it from INPUT and OUTPUT (pkg/kubelet/kubelet_network_linux.go, up to
@@ -431,7 +435,7 @@ export function traceIptables(
       ];
     }
     // the filter and POSTROUTING part, reused between branches that differ only in destination (see postNatKey)
-    const key = reuse && (e.packet.mark & DROP_MARK) === 0 ? postNatKey(t, p, filterHook) : undefined;
+    const key = reuse && (e.packet.mark & DROP_MARK) === 0 && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
     const known = key === undefined ? undefined : postNat.get(key);
     if (known) {
       for (const r of known.parts) outcomes.push(replayPostNat(r, e, verdict, dnatTo, decidedBy));
@@ -441,21 +445,23 @@ export function traceIptables(
     let recorded: PostNatPart[] | undefined = key === undefined ? undefined : [];
     let filtered: Ended | undefined;
     let filterState: State = { ...e, packet: p };
-    for (const name of kubeFilterChains(t, filterHook)) {
-      const ch = t.chain("filter", name);
-      // an empty chain (kube-proxy declares them all) returns the packet unchanged, unless the dump shows it in part
-      if (!ch || (ch.ruleCount === 0 && ch.incomplete === undefined)) continue;
-      const res = t.run("filter", name, [filterState], 0);
-      const stop = res.find((r) => r.how === "drop" || r.how === "reject");
-      if (stop) {
-        filtered = stop;
-        break;
+    hooks: for (const h of filterHooks) {
+      for (const name of kubeFilterChains(t, h)) {
+        const ch = t.chain("filter", name);
+        // an empty chain (kube-proxy declares them all) returns the packet unchanged, unless the dump shows it in part
+        if (!ch || (ch.ruleCount === 0 && ch.incomplete === undefined)) continue;
+        const res = t.run("filter", name, [filterState], 0);
+        const stop = res.find((r) => r.how === "drop" || r.how === "reject");
+        if (stop) {
+          filtered = stop;
+          break hooks;
+        }
+        const cont = res.find((r) => r.how === "return" || r.how === "policy-end");
+        if (cont) filterState = { ...filterState, caveats: cont.caveats };
+        if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part (of this hook)
       }
-      const cont = res.find((r) => r.how === "return" || r.how === "policy-end");
-      if (cont) filterState = { ...filterState, caveats: cont.caveats };
-      if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part too
     }
-    const other = t.once(`other filter rules ${filterHook}`, () => t.chain("filter", filterHook)?.rawRules.some((r) => !/-j KUBE-/.test(r)) ?? false);
+    const other = filterHooks.some((h) => t.once(`other filter rules ${h}`, () => t.chain("filter", h)?.rawRules.some((r) => !/-j KUBE-/.test(r)) ?? false));
     if (other) otherFilterRules = true;
     if (filtered) {
       outcomes.push(finish({ ...filtered, probability: e.probability }, filtered.how as "drop" | "reject", dnatTo, undefined, filtered.decidedBy));
