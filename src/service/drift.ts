@@ -17,7 +17,7 @@ import type { TracePacket } from "./trace.ts";
 /**
  * IPVS mode keeps per-Service state in ipsets that the iptables rules match (pkg/proxy/ipvs/proxier.go):
  * KUBE-CLUSTER-IP (`vip,proto:port`), KUBE-LOOP-BACK (`ep,proto:port,ep` for local endpoints, hairpin),
- * KUBE-NODE-PORT-TCP/UDP/SCTP (the NodePort), KUBE-LOAD-BALANCER (`lbip,proto:port`), KUBE-EXTERNAL-IP.
+ * KUBE-NODE-PORT-TCP/UDP (the NodePort) and KUBE-NODE-PORT-SCTP-HASH (`nodeIP,sctp:port`), KUBE-LOAD-BALANCER (`lbip,proto:port`), KUBE-EXTERNAL-IP.
  * A missing entry changes masquerade (or hairpin) without any other symptom: report it.
  */
 export function ipsetDrift(
@@ -49,10 +49,16 @@ export function ipsetDrift(
     check("KUBE-LOOP-BACK", "dst,dst,src", pkt(e.address, e.address, p.port), `${e.address},${proto}:${p.port},${e.address}`, "an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)");
   }
   if (sp.nodePort && (svc.type === "NodePort" || svc.type === "LoadBalancer")) {
-    const set = `KUBE-NODE-PORT-${sp.protocol}`;
-    const local = svc.externalTrafficPolicy === "Local" ? `KUBE-NODE-PORT-LOCAL-${sp.protocol}` : undefined;
-    check(set, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "NodePort traffic is not marked for masquerade");
-    if (local) check(local, "dst", pkt("0.0.0.0", nodeIP, sp.nodePort), `${sp.nodePort}`, "externalTrafficPolicy Local is not applied to the NodePort (clients are masqueraded)");
+    // TCP and UDP: bitmap:port sets of the port. SCTP: hash:ip,port sets of `nodeIP,sctp:port`, one entry per node
+    // address (ipvs/ipset.go kubeNodePortSetSCTP "KUBE-NODE-PORT-SCTP-HASH"); releases before them kept SCTP in a
+    // bitmap:port "KUBE-NODE-PORT-SCTP" (now the legacy name kube-proxy no longer creates): read when no -HASH set is.
+    const p = pkt("0.0.0.0", nodeIP, sp.nodePort);
+    const hashed = proto === "sctp" && has(`${six}NODE-PORT-SCTP-HASH`, ["dst", "dst"], p) !== undefined;
+    const kind = (local: boolean) => `KUBE-NODE-PORT-${local ? "LOCAL-" : ""}${sp.protocol}${hashed ? "-HASH" : ""}`;
+    const flags = hashed ? "dst,dst" : "dst";
+    const entry = hashed ? `${nodeIP},sctp:${sp.nodePort}` : `${sp.nodePort}`;
+    check(kind(false), flags, p, entry, "NodePort traffic is not marked for masquerade");
+    if (svc.externalTrafficPolicy === "Local") check(kind(true), flags, p, entry, "externalTrafficPolicy Local is not applied to the NodePort (clients are masqueraded)");
   }
   if (svc.type === "LoadBalancer") {
     for (const ip of svc.loadBalancerIngress.filter(fam)) {
