@@ -396,8 +396,13 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   const { options, resolved } = ex;
   const svc = resolved.summary;
   const nodeNames = nodes.map((n) => n.report.node);
+  const udp = svc.ports.filter((p) => p.protocol === "UDP").map((p) => `${p.port}/UDP`);
   const limits = [
-    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started",
+    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started" +
+    // pkg/proxy/conntrack/cleanup.go CleanStaleEntries, after every sync
+    (udp.length > 0
+      ? `; for UDP (${udp.join(", ")}) kube-proxy deletes the entries of endpoints it stops using, and of a Service's addresses when it gains endpoints, so those flows are balanced again`
+      : ""),
   ];
   const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
   if (withoutSysctls.length > 0) {

@@ -15,7 +15,7 @@
  * 3. nat POSTROUTING (from the builtin chain when it jumps to KUBE-POSTROUTING, else KUBE-POSTROUTING): MASQUERADE or
  *    SNAT on the way out decides whether the endpoint sees the client's address.
  *
- * What a dump cannot show is reported, not guessed: conntrack state (existing connections keep their endpoint),
+ * What a dump cannot show is reported, not guessed: conntrack state (existing connections keep their endpoint; UDP ones of endpoints kube-proxy stops using are deleted),
  * `-m recent` session-affinity entries (a returning client is not modelled), interface-dependent rules.
  *
  * Runtime-neutral: no I/O.

@@ -27,7 +27,7 @@
  *   mark-for-masquerade`, or a mark statement setting the masquerade bit) met on the way is recorded as a
  *   {@link RuleCheck}, fired or not, with the reason, like the iptables tracer does for KUBE-MARK-MASQ.
  *
- * What a ruleset cannot show is reported, not guessed: conntrack state (existing connections keep their endpoint),
+ * What a ruleset cannot show is reported, not guessed: conntrack state (existing connections keep their endpoint; UDP ones of endpoints kube-proxy stops using are deleted),
  * session affinity (a new client is not in an `affinity-…` set; a client listed in the captured set is, until its
  * entry expires), interface matches (`iifname`), `numgen inc` (a round-robin counter), rate limits. Only the
  * kube-proxy table is evaluated; the caller says which other tables hook the same points.
