@@ -178,3 +178,57 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   }
   return out;
 }
+
+/**
+ * Drift of external traffic (NodePort, LoadBalancer IP, externalIP) against the Service's externalTrafficPolicy, which
+ * the ClusterIP comparison of {@link driftFor} cannot see: under `Local` kube-proxy sends clients from outside only to
+ * this node's endpoints and does not masquerade them, or drops them when it has none (iptables proxier.go: no
+ * `KUBE-MARK-MASQ` in KUBE-EXT-* and a DROP in KUBE-EXTERNAL-SERVICES; nftables `external-` chains and
+ * `no-endpoint-nodeports`); under `Cluster` it sends them where it sends ClusterIP traffic. A node still programming
+ * the other policy (rules not resynced) is reported once per ServicePort.
+ * @param external the endpoints kube-proxy programs for external traffic on this node (topology.ts nodeEndpoints with
+ *   the externalTrafficPolicy).
+ * @param internalDrift the items driftFor gave this ServicePort: under `Cluster` a difference already reported there
+ *   is not reported again.
+ */
+export function externalPolicyDrift(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, external: NodeEndpointSet, internalDrift: DriftItem[]): DriftItem[] {
+  const policy = resolved.summary.externalTrafficPolicy;
+  const entry = ["NodePort", "LoadBalancer", "ExternalIP"]
+    .map((k) => pr.entryPoints.find((e) => e.kind === k && e.clients.some((c) => c.client === "external")))
+    .find((e) => e !== undefined);
+  const client = entry?.clients.find((c) => c.client === "external");
+  if (!entry || !client || client.outcome === "unknown" || client.outcome === "not-handled" || client.outcome === "mixed") return [];
+  const v6 = entry.destination.startsWith("[");
+  const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
+  const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);
+  if ([...actual].some((e) => e.startsWith("unknown ("))) return [];
+  const same = expected.size === actual.size && [...expected].every((e) => actual.has(e));
+  const where = `${entry.kind} ${entry.destination}`;
+  if (policy === "Cluster") {
+    if (same || internalDrift.some((d) => d.kind === "missing-on-node" || d.kind === "stale-on-node" || d.kind === "unexpected-reject")) return [];
+    return [{
+      portKey: sp.portKey,
+      kind: "external-policy",
+      message: `${sp.portKey}: externalTrafficPolicy Cluster, but ${node} sends clients from outside at ${where} to ${actual.size > 0 ? [...actual].join(", ") : "no endpoint"} where the API has ${[...expected].join(", ") || "none"}: the node's rules look written for another policy (stale)`,
+      evidence: client.evidence.map((x) => x.rule),
+    }];
+  }
+  if (!same) {
+    const want = expected.size > 0 ? `only to this node's endpoints (${[...expected].join(", ")})` : "nowhere: this node has no endpoint, so they are dropped";
+    return [{
+      portKey: sp.portKey,
+      kind: "external-policy",
+      message: `${sp.portKey}: externalTrafficPolicy Local should send clients from outside at ${where} ${want}, but ${node} ${actual.size > 0 ? `sends them to ${[...actual].join(", ")}` : `${client.outcome === "rejected" ? "rejects" : "drops"} them`}: the node's rules are stale (written for another policy or other endpoints)`,
+      evidence: client.evidence.map((x) => x.rule),
+    }];
+  }
+  if (actual.size > 0 && client.masquerade !== "never") {
+    return [{
+      portKey: sp.portKey,
+      kind: "external-policy",
+      message: `${sp.portKey}: externalTrafficPolicy Local keeps the client's source address, but ${node} masquerades clients from outside at ${where}${client.masquerade === "some" ? " on some paths" : ""}: the node's rules are stale (written for policy Cluster)`,
+      evidence: client.evidence.map((x) => x.rule),
+    }];
+  }
+  return [];
+}

@@ -24,7 +24,7 @@ import { verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { driftFor, ipsetDrift } from "./drift.ts";
+import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import { readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
@@ -329,7 +329,15 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const usable = nodeEndpoints(resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6)), sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
         const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
         if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
-        if (!notForKubeProxy.ignored) report.drift.push(...driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable));
+        if (!notForKubeProxy.ignored) {
+          const internal = driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable);
+          report.drift.push(...internal);
+          const familyEndpoints = resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6));
+          const external = resolved.summary.externalTrafficPolicy === "Local"
+            ? nodeEndpoints(familyEndpoints, sp.portKey, "Local", resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj))
+            : usable;
+          report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, internal));
+        }
         if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {
           // nftables mode: kube-proxy gives each affinity set the Service's timeout (proxier.go: StickyMaxAgeSeconds)
           const sets = datapath.affinitySets(svc.namespace, svc.name, sp.protocol, sp.name);

@@ -174,7 +174,8 @@ export interface DriftItem {
     | "unverifiable"
     | "ipset-missing"
     | "source-ranges-not-enforced"
-    | "affinity-timeout";
+    | "affinity-timeout"
+    | "external-policy";
   endpoint?: string;
   message: string;
   evidence?: RuleRef[];
