@@ -94,3 +94,19 @@ describe("IPv6 addresses written another way are the same address", () => {
     expect(explainService(b, "default", "web", { nodes: ["k8s1"] }).nodes[0]!.drift).toEqual([]);
   });
 });
+
+describe("addresses of a family the Service has no ClusterIP of", () => {
+  it("an IPv6 externalIP and LoadBalancer IP of a single-stack IPv4 Service: a finding, no entry point", () => {
+    const b = readBundle(DIR);
+    const s = b.objects.services[0]!;
+    s.spec!.ipFamilies = ["IPv4"];
+    s.spec!.clusterIPs = ["10.96.100.10"];
+    s.spec!.externalIPs = ["192.0.2.70", "2001:db8:e::70"];
+    const r = explainService(b, "default", "web", { nodes: ["k8s1"] });
+    const f = r.findings.find((x) => x.code === "OtherFamilyAddress")!;
+    expect(f.message).toMatch(/^2001:db8:e::70 is an address of an IP family the Service has no ClusterIP of \(ipFamilies IPv4\): kube-proxy does no family translation/);
+    expect(r.nodes[0]!.ports.flatMap((p) => p.entryPoints).map((e) => e.destination)).not.toContain("[2001:db8:e::70]:80/tcp");
+    // dual-stack: none
+    expect(explainService(readBundle(DIR), "default", "web", { nodes: ["k8s1"] }).findings.map((x) => x.code)).not.toContain("OtherFamilyAddress");
+  });
+});

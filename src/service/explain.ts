@@ -130,6 +130,16 @@ export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace
   if (notForKubeProxy.finding) findings.push(notForKubeProxy.finding);
   const proxyIngress = svc.type === "LoadBalancer" ? proxyModeIngressIPs(resolved.service) : [];
   if (proxyIngress.length > 0) findings.push(proxyModeIngressFinding(proxyIngress, svc));
+  // kube-proxy does no IP family translation: addresses of a family the Service has no ClusterIP of get no rule
+  // (pkg/proxy/serviceport.go newBaseServiceInfo; util MapIPsByIPFamily)
+  const otherFamily = svc.clusterIPs.length === 0 ? [] : [...svc.externalIPs, ...svc.loadBalancerIngress].filter((ip) => !families.includes(isIPv6(ip) ? 6 : 4));
+  if (otherFamily.length > 0) {
+    findings.push({
+      severity: "warning",
+      code: "OtherFamilyAddress",
+      message: `${otherFamily.join(", ")} ${otherFamily.length === 1 ? "is an address" : "are addresses"} of an IP family the Service has no ClusterIP of (ipFamilies ${families.map((f) => `IPv${f}`).join(", ")}): kube-proxy does no family translation and programs no rule for ${otherFamily.length === 1 ? "it" : "them"}: a packet to ${otherFamily.length === 1 ? "it" : "them"} on a node is not the Service's (a load balancer in front may still forward to the NodePorts)`,
+    });
+  }
   const proxyConfig = readKubeProxyConfig(bundle.objects);
   if (proxyConfig) findings.push(...kubeProxyConfigFindings(proxyConfig));
   findings.push(...diagnoseEndpoints(resolved, bundle.objects));
