@@ -51,6 +51,12 @@ export interface TopologyNode {
   zone?: string;
   /** kube-proxy's minor version (1.x), when known. */
   minor?: number;
+  /**
+   * Where `minor` was read: the Node's `status.nodeInfo.kubeProxyVersion` (deprecated: the kubelet writes its own
+   * version there, and no longer from v1.33, DisableNodeKubeProxyVersion) or `kubeletVersion`. kube-proxy's own
+   * version is not in the API: the answers that depend on it say which was read.
+   */
+  versionFrom?: string;
 }
 
 /** The zone label and version of a Node object (kubeProxyVersion, else kubeletVersion). */
@@ -58,9 +64,13 @@ export function topologyNode(name: string, node: Node | undefined): TopologyNode
   const out: TopologyNode = { name };
   const zone = node?.metadata.labels?.["topology.kubernetes.io/zone"];
   if (zone) out.zone = zone;
-  const v = node?.status?.nodeInfo?.kubeProxyVersion || node?.status?.nodeInfo?.kubeletVersion;
+  const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
+  const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
   const m = /^v?1\.(\d+)\./.exec(v ?? "");
-  if (m) out.minor = Number(m[1]);
+  if (m) {
+    out.minor = Number(m[1]);
+    out.versionFrom = `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}`;
+  }
   return out;
 }
 
@@ -71,16 +81,17 @@ const TOPOLOGY_AWARE_HINTS = "service.kubernetes.io/topology-aware-hints";
  * Before v1.31, whether the Service's annotation lets kube-proxy follow zone hints (see the module comment); the
  * sentence saying why not when it does not.
  */
-function annotationGate(annotations: Record<string, string>, minor: number): { follows: boolean; why: string } {
-  if (minor < 24) return { follows: false, why: `kube-proxy v1.${minor} does not follow topology hints (feature gate TopologyAwareHints is off by default before v1.24)` };
+function annotationGate(annotations: Record<string, string>, minor: number, versionFrom: string | undefined): { follows: boolean; why: string } {
+  const kp = `kube-proxy v1.${minor}${versionFrom ? ` (${versionFrom})` : ""}`;
+  if (minor < 24) return { follows: false, why: `${kp} does not follow topology hints (feature gate TopologyAwareHints is off by default before v1.24)` };
   if (minor < 27) {
     const v = annotations[TOPOLOGY_AWARE_HINTS];
     if (v === "Auto" || v === "auto") return { follows: true, why: "" };
     return {
       follows: false,
       why: v === undefined
-        ? `kube-proxy v1.${minor} follows them only with the annotation ${TOPOLOGY_AWARE_HINTS}: Auto, which the Service lacks${annotations[TOPOLOGY_MODE] !== undefined ? ` (${TOPOLOGY_MODE}, which it has, is read from v1.27)` : ""}`
-        : `kube-proxy v1.${minor} follows them only with ${TOPOLOGY_AWARE_HINTS}: Auto, and the Service has ${JSON.stringify(v)}`,
+        ? `${kp} follows them only with the annotation ${TOPOLOGY_AWARE_HINTS}: Auto, which the Service lacks${annotations[TOPOLOGY_MODE] !== undefined ? ` (${TOPOLOGY_MODE}, which it has, is read from v1.27)` : ""}`
+        : `${kp} follows them only with ${TOPOLOGY_AWARE_HINTS}: Auto, and the Service has ${JSON.stringify(v)}`,
     };
   }
   // the deprecated annotation, when present at all, takes precedence over topology-mode
@@ -90,8 +101,8 @@ function annotationGate(annotations: Record<string, string>, minor: number): { f
   return {
     follows: false,
     why: v === undefined
-      ? `kube-proxy v1.${minor} follows them only with the annotation ${TOPOLOGY_MODE}, which the Service lacks`
-      : `kube-proxy v1.${minor} follows them only when the annotation ${key} is set and not disabled, and the Service has ${JSON.stringify(v)}${key === TOPOLOGY_AWARE_HINTS && annotations[TOPOLOGY_MODE] !== undefined ? ` (it takes precedence over ${TOPOLOGY_MODE})` : ""}`,
+      ? `${kp} follows them only with the annotation ${TOPOLOGY_MODE}, which the Service lacks`
+      : `${kp} follows them only when the annotation ${key} is set and not disabled, and the Service has ${JSON.stringify(v)}${key === TOPOLOGY_AWARE_HINTS && annotations[TOPOLOGY_MODE] !== undefined ? ` (it takes precedence over ${TOPOLOGY_MODE})` : ""}`,
   };
 }
 
@@ -108,7 +119,7 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
   const ready = withPort.filter((e) => e.ready);
   if (ready.length === 0) return { mode: "", why: "" };
   if (node.minor !== undefined && node.minor < 31) {
-    const gate = annotationGate(annotations, node.minor);
+    const gate = annotationGate(annotations, node.minor, node.versionFrom);
     if (!gate.follows) {
       const hinted = ready.some((e) => (e.hintsForZones ?? []).length > 0);
       return { mode: "", why: hinted ? `the slices carry zone hints, but ${gate.why}: every endpoint is used` : "" };
@@ -151,7 +162,7 @@ export function nodeEndpoints(
   const out = (list: typeof withPort) => list.map((x) => fmt(x.e.address, x.p!.port));
   // ProxyTerminatingEndpoints: the serving-terminating fallback, on by default from v1.26
   const fallback = node.minor === undefined || node.minor >= 26;
-  const noFallback = `kube-proxy v1.${node.minor} does not fall back to serving-terminating endpoints (feature gate ProxyTerminatingEndpoints is off by default before v1.26)`;
+  const noFallback = `kube-proxy v1.${node.minor}${node.versionFrom ? ` (${node.versionFrom})` : ""} does not fall back to serving-terminating endpoints (feature gate ProxyTerminatingEndpoints is off by default before v1.26)`;
   if (policy === "Local") {
     const local = withPort.filter((x) => x.e.node === node.name);
     const ready = local.filter((x) => x.e.ready);
