@@ -310,6 +310,22 @@ const FILES: Case[] = [
     says: /dir-cut-eps\/endpointslices\.yaml: not valid YAML: .*; is the file complete\?/,
   },
   {
+    // kubectl get -o yaml prints `kind: List` after the items: cut at a line boundary, the list parses without it and
+    // with fewer items (it was a warning, "kind (none) is not used", then an answer without those objects)
+    input: "a bundle directory whose `kubectl get -o yaml` list was cut at a line boundary",
+    args: () => {
+      const d = join(T, "dir-cut-list");
+      cpSync(LAB, d, { recursive: true });
+      const f = join(d, "endpointslices.yaml");
+      const lines = readFileSync(f, "utf8").replace("kind: List\n", "").split("\n");
+      // as kubectl writes it: apiVersion, items, then kind; cut inside the items
+      writeFileSync(f, lines.slice(0, 30).join("\n") + "\n");
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: /dir-cut-list\/endpointslices\.yaml: a list of \d+ item\(s\) without its kind, which kubectl prints after the items: the file looks cut; copy it again/,
+  },
+  {
     input: "`--from` a symlink loop",
     args: () => {
       link("loop-b", join(T, "loop-a"));

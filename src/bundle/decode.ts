@@ -176,6 +176,11 @@ export function addObjects(bundle: Bundle, value: unknown, origin: string): numb
     }
     return n;
   }
+  if (obj.kind === undefined && Array.isArray(obj.items)) {
+    // kubectl get -o yaml prints a list's `kind: List` after its items: a list without it was cut (a copy or transfer
+    // that stopped early) and still parses, with fewer objects; answered, it would be answered from part of them
+    throw new BundleError(`${origin}: a list of ${obj.items.length} item(s) without its kind, which kubectl prints after the items: the file looks cut; copy it again (or add "kind: List" if it was written by hand)`);
+  }
   const list = typeof obj.kind === "string" ? KIND_TO_LIST[obj.kind] : undefined;
   if (!list) {
     bundle.warnings.push(`${origin}: kind ${obj.kind ?? "(none)"} is not used by kubectl-netpath; ignored`);
