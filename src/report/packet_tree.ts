@@ -89,7 +89,7 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
   for (const a of answers) {
     out.push("");
     out.push(`${st.bold(`node ${a.node}`)}: ${verdictLine(a)}` + (a.ruleLines ? st.dim(`  (lines of ${a.ruleLines})`) : ""));
-    renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width);
+    renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width, a.sharesFixed !== false);
     out.push(`  masquerade: ${a.reason}`);
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));
   }
@@ -119,7 +119,9 @@ function endText(p: PacketPath, st: Style, r: ServiceReport): string {
  * Prints a subtree: a run of rules every path takes as a plain list, then, where the paths split, one branch each
  * (`├─ 50% …`) with the share of new connections that take it.
  */
-function renderTrie(t: Trie, indent: string, out: string[], st: Style, r: ServiceReport, wide: boolean, width: number): void {
+function renderTrie(t: Trie, indent: string, out: string[], st: Style, r: ServiceReport, wide: boolean, width: number, fixed = true): void {
+  // IPVS schedulers without a fixed share: the branches are shown without one
+  const share = (p: number) => (fixed ? formatShare(p) : "?");
   const room = (prefix: string) => (wide ? Infinity : Math.max(40, width - prefix.length));
   let cur = t;
   while (cur.children.size === 1 && cur.ends.length === 0) {
@@ -138,11 +140,11 @@ function renderTrie(t: Trie, indent: string, out: string[], st: Style, r: Servic
     const last = i === items.length - 1;
     const next = indent + (last ? "   " : "│  ");
     if (item.kind === "end") {
-      out.push(`${indent}${last ? "└─" : "├─"} ${formatShare(item.p.probability)} ${endText(item.p, st, r)}`);
+      out.push(`${indent}${last ? "└─" : "├─"} ${share(item.p.probability)} ${endText(item.p, st, r)}`);
       return;
     }
-    const head = `${indent}${last ? "└─" : "├─"} ${formatShare(weight(item.t))} `;
+    const head = `${indent}${last ? "└─" : "├─"} ${share(weight(item.t))} `;
     out.push(head + ruleLabel(item.t.rule!, room(head)));
-    renderTrie(item.t, next, out, st, r, wide, width);
+    renderTrie(item.t, next, out, st, r, wide, width, fixed);
   });
 }

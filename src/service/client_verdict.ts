@@ -54,12 +54,14 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     else if (o.verdict === "reject") rejected += o.probability;
     else notHandled += o.probability;
   }
-  const endpoints = [...byEndpoint.values()].map((e) => ({ ...e, share: snap(e.share ?? 0) }));
+  // IPVS schedulers without a fixed share (trace.sharesFixed false): the tracer's even split is no share to show
+  const endpoints = [...byEndpoint.values()].map((e) => ({ ...e, share: trace.sharesFixed === false ? null : snap(e.share ?? 0) }));
   endpoints.sort((a, b) => compareNatural(a.endpoint, b.endpoint));
   dropped = snap(dropped);
   rejected = snap(rejected);
   notHandled = snap(notHandled);
-  const fwd = snap(endpoints.reduce((s, e) => s + (e.share ?? 0), 0));
+  // the forwarded share from the outcomes themselves (an endpoint's share may be unknown: IPVS live schedulers)
+  const fwd = snap(forwarded.reduce((s, o) => s + o.probability, 0) + endpoints.filter((e) => e.endpoint.startsWith("unknown (")).reduce((s, e) => s + (e.share ?? 0), 0));
   let outcome: ClientVerdict["outcome"] = "mixed";
   if (fwd === 1) outcome = "forwarded";
   else if (dropped === 1) outcome = "dropped";
@@ -160,6 +162,8 @@ function explain(
 ): string {
   if (outcome === "rejected") {
     const o = all.find((x) => x.verdict === "reject");
+    // IPVS: a virtual server without a real server to send to refuses the connection itself (no rule decides it)
+    if (o && !o.decidedBy) return `rejected by IPVS: ${o.caveats.find((c) => c.startsWith("IPVS virtual server")) ?? "no real server to send to"}`;
     return `rejected by ${lineOf(o)} (${o?.decidedBy?.chain})${rejectReason(o?.decidedBy)}`;
   }
   if (outcome === "dropped") {
@@ -203,5 +207,6 @@ function explain(
   const masqEps = endpoints.filter((e) => e.masqueraded).map((e) => e.endpoint);
   const share = endpoints.filter((e) => e.masqueraded).reduce((s, e) => s + (e.share ?? 0), 0);
   const marked = forwarded.filter((o) => o.masqueraded).flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true).map((c) => c.rule));
-  return `masqueraded only when sent to ${masqEps.join(", ")} (${Math.round(share * 10000) / 100}% of new connections): ${by(marked)}`;
+  const howMany = endpoints.some((e) => e.share === null) ? "the IPVS scheduler decides how often: no fixed share" : `${Math.round(share * 10000) / 100}% of new connections`;
+  return `masqueraded only when sent to ${masqEps.join(", ")} (${howMany}): ${by(marked)}`;
 }

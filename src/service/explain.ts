@@ -336,16 +336,24 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         }
         // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
         // this family's endpoints only: kube-proxy's proxier of a family reads only its addressType's slices
-        const usable = nodeEndpoints(resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6)), sp.portKey, resolved.summary.internalTrafficPolicy, resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj));
+        const familyEndpoints = resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6));
+        const topo = topologyNode(nodeName, nodeObj);
+        const annotations = resolved.service.metadata.annotations ?? {};
+        // IPVS mode: a Local policy without an endpoint on this node gives the virtual server every endpoint instead
+        // ("Allow access from local PODs even if no local endpoints exist", ipvs/proxier.go syncEndpoint, kubernetes#97081)
+        const programs = (policy: "Cluster" | "Local") => {
+          const set = nodeEndpoints(familyEndpoints, sp.portKey, policy, annotations, topo);
+          if (policy === "Cluster" || set.endpoints.length > 0 || report.proxyMode.mode !== "ipvs") return set;
+          const all = nodeEndpoints(familyEndpoints, sp.portKey, "Cluster", annotations, topo);
+          return all.endpoints.length === 0 ? set : { ...all, why: `no endpoint on this node for a Local traffic policy: in IPVS mode kube-proxy then gives the virtual server every endpoint (ipvs/proxier.go syncEndpoint), and clients from outside, not masqueraded, get replies that bypass this node` };
+        };
+        const usable = programs(resolved.summary.internalTrafficPolicy);
         const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
         if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
         if (!notForKubeProxy.ignored) {
           const internal = driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable);
           report.drift.push(...internal);
-          const familyEndpoints = resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6));
-          const external = resolved.summary.externalTrafficPolicy === "Local"
-            ? nodeEndpoints(familyEndpoints, sp.portKey, "Local", resolved.service.metadata.annotations ?? {}, topologyNode(nodeName, nodeObj))
-            : usable;
+          const external = resolved.summary.externalTrafficPolicy === "Local" ? programs("Local") : usable;
           report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, internal));
         }
         if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {

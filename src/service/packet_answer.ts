@@ -54,6 +54,7 @@ export function answerPacket(
     if (o.missingChain !== undefined) path.missingChain = o.missingChain;
     return path;
   }).sort((x, y) => y.probability - x.probability);
+  if (trace.sharesFixed === false) a.sharesFixed = false;
   if (v.dropped) a.dropped = v.dropped;
   if (v.rejected) a.rejected = v.rejected;
   if (v.notHandled) a.notHandled = v.notHandled;

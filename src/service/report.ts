@@ -254,6 +254,11 @@ export interface PacketAnswer {
   paths?: PacketPath[];
   /** The dump whose line numbers the rules cite, as {@link EntryPointReport.ruleLines}. */
   ruleLines?: "iptables-save" | "ip6tables-save";
+  /**
+   * false when `paths` split over IPVS real servers by a scheduler that gives no fixed share (least-connection,
+   * hashing): their probabilities are then an even split that only tells each real server's masquerade.
+   */
+  sharesFixed?: false;
 }
 
 /** The whole answer to `svc/NAME`. */

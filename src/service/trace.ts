@@ -110,7 +110,13 @@ export interface TraceOutcome {
 
 /** The result of a trace. */
 export interface TraceResult {
+  /**
+   * The outcomes. With `sharesFixed` false their probabilities split IPVS real servers evenly where the scheduler
+   * gives no fixed share (least-connection, hashing): they only serve to tell each real server's masquerade.
+   */
   outcomes: TraceOutcome[];
+  /** false when a probability of `outcomes` is such a placeholder. */
+  sharesFixed?: false;
   /** Notes that apply to every outcome (e.g. "started at KUBE-SERVICES: no PREROUTING jump in the dump"). */
   notes: string[];
 }

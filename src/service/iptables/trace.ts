@@ -41,7 +41,7 @@ export interface TraceOptions {
    * IPVS: the real servers a packet to `dst:dport/proto` is sent to, with probabilities, when `dst:dport` is an IPVS
    * virtual server (IPVS translates after nat PREROUTING/OUTPUT, at LOCAL_IN). Undefined when it is not one.
    */
-  ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number }[] | undefined;
+  ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number; fixed: boolean }[] | undefined;
   /**
    * Reuse the filter and POSTROUTING part of one branch for another whose packet differs only in its destination
    * address and port (the endpoints of one ServicePort), when no rule those chains reach reads the destination: the
@@ -364,14 +364,22 @@ export function traceIptables(
   const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
   const afterNatRaw = t.run("nat", natEntry, [start], 0);
   const afterNat: Ended[] = [];
+  let sharesFixed = true;
   for (const e of afterNatRaw) {
     // IPVS translates what nat let through; a branch into a chain the dump lacks stays unresolved (that chain may mark
     // for masquerade, drop, or DNAT itself).
     const rs = e.how === "dnat" || e.how === "drop" || e.how === "reject" || e.how === "missing" ? undefined : options.ipvsDispatch?.(e.packet);
-    if (!rs || rs.length === 0) {
+    if (!rs) {
       afterNat.push(e);
       continue;
     }
+    if (rs.length === 0) {
+      // a virtual server without a real server of weight > 0: its scheduler finds no destination and IPVS refuses the
+      // connection, TCP or UDP (net/netfilter/ipvs/ip_vs_core.c ip_vs_leave: ICMP port unreachable, then drop)
+      afterNat.push({ ...e, how: "reject", decidedBy: undefined, caveats: [...e.caveats, `IPVS virtual server ${e.packet.dst}:${e.packet.dport} has no real server with weight > 0: IPVS answers port unreachable`] });
+      continue;
+    }
+    if (rs.some((r) => !r.fixed)) sharesFixed = false;
     for (const r of rs) {
       const packet = { ...clonePacket(e.packet), ipvsVirtual: { ip: e.packet.dst, port: e.packet.dport } };
       afterNat.push({ ...e, packet, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined });
@@ -406,11 +414,26 @@ export function traceIptables(
       continue;
     }
     // filter
-    const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal ? "INPUT" : "FORWARD";
+    // IPVS translates an arriving packet at LOCAL_IN after filtering (net/netfilter/ipvs/ip_vs_core.c ip_vs_ops4:
+    // ip_vs_remote_request4 at NF_IP_PRI_NAT_SRC - 1): filter INPUT sees it to the virtual server's address (where
+    // kube-proxy's KUBE-PROXY-FIREWALL and KUBE-IPVS-FILTER read it), and the translated packet leaves through
+    // LOCAL_OUT (filter OUTPUT) and POSTROUTING, never FORWARD.
+    const ipvsIn = hook === "PREROUTING" && e.packet.ipvsVirtual !== undefined;
+    const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal || ipvsIn ? "INPUT" : "FORWARD";
     // A local process's packet to a local address (not translated away from it) loops back through lo into INPUT:
     // kube-proxy's INPUT chains see it too (KUBE-EXTERNAL-SERVICES rejects a NodePort without endpoints there;
     // iptables proxier.go iptablesJumpChains hooks it from INPUT and FORWARD, not OUTPUT).
-    const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : [filterHook];
+    const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : ipvsIn ? ["INPUT", "OUTPUT"] : [filterHook];
+    /** The packet each filter hook sees: before IPVS's translation in INPUT, after it in OUTPUT. */
+    const seenBy = (h: "INPUT" | "FORWARD" | "OUTPUT"): TracePacket => {
+      if (!ipvsIn || h !== "INPUT") return p;
+      const before = clonePacket(p);
+      before.dst = e.packet.ipvsVirtual!.ip;
+      before.dport = e.packet.ipvsVirtual!.port;
+      before.dstLocal = true;
+      before.ctstate.delete("DNAT");
+      return before;
+    };
     if ((e.packet.mark & DROP_MARK) !== 0) {
       // The 0x8000 mark of kubelet's KUBE-MARK-DROP (layouts before v1.25) drops only where kubelet's filter
       // KUBE-FIREWALL sees it: kubelet jumps to it from INPUT and OUTPUT (pkg/kubelet/kubelet_network_linux.go, up to
@@ -446,6 +469,7 @@ export function traceIptables(
     let filtered: Ended | undefined;
     let filterState: State = { ...e, packet: p };
     hooks: for (const h of filterHooks) {
+      filterState = { ...filterState, packet: seenBy(h) };
       for (const name of kubeFilterChains(t, h)) {
         const ch = t.chain("filter", name);
         // an empty chain (kube-proxy declares them all) returns the packet unchanged, unless the dump shows it in part
@@ -498,7 +522,7 @@ export function traceIptables(
     if (recorded) postNat.set(key!, { parts: recorded, otherFilterRules: other });
   }
   if (otherFilterRules) notes.push("filter rules of other components (CNI, Docker, host firewall) were not evaluated");
-  return { outcomes, notes };
+  return sharesFixed ? { outcomes, notes } : { outcomes, notes, sharesFixed: false };
 }
 
 /** The filter hooks kubelet jumps to KUBE-FIREWALL from (pkg/kubelet/kubelet_network_linux.go, v1.10–v1.24). */

@@ -4,8 +4,9 @@
  * Scheduler semantics follow the kernel's net/netfilter/ipvs/ip_vs_*.c and ipvsadm(8):
  * - rr: round robin over real servers with weight > 0 — equal shares;
  * - wrr: weighted round robin — share = weight / Σ weights;
- * - sh / dh / mh: hash of the source (dh: destination) address — one client always lands on the same real server;
- *   over many clients the share is proportional to weight;
+ * - sh / mh: hash of the source address — one client always lands on the same real server (which one, the hash
+ *   decides), over many clients in proportion to weight; dh: hash of the destination — every client of a virtual
+ *   server lands on the same real server. No share is fixed for a client: the report shows none (null);
  * - lc, wlc, sed, nq, lblc, lblcr, fo, ovf, twos: decided by live connection counts (or randomness), so no fixed
  *   share exists; the dump's ActiveConn/InActConn only tell where the next connection would go.
  * A real server with weight 0 is quiesced: it keeps its connections and gets no new ones.
@@ -21,8 +22,12 @@ import type { EndpointShare, EntryPointReport } from "../report.ts";
 export interface IpvsBalancer {
   /** The virtual server for `ip:port/proto`, its scheduler and real servers with shares. */
   lookup(ip: string, port: number, proto: string): EntryPointReport["balancing"] | undefined;
-  /** Real servers as DNAT alternatives `{ dnatTo, probability }` for the tracer. */
-  dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number }[] | undefined;
+  /**
+   * Real servers as DNAT alternatives `{ dnatTo, probability, fixed }` for the tracer; `fixed` false when the scheduler
+   * gives no fixed share (the probabilities are then even placeholders, to evaluate masquerade per real server).
+   * `[]` for a virtual server without a real server of weight > 0; undefined for no virtual server.
+   */
+  dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number; fixed: boolean }[] | undefined;
 }
 
 /** What each scheduler does, and whether it gives fixed shares. */
@@ -33,11 +38,11 @@ export const SCHEDULERS: Record<string, { description: string; shares: "equal" |
   wlc: { description: "weighted least connection: depends on live connection counts and weights", shares: "live" },
   lblc: { description: "locality-based least connection: depends on destination and live counts", shares: "live" },
   lblcr: { description: "locality-based least connection with replication: depends on live counts", shares: "live" },
-  dh: { description: "destination hashing: fixed per destination address", shares: "hash" },
-  sh: { description: "source hashing: one client always lands on the same real server; over many clients, shares proportional to weight", shares: "hash" },
+  dh: { description: "destination hashing: every connection to one destination address (this virtual server's) goes to the same real server, which the hash picks", shares: "hash" },
+  sh: { description: "source hashing: one client always lands on the same real server, which the hash of its address picks; over many clients, shares proportional to weight", shares: "hash" },
   sed: { description: "shortest expected delay: depends on live connection counts", shares: "live" },
   nq: { description: "never queue: an idle server if any, else shortest expected delay", shares: "live" },
-  mh: { description: "Maglev hashing: consistent hash of the source; shares proportional to weight over many clients", shares: "hash" },
+  mh: { description: "Maglev hashing: one client always lands on the same real server, which a consistent hash of its address picks; over many clients, shares proportional to weight", shares: "hash" },
   fo: { description: "weighted failover: all new connections to the available server with the highest weight", shares: "live" },
   ovf: { description: "weighted overflow: the highest-weight server until its connections exceed its weight", shares: "live" },
   twos: { description: "weighted random twos choice: random, weighted by live counts", shares: "live" },
@@ -56,7 +61,7 @@ function sharesOf(vs: VirtualServer): EndpointShare[] {
     let share: number | null = null;
     if (w === 0) share = 0;
     else if (sched === "equal") share = 1 / live.length;
-    else if (sched === "weight" || sched === "hash") share = totalWeight > 0 ? w / totalWeight : null;
+    else if (sched === "weight") share = totalWeight > 0 ? w / totalWeight : null;
     const e: EndpointShare = { endpoint: joinHostPort(r.address, r.port), share, via: `ipvsadm line ${r.line}` };
     if (r.weight !== undefined) e.weight = r.weight;
     if (r.activeConn !== undefined) e.activeConn = r.activeConn;
@@ -99,7 +104,7 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       const known = shares.every((s) => s.share !== null);
       const live = shares.filter((s) => (s.weight ?? 1) > 0);
       if (live.length === 0) return [];
-      return live.map((s) => ({ dnatTo: s.endpoint, probability: known ? s.share! : 1 / live.length }));
+      return live.map((s) => ({ dnatTo: s.endpoint, probability: known ? s.share! : 1 / live.length, fixed: known }));
     },
   };
 }

@@ -1,0 +1,72 @@
+// IPVS mode, as the kernel and kube-proxy's IPVS proxier make it (bundles in kube-proxy v1.30's layout:
+// tests/fixtures/ipvs/v1.30-layout/README.md). Each case was answered wrong before (an audit against
+// pkg/proxy/ipvs/proxier.go and net/netfilter/ipvs/ip_vs_core.c).
+import { describe, expect, it } from "vitest";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { renderPacketTree } from "../src/report/packet_tree.ts";
+import { explainService } from "../src/service/explain.ts";
+import type { ServiceReport } from "../src/service/report.ts";
+
+const DIR = (name: string) => new URL(`./fixtures/ipvs/v1.30-layout/${name}`, import.meta.url).pathname;
+const entry = (r: ServiceReport, kind: string) => r.nodes[0]!.ports.flatMap((p) => p.entryPoints).find((e) => e.kind === kind)!;
+const client = (r: ServiceReport, kind: string, who: string) => entry(r, kind).clients.find((c) => c.client === who)!;
+
+describe("filter hooks: IPVS translates at LOCAL_IN after filter INPUT, then LOCAL_OUT", () => {
+  it("loadBalancerSourceRanges are enforced in INPUT on the LoadBalancer IP: a client outside them is dropped, and that is no drift", () => {
+    const r = explainService(readBundle(DIR("base")), "default", "lbsrc");
+    const denied = client(r, "LoadBalancer", "external-denied");
+    expect(denied.outcome).toBe("dropped");
+    expect(denied.reason).toMatch(/^dropped by line \d+ \(KUBE-SOURCE-RANGES-FIREWALL\)/);
+    expect(client(r, "LoadBalancer", "external").outcome).toBe("forwarded");
+    expect(r.nodes[0]!.drift.filter((d) => d.kind === "source-ranges-not-enforced")).toEqual([]);
+  });
+  it("a ClusterIP missing from KUBE-CLUSTER-IP: KUBE-IPVS-FILTER rejects a pod's new connection to it (INPUT, before translation)", () => {
+    const r = explainService(readBundle(DIR("drift")), "default", "web", { packet: { source: "10.244.1.200", destination: "10.96.0.50", port: 80, protocol: "tcp" } });
+    expect(r.packet![0]!.outcome).toBe("rejected");
+    expect(r.packet![0]!.reason).toMatch(/\(KUBE-IPVS-FILTER\)/);
+  });
+});
+
+describe("a virtual server without a real server refuses the connection (ip_vs_leave: port unreachable)", () => {
+  it("no endpoints: rejected by IPVS, not 'not handled'", () => {
+    const r = explainService(readBundle(DIR("base")), "default", "noeps");
+    const pod = client(r, "ClusterIP", "pod-same-node");
+    expect(pod.outcome).toBe("rejected");
+    expect(pod.reason).toMatch(/^rejected by IPVS: IPVS virtual server 10\.96\.0\.56:80 has no real server with weight > 0/);
+  });
+  it("internalTrafficPolicy Local with only a remote endpoint: kube-proxy would give the virtual server every endpoint, so an empty one is stale", () => {
+    const r = explainService(readBundle(DIR("itp")), "default", "itponly");
+    expect(r.nodes[0]!.drift.map((d) => d.kind).sort()).toEqual(["missing-on-node", "unexpected-reject"]);
+    expect(r.nodes[0]!.drift.find((d) => d.kind === "unexpected-reject")!.message).toMatch(/its IPVS virtual server has no real server to send to, but the API lists 1 usable endpoint/);
+  });
+});
+
+describe("a Local policy without an endpoint on the node: IPVS gives the virtual server every endpoint (syncEndpoint, kubernetes#97081)", () => {
+  it("no drift for internalTrafficPolicy Local (itpnp) nor externalTrafficPolicy Local (nplocalremote), and a note says why", () => {
+    const itp = explainService(readBundle(DIR("itp")), "default", "itpnp");
+    expect(itp.nodes[0]!.drift).toEqual([]);
+    expect(itp.nodes[0]!.notes.join("\n")).toMatch(/in IPVS mode kube-proxy then gives the virtual server every endpoint/);
+    expect(explainService(readBundle(DIR("base")), "default", "nplocalremote").nodes[0]!.drift).toEqual([]);
+  });
+});
+
+describe("schedulers without a fixed share show none", () => {
+  it("wlc: shares null, the packet's branches without a percentage, still forwarded", () => {
+    const r = explainService(readBundle(DIR("sched-wlc")), "default", "web", { packet: { source: "10.244.1.200", destination: "10.96.0.50", port: 80, protocol: "tcp" } });
+    expect(entry(r, "ClusterIP").balancing.shares.map((s) => s.share)).toEqual([null, null]);
+    expect(client(r, "ClusterIP", "pod-same-node").endpoints.map((e) => e.share)).toEqual([null, null]);
+    expect(r.packet![0]!.outcome).toBe("forwarded");
+    expect(r.packet![0]!.sharesFixed).toBe(false);
+    const tree = renderPacketTree(r, { color: false });
+    expect(tree).toMatch(/├─ \? → 10\.244\./);
+    expect(tree).not.toMatch(/50%/);
+  });
+  it("sh: one client always lands on the same real server, which its hash picks: no share", () => {
+    const r = explainService(readBundle(DIR("sched-sh")), "default", "web");
+    const b = entry(r, "ClusterIP").balancing;
+    expect(b.scheduler!.deterministicShares).toBe(false);
+    expect(b.shares.map((s) => s.share)).toEqual([null, null]);
+    const hairpin = client(r, "ClusterIP", "hairpin");
+    if (hairpin.masquerade === "some") expect(hairpin.reason).toMatch(/the IPVS scheduler decides how often: no fixed share/);
+  });
+});
