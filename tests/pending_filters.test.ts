@@ -16,7 +16,8 @@ const node = (name: string, alloc: Record<string, string>): Node => ({
   apiVersion: "v1",
   kind: "Node",
   metadata: { name, labels: { "kubernetes.io/hostname": name } },
-  status: { addresses: [{ type: "InternalIP", address: "10.0.0.1" }], conditions: [{ type: "Ready", status: "True" }], allocatable: alloc } as Node["status"],
+  // pods: 110 unless given (the kubelet always sets it; a node without it allows none)
+  status: { addresses: [{ type: "InternalIP", address: "10.0.0.1" }], conditions: [{ type: "Ready", status: "True" }], allocatable: { pods: "110", ...alloc } } as Node["status"],
 });
 const pod = (name: string, spec: Record<string, unknown>, status: Record<string, unknown> = { phase: "Pending" }): Pod =>
   ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "default" }, spec: { containers: [], ...spec }, status } as unknown as Pod);
@@ -108,6 +109,32 @@ describe("the reason in the first line, in the scheduler's words", () => {
     const r = explainPending(cluster([p, ...bound]), { kind: "pod", namespace: "default", name: "mem" });
     // n3 fails both (fitsRequest returns every insufficient resource); histogram in Go's byte order
     expect(r.pods[0]!.summary!.message).toBe("0/3 nodes are available: 1 Too many pods, 3 Insufficient memory.");
+  });
+
+  // fit.go fitsRequest: the pod count is checked first, for every pod; then each requested resource
+  it("a pod that requests nothing still needs a pod slot: 'Too many pods' on full nodes", () => {
+    const full = (n: string, max: string) => node(n, { pods: max, cpu: "4" });
+    const bound = [pod("a", { nodeName: "n1", containers: [] }, { phase: "Running" }), pod("b", { nodeName: "n1", containers: [] }, { phase: "Running" }), pod("c", { nodeName: "n2", containers: [] }, { phase: "Running" })];
+    const p = pod("besteffort", { containers: [{ name: "c" }] });
+    const b = emptyBundle({ tool: "test" });
+    b.objects.nodes.push(full("n1", "2"), full("n2", "1"));
+    b.objects.pods.push(p, ...bound);
+    const r = explainPending(b, { kind: "pod", namespace: "default", name: "besteffort" });
+    expect(r.pods[0]!.summary!.message).toBe("0/2 nodes are available: 2 Too many pods.");
+  });
+
+  it("limits without requests request the limits (the API server's defaulting of a hand-written pod)", () => {
+    expect(podRequests(pod("p", { containers: [{ name: "c", resources: { limits: { cpu: "2", memory: "1Gi" }, requests: { memory: "512Mi" } } }] })))
+      .toEqual(new Map([["cpu", 2000], ["memory", 512 * 2 ** 20 * 1000]]));
+    expect(fitsResources(pod("p", { containers: [{ name: "c", resources: { limits: { cpu: "2" } } }] }), node("n1", { cpu: "1" }), []).reasons).toEqual(["Insufficient cpu"]);
+  });
+
+  it("a node whose allocatable has no pods entry allows none, as the scheduler reads it, and says why", () => {
+    const bare: Node = { ...node("n1", { cpu: "4" }) };
+    bare.status = { ...bare.status, allocatable: { cpu: "4" } } as Node["status"];
+    const f = fitsResources(pod("p", { containers: [req({ cpu: "1" })] }), bare, []);
+    expect(f.reasons).toEqual(["Too many pods"]);
+    expect(f.detail).toMatch(/allocatable has no pods entry, which the scheduler takes as 0/);
   });
 
   it("a host port held by a pod on n1: NodePorts rejects n1 only", () => {

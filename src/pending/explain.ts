@@ -421,9 +421,10 @@ function podNodeRow(
       detail: portConflicts.length === 0 ? `host ports free (${counted})` : `host port ${portConflicts.join(", ")} in use`,
     });
   }
-  // checked when the pod requests something and the bundle has the node's allocatable
+  // checked when the bundle has the node's allocatable: the pod count for every pod (one that requests nothing
+  // too, fit.go fitsRequest), then each resource the pod requests
   const hasAllocatable = (node.status as { allocatable?: unknown } | undefined)?.allocatable !== undefined;
-  const fit = hasAllocatable && podRequests(pod).size > 0 ? fitsResources(pod, node, bound) : undefined;
+  const fit = hasAllocatable ? fitsResources(pod, node, bound) : undefined;
   if (fit) {
     checks.push({
       rule: "resources",

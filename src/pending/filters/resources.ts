@@ -41,7 +41,7 @@ export function requestMilli(resource: string, q: string | number): number {
 interface ContainerLike {
   name?: string;
   restartPolicy?: string;
-  resources?: { requests?: Record<string, string | number> };
+  resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   ports?: { containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[];
 }
 
@@ -59,6 +59,17 @@ function requestsOf(c: ContainerLike, what = `container ${c.name ?? "?"} request
     }
   }
   return out;
+}
+
+/**
+ * A container's requests as the API server stores them: a resource with a limit and no request requests its limit
+ * (pkg/apis/core/v1/defaults.go SetDefaults_Pod; a pod read from a cluster is already so, a hand-written one may not be).
+ */
+function containerRequestsOf(c: ContainerLike): Requests {
+  const limits = c.resources?.limits;
+  if (!limits) return requestsOf(c);
+  const requests = { ...limits, ...(c.resources?.requests ?? {}) };
+  return requestsOf({ ...c, resources: { requests } });
 }
 
 /** Runs `f`, naming `who` in a {@link BundleError} it throws: the object whose field is not a quantity, and what to do. */
@@ -98,13 +109,13 @@ interface ContainerStatusLike {
 function appContainerRequests(pod: Pod, c: ContainerLike): Requests {
   const statuses = (pod.status as { containerStatuses?: ContainerStatusLike[] } | undefined)?.containerStatuses ?? [];
   const cs = statuses.find((x) => x.name === c.name);
-  if (!cs?.resources) return requestsOf(c);
+  if (!cs?.resources) return containerRequestsOf(c);
   const fromStatus = max(
     requestsOf({ resources: { requests: cs.resources.requests ?? {} } }, `status of container ${c.name ?? "?"} requests`),
     requestsOf({ resources: { requests: cs.allocatedResources ?? {} } }, `status of container ${c.name ?? "?"} allocatedResources`),
   );
   const infeasible = (pod.status?.conditions ?? []).some((x) => x.type === "PodResizePending" && x.reason === "Infeasible");
-  return infeasible ? fromStatus : max(requestsOf(c), fromStatus);
+  return infeasible ? fromStatus : max(containerRequestsOf(c), fromStatus);
 }
 
 /**
@@ -121,7 +132,7 @@ function podRequestsOf(pod: Pod): Requests {
   let sidecars: Requests = new Map();
   let init: Requests = new Map();
   for (const c of containers(pod, "initContainers")) {
-    let r = requestsOf(c);
+    let r = containerRequestsOf(c);
     if (c.restartPolicy === "Always") {
       reqs = add(reqs, r);
       sidecars = add(sidecars, r);
@@ -168,9 +179,11 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
   const reasons: string[] = [];
   const parts: string[] = [];
   const allocatable = naming(`node ${node.metadata.name}`, () => requestsOf({ resources: { requests: alloc } }, "status.allocatable"));
-  const podsAlloc = allocatable.has("pods") ? allocatable.get("pods")! / 1000 : undefined;
-  if (podsAlloc !== undefined && bound.length + 1 > podsAlloc) reasons.push("Too many pods");
-  if (podsAlloc !== undefined) parts.push(`pods: ${bound.length} of ${podsAlloc}`);
+  // NodeResourcesFit counts pods first, for every pod, one that requests nothing too (fit.go fitsRequest); a node
+  // without `pods` in allocatable allows none (AllowedPodNumber 0; the kubelet always sets it)
+  const podsAlloc = allocatable.has("pods") ? allocatable.get("pods")! / 1000 : 0;
+  if (bound.length + 1 > podsAlloc) reasons.push("Too many pods");
+  parts.push(allocatable.has("pods") ? `pods: ${bound.length} of ${podsAlloc}` : `pods: ${bound.length}, and allocatable has no pods entry, which the scheduler takes as 0 (the kubelet always sets it: is this node's status complete?)`);
   for (const [r, milli] of [...want].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     if (milli === 0) continue;
     const total = allocatable.get(r) ?? 0;
