@@ -137,6 +137,34 @@ describe("the reason in the first line, in the scheduler's words", () => {
     expect(f.detail).toMatch(/allocatable has no pods entry, which the scheduler takes as 0/);
   });
 
+  // component-helpers resource PodRequests: pod-level requests of cpu, memory and hugepages replace the containers'
+  // total (PodLevelResources, beta v1.34); a pod-level limit defaults its request
+  it("pod-level resources (spec.resources) replace the containers' total, for the pending pod and for pods on the node", () => {
+    const level = (spec: Record<string, unknown>, resources: Record<string, unknown>) => pod("p", { ...spec, resources });
+    expect(podRequests(level({ containers: [req({ cpu: "500m" }), req({ cpu: "500m", memory: "1Gi" })] }, { requests: { cpu: "3" } })).get("cpu")).toBe(3000);
+    expect(podRequests(level({ containers: [req({ cpu: "500m", memory: "1Gi" })] }, { requests: { cpu: "3" } })).get("memory")).toBe(2 ** 30 * 1000);
+    expect(podRequests(level({ containers: [req({ cpu: "100m" })] }, { limits: { cpu: "2" } })).get("cpu")).toBe(2000);
+    expect(fitsResources(level({ containers: [req({ cpu: "500m" })] }, { requests: { cpu: "3" } }), node("n1", { cpu: "2" }), []).reasons).toEqual(["Insufficient cpu"]);
+    const onNode = pod("big", { nodeName: "n1", containers: [req({ cpu: "200m" })], resources: { requests: { cpu: "1500m" } } }, { phase: "Running" });
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "1" })] }), node("n1", { cpu: "2" }), [onNode]).reasons).toEqual(["Insufficient cpu"]);
+  });
+
+  // framework.go RunFilterPluginsWithNominatedPods: a pod a preemption nominated to a node, of no lower priority, is
+  // counted there
+  it("a pod nominated to n1 (status.nominatedNodeName) with a higher priority takes its room; one of lower priority does not", () => {
+    const nominee = (priority: number) => pod("q", { priority, containers: [req({ cpu: "1500m" })] }, { phase: "Pending", nominatedNodeName: "n1" });
+    const run = (priority: number) => {
+      const b = emptyBundle({ tool: "test" });
+      b.objects.nodes.push(node("n1", { cpu: "2" }));
+      b.objects.pods.push(pod("p", { priority: 0, containers: [req({ cpu: "1" })] }), nominee(priority));
+      return explainPending(b, { kind: "pod", namespace: "default", name: "p" }).pods[0]!;
+    };
+    const higher = run(1000);
+    expect(higher.summary!.message).toBe("0/1 nodes are available: 1 Insufficient cpu.");
+    expect(higher.nodes[0]!.checks.find((c) => c.rule === "resources")!.detail).toMatch(/1 of them nominated to it \(default\/q\) by a preemption/);
+    expect(run(-5).summary!.feasibleNodes).toEqual(["n1"]);
+  });
+
   it("a host port held by a pod on n1: NodePorts rejects n1 only", () => {
     const holder = pod("holder", { nodeName: "n1", containers: [{ name: "c", ports: [{ containerPort: 80, hostPort: 8080, protocol: "TCP" }] }] }, { phase: "Running" });
     const p = pod("web", { containers: [{ name: "c", ports: [{ containerPort: 80, hostPort: 8080 }], resources: { requests: { cpu: "3" } } }] });

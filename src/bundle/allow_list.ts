@@ -269,10 +269,14 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
         rbd: { monitors: true, pool: true, image: true, readOnly: true },
         iscsi: { iqn: true, readOnly: true },
       }],
-      // NodeResourcesFit (requests, sidecar init containers, overhead) and NodePorts (hostPort) read these
-      containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true, hostPort: true, hostIP: true }], resources: { requests: true } }],
-      initContainers: [{ name: true, restartPolicy: true, resources: { requests: true } }],
+      // NodeResourcesFit (requests, limits that default them, sidecar init containers, overhead, pod-level resources)
+      // and NodePorts (hostPort) read these
+      containers: [{ name: true, ports: [{ name: true, containerPort: true, protocol: true, hostPort: true, hostIP: true }], resources: { requests: true, limits: true } }],
+      initContainers: [{ name: true, restartPolicy: true, resources: { requests: true, limits: true } }],
       overhead: true,
+      resources: { requests: true, limits: true },
+      // the scheduler counts a pod nominated to a node (after preemption) there, for pods of no higher priority
+      priority: true,
       schedulerName: true,
       schedulingGates: [{ name: true }],
       // DRA (src/pending/filters/dra.ts)
@@ -287,6 +291,7 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       resourceClaimStatuses: [{ name: true, resourceClaimName: true }],
       // NodeResourcesFit with in-place resize: what each container was given
       containerStatuses: [{ name: true, resources: { requests: true }, allocatedResources: true }],
+      nominatedNodeName: true,
     },
   },
   // src/service (addresses, podCIDR, nodeInfo versions for ipMode); src/pending (labels, taints, cordon, Ready)

@@ -410,8 +410,16 @@ function podNodeRow(
     });
   }
   // NodePorts and NodeResourcesFit, over the pods the bundle holds on this node (filters/resources.ts)
-  const bound = (ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod);
-  const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node`;
+  // Pods nominated to this node by a preemption, of a priority no lower than this pod's, are counted as if there
+  // (framework/runtime/framework.go RunFilterPluginsWithNominatedPods): the room preemption freed is theirs
+  const priority = (p: Pod) => (p.spec as { priority?: number } | undefined)?.priority ?? 0;
+  const nominated = ctx.pods.filter((p) =>
+    p !== pod && !p.spec?.nodeName && (p.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName === node.metadata.name &&
+    priority(p) >= priority(pod) && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed"
+  );
+  const bound = [...(ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod), ...nominated];
+  const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node` +
+    (nominated.length > 0 ? `, ${nominated.length} of them nominated to it (${nominated.map((p) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`).join(", ")}) by a preemption` : "");
   const portConflicts = hostPortConflicts(pod, bound);
   if (hostPorts(pod).length > 0) {
     checks.push({

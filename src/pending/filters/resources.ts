@@ -7,9 +7,12 @@
  *   order, a sidecar (`restartPolicy: Always`) adding its request to the app containers' and to the running sidecar
  *   total, a plain one needing its own request plus the sidecars started before it; the maximum of the two; plus
  *   `spec.overhead`; an app container whose status reports resources (in-place resize, v1.33+) counts the maximum of
- *   its spec request, status request and allocated resources (the status's only while the resize is infeasible).
+ *   its spec request, status request and allocated resources (the status's only while the resize is infeasible); a
+ *   container's limit stands for a request it lacks (the API server's defaulting); pod-level `spec.resources`
+ *   (v1.34+) replaces the containers' total of cpu, memory and hugepages.
  * - The node's room: `status.allocatable` minus the requests of the pods bound to it (`spec.nodeName`), terminal pods
- *   (Succeeded, Failed) excluded; one more pod than `allocatable.pods` is "Too many pods".
+ *   (Succeeded, Failed) excluded, and of the pods a preemption nominated to it (explain.ts); one more pod than
+ *   `allocatable.pods` is "Too many pods", checked first, for every pod.
  * - A resource the pod does not request is not checked; every resource that does not fit is one reason:
  *   `Insufficient cpu`, `Insufficient memory`, `Insufficient ephemeral-storage`, `Insufficient <extended resource>`.
  * - NodePorts: a `hostPort` the pod asks for that a pod on the node already holds (same protocol, and same hostIP or
@@ -143,6 +146,14 @@ function podRequestsOf(pod: Pod): Requests {
     init = max(init, r);
   }
   reqs = max(reqs, init);
+  // Pod-level resources (KEP-2837; PodLevelResources alpha v1.32, beta and on from v1.34): the pod's own request of
+  // cpu, memory and hugepages replaces its containers' total (component-helpers resource PodRequests; the API server
+  // defaults a pod-level request from its limit and keeps spec.resources only where the gate is on)
+  const level = (pod.spec as { resources?: ContainerLike["resources"] } | undefined)?.resources;
+  if (level?.requests || level?.limits) {
+    const own = requestsOf({ resources: { requests: { ...(level.limits ?? {}), ...(level.requests ?? {}) } } }, "spec.resources requests");
+    for (const [k, v] of own) if (k === "cpu" || k === "memory" || k.startsWith("hugepages-")) reqs.set(k, v);
+  }
   const overhead = (pod.spec as { overhead?: Record<string, string> } | undefined)?.overhead;
   if (overhead) reqs = add(reqs, requestsOf({ resources: { requests: overhead } }, "spec.overhead"));
   return reqs;
