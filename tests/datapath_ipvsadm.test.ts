@@ -421,3 +421,19 @@ describe("parseIpvsadm errors name the line and what was expected", () => {
     });
   }
 });
+
+describe("ipvsadm -S -n (save) output", () => {
+  // the same node's table as `ipvsadm -Ln` (base/nodes/n1/ipvsadm.txt) and as `ipvsadm -S -n` (base-ipvsadm-S.txt)
+  const dir = new URL("./fixtures/ipvs/v1.30-layout/", import.meta.url).pathname;
+  const shape = (t: ReturnType<typeof parseIpvsadm>) =>
+    t.virtualServers.map((v) => ({ p: v.protocol, a: v.address, port: v.port, s: v.scheduler, persistent: v.persistent?.timeoutSeconds, rs: v.realServers.map((r) => [r.address, r.port, r.forward, r.weight]) }));
+  it("reads into the same virtual servers, schedulers, persistence and real servers as the listing", () => {
+    const listed = parseIpvsadm(readFileSync(dir + "base/nodes/n1/ipvsadm.txt", "utf8"));
+    const saved = parseIpvsadm(readFileSync(dir + "base-ipvsadm-S.txt", "utf8"));
+    expect(shape(saved)).toEqual(shape(listed));
+    expect(saved.unparsed).toEqual([]);
+  });
+  it("a real server before its virtual server is an error naming the line", () => {
+    expect(() => parseIpvsadm("-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.2:443 -r 10.244.0.3:6443 -m -w 1\n")).toThrow(/line 2: real server of 10\.96\.0\.2:443, which no -A line before it adds/);
+  });
+});

@@ -197,6 +197,8 @@ const KNOWN_FLAGS = new Set(["ops", "sh-fallback", "sh-port", "mh-fallback", "mh
  * ```
  */
 export function parseIpvsadm(text: string): IpvsTable {
+  // `ipvsadm -S -n` (save) output: rules as ipvsadm commands
+  if (/^\s*-A\s/.test(text.split("\n").find((l) => l.trim() !== "" && !l.trim().startsWith("#")) ?? "")) return parseIpvsadmSave(text);
   const lines = text.split("\n");
   const table: IpvsTable = { columns: "default", virtualServers: [], unparsed: [] };
   if (text.trim() === "") {
@@ -489,4 +491,77 @@ function parseStats(
   return kind === "stats"
     ? { kind, conns: v[0], inPkts: v[1], outPkts: v[2], inBytes: v[3], outBytes: v[4], approximate }
     : { kind, cps: v[0], inPps: v[1], outPps: v[2], inBps: v[3], outBps: v[4], approximate };
+}
+
+/** Protocol options of `ipvsadm -S` lines. */
+const SAVE_PROTOCOLS: Record<string, VirtualServer["protocol"]> = { "-t": "TCP", "--tcp-service": "TCP", "-u": "UDP", "--udp-service": "UDP", "--sctp-service": "SCTP", "-f": "FWM", "--fwmark-service": "FWM" };
+const SAVE_FORWARD: Record<string, RealServer["forward"]> = { "-m": "Masq", "--masquerading": "Masq", "-g": "Route", "--gatewaying": "Route", "-i": "Tunnel", "--ipip": "Tunnel" };
+
+/**
+ * Parses `ipvsadm -S -n` (save) output: `-A -t 10.96.0.10:53 -s rr [-p 10800]` per virtual server, then
+ * `-a -t 10.96.0.10:53 -r 10.244.0.3:53 -m -w 1` per real server (ipvsadm.c `print_service_entry` with FMT_RULE).
+ * It holds no connection counts: `activeConn`/`inactiveConn` stay undefined. Options not understood are reported in
+ * `unparsed`.
+ * @throws {DumpParseError} for a real server before its virtual server, or an address that is not numeric.
+ */
+export function parseIpvsadmSave(text: string): IpvsTable {
+  const table: IpvsTable = { columns: "default", virtualServers: [], unparsed: [] };
+  const byKey = new Map<string, VirtualServer>();
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const lineNo = i + 1;
+    const raw = (lines[i] ?? "").replace(/\r$/, "");
+    assertText(raw, lineNo);
+    const t = raw.trim();
+    if (t === "") continue;
+    if (t.startsWith("#")) {
+      table.unparsed.push({ line: lineNo, text: raw, reason: "comment" });
+      continue;
+    }
+    const words = t.split(/\s+/);
+    const cmd = words[0];
+    if (cmd !== "-A" && cmd !== "-a") throw new DumpParseError(FORMAT, lineNo, `expected an "ipvsadm -S" line (-A or -a), got "${cmd}"`, raw);
+    const protoAt = words.findIndex((w) => SAVE_PROTOCOLS[w] !== undefined);
+    const protocol = protoAt === -1 ? undefined : SAVE_PROTOCOLS[words[protoAt]!];
+    const target = protoAt === -1 ? undefined : words[protoAt + 1];
+    if (!protocol || target === undefined) throw new DumpParseError(FORMAT, lineNo, "no -t, -u, --sctp-service or -f service", raw);
+    const option = (...names: string[]) => {
+      const at = words.findIndex((w) => names.includes(w));
+      return at === -1 ? undefined : words[at + 1] ?? "";
+    };
+    const unknown = words.slice(1).filter((w, k, all) => w.startsWith("-") && SAVE_PROTOCOLS[w] === undefined && SAVE_FORWARD[w] === undefined &&
+      !["-s", "--scheduler", "-p", "--persistent", "-M", "--netmask", "-r", "--real-server", "-w", "--weight", "-x", "--u-threshold", "-y", "--l-threshold", "-o", "--ops", "-b", "--sched-flags"].includes(w) && !/^\d+$/.test(all[k - 1] ?? ""));
+    for (const w of unknown) table.unparsed.push({ line: lineNo, text: raw, reason: `option ${w} not read` });
+    if (cmd === "-A") {
+      const vs: VirtualServer = { protocol, family: "inet", flags: [], realServers: [], line: lineNo, raw };
+      if (protocol === "FWM") vs.fwmark = Number(target);
+      else Object.assign(vs, parseAddressPort(target, "virtual server", lineNo, raw));
+      const sched = option("-s", "--scheduler");
+      if (sched) vs.scheduler = sched;
+      const p = option("-p", "--persistent");
+      if (p !== undefined) {
+        vs.persistent = { timeoutSeconds: /^\d+$/.test(p) ? Number(p) : 300 };
+        const mask = option("-M", "--netmask");
+        if (mask) vs.persistent.netmask = mask;
+      }
+      if (words.includes("-o") || words.includes("--ops")) vs.flags.push("ops");
+      const flags = option("-b", "--sched-flags");
+      if (flags) vs.flags.push(...flags.split(","));
+      table.virtualServers.push(vs);
+      byKey.set(`${protocol} ${target}`, vs);
+    } else {
+      const vs = byKey.get(`${protocol} ${target}`);
+      if (!vs) throw new DumpParseError(FORMAT, lineNo, `real server of ${target}, which no -A line before it adds`, raw);
+      const r = option("-r", "--real-server");
+      if (r === undefined) throw new DumpParseError(FORMAT, lineNo, "real server line without -r", raw);
+      const rs: RealServer = { ...(r.includes(":") ? parseAddressPort(r, "real server", lineNo, raw) : { address: r, port: 0, family: "inet" as const }), line: lineNo, raw };
+      const fwd = words.find((w) => SAVE_FORWARD[w] !== undefined);
+      rs.forward = fwd ? SAVE_FORWARD[fwd] : "Route";
+      const w = option("-w", "--weight");
+      rs.weight = w !== undefined && /^\d+$/.test(w) ? Number(w) : 1;
+      vs.realServers.push(rs);
+    }
+  }
+  if (table.virtualServers.length === 0) throw new DumpParseError(FORMAT, 0, "no virtual server in this ipvsadm -S output", "");
+  return table;
 }
