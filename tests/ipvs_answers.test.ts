@@ -70,3 +70,16 @@ describe("schedulers without a fixed share show none", () => {
     if (hairpin.masquerade === "some") expect(hairpin.reason).toMatch(/the IPVS scheduler decides how often: no fixed share/);
   });
 });
+
+describe("drift only IPVS shows", () => {
+  it("a virtual server left on the Service's ClusterIP for a port it no longer has: not being synced (cleanLegacyService)", () => {
+    const r = explainService(readBundle(DIR("drift")), "default", "web");
+    const stale = r.nodes[0]!.drift.filter((d) => d.kind === "stale-virtual-server").map((d) => d.message);
+    expect(stale).toEqual([expect.stringMatching(/^default\/web: IPVS virtual server 10\.96\.0\.50:81\/tcp \(ipvsadm line \d+\) is on an address of the Service but no ServicePort has it/)]);
+    // the ClusterIP missing from KUBE-CLUSTER-IP: KUBE-IPVS-FILTER, kube-proxy's own rule, rejects; said so
+    expect(r.nodes[0]!.drift.find((d) => d.kind === "unexpected-reject")!.message).toMatch(/in KUBE-IPVS-FILTER: the address is bound to kube-ipvs0 \(KUBE-IPVS-IPS\) but in none of the sets/);
+  });
+  it("a healthy node: no stale virtual server", () => {
+    expect(explainService(readBundle(DIR("base")), "default", "web").nodes[0]!.drift).toEqual([]);
+  });
+});

@@ -147,6 +147,10 @@ export function rejectReason(rule: RuleRef | undefined): string {
   if (/has no endpoints|@no-endpoint-/.test(rule.raw) || ["reject-chain", "service-endpoints-check", "nodeport-endpoints-check"].includes(rule.chain)) {
     return ": no usable endpoints";
   }
+  if (rule.chain === "KUBE-IPVS-FILTER") {
+    // ipvs/proxier.go: new connections to an address bound to kube-ipvs0 that is in no Service set are rejected
+    return ": the address is bound to kube-ipvs0 (KUBE-IPVS-IPS) but in none of the sets of Service addresses and ports (KUBE-CLUSTER-IP, KUBE-EXTERNAL-IP, KUBE-LOAD-BALANCER, KUBE-HEALTH-CHECK-NODE-PORT)";
+  }
   return "";
 }
 

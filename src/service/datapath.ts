@@ -40,6 +40,8 @@ export interface Datapath {
    * of `trace`.
    */
   virtualServer?(ip: string, port: number, proto: string): EntryPointReport["balancing"] | undefined;
+  /** Every IPVS virtual server on address `ip`: its port, protocol (lower case) and ipvsadm line. */
+  virtualServersAt?(ip: string): { port: number; proto: string; line: number }[];
   /** ipset membership the rules match (IPVS mode), for the ipset drift check. */
   readonly ipsets?: IpsetMembership;
   /** The IPVS table was expected but could not be read: IPVS verdicts are "unknown", never "not programmed". */

@@ -142,6 +142,8 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
       kind: "unexpected-reject",
       message: ref.reason.startsWith("rejected by IPVS")
         ? `${sp.portKey}: ${node} rejects new connections to ${cip.destination}: its IPVS virtual server has no real server to send to, but the API lists ${expected.size} usable endpoint(s): the node's rules are stale`
+        : why.startsWith(": the address is bound to kube-ipvs0")
+        ? `${sp.portKey}: ${node} rejects new connections to ${cip.destination} in KUBE-IPVS-FILTER${why}, though the API lists ${expected.size} usable endpoint(s): the node's ipsets are stale`
         : why.startsWith(": the node has no rule")
         ? `${sp.portKey}: ${node} rejects new connections to ${cip.destination}: it has no rule for this port of the ClusterIP, but the API lists ${expected.size} usable endpoint(s): the node's rules are stale (the Service's ports changed since kube-proxy last synced, or it failed to)`
         : why

@@ -384,6 +384,21 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         };
         report.drift.push(...clusterIPSetDrift(svc, family, nodeName, sources.podSameNode ?? sources.nodeIP!, datapath, served));
       }
+      // IPVS mode: kube-proxy deletes every virtual server no Service port has at each sync (ipvs/proxier.go
+      // cleanLegacyService): one left on this Service's addresses means its rules are not being synced
+      if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.virtualServersAt) {
+        const own = new Set(svc.ports.map((p) => `${lowerProtocol(p.protocol)} ${p.port}`));
+        for (const ip of [...svcHere.clusterIPs, ...svcHere.externalIPs, ...svcHere.loadBalancerIngress].filter((x) => isIPv6(x) === (family === 6))) {
+          for (const vs of datapath.virtualServersAt(ip)) {
+            if (own.has(`${vs.proto} ${vs.port}`)) continue;
+            report.drift.push({
+              portKey: `${svc.namespace}/${svc.name}`,
+              kind: "stale-virtual-server",
+              message: `${svc.namespace}/${svc.name}: IPVS virtual server ${formatDestination(ip, vs.port, vs.proto as "tcp" | "udp" | "sctp")} (ipvsadm line ${vs.line}) is on an address of the Service but no ServicePort has it: kube-proxy deletes such virtual servers at every sync, so ${nodeName}'s are not being synced`,
+            });
+          }
+        }
+      }
       if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;

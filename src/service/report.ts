@@ -175,7 +175,8 @@ export interface DriftItem {
     | "ipset-missing"
     | "source-ranges-not-enforced"
     | "affinity-timeout"
-    | "external-policy";
+    | "external-policy"
+    | "stale-virtual-server";
   endpoint?: string;
   message: string;
   evidence?: RuleRef[];

@@ -131,7 +131,7 @@ export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { probl
   return {
     balancingMethod: "iptables-probability-cascade",
     trace: (packet, hook) => traceIptables(dump, packet, hook, options),
-    ...(balancer ? { virtualServer: (ip: string, port: number, proto: string) => balancer.lookup(ip, port, proto) } : {}),
+    ...(balancer ? { virtualServer: (ip: string, port: number, proto: string) => balancer.lookup(ip, port, proto), virtualServersAt: (ip: string) => balancer.at(ip) } : {}),
     ...(ipvs.ipsets ? { ipsets: ipvs.ipsets } : {}),
     ...(ipvs.tableUnread ? { ipvsTableUnread: true } : {}),
   };

@@ -28,6 +28,8 @@ export interface IpvsBalancer {
    * `[]` for a virtual server without a real server of weight > 0; undefined for no virtual server.
    */
   dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number; fixed: boolean }[] | undefined;
+  /** The virtual servers on address `ip`: port, protocol (lower case), ipvsadm line. */
+  at(ip: string): { port: number; proto: string; line: number }[];
 }
 
 /** What each scheduler does, and whether it gives fixed shares. */
@@ -96,6 +98,9 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       };
       if (vs.persistent) scheduler.persistentSeconds = vs.persistent.timeoutSeconds;
       return { method: "ipvs", scheduler, shares: sharesOf(vs) };
+    },
+    at(ip) {
+      return table.virtualServers.filter((vs) => vs.address === ip && vs.port !== undefined).map((vs) => ({ port: vs.port!, proto: vs.protocol.toLowerCase(), line: vs.line }));
     },
     dispatch(ip, port, proto) {
       const vs = index.get(key(proto, ip, port));
