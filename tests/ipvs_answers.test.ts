@@ -83,3 +83,16 @@ describe("drift only IPVS shows", () => {
     expect(explainService(readBundle(DIR("base")), "default", "web").nodes[0]!.drift).toEqual([]);
   });
 });
+
+describe("the LoadBalancer sets of externalTrafficPolicy Local and loadBalancerSourceRanges (ipvs/proxier.go)", () => {
+  it("KUBE-LOAD-BALANCER-LOCAL without the ingress IP: clients from outside masqueraded, drift; KUBE-LOAD-BALANCER-FW without it: ranges not enforced, drift", () => {
+    const local = explainService(readBundle(DIR("setdrift")), "default", "lblocal").nodes[0]!.drift.map((d) => d.message);
+    expect(local).toContain("default/lblocal:http: ipset KUBE-LOAD-BALANCER-LOCAL on n1 lacks 203.0.113.10,tcp:80: externalTrafficPolicy Local is not applied to the LoadBalancer IP (clients are masqueraded: their source address is lost)");
+    expect(local.some((m) => /externalTrafficPolicy Local keeps the client's source address, but n1 masquerades clients from outside at LoadBalancer/.test(m))).toBe(true);
+    const fw = explainService(readBundle(DIR("setdrift")), "default", "lbsrc").nodes[0]!.drift.map((d) => d.message);
+    expect(fw).toContain("default/lbsrc:http: ipset KUBE-LOAD-BALANCER-FW on n1 lacks 203.0.113.11,tcp:80: loadBalancerSourceRanges are not enforced at the LoadBalancer IP");
+  });
+  it("the complete sets: no drift", () => {
+    for (const name of ["lblocal", "lbsrc", "nplocal"]) expect(explainService(readBundle(DIR("base")), "default", name).nodes[0]!.drift, name).toEqual([]);
+  });
+});

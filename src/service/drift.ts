@@ -62,11 +62,22 @@ export function ipsetDrift(
   }
   if (svc.type === "LoadBalancer") {
     for (const ip of svc.loadBalancerIngress.filter(fam)) {
-      check("KUBE-LOAD-BALANCER", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "LoadBalancer traffic is not handled by kube-proxy's rules");
+      const entry = `${ip},${proto}:${sp.port}`;
+      check("KUBE-LOAD-BALANCER", "dst,dst", pkt("0.0.0.0", ip, sp.port), entry, "LoadBalancer traffic is not handled by kube-proxy's rules");
+      // ipvs/proxier.go: externalTrafficPolicy Local, loadBalancerSourceRanges
+      if (svc.externalTrafficPolicy === "Local") check("KUBE-LOAD-BALANCER-LOCAL", "dst,dst", pkt("0.0.0.0", ip, sp.port), entry, "externalTrafficPolicy Local is not applied to the LoadBalancer IP (clients are masqueraded: their source address is lost)");
+      const ranges = svc.loadBalancerSourceRanges.filter((r) => fam(r.trim()));
+      if (ranges.length > 0) {
+        check("KUBE-LOAD-BALANCER-FW", "dst,dst", pkt("0.0.0.0", ip, sp.port), entry, "loadBalancerSourceRanges are not enforced at the LoadBalancer IP");
+        for (const r of ranges.map((x) => x.trim())) {
+          check("KUBE-LOAD-BALANCER-SOURCE-CIDR", "dst,dst,src", pkt(r.split("/")[0]!, ip, sp.port), `${entry},${r}`, `clients in the source range ${r} are dropped at the LoadBalancer IP`);
+        }
+      }
     }
   }
   for (const ip of svc.externalIPs.filter(fam)) {
     check("KUBE-EXTERNAL-IP", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalIP traffic is not marked for masquerade");
+    if (svc.externalTrafficPolicy === "Local") check("KUBE-EXTERNAL-IP-LOCAL", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalTrafficPolicy Local is not applied to the externalIP (clients are masqueraded)");
   }
   return out;
 }
@@ -196,12 +207,21 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
  *   is not reported again.
  */
 export function externalPolicyDrift(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, external: NodeEndpointSet, internalDrift: DriftItem[]): DriftItem[] {
+  // each kind of entry point for clients from outside, the first of each: one may be stale where another is not
+  // (IPVS keeps them in separate sets)
+  const out: DriftItem[] = [];
+  for (const kind of ["NodePort", "LoadBalancer", "ExternalIP"] as const) {
+    const entry = pr.entryPoints.find((e) => e.kind === kind && e.clients.some((c) => c.client === "external"));
+    if (entry) out.push(...externalEntryDrift(resolved, sp, entry, node, external, internalDrift));
+    if (out.length > 0) break;
+  }
+  return out;
+}
+
+function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, entry: PortReport["entryPoints"][number], node: string, external: NodeEndpointSet, internalDrift: DriftItem[]): DriftItem[] {
   const policy = resolved.summary.externalTrafficPolicy;
-  const entry = ["NodePort", "LoadBalancer", "ExternalIP"]
-    .map((k) => pr.entryPoints.find((e) => e.kind === k && e.clients.some((c) => c.client === "external")))
-    .find((e) => e !== undefined);
-  const client = entry?.clients.find((c) => c.client === "external");
-  if (!entry || !client || client.outcome === "unknown" || client.outcome === "not-handled" || client.outcome === "mixed") return [];
+  const client = entry.clients.find((c) => c.client === "external");
+  if (!client || client.outcome === "unknown" || client.outcome === "not-handled" || client.outcome === "mixed") return [];
   const v6 = entry.destination.startsWith("[");
   const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);
