@@ -96,3 +96,17 @@ describe("the LoadBalancer sets of externalTrafficPolicy Local and loadBalancerS
     for (const name of ["lblocal", "lbsrc", "nplocal"]) expect(explainService(readBundle(DIR("base")), "default", name).nodes[0]!.drift, name).toEqual([]);
   });
 });
+
+describe("a host-network client of an address on kube-ipvs0 has that address as its source (the local route's src)", () => {
+  it("no cluster CIDR: KUBE-CLUSTER-IP src,dst matches it, masqueraded; a LoadBalancer IP with source ranges: KUBE-IPVS-OUT-FILTER drops it", () => {
+    const web = client(explainService(readBundle(DIR("nocidr")), "default", "web"), "ClusterIP", "host-network");
+    expect(web.source).toBe("10.96.0.50");
+    expect(web.masquerade).toBe("always");
+    const lb = client(explainService(readBundle(DIR("base")), "default", "lbsrc"), "LoadBalancer", "host-network");
+    expect(lb.source).toBe("203.0.113.11");
+    expect(lb.outcome).toBe("dropped");
+    expect(lb.reason).toMatch(/\(KUBE-IPVS-OUT-FILTER\)/);
+    // a NodePort on the node's address: the node's address
+    expect(client(explainService(readBundle(DIR("base")), "default", "np"), "NodePort", "host-network").source).toBe("10.0.0.11");
+  });
+});

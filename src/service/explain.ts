@@ -297,7 +297,15 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
           if (ipvsBal) entry.balancing = ipvsBal;
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
-          for (const c of clientsFor(ep.kind, sources, nodeName)) {
+          // IPVS binds the Service's addresses to kube-ipvs0: a local process connecting to one gets it as its source
+          // too (the local route's preferred source; ipvs/proxier.go writeIptablesRules "the service VIP being picked
+          // as the source IP", KUBE-IPVS-OUT-FILTER)
+          const hostClients = clientsFor(ep.kind, sources, nodeName).map((c) =>
+            ipvsMode && c.kind === "host-network" && ep.kind !== "NodePort" && ep.dstLocal
+              ? { ...c, src: ep.ip, description: `host-network pod or process on ${nodeName} (${ep.ip}: the kernel's source for an address on kube-ipvs0)` }
+              : c
+          );
+          for (const c of hostClients) {
             const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
             if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
             if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
