@@ -110,3 +110,14 @@ describe("a host-network client of an address on kube-ipvs0 has that address as 
     expect(client(explainService(readBundle(DIR("base")), "default", "np"), "NodePort", "host-network").source).toBe("10.0.0.11");
   });
 });
+
+describe("the rule that decides 'not masqueraded' under externalTrafficPolicy Local", () => {
+  it("is the RETURN of KUBE-NODE-PORT / KUBE-LOAD-BALANCER that skips their KUBE-MARK-MASQ, not KUBE-SERVICES' ClusterIP rule", () => {
+    const r = explainService(readBundle(DIR("base")), "default", "lblocal");
+    for (const kind of ["NodePort", "LoadBalancer"]) {
+      const c = client(r, kind, "external");
+      expect(c.masquerade, kind).toBe("never");
+      expect(c.reason, kind).toMatch(/^not masqueraded: line \d+ \(KUBE-(NODE-PORT|LOAD-BALANCER)\) does not apply: not reached: line \d+ returns before it \(.*KUBE-(NODE-PORT-LOCAL-TCP|LOAD-BALANCER-LOCAL) .*-j RETURN\)/);
+    }
+  });
+});

@@ -185,7 +185,9 @@ function explain(
   }
   if (masquerade === "n/a") return "";
   const fired = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true));
-  const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false));
+  // a marking rule a RETURN skipped names the decision more closely than an earlier rule that did not match
+  const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false))
+    .sort((a, b) => Number(b.why?.startsWith("not reached") ?? false) - Number(a.why?.startsWith("not reached") ?? false));
   const snatRules = forwarded.filter((o) => o.masqueraded && o.decidedBy).map((o) => o.decidedBy!);
   const snat = snatRules.length > 0 ? `SNATed by ${rulesAt(snatRules)}` : "SNATed by KUBE-POSTROUTING (not in the dump; assumed as kube-proxy writes it)";
   const by = (rules: RuleRef[]) =>

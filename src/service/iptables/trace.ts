@@ -210,6 +210,16 @@ class Tracer {
           taken = { ...s, probability: s.probability * p };
         }
         if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true }] };
+        if (rule.target === "RETURN" && table === "nat" && chain.ruleCount <= 64) {
+          // a RETURN that skips the chain's marking rule decides masquerade as much as that rule's own match (IPVS
+          // mode's KUBE-NODE-PORT: `KUBE-NODE-PORT-LOCAL-TCP dst -j RETURN` before `-j KUBE-MARK-MASQ`): say so
+          for (let j = index + 1; j < chain.ruleCount; j++) {
+            const later = chain.rule(j);
+            if (!this.isMasqueradeMarking(table, later)) continue;
+            taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(later), matched: false, why: `not reached: line ${rule.line} returns before it (${rule.raw.replace(/^-A \S+ /, "")})` }] };
+            break;
+          }
+        }
         const res = this.take(table, rule, taken, depth);
         for (const e of res.cont) next.push(e);
         for (const e of res.ended) ended.push(e);
