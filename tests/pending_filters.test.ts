@@ -149,6 +149,16 @@ describe("the reason in the first line, in the scheduler's words", () => {
     expect(fitsResources(pod("p", { containers: [req({ cpu: "1" })] }), node("n1", { cpu: "2" }), [onNode]).reasons).toEqual(["Insufficient cpu"]);
   });
 
+  it("a sidecar resized in place counts what its status says it was given (initContainerStatuses)", () => {
+    const onNode = pod("side", {
+      nodeName: "n1",
+      containers: [req({ cpu: "100m" })],
+      initContainers: [{ name: "proxy", restartPolicy: "Always", resources: { requests: { cpu: "100m" } } }],
+    }, { phase: "Running", initContainerStatuses: [{ name: "proxy", resources: { requests: { cpu: "1500m" } }, allocatedResources: { cpu: "1500m" } }] });
+    expect(podRequests(onNode).get("cpu")).toBe(1600);
+    expect(fitsResources(pod("p", { containers: [req({ cpu: "1" })] }), node("n1", { cpu: "2" }), [onNode]).reasons).toEqual(["Insufficient cpu"]);
+  });
+
   // framework.go RunFilterPluginsWithNominatedPods: a pod a preemption nominated to a node, of no lower priority, is
   // counted there
   it("a pod nominated to n1 (status.nominatedNodeName) with a higher priority takes its room; one of lower priority does not", () => {

@@ -291,6 +291,7 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       resourceClaimStatuses: [{ name: true, resourceClaimName: true }],
       // NodeResourcesFit with in-place resize: what each container was given
       containerStatuses: [{ name: true, resources: { requests: true }, allocatedResources: true }],
+      initContainerStatuses: [{ name: true, resources: { requests: true }, allocatedResources: true }],
       nominatedNodeName: true,
     },
   },

@@ -7,7 +7,8 @@
  *   order, a sidecar (`restartPolicy: Always`) adding its request to the app containers' and to the running sidecar
  *   total, a plain one needing its own request plus the sidecars started before it; the maximum of the two; plus
  *   `spec.overhead`; an app container whose status reports resources (in-place resize, v1.33+) counts the maximum of
- *   its spec request, status request and allocated resources (the status's only while the resize is infeasible); a
+ *   its spec request, status request and allocated resources (the status's only while the resize is infeasible; a
+ *   sidecar likewise, from `initContainerStatuses`); a
  *   container's limit stands for a request it lacks (the API server's defaulting); pod-level `spec.resources`
  *   (v1.34+) replaces the containers' total of cpu, memory and hugepages.
  * - The node's room: `status.allocatable` minus the requests of the pods bound to it (`spec.nodeName`), terminal pods
@@ -109,8 +110,8 @@ interface ContainerStatusLike {
  * the resize is infeasible (condition PodResizePending, reason Infeasible), of the status's two only
  * (k8s.io/component-helpers/resource `determineContainerReqs`, as the scheduler counts the pods bound to a node).
  */
-function appContainerRequests(pod: Pod, c: ContainerLike): Requests {
-  const statuses = (pod.status as { containerStatuses?: ContainerStatusLike[] } | undefined)?.containerStatuses ?? [];
+function appContainerRequests(pod: Pod, c: ContainerLike, from: "containerStatuses" | "initContainerStatuses" = "containerStatuses"): Requests {
+  const statuses = (pod.status as Record<string, ContainerStatusLike[] | undefined> | undefined)?.[from] ?? [];
   const cs = statuses.find((x) => x.name === c.name);
   if (!cs?.resources) return containerRequestsOf(c);
   const fromStatus = max(
@@ -135,7 +136,8 @@ function podRequestsOf(pod: Pod): Requests {
   let sidecars: Requests = new Map();
   let init: Requests = new Map();
   for (const c of containers(pod, "initContainers")) {
-    let r = containerRequestsOf(c);
+    // a sidecar (restartable init container) resizes in place as an app container does (initContainerStatuses, v1.33+)
+    let r = c.restartPolicy === "Always" ? appContainerRequests(pod, c, "initContainerStatuses") : containerRequestsOf(c);
     if (c.restartPolicy === "Always") {
       reqs = add(reqs, r);
       sidecars = add(sidecars, r);
