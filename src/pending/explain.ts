@@ -78,7 +78,7 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts, podRequests } from "./filters/resources.ts";
+import { fitsResources, hostPortConflicts, hostPorts } from "./filters/resources.ts";
 import { capacityCheck } from "./filters/volume_capacity.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
