@@ -121,3 +121,14 @@ describe("the rule that decides 'not masqueraded' under externalTrafficPolicy Lo
     }
   });
 });
+
+describe("sh with a weight-0 real server (ip_vs_sh_reassign keeps its buckets; ip_vs_sh_get refuses them without sh-fallback)", () => {
+  it("says that the clients hashing to it are refused, on the balancing line and as a caveat of each client", () => {
+    const r = explainService(readBundle(DIR("sh-quiesce")), "default", "web");
+    const e = entry(r, "ClusterIP");
+    expect(e.balancing.scheduler!.description).toMatch(/the weight-0 real server 10\.244\.2\.6:8080 keeps its hash buckets: clients whose address hashes to one are refused \(port unreachable\), not balanced \(no sh-fallback flag\)$/);
+    expect(client(r, "ClusterIP", "pod-same-node").caveats.join("\n")).toMatch(/weight-0 real server 10\.244\.2\.6:8080 keeps its hash buckets/);
+    // rr with a weight-0 real server: none of that
+    expect(entry(explainService(readBundle(DIR("base")), "default", "web"), "ClusterIP").balancing.scheduler!.description).not.toMatch(/hash buckets/);
+  });
+});

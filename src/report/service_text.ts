@@ -30,8 +30,10 @@ const OUTCOME_WORDS: Record<ClientVerdict["outcome"], string> = {
   unknown: "unknown (the state that decides it was not captured)",
 };
 
-function shareText(e: EndpointShare): string {
-  return e.share === null ? "depends on live connections" : formatShare(e.share);
+/** An endpoint's share; without one, what decides it: the client's address (IPVS hashing) or live counts. */
+function shareText(e: EndpointShare, scheduler?: string): string {
+  if (e.share !== null) return formatShare(e.share);
+  return scheduler === "sh" || scheduler === "mh" ? "depends on the client's address" : scheduler === "dh" ? "depends on the destination's hash" : "depends on live connections";
 }
 
 function masqText(v: ClientVerdict, st: Style): string {
@@ -88,7 +90,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
   if (b.sessionAffinity) lines.push(`      session affinity: ${b.sessionAffinity} (shares are for new clients)`);
   if (b.shares.length > 0) {
     lines.push(...table(
-      b.shares.map((s) => [s.endpoint, shareText(s), s.weight !== undefined ? `weight ${s.weight}` : "", s.via ?? ""]),
+      b.shares.map((s) => [s.endpoint, shareText(s, b.scheduler?.name), s.weight !== undefined ? `weight ${s.weight}` : "", s.via ?? ""]),
       "        ",
     ));
   }
@@ -99,7 +101,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
     const endpointsDiffer = c.outcome === "forwarded" && !sameEndpoints(c.endpoints, ref.map(({ endpoint, share }) => ({ endpoint, share })));
     rows.push([`${c.description}:`, [outcomeText(c, st), masqText(c, st)].filter(Boolean).join(", ")]);
     const more: string[] = [];
-    if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x)}`).join(", ")));
+    if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x, b.scheduler?.name)}`).join(", ")));
     if (c.reason) more.push(st.dim(c.reason));
     extra.push(more);
   }

@@ -41,7 +41,7 @@ export interface TraceOptions {
    * IPVS: the real servers a packet to `dst:dport/proto` is sent to, with probabilities, when `dst:dport` is an IPVS
    * virtual server (IPVS translates after nat PREROUTING/OUTPUT, at LOCAL_IN). Undefined when it is not one.
    */
-  ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number; fixed: boolean }[] | undefined;
+  ipvsDispatch?: (packet: TracePacket) => { dnatTo: string; probability: number; fixed: boolean; caveat?: string }[] | undefined;
   /**
    * Reuse the filter and POSTROUTING part of one branch for another whose packet differs only in its destination
    * address and port (the endpoints of one ServicePort), when no rule those chains reach reads the destination: the
@@ -392,7 +392,7 @@ export function traceIptables(
     if (rs.some((r) => !r.fixed)) sharesFixed = false;
     for (const r of rs) {
       const packet = { ...clonePacket(e.packet), ipvsVirtual: { ip: e.packet.dst, port: e.packet.dport } };
-      afterNat.push({ ...e, packet, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined });
+      afterNat.push({ ...e, packet, probability: e.probability * r.probability, how: "dnat", dnatTo: r.dnatTo, decidedBy: undefined, ...(r.caveat ? { caveats: [...e.caveats, r.caveat] } : {}) });
     }
   }
   const outcomes: TraceOutcome[] = [];

@@ -27,7 +27,7 @@ export interface IpvsBalancer {
    * gives no fixed share (the probabilities are then even placeholders, to evaluate masquerade per real server).
    * `[]` for a virtual server without a real server of weight > 0; undefined for no virtual server.
    */
-  dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number; fixed: boolean }[] | undefined;
+  dispatch(ip: string, port: number, proto: string): { dnatTo: string; probability: number; fixed: boolean; caveat?: string }[] | undefined;
   /** The virtual servers on address `ip`: port, protocol (lower case), ipvsadm line. */
   at(ip: string): { port: number; proto: string; line: number }[];
 }
@@ -52,6 +52,20 @@ export const SCHEDULERS: Record<string, { description: string; shares: "equal" |
 
 function key(proto: string, ip: string, port: number): string {
   return `${proto.toLowerCase()} ${ip} ${port}`;
+}
+
+/**
+ * sh and dh give a weight-0 real server hash buckets too, and refuse the clients that land there (ip_vs_sh_get,
+ * ip_vs_dh_schedule: an unavailable destination is no destination; port unreachable) unless sh-fallback is set, which
+ * kube-proxy does not set; mh leaves such a server out of its table. The sentence saying so, or undefined.
+ */
+function refusalOf(vs: VirtualServer): string | undefined {
+  const quiesced = vs.realServers.filter((r) => r.weight === 0).map((r) => joinHostPort(r.address, r.port));
+  if (quiesced.length === 0 || !(vs.scheduler === "dh" || (vs.scheduler === "sh" && !vs.flags.includes("sh-fallback")))) return undefined;
+  const them = quiesced.length > 1 ? `the weight-0 real servers ${quiesced.join(", ")} keep their hash buckets` : `the weight-0 real server ${quiesced[0]} keeps its hash buckets`;
+  return vs.scheduler === "dh"
+    ? `${them}: if the virtual server's address hashes to one, every new connection is refused (port unreachable)`
+    : `${them}: clients whose address hashes to one are refused (port unreachable), not balanced (no sh-fallback flag)`;
 }
 
 function sharesOf(vs: VirtualServer): EndpointShare[] {
@@ -91,9 +105,10 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       if (!vs) return undefined;
       const name = vs.scheduler ?? "unknown";
       const info = SCHEDULERS[name];
+      const refusal = refusalOf(vs);
       const scheduler: NonNullable<EntryPointReport["balancing"]["scheduler"]> = {
         name,
-        description: info?.description ?? "scheduler not known to kubectl-netpath",
+        description: (info?.description ?? "scheduler not known to kubectl-netpath") + (refusal ? `; ${refusal}` : ""),
         deterministicShares: info?.shares === "equal" || info?.shares === "weight",
       };
       if (vs.persistent) scheduler.persistentSeconds = vs.persistent.timeoutSeconds;
@@ -109,7 +124,8 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       const known = shares.every((s) => s.share !== null);
       const live = shares.filter((s) => (s.weight ?? 1) > 0);
       if (live.length === 0) return [];
-      return live.map((s) => ({ dnatTo: s.endpoint, probability: known ? s.share! : 1 / live.length, fixed: known }));
+      const caveat = refusalOf(vs);
+      return live.map((s) => ({ dnatTo: s.endpoint, probability: known ? s.share! : 1 / live.length, fixed: known, ...(caveat ? { caveat } : {}) }));
     },
   };
 }
