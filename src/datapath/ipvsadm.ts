@@ -212,12 +212,7 @@ export function parseIpvsadm(text: string): IpvsTable {
   let lastLine = 0;
   let lastText = "";
 
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = (lines[i] ?? "").replace(/\r$/, "");
-    assertText(raw, lineNo);
-    const t = raw.trim();
-    if (t === "") continue;
+  for (const { lineNo, raw, t } of textLines(lines)) {
     lastLine = lineNo;
     lastText = raw;
 
@@ -299,6 +294,16 @@ export function parseIpvsadm(text: string): IpvsTable {
 }
 
 /** Rejects NUL bytes and other control characters: a binary file, or a stream that is not text. */
+/** The non-blank lines of a dump: 1-based number, text without `\r`, trimmed text; binary data is an error. */
+function* textLines(lines: string[]): Generator<{ lineNo: number; raw: string; t: string }> {
+  for (let i = 0; i < lines.length; i++) {
+    const raw = (lines[i] ?? "").replace(/\r$/, "");
+    assertText(raw, i + 1);
+    const t = raw.trim();
+    if (t !== "") yield { lineNo: i + 1, raw, t };
+  }
+}
+
 function assertText(raw: string, lineNo: number): void {
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(raw)) {
     throw new DumpParseError(FORMAT, lineNo, "binary data, expected ipvsadm text output", raw);
@@ -507,13 +512,7 @@ const SAVE_FORWARD: Record<string, RealServer["forward"]> = { "-m": "Masq", "--m
 export function parseIpvsadmSave(text: string): IpvsTable {
   const table: IpvsTable = { columns: "default", virtualServers: [], unparsed: [] };
   const byKey = new Map<string, VirtualServer>();
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = (lines[i] ?? "").replace(/\r$/, "");
-    assertText(raw, lineNo);
-    const t = raw.trim();
-    if (t === "") continue;
+  for (const { lineNo, raw, t } of textLines(text.split("\n"))) {
     if (t.startsWith("#")) {
       table.unparsed.push({ line: lineNo, text: raw, reason: "comment" });
       continue;
