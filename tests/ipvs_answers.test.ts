@@ -24,6 +24,8 @@ describe("filter hooks: IPVS translates at LOCAL_IN after filter INPUT, then LOC
     const r = explainService(readBundle(DIR("drift")), "default", "web", { packet: { source: "10.244.1.200", destination: "10.96.0.50", port: 80, protocol: "tcp" } });
     expect(r.packet![0]!.outcome).toBe("rejected");
     expect(r.packet![0]!.reason).toMatch(/\(KUBE-IPVS-FILTER\)/);
+    // rejected before IPVS chose a real server: one path, not one per real server
+    expect(r.packet![0]!.paths!.map((p) => [p.verdict, p.probability, p.dnatTo])).toEqual([["reject", 1, undefined]]);
   });
 });
 

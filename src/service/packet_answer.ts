@@ -47,13 +47,25 @@ export function answerPacket(
     evidence: v.evidence,
     caveats: v.caveats,
   };
-  a.paths = trace.outcomes.map((o) => {
+  // outcomes that end alike by the same rules are one path (IPVS branches per real server that a filter rule ended
+  // before the translation mattered: one "rejected", not one per real server)
+  const byWay = new Map<string, PacketPath>();
+  for (const o of trace.outcomes) {
+    const ended = o.verdict === "drop" || o.verdict === "reject";
+    const key = JSON.stringify([o.verdict, ended ? undefined : o.dnatTo, o.masqueraded, o.missingChain, o.path.map((r) => [r.table, r.chain, r.line, r.handle])]);
+    const same = byWay.get(key);
+    if (same) {
+      same.probability += o.probability;
+      if (same.dnatTo !== o.dnatTo) delete same.dnatTo;
+      continue;
+    }
     const path: PacketPath = { probability: o.probability, verdict: o.verdict, rules: o.path };
     if (o.dnatTo !== undefined) path.dnatTo = o.dnatTo;
     if (o.masqueraded !== undefined) path.masqueraded = o.masqueraded;
     if (o.missingChain !== undefined) path.missingChain = o.missingChain;
-    return path;
-  }).sort((x, y) => y.probability - x.probability);
+    byWay.set(key, path);
+  }
+  a.paths = [...byWay.values()].sort((x, y) => y.probability - x.probability);
   if (trace.sharesFixed === false) a.sharesFixed = false;
   if (v.dropped) a.dropped = v.dropped;
   if (v.rejected) a.rejected = v.rejected;
