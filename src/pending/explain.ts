@@ -412,11 +412,7 @@ function podNodeRow(
   // NodePorts and NodeResourcesFit, over the pods the bundle holds on this node (filters/resources.ts)
   // Pods nominated to this node by a preemption, of a priority no lower than this pod's, are counted as if there
   // (framework/runtime/framework.go RunFilterPluginsWithNominatedPods): the room preemption freed is theirs
-  const priority = (p: Pod) => (p.spec as { priority?: number } | undefined)?.priority ?? 0;
-  const nominated = ctx.pods.filter((p) =>
-    p !== pod && !p.spec?.nodeName && (p.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName === node.metadata.name &&
-    priority(p) >= priority(pod) && p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed"
-  );
+  const nominated = nominatedByNode(ctx, pod).get(node.metadata.name) ?? [];
   const bound = [...(ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod), ...nominated];
   const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node` +
     (nominated.length > 0 ? `, ${nominated.length} of them nominated to it (${nominated.map((p) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`).join(", ")}) by a preemption` : "");
@@ -700,6 +696,28 @@ function declaredFeaturesDetail(count: number, reason: string, nodes: readonly N
     return `${f}: ${having.length > 0 ? `declared by ${having.join(", ")}` : "declared by no node of this bundle"}`;
   });
   return `${lead}. ${per.join("; ")}.`;
+}
+
+const NOMINATED = new WeakMap<PendingContext, WeakMap<Pod, Map<string, Pod[]>>>();
+
+/**
+ * The pods a preemption nominated to each node (`status.nominatedNodeName`, not bound, not terminal) with a priority
+ * no lower than `pod`'s (framework/runtime/framework.go RunFilterPluginsWithNominatedPods), by node; read once per pod and analysis.
+ */
+function nominatedByNode(ctx: PendingContext, pod: Pod): Map<string, Pod[]> {
+  let perPod = NOMINATED.get(ctx);
+  if (!perPod) NOMINATED.set(ctx, perPod = new WeakMap());
+  let m = perPod.get(pod);
+  if (m) return m;
+  m = new Map();
+  const priority = (p: Pod) => (p.spec as { priority?: number } | undefined)?.priority ?? 0;
+  for (const p of ctx.pods) {
+    const to = (p.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName;
+    if (!to || p === pod || p.spec?.nodeName || priority(p) < priority(pod) || p.status?.phase === "Succeeded" || p.status?.phase === "Failed") continue;
+    m.set(to, [...(m.get(to) ?? []), p]);
+  }
+  perPod.set(pod, m);
+  return m;
 }
 
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
