@@ -53,6 +53,23 @@ const commonJs = (filter, contents) => ({
     b.onLoad({ filter: /.*/, namespace: "commonjs-line" }, () => ({ contents, loader: "js" }));
   },
 });
+/**
+ * commander requires `node:child_process` when it loads, for stand-alone executable subcommands (`git-foo` style),
+ * which this CLI does not have; loading it brings `net`, `dgram` and the stream modules (~5 ms of every start, TAB
+ * presses that answer through the program included). Inside commander it is a stand-in that requires the built-in
+ * on first use of any of its properties, so commander behaves the same if it ever spawns one.
+ */
+const lazyChildProcess = {
+  name: "commander: child_process on first use",
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: "lazy-child-process", namespace: "lazy-builtin" } : undefined);
+    b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, () => ({
+      contents: 'let m; module.exports = new Proxy({}, { get: (_, k) => (m ??= require("node:child_process"))[k] });',
+      loader: "js",
+    }));
+  },
+};
 /** Node built-ins stay `require` calls, dropped where nothing imported from them is used. */
 const builtins = {
   name: "node built-ins",
@@ -98,6 +115,7 @@ await build({
   outExtension: { ".js": ".mjs" },
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
+  plugins: [lazyChildProcess],
   // Dependencies are bundled too: krew's install has no node_modules, and resolving packages through node_modules costs
   // Node ~15 ms of start-up. ws's optional native add-ons (bufferutil, utf-8-validate) stay optional: ws loads them
   // in a try/catch, and without them uses its JavaScript code.

@@ -126,6 +126,20 @@ describe("the built executable", () => {
     expect(h.stdout).toContain("Usage: kubectl-netpath [TYPE/NAME] [flags]");
     expect(h.stdout).toMatch(/Examples:\n {2}# /);
   });
+  it("does not load node:child_process (and the net, dgram and stream modules it brings) for an offline answer", () => {
+    // commander requires it at load for executable subcommands this CLI does not have: scripts/build.mjs gives it a
+    // stand-in that loads the built-in on first use.
+    const dir = tmp();
+    const list = join(dir, "modules.txt");
+    const hook = join(dir, "hook.cjs");
+    writeFileSync(hook, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));\n`);
+    const r = spawnSync(process.execPath, ["-r", hook, "dist/kubectl-netpath.cjs", "svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("Service kube-system/kube-dns");
+    const loaded = readFileSync(list, "utf8").split("\n");
+    expect(loaded).toContain("NativeModule internal/modules/esm/loader");
+    expect(loaded).not.toContain("NativeModule child_process");
+  });
   it("exits 1 with one line and no stack trace on a missing bundle", () => {
     const r = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", "svc/x", "--from", "/nope"], { encoding: "utf8" });
     expect(r.status).toBe(1);

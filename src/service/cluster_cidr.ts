@@ -17,6 +17,8 @@ export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefine
     // (in KUBE-SVC-* since ~v1.21, in KUBE-SERVICES before) and `-s <clusterCIDR>` "pod traffic" in KUBE-EXT-*.
     const scan = (raw: readonly string[]) => {
       for (const r of raw) {
+        // Most rules name neither (a KUBE-SERVICES jump): a substring test is much cheaper than three regular expressions.
+        if (!r.includes("KUBE-MARK-MASQ") && !r.includes("pod traffic for ")) continue;
         const m = /! -s (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /"pod traffic for .*" -s (\S+) /.exec(r) ??
           /-s (\S+) -m comment --comment "pod traffic for /.exec(r);
         if (m && m[1]!.includes("/") && !m[1]!.endsWith("/32") && !m[1]!.endsWith("/128")) found.add(m[1]!);
