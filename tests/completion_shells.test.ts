@@ -467,6 +467,30 @@ describe("hostile names: TAB never runs them", () => {
     }
     expect(pwned()).toEqual([]);
   });
+  it.runIf(requireTools("real zsh", ["zsh"]))("zsh: a typed `--flag=` word and a context with colons are data, never evaluated", async () => {
+    // zsh's own expand-or-complete (the TAB key in a pty) expands `$(…)` in the word before any completion function
+    // runs, so the script is called here directly, with zsh's completion builtins as stubs that print what they get.
+    // tab's (and Cobra's) script ran `eval _describe … ${flagPrefix}` with the typed `--output=…=` in flagPrefix.
+    const colons = join(work, "colon-kubeconfig");
+    writeFileSync(colons, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "ok", clusters: [], users: [],
+      contexts: [{ name: "arn:aws:eks:eu-west-1:123456789012:cluster/prod", context: {} }],
+    }));
+    const driver = join(work, "zsh-stubs.zsh");
+    writeFileSync(driver, [
+      "compdef() { :; }; compadd() { :; }; _arguments() { print -r -- \"ARGUMENTS $*\"; }",
+      '_describe() { print -r -- "DESCRIBE $*"; print -rl -- "CANDIDATE "${^completions}; }',
+      `source ${bashQuote(join(ROOT, "completions/_kubectl-netpath"))}`,
+      "words=(kubectl-netpath '--output=$(id>PWNED-flag)='); CURRENT=2; _kubectl-netpath",
+      `words=(kubectl-netpath --kubeconfig ${bashQuote(colons)} --context arn); CURRENT=5; _kubectl-netpath`,
+    ].join("\n"));
+    const r = await run("zsh", ["-f", driver], { cwd: marker, timeout: 30_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(pwned()).toEqual([]);
+    expect(r.stdout).toContain("DESCRIBE completions completions -P --output=$(id>PWNED-flag)=");
+    // `:` separates a candidate from its description for _describe: the name's own colons are escaped
+    expect(r.stdout).toContain("CANDIDATE arn\\:aws\\:eks\\:eu-west-1\\:123456789012\\:cluster/prod");
+  });
   it.runIf(requireTools("real fish", ["fish"]))("fish: the script", async () => {
     for (const line of [`kubectl-netpath --from ${dir} svc/`, `kubectl-netpath --kubeconfig ${kc} --context `]) {
       const r = await run("fish", ["--no-config", "-c", `source ${join(ROOT, "completions/kubectl-netpath.fish")}; complete --do-complete ${bashQuote(line)}`], { cwd: marker });

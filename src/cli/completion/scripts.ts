@@ -66,12 +66,44 @@ function useResponder(shell: "zsh" | "fish", text: string, name: string): string
     ];
   if (!text.includes(old)) throw new Error(`completionScript: @bomb.sh/tab's ${shell} script changed; adapt useResponder`);
   let out = text.replace(old, replacement);
-  if (shell === "zsh") {
-    // tab's zsh script passes -Q to _describe: candidates inserted without zsh's quoting, so a candidate holding `;` or
-    // `$(…)` would run when the line is. Cobra's own zsh script has no -Q; neither has this one.
-    const describe = `_describe $keepOrder "completions" completions -Q \${flagPrefix}`;
-    if (!out.includes(describe)) throw new Error("completionScript: @bomb.sh/tab's zsh script changed; adapt useResponder (_describe -Q)");
-    out = out.replace(describe, `_describe $keepOrder "completions" completions \${flagPrefix}`);
+  if (shell === "zsh") out = zshWordsAsData(out);
+  return out;
+}
+
+/**
+ * What tab's zsh script (Cobra's, in substance) does with the typed words that this one does not:
+ * - `flagPrefix="-P ${BASH_REMATCH}"` (the typed `--flag=` part) was spliced into `eval _describe …` and into
+ *   `_arguments` action strings (which zsh evaluates): a word typed as `--output=$(cmd)=` ran `cmd` on TAB. Here
+ *   `flagPrefix`, `noSpace` and `keepOrder` are arrays passed as words (no `eval`), and the prefix is quoted with
+ *   `(q)`, one word, where an action string needs it.
+ * - `-Q` to `_describe` inserted candidates without zsh's quoting, so a candidate holding `;` or `$(…)` would run
+ *   when the line is. Cobra's own zsh script has no -Q; neither has this one.
+ * - `${comp//:/\:}` does not escape a colon in zsh (the replacement's backslash is dropped): a context named
+ *   `arn:aws:eks:…` was offered as `arn`, the rest taken for its description. `\\:` escapes it.
+ * @throws {Error} when a replaced line is no longer in tab's script (a tab upgrade: regenerate and adapt).
+ */
+function zshWordsAsData(text: string): string {
+  const edits: [string, string][] = [
+    [
+      "    local lastParam lastChar flagPrefix requestComp out directive comp lastComp noSpace keepOrder\n",
+      "    local lastParam lastChar requestComp out directive comp lastComp\n    local -a flagPrefix noSpace keepOrder\n",
+    ],
+    ['        flagPrefix="-P ${BASH_REMATCH}"\n', '        flagPrefix=(-P "${BASH_REMATCH}")\n'],
+    ["            comp=${comp//:/\\:}\n", "            comp=${comp//:/\\\\:}\n"],
+    [`        noSpace="-S ''"\n`, "        noSpace=(-S '')\n"],
+    ['        keepOrder="-V"\n', "        keepOrder=(-V)\n"],
+    ['        filteringCmd+=" ${flagPrefix}"\n', '        filteringCmd+=" ${(j: :)${(q@)flagPrefix}}"\n'],
+    [`        _arguments '*:dirname:_files -/'" \${flagPrefix}"\n`, `        _arguments '*:dirname:_files -/'" \${(j: :)\${(q@)flagPrefix}}"\n`],
+    [`                _arguments '*:filename:_files'" \${flagPrefix}"\n`, `                _arguments '*:filename:_files'" \${(j: :)\${(q@)flagPrefix}}"\n`],
+    [
+      '        if eval _describe $keepOrder "completions" completions -Q ${flagPrefix} ${noSpace}; then\n',
+      '        if _describe "${keepOrder[@]}" "completions" completions "${flagPrefix[@]}" "${noSpace[@]}"; then\n',
+    ],
+  ];
+  let out = text;
+  for (const [old, replacement] of edits) {
+    if (!out.includes(old)) throw new Error(`completionScript: @bomb.sh/tab's zsh script changed; adapt zshWordsAsData (${old.trim()})`);
+    out = out.replace(old, replacement);
   }
   return out;
 }
