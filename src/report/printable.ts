@@ -56,3 +56,14 @@ function escape(c: string): string {
 export function printable(text: string): string {
   return text.replace(UNSAFE, escape).replace(COLOUR_MARK, (m) => `\u001b[${m.slice(OPEN.length, -CLOSE.length)}m`);
 }
+
+/**
+ * {@link printable} for a renderer's lines: a newline or carriage return inside one line (a name or message from a
+ * bundle holding `\n`) is shown as its escape (`\x0a`), so no value can start a line of its own and forge a report
+ * line (a heading, a finding, a command to run).
+ * @param lines the rendered lines, without line ends.
+ * @returns the text, each line ended by `\n`.
+ */
+export function printableLines(lines: readonly string[]): string {
+  return printable(lines.map((l) => l.replace(/[\n\r]/g, escape)).join("\n") + "\n");
+}

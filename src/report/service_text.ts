@@ -10,7 +10,7 @@ import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport,
 import { formatShare } from "../service/iptables/probability.ts";
 import { rulesAt } from "../service/trace.ts";
 import { makeStyle, type Style, table } from "./style.ts";
-import { printable } from "./printable.ts";
+import { printableLines } from "./printable.ts";
 
 /** Options of {@link renderServiceText}. */
 export interface ServiceTextOptions {
@@ -239,5 +239,5 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
   lines.push("");
   lines.push(st.dim("Not visible in a dump: " + r.limits.join("; ") + "."));
   if (!wide) lines.push(st.dim("Use -o wide for the rule text behind each verdict."));
-  return printable(lines.join("\n") + "\n");
+  return printableLines(lines);
 }
