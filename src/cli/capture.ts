@@ -17,6 +17,7 @@ import type { MainOptions } from "./program.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { RunPlan } from "./run_target.ts";
 import { parseTarget, UsageError } from "./target.ts";
+import { shellWord } from "../model/shell_word.ts";
 
 /**
  * Flags of `capture`: the main command's cluster and collection flags (one definition, in program.ts), with `-o`
@@ -168,7 +169,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const failed = bundle.nodes.filter((n) => n.error !== undefined);
   for (const n of failed) io.stderr(`error: node ${n.name}: ${n.error}\n`);
   if (o.output !== "-") {
-    io.stderr(`analyse it with: kubectl netpath ${kind}/${target.name} -n ${plan.namespace}${target.kind === "service" ? "" : " --why-pending"} --from ${o.output}\n`);
+    io.stderr(`analyse it with: kubectl netpath ${shellWord(`${kind}/${target.name}`)} -n ${shellWord(plan.namespace)}${target.kind === "service" ? "" : " --why-pending"} --from ${shellWord(o.output)}\n`);
   }
   return failed.length > 0 ? 1 : 0;
 }

@@ -7,6 +7,7 @@
  * Runtime-neutral: no I/O (the classifiers read `code` fields of Node's network errors).
  * @module
  */
+import { shellWord } from "../model/shell_word.ts";
 
 /** The kubeconfig cannot be read or does not name a usable context. */
 export class KubeconfigError extends Error {
@@ -99,13 +100,13 @@ export function apiError(status: number, body: string, r: RequestDescription, se
   let msg: string;
   if (status === 401) {
     msg = `the API server ${server.url} rejected the credentials of context "${server.context}"${server.user ? ` (user "${server.user}")` : ""} (401 Unauthorized): ` +
-      `log in again or refresh the token, then check with \`kubectl --context ${server.context} auth whoami\``;
+      `log in again or refresh the token, then check with \`kubectl --context ${shellWord(server.context)} auth whoami\``;
   } else if (status === 403 && /violates PodSecurity/.test(serverMessage)) {
     const level = /violates PodSecurity "([^"]+)"/.exec(serverMessage)?.[1] ?? "?";
     const detail = serverMessage.replace(/^.*violates PodSecurity "[^"]+":\s*/, "");
     msg = `Pod Security Admission of namespace "${r.namespace}" (level "${level}") rejected the debug pod: ${detail}. ` +
       `The debug pod needs hostNetwork and NET_ADMIN/NET_RAW: label the namespace ` +
-      `pod-security.kubernetes.io/enforce=privileged (kubectl label ns ${r.namespace} pod-security.kubernetes.io/enforce=privileged --overwrite), ` +
+      `pod-security.kubernetes.io/enforce=privileged (kubectl label ns ${shellWord(r.namespace ?? "")} pod-security.kubernetes.io/enforce=privileged --overwrite), ` +
       `or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone`;
   } else if (status === 403) {
     msg = `not allowed to ${r.verb} ${what(r)}${where(r)} (403 Forbidden): RBAC must grant ${grantNeeded(r)}` +
@@ -173,6 +174,6 @@ export function networkError(e: unknown, server: { url: string; context: string 
   const word = words[code] ?? raw.split("\n").map((l) => l.trim()).filter((l) => l !== "").join(" ");
   return new ApiUnreachableError(
     `cannot reach the API server ${server.url} (${word}): is the cluster running and is ${ctx} the right one? ` +
-      `(kubectl --context ${server.context} cluster-info)`,
+      `(kubectl --context ${shellWord(server.context)} cluster-info)`,
   );
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import type { Node, Pod } from "../model/k8s.ts";
+import { shellWord } from "../model/shell_word.ts";
 
 /** Where a debug pod stands. */
 export type PodState =
@@ -79,5 +80,5 @@ export function nodeNotReady(node: Node): string | undefined {
   if (ready?.status === "True") return undefined;
   const why = ready ? `Ready=${ready.status}${ready.reason ? `, ${ready.reason}` : ""}${ready.message ? `: ${ready.message}` : ""}` : "no Ready condition";
   return `node ${node.metadata.name} is NotReady (${why}): its kubelet cannot run an exec or a debug pod, and its rules may be stale; ` +
-    `check it with kubectl describe node ${node.metadata.name}`;
+    `check it with kubectl describe node ${shellWord(node.metadata.name)}`;
 }

@@ -103,6 +103,7 @@ export type {
   RuleCheck,
   VolumeReport,
 } from "./report.ts";
+import { shellWord } from "../model/shell_word.ts";
 export { PENDING_REPORT_API_VERSION, PENDING_REPORT_KIND } from "./report.ts";
 
 const BETA_TO_GA: Record<string, string> = {
@@ -926,7 +927,7 @@ function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
           ? `${looked}. While it is missing the external provisioner does not create the volume (and a bound volume is not modified): the claim waits.`
           : `Whether it exists decides whether the external provisioner creates (or modifies) the volume; the bundle does not hold VolumeAttributesClasses.`,
         evidence: [`${ref}: spec.volumeAttributesClassName ${JSON.stringify(vac)}`],
-        suggestion: `kubectl get volumeattributesclass ${vac}; create it, or fix spec.volumeAttributesClassName.`,
+        suggestion: `kubectl get volumeattributesclass ${shellWord(vac)}; create it, or fix spec.volumeAttributesClassName.`,
       });
     }
     if (c.volume?.found && !c.volume.nodeAffinity) {

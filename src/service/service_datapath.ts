@@ -11,6 +11,7 @@
  * @module
  */
 import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
+import { shellWord } from "../model/shell_word.ts";
 
 /** A Service datapath other than kube-proxy, as far as the bundle shows. */
 export interface OtherServiceDatapath {
@@ -33,7 +34,7 @@ const AGENTS: { name: RegExp; datapath: string; ask: string }[] = [
   { name: /^antrea-agent$/, datapath: "Antrea Proxy (Open vSwitch)", ask: "exec ds/antrea-agent -c antrea-agent -- antctl get serviceexternalip; antctl trace-packet" },
   { name: /^ovnkube-node$/, datapath: "OVN-Kubernetes (OVN load balancers)", ask: "exec ds/ovnkube-node -c nb-ovsdb -- ovn-nbctl lb-list" },
 ];
-const askIn = (namespace: string, ask: string) => `kubectl -n ${namespace} ${ask}`;
+const askIn = (namespace: string, ask: string) => `kubectl -n ${shellWord(namespace)} ${ask}`;
 
 /** Whether the node's dump holds any kube-proxy state (an iptables KUBE-SERVICES chain or an nft kube-proxy table). */
 export function hasKubeProxyState(capture: NodeCapture): boolean {

@@ -17,6 +17,7 @@
 import type { Node, Pod, ResourceClaim } from "../../model/k8s.ts";
 import { evaluateNodeSelector } from "../node_selector.ts";
 import { nodeFacts } from "../context.ts";
+import { shellWord } from "../../model/shell_word.ts";
 
 /** The scheduler's reason for a node outside an allocated claim's node selector. */
 export const DRA_NODE_REASON = "resourceclaim not available on the node";
@@ -99,7 +100,7 @@ export function draWaitText(claims: readonly PodResourceClaim[]): string | null 
     if (c.state === "not-created") {
       parts.push(`claim ${c.podClaimName} (template ${c.template}) has no ResourceClaim yet: the ResourceClaim controller of kube-controller-manager creates it`);
     } else if (c.state === "not-found") {
-      parts.push(`ResourceClaim ${c.claimName} does not exist (or was not collected: kubectl get resourceclaim ${c.claimName})`);
+      parts.push(`ResourceClaim ${c.claimName} does not exist (or was not collected: kubectl get resourceclaim ${shellWord(c.claimName ?? "")})`);
     } else if (c.state === "unallocated") {
       parts.push(`ResourceClaim ${c.claimName} is not allocated (device class${c.deviceClasses.length === 1 ? "" : "es"} ${c.deviceClasses.join(", ") || "?"}): the scheduler allocates it while placing the pod, from the ResourceSlices the drivers publish — whether such devices are free is not checked here`);
     }
