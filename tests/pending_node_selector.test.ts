@@ -150,6 +150,9 @@ describe("pod nodeSelector, allowedTopologies, formatting", () => {
     expect(matchTopologySelectorTerms(terms, { ...K8S01, "failure-domain.beta.kubernetes.io/zone": "southeastasia-3" })).toBe(false);
     expect(matchTopologySelectorTerms(terms, { "kubernetes.io/hostname": "x" })).toBe(false);
     expect(matchTopologySelectorTerms([], {})).toBe(true);
+    // an empty term selects nothing (upstream MatchTopologySelectorTerms), alone or ORed with a term that fails
+    expect(matchTopologySelectorTerms([{}], K8S01)).toBe(false);
+    expect(matchTopologySelectorTerms([{ matchLabelExpressions: [] }, { matchLabelExpressions: [{ key: "kubernetes.io/hostname", values: ["x"] }] }], K8S01)).toBe(false);
     expect(matchTopologySelectorTerms(undefined, {})).toBe(true);
   });
 

@@ -444,9 +444,23 @@ describe("NodeVolumeLimits: CSI attach limits", () => {
     expect(verdicts(ask(b, "reader"))).toEqual({ n1: "fits", n2: "fits" });
   });
 
-  it("an in-tree EBS volume counts under ebs.csi.aws.com only where the CSINode lists kubernetes.io/aws-ebs as migrated", () => {
-    expect(verdicts(ask(cluster(2, { inTree: true }), "db"))).toEqual({ n1: "fits", n2: "fits" });
+  it("an in-tree EBS volume counts under ebs.csi.aws.com on a node with a CSINode, annotation or not (isCSIMigrationOn)", () => {
+    expect(verdicts(ask(cluster(2, { inTree: true }), "db"))).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
     expect(verdicts(ask(cluster(2, { inTree: true, migrated: "kubernetes.io/aws-ebs,kubernetes.io/gce-pd" }), "db"))).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
+  });
+
+  it("in-tree vsphereVolume and azureFile volumes are never counted, even where the CSINode lists them as migrated", () => {
+    for (const [source, plugin, driver] of [["vsphereVolume", "kubernetes.io/vsphere-volume", "csi.vsphere.vmware.com"], ["azureFile", "kubernetes.io/azure-file", "file.csi.azure.com"]]) {
+      const b = bundleOf([node("n1", "a")], []);
+      b.objects.pods.push(withVolumes("old-b", ["vb"], "n1"));
+      b.objects.persistentVolumes.push(boundPv("pv-b", "default", "vb", { [source!]: {} }) as never, boundPv("pv-c", "default", "vc", { [source!]: {} }) as never);
+      const cn = csiNode("n1", 1, plugin) as { spec: { drivers: { name: string }[] } };
+      cn.spec.drivers[0]!.name = driver!;
+      b.objects.csiNodes.push(cn as never);
+      b.objects.persistentVolumeClaims.push(claimOf("vb", "pv-b") as never, claimOf("vc", "pv-c") as never);
+      b.objects.pods.push(withVolumes("db", ["vc"]));
+      expect(verdicts(ask(b, "db")), source).toEqual({ n1: "fits" });
+    }
   });
 
   it("the scheduler's event agrees; without CSINodes the check is not made and the reconciliation says it has no data", () => {

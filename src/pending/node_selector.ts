@@ -411,7 +411,9 @@ export function evaluateNodeSelectorMap(
 
 /**
  * StorageClass allowedTopologies against a node's labels, as v1helper.MatchTopologySelectorTerms does: no terms
- * means "everywhere"; terms are ORed; inside a term every key must be present with one of its values.
+ * means "everywhere"; terms are ORed; inside a term every key must be present with one of its values; an empty
+ * term selects no node (component-helpers scheduling/corev1 MatchTopologySelectorTerms: "nil or empty term selects no
+ * objects").
  * @param terms `allowedTopologies`.
  * @param labels the node's labels.
  */
@@ -420,8 +422,9 @@ export function matchTopologySelectorTerms(
   labels: Record<string, string>,
 ): boolean {
   if (!terms || terms.length === 0) return true;
+  // an empty term (no matchLabelExpressions, which API validation allows) selects nothing
   return terms.some((term) =>
-    (term.matchLabelExpressions ?? []).every((e) =>
+    (term.matchLabelExpressions ?? []).length > 0 && (term.matchLabelExpressions ?? []).every((e) =>
       Object.prototype.hasOwnProperty.call(labels, e.key) && e.values.includes(labels[e.key] as string)
     )
   );

@@ -6,10 +6,11 @@
  *   `status.allocatable["attachable-volumes-csi-<driver>"]` (the older place); a driver with neither has no limit.
  *   A node without a CSINode object has only the Node's limits.
  * - A volume is counted once per node by its unique name `<driver>/<volume>`: a bound claim by its PersistentVolume
- *   (a `csi` source's driver; an in-tree source — awsElasticBlockStore, gcePersistentDisk, azureDisk, azureFile,
- *   cinder, vsphereVolume, portworxVolume — under the CSI driver it migrates to, when the CSINode's
- *   `storage.alpha.kubernetes.io/migrated-plugins` annotation lists the in-tree plugin), an unbound claim of the
- *   pending pod by its StorageClass's provisioner.
+ *   (a `csi` source's driver; an in-tree awsElasticBlockStore, gcePersistentDisk, azureDisk or cinder source under
+ *   the CSI driver it migrates to when the node has a CSINode, portworxVolume when the CSINode's
+ *   `storage.alpha.kubernetes.io/migrated-plugins` annotation lists it; azureFile and vsphereVolume are not counted:
+ *   utils.go `isCSIMigrationOn`), an unbound claim of the pending pod by its StorageClass's provisioner (an in-tree
+ *   provisioner likewise).
  * - Attached: the volumes of the pods already on the node (their claims are found through the PersistentVolumes'
  *   `claimRef`; an unbound claim of a running pod is not counted). New: the pending pod's volumes not already attached.
  * - For each driver: attached + new > limit → `node(s) exceed max volume count`.
@@ -38,10 +39,23 @@ const IN_TREE: Record<string, { plugin: string; driver: string }> = {
 };
 const IN_TREE_BY_PLUGIN = new Map(Object.values(IN_TREE).map((v) => [v.plugin, v.driver] as const));
 
+/**
+ * Whether an in-tree plugin's volumes count under its CSI driver on a node, as nodevolumelimits/utils.go
+ * `isCSIMigrationOn` decides (v1.27+, the migration feature gates locked on): never without a CSINode; always for
+ * aws-ebs, gce-pd, azure-disk and cinder; portworx-volume when the CSINode's migrated-plugins annotation lists it (and
+ * its gate is on: default since v1.31, gone in the newest releases, which count it outright); never for the others
+ * (azure-file, vsphere-volume): the scheduler does not count those volumes at all.
+ */
 function migrated(csiNode: CSINode | undefined, plugin: string): boolean {
-  const list = csiNode?.metadata.annotations?.[ANN_MIGRATED_PLUGINS] ?? "";
+  if (!csiNode) return false;
+  if (ALWAYS_MIGRATED.has(plugin)) return true;
+  if (plugin !== "kubernetes.io/portworx-volume") return false;
+  const list = csiNode.metadata.annotations?.[ANN_MIGRATED_PLUGINS] ?? "";
   return list.split(",").map((s) => s.trim()).includes(plugin);
 }
+
+/** The in-tree plugins `isCSIMigrationOn` answers true for whatever the annotation says. */
+const ALWAYS_MIGRATED = new Set(["kubernetes.io/aws-ebs", "kubernetes.io/gce-pd", "kubernetes.io/azure-disk", "kubernetes.io/cinder"]);
 
 function driverOfVolume(pv: PersistentVolume, csiNode: CSINode | undefined): string | null {
   const spec = (pv.spec ?? {}) as Record<string, unknown>;
