@@ -184,6 +184,16 @@ describe("the reason in the first line, in the scheduler's words", () => {
     expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "hostPorts")!.detail).toBe("host port 8080/TCP (held by pod default/holder) in use");
   });
 
+  it("host ports of ordinary init containers hold nothing; a sidecar's (restartPolicy Always) does (GetHostPorts)", () => {
+    const init = (restartPolicy?: string) => [{ name: "i", ...(restartPolicy ? { restartPolicy } : {}), ports: [{ containerPort: 9100, hostPort: 9100 }] }];
+    const setup = pod("setup", { nodeName: "n1", initContainers: init(), containers: [{ name: "c" }] }, { phase: "Running" });
+    const side = pod("side", { nodeName: "n2", initContainers: init("Always"), containers: [{ name: "c" }] }, { phase: "Running" });
+    const p = pod("agent", { initContainers: init(), containers: [{ name: "c", ports: [{ containerPort: 9100, hostPort: 9100 }] }] });
+    const r = explainPending(cluster([p, setup, side]), { kind: "pod", namespace: "default", name: "agent" });
+    const rows = Object.fromEntries(r.pods[0]!.nodes.map((n) => [n.node, n.rejectedBy?.plugin ?? "fits"]));
+    expect(rows).toEqual({ n1: "fits", n2: "NodePorts", n3: "fits" });
+  });
+
   it("schedulingGates: SchedulingGated in the first line", () => {
     const p = pod("gated", { containers: [], schedulingGates: [{ name: "example.com/quota" }] });
     const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "gated" });

@@ -207,10 +207,16 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
   return { reasons, detail: parts.join("; ") || "requests nothing" };
 }
 
-/** The pod's host ports: `{ port, protocol, hostIP }`. */
+/**
+ * The pod's host ports as the NodePorts filter counts them: `{ port, protocol, hostIP }` of its containers and of its
+ * sidecars (init containers with `restartPolicy: Always`), never of its ordinary init containers, which have ended
+ * before the containers start (pkg/scheduler/util GetHostPorts, since kubernetes#132040: v1.34, and 1.33 patch
+ * releases; before it, containers only — a sidecar's hostPort was not counted on older schedulers).
+ */
 export function hostPorts(pod: Pod): { port: number; protocol: string; hostIP: string }[] {
   const out: { port: number; protocol: string; hostIP: string }[] = [];
-  for (const c of [...containers(pod, "initContainers"), ...containers(pod, "containers")]) {
+  const sidecars = containers(pod, "initContainers").filter((c) => (c as { restartPolicy?: string }).restartPolicy === "Always");
+  for (const c of [...sidecars, ...containers(pod, "containers")]) {
     for (const p of c.ports ?? []) if (p.hostPort) out.push({ port: p.hostPort, protocol: p.protocol ?? "TCP", hostIP: p.hostIP || "0.0.0.0" });
   }
   return out;
