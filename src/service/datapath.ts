@@ -23,7 +23,7 @@ import { readIpvs } from "./ipvs/datapath.ts";
 import { nftDatapath } from "./nftables/datapath.ts";
 import type { RuleModeSignals } from "./proxy_mode.ts";
 import type { EntryPointReport } from "./report.ts";
-import type { TraceHook, TracePacket, TraceResult } from "./trace.ts";
+import type { TraceContext, TraceHook, TracePacket, TraceResult } from "./trace.ts";
 
 /** How one node (one IP family) handles Service traffic, whatever programs it. */
 export interface Datapath {
@@ -33,7 +33,7 @@ export interface Datapath {
    * How one new connection traverses the datapath: every possible fate with its probability, the rules that decided
    * it, and what the captured state cannot show (caveats). Never throws for a well-formed packet.
    */
-  trace(packet: TracePacket, hook: TraceHook): TraceResult;
+  trace(packet: TracePacket, hook: TraceHook, context?: TraceContext): TraceResult;
   /**
    * What the datapath's own scheduler balances for `ip:port/proto` (IPVS virtual servers: scheduler, real servers,
    * weights); undefined when the datapath has no such table or no virtual server for it. Absent: the shares are those

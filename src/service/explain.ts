@@ -26,6 +26,7 @@ import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
+import type { TraceContext } from "./trace.ts";
 import { readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
@@ -258,6 +259,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
       const facts = readNodeFacts(capture);
       report.notes.push(...facts.problems);
+      // the node's own addresses, for endpoints on one of them (host-network pods of this node)
+      const traceContext: TraceContext = { isLocalAddress: facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP) };
       const podIf = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
         : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
@@ -309,7 +312,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             const pkt = tracePacket(c.src, ep.ip, ep.port, proto, family, c.hook === "OUTPUT", ep.dstLocal);
             if (ep.dstLocalAssumed && !ipvsMode) pkt.dstLocalAssumed = true;
             if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
-            const trace = datapath.trace(pkt, c.hook);
+            const trace = datapath.trace(pkt, c.hook, traceContext);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
             checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
             if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
@@ -411,7 +414,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
         const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
-        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
+        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
         packets.push(answer);

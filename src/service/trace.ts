@@ -11,6 +11,17 @@
 /** Where a new connection enters the node's datapath: from the network or a pod (PREROUTING) or a local process (OUTPUT). */
 export type TraceHook = "PREROUTING" | "OUTPUT";
 
+/** What a tracer is told of the node beyond its rules. */
+export interface TraceContext {
+  /**
+   * Whether an address is the node's own (its collected addresses, else its InternalIP): a packet arriving from
+   * outside and translated to one (a host-network endpoint on this node) is delivered locally (filter INPUT) and never
+   * meets nat POSTROUTING, so a masquerade mark on it masquerades nothing. Absent: translated destinations are taken
+   * as not local.
+   */
+  isLocalAddress?: (ip: string) => boolean;
+}
+
 /** A packet as the tracer sees it at one point of its path. */
 export interface TracePacket {
   /** 4 or 6. */

@@ -130,7 +130,7 @@ export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { probl
   if (balancer) options.ipvsDispatch = (p) => balancer.dispatch(p.dst, p.dport, p.proto);
   return {
     balancingMethod: "iptables-probability-cascade",
-    trace: (packet, hook) => traceIptables(dump, packet, hook, options),
+    trace: (packet, hook, context) => traceIptables(dump, packet, hook, context?.isLocalAddress ? { ...options, isLocalAddress: context.isLocalAddress } : options),
     ...(balancer ? { virtualServer: (ip: string, port: number, proto: string) => balancer.lookup(ip, port, proto), virtualServersAt: (ip: string) => balancer.at(ip) } : {}),
     ...(ipvs.ipsets ? { ipsets: ipvs.ipsets } : {}),
     ...(ipvs.tableUnread ? { ipvsTableUnread: true } : {}),

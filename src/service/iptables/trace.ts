@@ -48,6 +48,11 @@ export interface TraceOptions {
    * outcomes are the same as computing every branch. @default true (false computes every branch, for comparison)
    */
   reusePostNat?: boolean;
+  /**
+   * Whether an address is the node's own (see TraceContext): a packet from PREROUTING translated to one is delivered
+   * locally (filter INPUT) and never meets nat POSTROUTING. Absent: translated destinations are taken as not local.
+   */
+  isLocalAddress?: (ip: string) => boolean;
 }
 
 /** Thrown when a dump makes the tracer loop (a chain that jumps to itself) or explode. */
@@ -408,7 +413,8 @@ export function traceIptables(
       const [ip, port] = splitDnat(e.dnatTo);
       p.dst = ip;
       if (port !== undefined) p.dport = port;
-      p.dstLocal = false;
+      // a host-network endpoint on this node: the translated packet is routed to this node itself
+      p.dstLocal = e.packet.ipvsVirtual === undefined && (options.isLocalAddress?.(ip) ?? false);
       p.ctstate.add("DNAT");
     } else if (e.how === "accept") {
       verdict = "accept";
@@ -467,8 +473,10 @@ export function traceIptables(
         ...(where ? [`${where}: were it local, INPUT's KUBE-FIREWALL would drop it`] : []),
       ];
     }
+    // Translated in PREROUTING to an address of this node: routed to INPUT, delivered, never in nat POSTROUTING.
+    const deliveredHere = hook === "PREROUTING" && verdict === "dnat" && p.dstLocal && !ipvsIn;
     // the filter and POSTROUTING part, reused between branches that differ only in destination (see postNatKey)
-    const key = reuse && (e.packet.mark & DROP_MARK) === 0 && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
+    const key = reuse && !deliveredHere && (e.packet.mark & DROP_MARK) === 0 && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
     const known = key === undefined ? undefined : postNat.get(key);
     if (known) {
       for (const r of known.parts) outcomes.push(replayPostNat(r, e, verdict, dnatTo, decidedBy));
@@ -503,6 +511,15 @@ export function traceIptables(
         recorded.push({ ...suffixOf(filtered, e), filtered: filtered.how as "drop" | "reject", decidedBy: filtered.decidedBy, mark: filtered.packet.mark, masq: false });
         postNat.set(key!, { parts: recorded, otherFilterRules: other });
       }
+      continue;
+    }
+    if (deliveredHere) {
+      const out = finish(filterState, verdict, dnatTo, false, decidedBy);
+      out.mark = e.packet.mark;
+      if ((e.packet.mark & t.masqueradeMark) !== 0) {
+        out.caveats.push(`${p.dst} is an address of this node: the translated packet is delivered here (filter INPUT) and never reaches nat POSTROUTING, so the ${hex(t.masqueradeMark)} mark masquerades nothing: the endpoint sees the client's own address`);
+      }
+      outcomes.push(out);
       continue;
     }
     // KUBE-FIREWALL (kubelet) drops packets marked 0x8000 by KUBE-MARK-DROP (pre-1.25 layouts).

@@ -28,12 +28,12 @@ import type { TraceResult } from "../trace.ts";
 import { nftAnomalyNote, nftTableLabel } from "./evidence.ts";
 import { traceNft } from "./trace.ts";
 import { configMapMode } from "../proxy_mode.ts";
-import type { TracePacket } from "../trace.ts";
+import type { TraceContext, TracePacket } from "../trace.ts";
 
 /** What {@link nftDatapath} contributes to a node's datapath (service_path.ts `NodeDatapath`). */
 export interface NftDatapath {
   /** Set when the nftables table answers for this node and family. */
-  trace?: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT") => TraceResult;
+  trace?: (packet: TracePacket, hook: "PREROUTING" | "OUTPUT", context?: TraceContext) => TraceResult;
   /** `nftables-numgen` when `trace` is set. */
   balancingMethod?: "nftables-numgen";
   /** The CIDR of the table's local-traffic detector (`ip saddr != 10.0.0.0/8 jump mark-for-masquerade`). */
@@ -147,7 +147,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
   }
 
   const { overview, notes } = read;
-  out.trace = (packet, hook) => traceNft(layout, packet, hook, { notes });
+  out.trace = (packet, hook, context) => traceNft(layout, packet, hook, { notes, ...(context?.isLocalAddress ? { isLocalAddress: context.isLocalAddress } : {}) });
   out.balancingMethod = "nftables-numgen";
   const detector = overview.localDetector;
   if (detector.kind === "cidr" && detector.value !== undefined) {

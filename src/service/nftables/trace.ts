@@ -87,6 +87,7 @@ export function traceNft(
     layout,
     options.maxOutcomes ?? 10000,
     options.masqueradeMark ?? layout.masquerade.mark ?? 0x4000,
+    options.isLocalAddress,
   );
   const notes = new Set<string>(options.notes ?? []);
   const wantFamily = layout.family === "ip6" ? 6 : 4;
@@ -130,7 +131,16 @@ export function traceNft(
       // The routing decision: to this node (input) or through it (forward).
       const r = t.hook(g.packet.dstLocal ? "input" : "forward", [g], notes);
       stop(r.stopped);
-      (g.packet.dstLocal ? delivered : toPost).push(...r.passed);
+      if (!g.packet.dstLocal) toPost.push(...r.passed);
+      else {
+        for (const f of r.passed) {
+          // translated to an address of this node (a host-network endpoint): delivered, never in nat-postrouting
+          if (f.dnatTo !== undefined && (f.packet.mark & t.markBit) !== 0) {
+            f.caveats = [...f.caveats, `${f.packet.dst} is an address of this node: the translated packet is delivered here (input) and never reaches nat-postrouting, so the masquerade mark masquerades nothing: the endpoint sees the client's own address`];
+          }
+          delivered.push(f);
+        }
+      }
     }
   }
   const post = t.hook("postrouting", toPost, notes);

@@ -14,6 +14,8 @@ export interface NftTraceOptions {
   maxOutcomes?: number;
   /** Notes to add to every result (e.g. other tables hooking the same points). @default [] */
   notes?: string[];
+  /** Whether an address is the node's own: a destination translated to one is routed to input (see TraceContext). */
+  isLocalAddress?: (ip: string) => boolean;
 }
 
 /** Thrown when a ruleset makes the tracer loop (chains nested deeper than the kernel allows) or explode. */

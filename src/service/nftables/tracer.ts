@@ -29,10 +29,15 @@ export function readable<T>(read: () => T): T | undefined {
 
 export class NftTracer {
   private steps = 0;
-  private readonly markBit: number;
+  readonly markBit: number;
   readonly sets: SetLookup;
 
-  constructor(private readonly layout: KubeProxyNft, private readonly maxOutcomes: number, markBit: number) {
+  constructor(
+    private readonly layout: KubeProxyNft,
+    private readonly maxOutcomes: number,
+    markBit: number,
+    private readonly isLocalAddress?: (ip: string) => boolean,
+  ) {
     this.markBit = markBit;
     this.sets = {
       set: (n) => this.layout.table.sets.get(n),
@@ -494,7 +499,8 @@ export class NftTracer {
               const at = dnatTo!.startsWith("[") ? dnatTo!.lastIndexOf("]:") : dnatTo!.lastIndexOf(":");
               p.dst = dnatTo!.startsWith("[") ? dnatTo!.slice(1, at) : dnatTo!.slice(0, at);
               p.dport = Number(dnatTo!.slice(at + (dnatTo!.startsWith("[") ? 2 : 1)));
-              p.dstLocal = false;
+              // routed to input when the endpoint is one of the node's addresses (a host-network endpoint here)
+              p.dstLocal = this.isLocalAddress?.(p.dst) ?? false;
               p.ctstate.add("DNAT");
               next.push({ ...flow, packet: p, dnatTo: dnatTo! });
               break;
