@@ -509,7 +509,9 @@ function localMatchOf(st: Extract<NftStatement, { kind: "match" }>): LocalTraffi
   if ((st.selector === "ip saddr" || st.selector === "ip6 saddr") && st.value.kind === "prefix") {
     return { kind: "cidr", cidr: st.value.text };
   }
-  if (st.selector === "iifname" && st.value.kind === "literal") {
+  // `iif "cni0"`: kube-proxy v1.29–v1.34's BridgeInterface detector (localdetector.go ifLocalNFT, by index; `iifname`
+  // since kubernetes#134024)
+  if ((st.selector === "iifname" || st.selector === "iif" || st.selector === "meta iif") && st.value.kind === "literal") {
     const v = st.value.value;
     return v.endsWith("*") ? { kind: "interface-prefix", prefix: v.slice(0, -1) } : { kind: "interface", name: v };
   }
@@ -1364,7 +1366,7 @@ function podShortCircuitOf(c: NftChain): ExternalChain["podShortCircuit"] {
   let out: ExternalChain["podShortCircuit"];
   for (const r of c.rules) {
     if (r.mayContain?.("goto") === false) continue;
-    if (r.mayContain && !r.mayContain("saddr") && !r.mayContain("iifname")) continue;
+    if (r.mayContain && !r.mayContain("saddr") && !r.mayContain("iif")) continue;
     out = podShortCircuitRule(r) ?? out;
   }
   return out;

@@ -46,7 +46,7 @@ const MASQUERADE_EXPR = new RegExp(
     `(?:${M}"==", "left": ${PAYLOAD("(tcp|udp|sctp|th)", "dport")}, "right": (\\d{1,5})\\}\\}, )?` +
     "(?:" +
     `${M}"!=", "left": ${PAYLOAD("ip6?", "saddr")}, "right": \\{"prefix": \\{"addr": "(${ADDR})", "len": (\\d{1,3})\\}\\}\\}\\}, ` +
-    `|${M}"!=", "left": \\{"meta": \\{"key": "iifname"\\}\\}, "right": "(${IFNAME})"\\}\\}, ` +
+    `|${M}"!=", "left": \\{"meta": \\{"key": "iif(?:name)?"\\}\\}, "right": "(${IFNAME})"\\}\\}, ` +
     ")?" +
     '\\{"jump": \\{"target": "mark-for-masquerade"\\}\\}\\]$',
 );

@@ -92,8 +92,10 @@ export function fieldOf(selector: string, p: TracePacket): FieldResult {
     };
   }
   if (selector === "meta nfproto") return { kind: "word", who: "family", value: p.family === 6 ? "ipv6" : "ipv4" };
-  if (selector === "iifname" || selector === "meta iifname" || selector === "oifname" || selector === "meta oifname") {
-    const input = selector.endsWith("iifname");
+  // `iif`/`oif` compare the interface's index, nft shows it by name: the same test as the name for an interface that
+  // exists (kube-proxy v1.29–v1.34 wrote `iif` for the BridgeInterface local-traffic detector, localdetector.go)
+  if (/^(?:meta )?[io]if(?:name)?$/.test(selector)) {
+    const input = /^(?:meta )?iif/.test(selector);
     const known = input ? p.inInterface : p.outInterface;
     if (known === undefined) return { unknown: `depends on the ${input ? "input" : "output"} interface` };
     return { kind: "iface", who: input ? "input interface" : "output interface", value: known };
