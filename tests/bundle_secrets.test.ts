@@ -451,6 +451,15 @@ describe("redaction", () => {
     // a secret flag's value inside one string (a kube-proxy DaemonSet started by sh -c), and a YAML block scalar
     ["exec kube-proxy --config=/x --token SHTOKEN --aws-secret-access-key SHAWS --v=2", `exec kube-proxy --config=/x --token ${REDACTED} --aws-secret-access-key ${REDACTED} --v=2`],
     ["mode: iptables\ntoken: |\n  CMBLOCKTOKEN\n  more\nnext: 2", `mode: iptables\ntoken: ${REDACTED}\nnext: 2`],
+    // found by an audit: an empty user, a password holding @, a value holding & or spaces, an escaped quote inside a
+    // JSON string, a GitHub-style `Authorization: token …`, names ending in `pass`
+    ["redis://:S3cretRedisPw@redis:6379/0", `redis://:${REDACTED}@redis:6379/0`],
+    ["https://user:p@ss@host/x", `https://user:${REDACTED}@host/x`],
+    ["password=Pa&ssw0rd", `password=${REDACTED}`],
+    ["password: hunter 2, user: x", `password: ${REDACTED}, user: x`],
+    ['{"password": "Pa\\"ss wOrd", "n": 1}', `{"password": ${REDACTED}, "n": 1}`],
+    ["Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123456789", `Authorization: ${REDACTED}`],
+    ["DB_PASS=hunter2 --pass hunter3 db.pass: x", `DB_PASS=${REDACTED} --pass ${REDACTED} db.pass: ${REDACTED}`],
   ])("%j", (input, want) => {
     expect(redactText(input)).toBe(want);
     expect(redactText(want)).toBe(want);
@@ -464,6 +473,7 @@ describe("redaction", () => {
         "--cluster-cidr=10.244.0.0/16",
         "0/3 nodes are available: 3 node(s) had volume node affinity conflict.",
         'MountVolume.SetUp failed for volume "kube-api-access" : secret "x" not found',
+        "bypass=true compass: north passthrough=1 ssl-passthrough: true",
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf\nmode: nftables\n",
       ]
     ) expect(redactText(t)).toBe(t);

@@ -62,9 +62,15 @@ export const PROXY_CONFIG_KEYS: readonly string[] = ["config.conf", "config"];
  * client key, certificate/key data.
  */
 const SECRET_NAME = String
-  .raw`[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|passphrase|pwd|secret|credential|signature|api[-_]?key|access[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*`;
+  .raw`(?:[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|passphrase|pwd|secret|credential|signature|authorization|api[-_]?key|access[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*|(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]*[_.-])?pass)`;
+/**
+ * `name = value` / `name: value` under a secret-named key. The value: a quoted string (escaped quotes inside it
+ * included), else, after `:` (YAML, a header, a log line), the rest of the line up to `,` `;` or a bracket (a value
+ * may hold spaces: `password: hunter 2`; it stops before a redaction already made), else (after `=`) one word, `&`
+ * included (over-redacting a query's next parameter rather than leaving the tail of a password holding `&`).
+ */
 const SECRET_ASSIGNMENT = new RegExp(
-  String.raw`(["']?${SECRET_NAME}["']?[ \t]*[=:][ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;"'{}\[\]&]+)`,
+  String.raw`(["']?${SECRET_NAME}["']?[ \t]*(?::[ \t]*(?=[^\s])|=[ \t]*))("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|(?<=:[ \t]*)[^\n,;"'{}\[\]<]*[^\s,;"'{}\[\]<]|[^\s,;"'{}\[\]]+)`,
   "gi",
 );
 const SECRET_FLAG = new RegExp(String.raw`^--?${SECRET_NAME}$`, "i");
@@ -77,8 +83,8 @@ const PEM = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 const PEM_BASE64 = /LS0tLS1CRUdJT[A-Za-z0-9+/=]*/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
-/** `scheme://user:password@host`: the password. */
-const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi;
+/** `scheme://user:password@host` (the user may be empty, the password may hold `@`): the password. */
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s/]+@/gi;
 /** A query's `sig=` (Azure SAS signatures). */
 const SIG_PARAM = /([?&]sig=)(?!<redacted)[^&\s]+/gi;
 
@@ -103,8 +109,9 @@ export function redactText(text: string): string {
     .replace(SIG_PARAM, (_m, head: string) => `${head}${REDACTED}`)
     .replace(
       SECRET_ASSIGNMENT,
-      (m, name: string, value: string) =>
-        value === REDACTED || value.startsWith("<redacted") ? m : `${name}${REDACTED}`,
+      // a value already redacted, or one that only precedes a redaction (`Authorization: Bearer <redacted>`), is left
+      (m: string, name: string, value: string, at: number, all: string) =>
+        value.includes("<redacted") || all.slice(at + m.length).trimStart().startsWith("<redacted") ? m : `${name}${REDACTED}`,
     )
     .replace(SECRET_FLAG_INLINE, (m, flag: string, value: string) => (value === REDACTED || value.startsWith("<redacted") ? m : `${flag}${REDACTED}`));
 }
