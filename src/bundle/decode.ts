@@ -12,7 +12,8 @@
  * Runtime-neutral: no I/O (YAML via `yaml`).
  * @module
  */
-import { parseAllDocuments, stringify as toYaml } from "yaml";
+import { parseAllDocuments } from "yaml";
+import { serializeExact } from "../model/exact_serialize.ts";
 import type { KubeObject } from "../model/k8s.ts";
 import { compareText } from "../model/order.ts";
 import {
@@ -383,5 +384,6 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
 export function encodeBundle(bundle: Bundle, format: "json" | "yaml"): string {
   // `end` last: its absence tells a cut file (BUNDLE_END)
   const doc = { format: BUNDLE_FORMAT, version: BUNDLE_VERSION, capture: bundle.capture, objects: bundle.objects, nodes: bundle.nodes, warnings: bundle.warnings, end: BUNDLE_END };
-  return format === "json" ? JSON.stringify(doc, null, 2) + "\n" : toYaml(doc, { lineWidth: 0 });
+  // exact and safe to print: `capture -o -` writes it to a terminal, and a name may hold an escape sequence
+  return serializeExact(doc, format);
 }
