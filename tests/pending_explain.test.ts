@@ -480,4 +480,27 @@ describe("scheduler model and reconciliation", () => {
     ]);
     expect(r.pods[0]!.summary!.feasibleNodes).toEqual(["w2"]);
   });
+
+  test("two WaitForFirstConsumer claims, one static PV: a volume serves one claim of the pod (binder.go findMatchingVolumes)", () => {
+    const objects = (volumes: string[]) => bundleOf([
+      node("w1"),
+      storageClass("local", { provisioner: "kubernetes.io/no-provisioner", mode: "WaitForFirstConsumer" }),
+      pvc("data", { class: "local", size: "10Gi" }),
+      pvc("wal", { class: "local", size: "5Gi" }),
+      ...volumes.map((v) => pv(v, { class: "local", size: v === "big" ? "100Gi" : "20Gi", source: { local: { path: `/mnt/${v}` } }, terms: [term(["kubernetes.io/hostname", "In", "w1"])] })),
+      pod("pg-0", { claims: ["data", "wal"] }),
+    ]);
+    const one = explainPending(objects(["big"]), { kind: "pod", namespace: "default", name: "pg-0" });
+    const details = (r: typeof one) => r.pods[0]!.nodes[0]!.checks.filter((c) => c.rule === "volume").map((c) => `${c.claim}: ${c.detail}`);
+    // the smaller claim (wal) is matched first and takes the only volume
+    expect(details(one)).toEqual([
+      "data: no available PersistentVolume matches on this node, and the class cannot provision",
+      "wal: PersistentVolume big is available here",
+    ]);
+    expect(one.pods[0]!.summary!.feasibleNodes).toEqual([]);
+    // two volumes: each claim its own, the smallest that fits (wal: small, data: the other)
+    const two = explainPending(objects(["big", "small"]), { kind: "pod", namespace: "default", name: "pg-0" });
+    expect(details(two)).toEqual(["data: PersistentVolume big is available here", "wal: PersistentVolume small is available here"]);
+    expect(two.pods[0]!.summary!.feasibleNodes).toEqual(["w1"]);
+  });
 });

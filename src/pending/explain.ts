@@ -28,8 +28,9 @@
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import type { CSINode, Node, PersistentVolume, Pod, Toleration } from "../model/k8s.ts";
+import type { CSINode, Node, PersistentVolume, PersistentVolumeClaim, Pod, Toleration } from "../model/k8s.ts";
 import { NotFoundError } from "../model/errors.ts";
+import { quantityValue } from "../model/quantity.ts";
 import {
   evaluateNodeSelector,
   evaluateNodeSelectorMap,
@@ -284,11 +285,48 @@ function intersect(a: Set<string>, b: Set<string>): Set<string> {
 }
 
 /** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
+/**
+ * The PersistentVolume the scheduler matches on `node` to each of the pod's delayed-binding claims not yet given a
+ * node, as volumebinding/binder.go `findMatchingVolumes` does: the claims by requested size, smallest first, each
+ * given the volume `FindMatchingVolume` picks (one pre-bound to it, else the smallest that satisfies it and the node)
+ * among those not already chosen for another claim of the pod, so one volume never serves two claims.
+ * @returns claim name → the volume, or undefined when none is left for it.
+ */
+function matchDelayedClaims(ctx: PendingContext, pod: Pod, node: Node, uses: readonly PodClaimUse[]): Map<string, PersistentVolume | undefined> {
+  const ns = pod.metadata.namespace ?? "";
+  const claims = uses
+    .filter((u) => u.found && u.binding === "delayed")
+    .map((u) => getClaim(ctx, ns, u.claim)!)
+    .filter((pvc) => pvc.metadata.annotations?.[ANN_SELECTED_NODE] === undefined);
+  const size = (pvc: PersistentVolumeClaim) => quantityValue(pvc.spec?.resources?.requests?.storage) ?? 0;
+  claims.sort((a, b) => size(a) - size(b));
+  const chosen = new Set<string>();
+  const out = new Map<string, PersistentVolume | undefined>();
+  for (const pvc of claims) {
+    let best: PersistentVolume | undefined;
+    for (const pv of ctx.volumes.values()) {
+      if (chosen.has(pv.metadata.name) || volumeMismatches(pvc, pv).length > 0) continue;
+      const req = pv.spec?.nodeAffinity?.required;
+      if (req && !evaluateNodeSelector(req, { labels: node.metadata.labels ?? {} }, { fields: false }).matched) continue;
+      const ref = pv.spec?.claimRef;
+      if (ref && ref.name === pvc.metadata.name && (ref.namespace ?? "") === ns) {
+        best = pv;
+        break;
+      }
+      if (!best || (quantityValue(pv.spec?.capacity?.storage) ?? 0) < (quantityValue(best.spec?.capacity?.storage) ?? 0)) best = pv;
+    }
+    if (best) chosen.add(best.metadata.name);
+    out.set(pvc.metadata.name, best);
+  }
+  return out;
+}
+
 function volumeCheck(
   ctx: PendingContext,
   pod: Pod,
   node: Node,
   use: PodClaimUse,
+  matched: ReadonlyMap<string, PersistentVolume | undefined>,
 ): { check: RuleCheck; conflict?: "node" | "bind" | "storage" | "pv-missing" } {
   const ns = pod.metadata.namespace ?? "";
   const base = { rule: "volume" as const, plugin: "VolumeBinding" as const, claim: use.claim };
@@ -315,11 +353,7 @@ function volumeCheck(
       ? { check: { ...base, passed: true, detail: `provisioning for this node (${ANN_SELECTED_NODE})` } }
       : { check: { ...base, passed: false, detail: `being provisioned for node ${selected} (${ANN_SELECTED_NODE})` }, conflict: "bind" };
   }
-  const fit = [...ctx.volumes.values()].find((pv: PersistentVolume) => {
-    if (volumeMismatches(pvc, pv).length > 0) return false;
-    const req = pv.spec?.nodeAffinity?.required;
-    return !req || evaluateNodeSelector(req, { labels: node.metadata.labels ?? {} }, { fields: false }).matched;
-  });
+  const fit = matched.get(use.claim);
   if (fit) return { check: { ...base, volume: fit.metadata.name, passed: true, detail: `PersistentVolume ${fit.metadata.name} is available here` } };
   const cls = claimClassName(pvc);
   const sc = cls ? ctx.classes.get(cls) : undefined;
@@ -465,8 +499,9 @@ function podNodeRow(
   let pvMissing = false;
   let storageConflict = false;
   let boundDecided = false;
+  const matched = matchDelayedClaims(ctx, pod, node, uses);
   for (const u of uses) {
-    const { check, conflict } = volumeCheck(ctx, pod, node, u);
+    const { check, conflict } = volumeCheck(ctx, pod, node, u, matched);
     checks.push(check);
     // checkBoundClaims stops at the first bound claim that fails; unbound claims are all checked.
     if (conflict === "node" && !boundDecided) {
