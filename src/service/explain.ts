@@ -414,7 +414,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
         const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
-        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces);
+        const podCIDRs = bundle.objects.nodes.map((n) => ({ node: n.metadata.name, cidrs: n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []) }));
+        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces, {
+          endpoints: resolved.endpoints,
+          ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),
+          podCIDRs,
+        });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
         packets.push(answer);

@@ -4,14 +4,28 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { isIPv6 } from "../model/ip.ts";
+import type { NodeSysctls } from "../datapath/sysctls.ts";
+import { cidrContains, isIPv6 } from "../model/ip.ts";
+import { checkBridge } from "./bridge_checks.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
 import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
+import { checkReplyPath } from "./reply_path.ts";
 import type { ResolvedService } from "./resolve.ts";
-import type { PacketAnswer, PacketPath } from "./report.ts";
+import type { EndpointInfo, PacketAnswer, PacketPath } from "./report.ts";
+import { checkRouteLocalnet } from "./route_localnet.ts";
 import type { TracePacket, TraceResult } from "./trace.ts";
+
+/** What the node's captured facts add to a packet's answer (each optional: a check without its facts says so or is skipped). */
+export interface PacketFacts {
+  /** The Service's endpoints with their nodes, for the reply-path and bridge checks. */
+  endpoints?: EndpointInfo[];
+  /** The node's sysctls (bridge-nf-call-iptables, hairpin_mode, route_localnet); undefined when not collected. */
+  sysctls?: NodeSysctls;
+  /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
+  podCIDRs?: { node: string; cidrs: string[] }[];
+}
 
 /**
  * Answers one packet question on a node: traces it (OUTPUT when the source is the node's address, else PREROUTING)
@@ -26,16 +40,28 @@ export function answerPacket(
   isLocal?: (ip: string) => boolean,
   sourcePod?: { name: string; node: string },
   ifaces?: { pod: string; uplink: string },
+  facts: PacketFacts = {},
 ): PacketAnswer {
   const srcLocal = isLocal ? isLocal(q.source) : q.source === s.nodeIP;
+  // a source in this node's pod CIDR that is no Pod of the bundle (a live run keeps only the endpoints' pods) is a pod
+  // of this node all the same: it arrives on the pod interface, and its replies stay on the node
+  const podNode = sourcePod?.node ?? (facts.podCIDRs ?? []).find((n) => n.cidrs.some((c) => isIPv6(c) === isIPv6(q.source) && cidrContains(c, q.source)))?.node;
+  const podHere = podNode === node;
   const dstLocal = isLocal ? isLocal(q.destination) : q.destination === s.nodeIP;
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
   // Only the node's InternalIP is known to be local; any other address outside the Service's ClusterIPs may be bound.
   if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) pkt.dstLocalAssumed = true;
   // Interface-based local-traffic detection: a pod of this node arrives on the pod interface, a local process on none.
-  if (ifaces) pkt.inInterface = srcLocal ? "" : sourcePod?.node === node ? ifaces.pod : ifaces.uplink;
+  if (ifaces) pkt.inInterface = srcLocal ? "" : podHere ? ifaces.pod : ifaces.uplink;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
+  // what the rules alone do not decide, as for the report's clients (explain.ts): the reply path, the bridge, and a
+  // loopback source's route out of the node
+  if (facts.endpoints) {
+    checkReplyPath(v, srcLocal || podHere ? "this-node" : "elsewhere", node, facts.endpoints);
+    if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls);
+  }
+  checkRouteLocalnet(v, facts.sysctls, isLocal ?? ((ip) => ip === s.nodeIP));
   const a: PacketAnswer = {
     node,
     source: q.source,
@@ -74,6 +100,11 @@ export function answerPacket(
     a.caveats.push(`${q.destination} is an address of this node${isLocal ? "" : " (assumed)"}: no kube-proxy rule stops the packet, so it is delivered to the node itself — whatever listens on port ${q.port}/${q.protocol} there answers`);
   }
   if (srcLocal) a.caveats.push(`${q.source} is ${isLocal ? "a local address of the node" : "this node's address"}: traced as a host-network client (nat OUTPUT)`);
+  if (!sourcePod && podNode !== undefined && podNode !== node) {
+    a.caveats.push(
+      `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
+    );
+  }
   if (sourcePod && sourcePod.node !== node) {
     a.caveats.push(
       `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,

@@ -101,9 +101,11 @@ export interface EndpointShare {
    * - `bridge-not-filtered`: client and endpoint on the same bridge with net.bridge.bridge-nf-call-iptables 0 (or
    *   br_netfilter not loaded): the bridged reply skips conntrack's reverse NAT;
    * - `hairpin-off`: the endpoint is the client itself and its bridge port has hairpin_mode 0: the packet is never sent
-   *   back out the port it came in on.
+   *   back out the port it came in on;
+   * - `route-localnet-off`: the client's source is 127.0.0.0/8 and no interface has net.ipv4.conf.*.route_localnet 1:
+   *   the kernel refuses to route the DNATed packet out of the node (route_localnet.ts).
    */
-  replyFails?: "bypasses-node" | "bridge-not-filtered" | "hairpin-off";
+  replyFails?: "bypasses-node" | "bridge-not-filtered" | "hairpin-off" | "route-localnet-off";
 }
 
 /** A piece of evidence: a rule and the role it played. */
