@@ -216,3 +216,12 @@ function explain(
   const howMany = endpoints.some((e) => e.share === null) ? "the IPVS scheduler decides how often: no fixed share" : `${Math.round(share * 10000) / 100}% of new connections`;
   return `masqueraded only when sent to ${masqEps.join(", ")} (${howMany}): ${by(marked)}`;
 }
+
+/**
+ * Whether a client's trace took a session-affinity set's remembered endpoint (nftables mode: the capture shows the
+ * client in an `affinity-…` set; nftables/match.ts says so in a caveat): its endpoints are that client's, not the
+ * balancing new clients get, so it never stands for an entry point's shares or for drift.
+ */
+export function heldByAffinity(v: ClientVerdict): boolean {
+  return v.caveats.some((c) => /^session affinity: \S+ is remembered in @/.test(c));
+}

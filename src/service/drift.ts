@@ -7,7 +7,7 @@
  */
 import { isIPv6 } from "../model/ip.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
-import { rejectReason } from "./client_verdict.ts";
+import { heldByAffinity, rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
@@ -94,7 +94,9 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   const out: DriftItem[] = [];
   const cip = pr.entryPoints.find((e) => e.kind === "ClusterIP");
   if (!cip) return out;
-  const ref = cip.clients.find((c) => c.client === "pod-same-node") ?? cip.clients[0];
+  // a client held by a session-affinity set goes to its remembered endpoint only: it tells nothing of the others
+  const fresh = cip.clients.filter((c) => !heldByAffinity(c));
+  const ref = fresh.find((c) => c.client === "pod-same-node") ?? fresh[0];
   if (!ref) return out;
   // what kube-proxy on this node programs (topology.ts: hints, serving-terminating fallback), else without topology
   const v6 = cip.destination.startsWith("[");

@@ -24,6 +24,7 @@ import { verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
+import { heldByAffinity } from "./client_verdict.ts";
 import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext } from "./trace.ts";
@@ -334,11 +335,15 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           // the shares shown for the entry point: of the clients it exists for (pods for a ClusterIP, clients from
           // outside for a NodePort, LoadBalancer IP or externalIP, which externalTrafficPolicy Local sends to this
           // node's endpoints only while pods are short-circuited to all of them)
+          // A client the capture shows held by a session-affinity set (nftables mode) goes to its remembered endpoint:
+          // its trace is that client's, not the balancing new clients get (proxier.go writeServiceToEndpointRules:
+          // `ip saddr @affinity-… goto endpoint-…` before the numgen vmap), so it never stands for the entry point.
           const primary = ep.kind === "ClusterIP" ? "pod-same-node" : "external";
-          const reference = entry.clients.find((c) => c.client === primary && c.endpoints.length > 0) ??
-            (entry.clients.some((c) => c.client === primary) && ep.kind !== "ClusterIP"
+          const candidates = entry.clients.filter((c) => !heldByAffinity(c));
+          const reference = candidates.find((c) => c.client === primary && c.endpoints.length > 0) ??
+            (candidates.some((c) => c.client === primary) && ep.kind !== "ClusterIP"
               ? undefined
-              : entry.clients.find((c) => c.endpoints.length > 0));
+              : candidates.find((c) => c.endpoints.length > 0));
           if (!ipvsBal) {
             entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
             if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
