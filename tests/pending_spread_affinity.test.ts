@@ -72,6 +72,19 @@ describe("PodTopologySpread (DoNotSchedule)", () => {
     expect(r.pods[0]!.topologySpread).toEqual([`constraint 0 (${ZONE}, maxSkew 1): pods matching [app=web] per domain: zoneA=2, zoneB=1`]);
   });
 
+  it("labelSelector {} (empty, non-nil): v1.27–v1.37 schedulers count no existing pod (kubernetes#141339), others every pod", () => {
+    // zoneA holds 2 pods, zoneB 1: counted, zoneA would make skew 2; uncounted, every domain is 0 + 1 (self) − 0
+    const withVersion = (v?: string) => fourNodes().map((n) => (v ? { ...n, status: { ...n.status, nodeInfo: { kubeletVersion: v } } } as Node : n));
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ labelSelector: {} })] });
+    const at = (v?: string) => ask(bundleOf(withVersion(v), [p, ...threeWeb()]), "new");
+    expect(verdicts(at("v1.33.4"))).toEqual({ node1: "fits", node2: "fits", node3: "fits", node4: "fits" });
+    expect(at("v1.33.4").pods[0]!.nodes[0]!.checks.find((c) => c.rule === "topologySpread")!.detail).toContain("0 pod(s) match [<all>] (an empty labelSelector: this release counts no existing pod for it");
+    for (const v of ["v1.26.15", "v1.38.0"]) expect(verdicts(at(v)), v).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "fits", node4: "fits" });
+    const unknown = at();
+    expect(verdicts(unknown)).toEqual({ node1: "PodTopologySpread", node2: "PodTopologySpread", node3: "fits", node4: "fits" });
+    expect(unknown.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "topologySpread")!.detail).toContain("v1.27–v1.37 count none, kubernetes#141339, and the scheduler's version is not known");
+  });
+
   it("zoneB tainted, nodeTaintsPolicy Ignore (default): zoneB still counts as a domain with min 1, so zoneA is rejected; first line and event agree", () => {
     const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({})] });
     const pods = [p, pod("w1", { app: "web" }, { nodeName: "node1" }), pod("w2", { app: "web" }, { nodeName: "node2" }), pod("w3", { app: "web" }, { nodeName: "node3" })];

@@ -772,7 +772,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   }
   const scheduledAlready = !!pod.spec?.nodeName;
   const pre = {
-    spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode),
+    spread: scheduledAlready ? null : topologySpreadState(pod, ctx.nodes, ctx.podsByNode, maxKubeletVersion(ctx)),
     affinity: !scheduledAlready && hasPodAffinityWork(pod, ctx.pods) ? podAffinityState(pod, ctx.nodeByName, ctx.podsByNode, ctx.namespaceLabels) : null,
     rwop: scheduledAlready ? [] : readWriteOncePodConflicts(ctx, pod),
     dra: podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []),

@@ -54,6 +54,24 @@ export interface SpreadConstraintState {
   minMatch: number;
   /** Whether the pending pod's own labels match the selector (selfMatch 1). */
   selfMatch: boolean;
+  /**
+   * The selector is empty and non-nil (`labelSelector: {}`, no matchLabelKeys added): it matches every pod, but the
+   * schedulers of v1.27 (kubernetes#116607) until kubernetes#141340 (merged 2026-08-12, in v1.38) count none for it
+   * (`countPodsMatchSelector`: `if selector.Empty() { return 0 }`). "counted-none": the cluster's version is in that
+   * range, its existing pods are not counted; "version-unknown": counted, and the detail says what decides it.
+   */
+  emptySelector?: "counted-none" | "version-unknown";
+}
+
+/**
+ * How a scheduler of `version` (e.g. "v1.33.4"; undefined: unknown) counts pods for an empty, non-nil labelSelector:
+ * none from v1.27 until v1.38 (kubernetes#116607, fixed by kubernetes#141340), every pod before and after.
+ */
+function emptySelectorCounting(version: string | undefined): "all" | "counted-none" | "version-unknown" {
+  const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
+  if (!m) return "version-unknown";
+  const minor = Number(m[1]) === 1 ? Number(m[2]) : Infinity;
+  return minor >= 27 && minor < 38 ? "counted-none" : "all";
 }
 
 /** The PreFilter state of one pod: its DoNotSchedule constraints. */
@@ -82,6 +100,11 @@ function mergedSelector(c: TopologySpreadConstraint, pod: Pod): LabelSelector | 
   return { matchLabels: { ...(base?.matchLabels ?? {}), ...extra }, matchExpressions: base?.matchExpressions ?? [] };
 }
 
+/** A non-nil selector with no requirement: `labels.Everything()`, whose `Empty()` is true. */
+function isEmptySelector(selector: LabelSelector | null): boolean {
+  return selector !== null && Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
+}
+
 function requiredNodeAffinityMatches(pod: Pod, node: Node): boolean {
   const sel = pod.spec?.nodeSelector;
   if (sel && Object.keys(sel).length > 0 && !evaluateNodeSelectorMap(sel, node.metadata.labels ?? {}).matched) return false;
@@ -94,8 +117,10 @@ function requiredNodeAffinityMatches(pod: Pod, node: Node): boolean {
  * @param pod the pending pod.
  * @param nodes every node of the bundle.
  * @param podsByNode node name → its non-terminal pods (context.ts `indexPodsByNode`); terminating ones are skipped.
+ * @param version the scheduler's release as far as the bundle tells (the newest kubelet), e.g. "v1.33.4"; it decides how
+ *   an empty labelSelector counts (kubernetes#141339).
  */
-export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>): SpreadState | null {
+export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode: ReadonlyMap<string, readonly Pod[]>, version?: string): SpreadState | null {
   const own = (pod.spec?.topologySpreadConstraints ?? []).map((c, index) => ({ c, index }))
     .filter(({ c }) => c.whenUnsatisfiable === "DoNotSchedule");
   if (own.length === 0) return null;
@@ -113,6 +138,7 @@ export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode
       counts: new Map(),
       minMatch: 0,
       selfMatch: labelSelectorMatches(selector, pod.metadata.labels, "nothing"),
+      ...(isEmptySelector(selector) && emptySelectorCounting(version) !== "all" ? { emptySelector: emptySelectorCounting(version) as "counted-none" | "version-unknown" } : {}),
     };
   });
   const affinityOk = new Map<string, boolean>();
@@ -128,7 +154,7 @@ export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode
       }
       if (c.nodeTaintsPolicy === "Honor" && evaluateTaints(node.spec?.taints, pod.spec?.tolerations).first) continue;
       const value = labels[c.topologyKey] as string;
-      const n = onNode.filter((p) => labelSelectorMatches(c.selector, p.metadata.labels, "nothing")).length;
+      const n = c.emptySelector === "counted-none" ? 0 : onNode.filter((p) => labelSelectorMatches(c.selector, p.metadata.labels, "nothing")).length;
       c.counts.set(value, (c.counts.get(value) ?? 0) + n);
     }
   }
@@ -163,7 +189,12 @@ export function topologySpreadFilter(state: SpreadState, node: Node): SpreadVerd
       ? `min 0 (${c.counts.size} domain(s) < minDomains ${c.minDomains})`
       : `min ${c.minMatch}`;
     const skewText = c.counts.size === 0 ? "" : ` = skew ${skew}`;
-    const clause = `${c.topologyKey}=${value}: ${count} pod(s) match [${selectorText(c.selector)}] + ${self} (self) − ${minText}${skewText}`;
+    const note = c.emptySelector === "counted-none"
+      ? " (an empty labelSelector: this release counts no existing pod for it, kubernetes#141339)"
+      : c.emptySelector === "version-unknown"
+      ? " (an empty labelSelector: counted as every pod, as v1.38+ and releases before v1.27 do; v1.27–v1.37 count none, kubernetes#141339, and the scheduler's version is not known)"
+      : "";
+    const clause = `${c.topologyKey}=${value}: ${count} pod(s) match [${selectorText(c.selector)}]${note} + ${self} (self) − ${minText}${skewText}`;
     if (skew > c.maxSkew) {
       parts.push(`${clause} > maxSkew ${c.maxSkew}`);
       return { passed: false, reason: SPREAD_REASON, detail: parts.join("; ") };
