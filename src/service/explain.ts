@@ -265,8 +265,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       const podIf = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
         : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
-      const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!)) : undefined;
-      if (podIf && ifaces) {
+      const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts) : undefined;
+      if (podIf && ifaces?.bridgedOn) {
+        report.notes.push(
+          `local traffic is detected by input interface (${podIf.name}*, from ${podIf.source}), but this node's ${podIf.name}* interfaces are ports of bridge ${ifaces.bridgedOn} (its sysctls): a pod's routed packets arrive on ${ifaces.bridgedOn}, which the prefix does not name, so the rules take them for traffic from outside the node; pods are traced arriving on ${ifaces.bridgedOn}`,
+        );
+      } else if (podIf && ifaces) {
         report.notes.push(
           `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
             !facts.addresses ? " (the uplink's name is assumed: the node's addresses were not collected)" : facts.noInterfaces ? " (the uplink's name is assumed: the collecting image has no ip to tell the interface of the node's address)" : ""

@@ -12,6 +12,7 @@
  */
 import type { BundleObjects } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
+import type { BridgePort } from "../datapath/sysctls.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
@@ -70,14 +71,26 @@ export interface ClientInterfaces {
   pod: string;
   /** A client from outside the node (another node's pod, an external client). */
   uplink: string;
+  /**
+   * The detector names the pods' own interfaces (`veth+`) but they are ports of this bridge (the node's sysctls list
+   * them): a routed packet from a pod arrives on the bridge, so `-i veth+` never sees it (br_netfilter
+   * setup_pre_routing; without it the IP layer sees the bridge as well).
+   */
+  bridgedOn?: string;
 }
 
 /**
  * Names the interfaces clients arrive on.
  * @param pod the detector's pod interface.
  * @param uplink the interface holding the node's address, when the node's addresses were collected.
+ * @param bridgePorts the node's bridge ports (the sysctls section), when collected.
  */
-export function clientInterfaces(pod: PodInterface, uplink: string | undefined): ClientInterfaces {
+export function clientInterfaces(pod: PodInterface, uplink: string | undefined, bridgePorts: readonly BridgePort[] = []): ClientInterfaces {
+  const bridged = pod.kind === "prefix" ? bridgePorts.find((p) => p.port.startsWith(pod.name))?.bridge : undefined;
+  if (bridged !== undefined && !bridged.startsWith(pod.name)) {
+    const up = uplink && uplink !== bridged ? uplink : ["eth0", "ens3", "uplink0"].find((n) => !n.startsWith(pod.name))!;
+    return { pod: bridged, uplink: up, bridgedOn: bridged };
+  }
   const podIf = pod.kind === "bridge" ? pod.name : `${pod.name}0a1b2c3d`;
   const matchesPod = (n: string) => (pod.kind === "bridge" ? n === pod.name : n.startsWith(pod.name));
   const up = uplink && !matchesPod(uplink) ? uplink : ["eth0", "ens3", "uplink0"].find((n) => !matchesPod(n))!;
