@@ -262,9 +262,16 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       report.notes.push(...facts.problems);
       // the node's own addresses, for endpoints on one of them (host-network pods of this node)
       const traceContext: TraceContext = { isLocalAddress: facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP) };
+      // The rules show the detector kube-proxy runs: one that detects by CIDR there is not overridden by an
+      // interface detector in the configuration (which takes effect at kube-proxy's next start: getLocalDetectors).
+      const rulesDetectByCIDR = cidr.source === "the rules (local-traffic detector)";
+      const configured = configPodInterface(bundle.objects);
       const podIf = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
-        : iptablesPodInterface(dp.iptables) ?? configPodInterface(bundle.objects);
+        : iptablesPodInterface(dp.iptables) ?? (rulesDetectByCIDR ? undefined : configured);
+      if (rulesDetectByCIDR && !datapath.podInterface && !iptablesPodInterface(dp.iptables) && configured) {
+        report.notes.push(`kube-proxy's configuration (${configured.source}) names an interface detector (${configured.kind === "bridge" ? configured.name : `${configured.name}*`}), but ${nodeName}'s rules detect local traffic by CIDR (${cidr.cidrs.join(", ")}): the rules are what runs; the configuration takes effect when kube-proxy restarts`);
+      }
       const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts) : undefined;
       if (podIf && ifaces?.bridgedOn) {
         report.notes.push(
