@@ -17,6 +17,7 @@
  * @module
  */
 import type { CiliumBackend, CiliumService } from "../datapath/cilium_services.ts";
+import { isIPv6 } from "../model/ip.ts";
 import type { DriftItem, EndpointInfo, ServicePortSummary } from "./report.ts";
 import type { ResolvedService } from "./resolve.ts";
 
@@ -53,11 +54,17 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   if (hinted) {
     out.notes.push(`the EndpointSlices carry topology hints: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones${nodeZone ? ` than ${nodeZone}` : ""} may be absent and are not called drift`);
   }
-  for (const e of mine) out.frontends.push(`${e.type || "?"} ${hostPort(e.frontend.ip, e.frontend.port)}/${e.frontend.protocol} → ${e.backends.map(backendText).join(", ") || "no backend"}`);
+  for (const e of mine) {
+    const scope = e.frontend.scope === "internal" ? " (internal scope)" : "";
+    out.frontends.push(`${e.type || "?"} ${hostPort(e.frontend.ip, e.frontend.port)}/${e.frontend.protocol}${scope} → ${e.backends.map(backendText).join(", ") || "no backend"}`);
+  }
 
-  const expectedFor = (sp: ServicePortSummary, local: boolean): Map<string, EndpointInfo> => {
-    const withPort = resolved.endpoints.filter((ep) => ep.ports.some((p) => p.portKey === sp.portKey));
-    const pool = local ? withPort.filter((ep) => ep.node === node) : withPort;
+  // A frontend's backends are of its own IP family only (writer.go DefaultSelectBackends); under a Local policy Cilium
+  // keeps the backends on this node and those without a node name (writer.go: `len(be.NodeName) != 0 && be.NodeName
+  // != w.nodeName` is skipped; pkg/service/service.go filterBackends before 1.18).
+  const expectedFor = (sp: ServicePortSummary, local: boolean, v6: boolean): Map<string, EndpointInfo> => {
+    const withPort = resolved.endpoints.filter((ep) => ep.ports.some((p) => p.portKey === sp.portKey) && isIPv6(ep.address) === v6);
+    const pool = local ? withPort.filter((ep) => ep.node === undefined || ep.node === "" || ep.node === node) : withPort;
     const ready = pool.filter((ep) => ep.ready);
     const chosen = ready.length > 0 ? ready : pool.filter((ep) => ep.serving && ep.terminating);
     const m = new Map<string, EndpointInfo>();
@@ -73,7 +80,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
       out.drift.push({ portKey: sp.portKey, kind: "service-missing", message: `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}: the agent has not programmed it (cilium-dbg service list; its logs)` });
       return;
     }
-    const expected = expectedFor(sp, local);
+    const expected = expectedFor(sp, local, isIPv6(fe.frontend.ip));
     const active = new Map(fe.backends.filter((b) => b.state === "active").map((b) => [hostPort(b.ip, b.port), b] as const));
     const all = new Set(fe.backends.map((b) => hostPort(b.ip, b.port)));
     const anyReady = [...expected.values()].some((ep) => ep.ready);
@@ -97,19 +104,42 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   };
 
   for (const sp of s.ports) {
-    const find = (type: string, ip: string | undefined, port: number) =>
-      mine.find((e) => e.type === type && (ip === undefined || e.frontend.ip === ip) && e.frontend.port === port && protoMatch(e.frontend.protocol, sp.protocol));
+    // External scope unless said otherwise: with different external and internal traffic policies Cilium lists each
+    // NodePort and LoadBalancer frontend twice, `scope: internal` holding the backends of the internal policy
+    // (the service reflector's twoScopes; writer.go shouldUseLocalBackends).
+    const find = (type: string, ip: string | undefined, port: number, scope = "external", v6?: boolean) =>
+      mine.find((e) =>
+        e.type === type && (ip === undefined || e.frontend.ip === ip) && (v6 === undefined || isIPv6(e.frontend.ip) === v6) && e.frontend.port === port &&
+        protoMatch(e.frontend.protocol, sp.protocol) && (e.frontend.scope === "internal" ? "internal" : "external") === scope
+      );
     const intLocal = s.internalTrafficPolicy === "Local";
     const extLocal = s.externalTrafficPolicy === "Local";
+    /** Compares the external frontend, and the internal-scope one when Cilium lists it. */
+    const scoped = (kind: string, ip: string | undefined, port: number, want: string, v6?: boolean) => {
+      compare(sp, kind, find(kind, ip, port, "external", v6), want, extLocal);
+      const internal = find(kind, ip, port, "internal", v6);
+      if (internal) compare(sp, `${kind} (internal scope)`, internal, want, intLocal);
+    };
     if (s.type !== "ExternalName") {
-      for (const ip of s.clusterIPs.filter((x) => x !== "None")) compare(sp, "ClusterIP", find("ClusterIP", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, intLocal);
+      for (const ip of s.clusterIPs.filter((x) => x !== "None")) {
+        const fe = find("ClusterIP", ip, sp.port);
+        // a CiliumLocalRedirectPolicy keeps the address and lists it as LocalRedirect, to the redirect's own pods
+        const redirect = fe ? undefined : find("LocalRedirect", ip, sp.port);
+        if (redirect) {
+          out.notes.push(`${hostPort(ip, sp.port)}/${sp.protocol} is redirected on this node by a CiliumLocalRedirectPolicy (frontend type LocalRedirect) to ${redirect.backends.map(backendText).join(", ") || "no backend"}: its backends are the policy's pods, not the Service's endpoints, so they are not compared`);
+          continue;
+        }
+        compare(sp, "ClusterIP", fe, `${hostPort(ip, sp.port)}/${sp.protocol}`, intLocal);
+      }
     }
     if (sp.nodePort !== undefined && (s.type === "NodePort" || s.type === "LoadBalancer")) {
-      compare(sp, "NodePort", find("NodePort", undefined, sp.nodePort), `*:${sp.nodePort}/${sp.protocol}`, extLocal);
+      // one NodePort frontend per IP family of the Service (0.0.0.0, ::)
+      const families = [...new Set(s.clusterIPs.filter((x) => x !== "None").map((ip) => isIPv6(ip)))];
+      for (const v6 of families.length > 0 ? families : [false]) scoped("NodePort", undefined, sp.nodePort, `${v6 ? "[::]" : "*"}:${sp.nodePort}/${sp.protocol}`, v6);
     }
     for (const ip of s.externalIPs) compare(sp, "ExternalIPs", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
     if (s.type === "LoadBalancer") {
-      for (const ip of s.loadBalancerIngress) compare(sp, "LoadBalancer", find("LoadBalancer", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
+      for (const ip of s.loadBalancerIngress) scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
     }
   }
   const unrealized = mine.filter((e) => !e.realized);

@@ -36,7 +36,7 @@ import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
-import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
+import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, SERVICE_PROXY_NAME_LABEL, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, resolveService } from "./resolve.ts";
 import type { DriftItem, EndpointInfo, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
@@ -210,7 +210,11 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   if (other) {
     report.notes.push(otherDatapathNote(other));
     report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
-    if (other.table) {
+    if (other.table && resolved.service.metadata.labels?.[SERVICE_PROXY_NAME_LABEL] !== undefined) {
+      // Cilium, like kube-proxy, skips a Service labelled for another proxy (its --k8s-service-proxy-name, empty by
+      // default, takes only unlabelled Services)
+      report.notes.push(`Cilium's service table is not compared: the Service carries ${SERVICE_PROXY_NAME_LABEL}=${resolved.service.metadata.labels[SERVICE_PROXY_NAME_LABEL]}, which Cilium serves only when its --k8s-service-proxy-name is that value (empty by default: unlabelled Services only)`);
+    } else if (other.table) {
       // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
       try {
         const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, report.zone);

@@ -1,0 +1,49 @@
+// Cilium service tables as Cilium programs them for the API objects (tests/fixtures/cilium/compare/README.md): the
+// comparison must call none of them drift. Each was reported as drift before: the internal-scope copy of a NodePort
+// frontend taken for the external one, the other IP family's endpoints expected on every frontend, a LocalRedirect
+// frontend taken for a missing ClusterIP, a Service labelled for another proxy compared, an endpoint without a
+// nodeName dropped under a Local policy. A changed backend is still caught (the controls at the end).
+import { describe, expect, it } from "vitest";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { explainService } from "../src/service/explain.ts";
+
+const DIR = "tests/fixtures/cilium/compare";
+const node = (dir: string, ns: string, name: string) => explainService(readBundle(`${DIR}/${dir}`), ns, name).nodes[0]!;
+
+describe("Cilium's table as Cilium programs it: no drift", () => {
+  it.each([
+    ["scope", "shop", "web", /NodePort 0\.0\.0\.0:30080\/TCP \(internal scope\) → /],
+    ["dualstack", "shop", "web", /compared with Cilium's service table/],
+    ["lrp", "kube-system", "kube-dns", /is redirected on this node by a CiliumLocalRedirectPolicy \(frontend type LocalRedirect\) to 10\.244\.1\.77:53/],
+    ["proxyname", "shop", "web", /Cilium's service table is not compared: the Service carries service\.kubernetes\.io\/service-proxy-name=other-proxy/],
+    ["nonode", "shop", "ext", /compared with Cilium's service table/],
+  ])("%s", (dir, ns, name, note) => {
+    const n = node(dir, ns, name);
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toMatch(note);
+  });
+});
+
+describe("controls: a real difference is still drift", () => {
+  it("the internal-scope NodePort frontend without a ready endpoint", () => {
+    const b = readBundle(`${DIR}/scope`);
+    const sec = b.nodes[0]!.sections["cilium-services"]!;
+    const table = JSON.parse(sec.stdout) as { spec: { "frontend-address": { scope?: string }; flags: { type: string }; "backend-addresses": { ip: string }[] } }[];
+    const internal = table.find((e) => e.spec.flags.type === "NodePort" && e.spec["frontend-address"].scope === "internal")!;
+    internal.spec["backend-addresses"] = internal.spec["backend-addresses"].slice(0, 1);
+    sec.stdout = JSON.stringify(table);
+    const drift = explainService(b, "shop", "web").nodes[0]!.drift;
+    expect(drift.map((d) => [d.kind, d.message.includes("NodePort (internal scope)")])).toEqual([["missing-on-node", true]]);
+  });
+  it("dual-stack: an IPv6 backend missing from the IPv6 ClusterIP frontend", () => {
+    const b = readBundle(`${DIR}/dualstack`);
+    const sec = b.nodes[0]!.sections["cilium-services"]!;
+    const table = JSON.parse(sec.stdout) as { spec: { "frontend-address": { ip: string }; "backend-addresses": unknown[] } }[];
+    const v6 = table.find((e) => e.spec["frontend-address"].ip.includes(":"))!;
+    v6.spec["backend-addresses"] = [];
+    sec.stdout = JSON.stringify(table);
+    const drift = explainService(b, "shop", "web").nodes[0]!.drift;
+    expect(drift.length).toBeGreaterThan(0);
+    expect(drift.every((d) => d.kind === "missing-on-node" && d.endpoint!.startsWith("["))).toBe(true);
+  });
+});
