@@ -141,6 +141,26 @@ describe("claim state and reason", () => {
   test("Lost", () => {
     const c = claimOf([...NODES, storageClass("gp3"), pvc("data", { boundTo: "pv-1", phase: "Lost" })]);
     expect(c.state.status).toBe("Lost");
+    // syncBoundClaim binds a Lost claim again once its PersistentVolume exists unclaimed: recreating it recovers the claim
+    expect(c.state.message).toMatch(/^Lost: its PersistentVolume "pv-1" no longer exists\. The PV controller binds the claim again when a PersistentVolume of that name exists/);
+  });
+
+  test("Lost with its PersistentVolume back, unclaimed: bound again at the next sync; claimed by another: says by whom", () => {
+    const back = claimOf([...NODES, storageClass("gp3"), pvc("data", { boundTo: "pv-1", phase: "Lost" }), pv("pv-1")]);
+    expect(back.state.message).toMatch(/^Lost, but its PersistentVolume "pv-1" exists unclaimed: the PV controller binds them again/);
+    const taken = claimOf([...NODES, storageClass("gp3"), pvc("data", { boundTo: "pv-1", phase: "Lost" }), pv("pv-1", { claim: "default/other" })]);
+    expect(taken.state.message).toMatch(/^Lost: its PersistentVolume "pv-1" is bound to another claim \(default\/other/);
+  });
+
+  test("an event of an earlier claim of the same name (another uid) is not this claim's", () => {
+    const claim = pvc("data", { class: "gp3" });
+    const old = event("PersistentVolumeClaim", "default", "data", "ProvisioningFailed", 'storageclass.storage.k8s.io "fast" not found');
+    old.involvedObject!.uid = "11111111-old";
+    const mine = event("PersistentVolumeClaim", "default", "data", "ExternalProvisioning", "Waiting for a volume to be created either by the external provisioner 'ebs.csi.aws.com' or manually by the system administrator.", { type: "Normal", at: "2025-06-01T10:06:00Z" });
+    mine.involvedObject!.uid = claim.metadata.uid;
+    const c = claimOf([...NODES, storageClass("gp3", { provisioner: "ebs.csi.aws.com" }), claim, old, mine]);
+    expect(c.state.message).not.toContain("not found");
+    expect(c.state.message).toContain("waiting for provisioner");
   });
 
   test("bound to a PV that is gone", () => {

@@ -210,7 +210,7 @@ function scName(name: string): string {
  */
 export function analyseClaim(ctx: PendingContext, namespace: string, name: string, users: Pod[]): ClaimReport {
   const pvc = ctx.claims.get(`${namespace}/${name}`);
-  const events = eventsFor(ctx, "PersistentVolumeClaim", namespace, name);
+  const events = eventsFor(ctx, "PersistentVolumeClaim", namespace, name, pvc?.metadata.uid);
   if (!pvc) {
     return {
       namespace,
@@ -242,10 +242,19 @@ export function analyseClaim(ctx: PendingContext, namespace: string, name: strin
   const withEvent = (s: ClaimState, e: EventSummary | undefined): ClaimState => (e ? { ...s, event: e } : s);
 
   if (phase === "Lost") {
+    // pv_controller.go syncBoundClaim: a Lost claim keeps bind-completed; once its volume exists again unclaimed (or
+    // claimed by this claim's uid) the controller binds them again and the claim is Bound
+    const pv = volumeName ? ctx.volumes.get(volumeName) : undefined;
+    const ref = pv?.spec?.claimRef;
+    const rebinds = pv !== undefined && (!ref || (ref.name === name && (ref.namespace ?? "") === namespace && (!ref.uid || ref.uid === pvc.metadata.uid)));
     state = withEvent({
       status: "Lost",
       reason: "Lost",
-      message: `Lost: its PersistentVolume ${JSON.stringify(volumeName ?? "")} no longer exists (or was bound elsewhere); the claim cannot be used until it is recreated.`,
+      message: pv === undefined
+        ? `Lost: its PersistentVolume ${JSON.stringify(volumeName ?? "")} no longer exists. The PV controller binds the claim again when a PersistentVolume of that name exists, unclaimed or claimed by this claim (syncBoundClaim): recreate the PersistentVolume on the same storage (if its reclaim policy kept it), or recreate the claim to provision a new, empty volume.`
+        : rebinds
+        ? `Lost, but its PersistentVolume ${JSON.stringify(volumeName)} exists${ref ? " claimed by this claim" : " unclaimed"}: the PV controller binds them again at its next sync (syncBoundClaim), and the claim becomes Bound.`
+        : `Lost: its PersistentVolume ${JSON.stringify(volumeName)} is bound to another claim (${ref!.namespace ?? ""}/${ref!.name ?? ""}${ref!.uid ? `, uid ${ref!.uid}` : ""}); the claim cannot be used until that volume is released to it, or the claim is recreated.`,
     }, lastEvent(events, ["ClaimLost", "ClaimMisbound"]));
   } else if (volumeName && isClaimFullyBound(pvc)) {
     state = ctx.volumes.has(volumeName)

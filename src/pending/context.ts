@@ -277,13 +277,16 @@ export function eventSummary(e: KubeEvent): EventSummary {
 /**
  * Events about one object, oldest first (by lastTimestamp / eventTime / firstTimestamp; ties keep bundle order).
  * @param kind `Pod` or `PersistentVolumeClaim`.
+ * @param uid the object's uid, when known: events naming another uid are of an earlier object of the same name.
  */
-export function eventsFor(ctx: PendingContext, kind: string, namespace: string, name: string): EventSummary[] {
+export function eventsFor(ctx: PendingContext, kind: string, namespace: string, name: string, uid?: string): EventSummary[] {
   return ctx.events
     .map((e, i) => ({ e, i }))
     .filter(({ e }) => {
       const o = e.involvedObject ?? e.regarding;
-      return o?.kind === kind && o.name === name && (o.namespace ?? "") === namespace;
+      // an event of an earlier object of the same name (a claim deleted and created again) is not this one's: kubectl
+      // describe selects events by involvedObject.uid too
+      return o?.kind === kind && o.name === name && (o.namespace ?? "") === namespace && (!uid || !o.uid || o.uid === uid);
     })
     .sort((a, b) => eventTime(a.e) - eventTime(b.e) || a.i - b.i)
     .map(({ e }) => eventSummary(e));

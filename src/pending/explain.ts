@@ -588,7 +588,7 @@ function podNodeRow(
 }
 
 function lastFailedScheduling(ctx: PendingContext, pod: Pod): FailedSchedulingEvent | null {
-  const events = eventsFor(ctx, "Pod", pod.metadata.namespace ?? "", pod.metadata.name).filter((e) => e.reason === "FailedScheduling");
+  const events = eventsFor(ctx, "Pod", pod.metadata.namespace ?? "", pod.metadata.name, pod.metadata.uid).filter((e) => e.reason === "FailedScheduling");
   let e = events[events.length - 1];
   if (!e) {
     // Events expire (one hour by default); the scheduler also writes its message into the PodScheduled condition.
