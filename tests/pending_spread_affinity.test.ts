@@ -383,6 +383,14 @@ describe("DynamicResources: the pod's ResourceClaims", () => {
     );
   });
 
+  it("a claim being deleted: PreFilter rejects every node in the scheduler's words (foreachPodResourceClaim), and the event agrees", () => {
+    const deleting = { ...rc("train-gpu"), metadata: { name: "train-gpu", namespace: "default", deletionTimestamp: "2026-11-27T07:00:00Z" } };
+    const msg = '0/3 nodes are available: resourceclaim "train-gpu" is being deleted. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';
+    const r = ask(withClaims(gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]), [deleting], [event("train", msg)]), "train");
+    expect(r.answer.split("\n")[0]).toBe('Pod default/train cannot be scheduled: 0/3 nodes are available: resourceclaim "train-gpu" is being deleted.');
+    expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
   it("an allocated claim pinned by its node selector: the other nodes fail with the scheduler's words, and the event agrees", () => {
     const allocation = {
       nodeSelector: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["n3"] }] }] },

@@ -154,7 +154,7 @@ function claimUses(ctx: PendingContext, pod: Pod): PodClaimUse[] {
 
 /** A PreFilter status that rejects every node: the plugin, and its message as FailedScheduling prints it. */
 interface PreFilterRejection {
-  plugin: "NodeAffinity" | "VolumeBinding" | "VolumeZone";
+  plugin: "NodeAffinity" | "VolumeBinding" | "VolumeZone" | "DynamicResources";
   message: string;
 }
 
@@ -215,6 +215,10 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
   }
   const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
   if (gone) return reject({ plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` });
+  // DynamicResources (last in PreFilter order): a claim being deleted holds the pod on every node
+  // (dynamicresources.go foreachPodResourceClaim: `resourceclaim "x" is being deleted`, UnschedulableAndUnresolvable)
+  const deleting = podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []).find((c) => c.deleting);
+  if (deleting) return reject({ plugin: "DynamicResources", message: `resourceclaim "${deleting.claimName}" is being deleted` });
   return { rejection: null, ...(narrowed ? { narrowed } : {}) };
 }
 
@@ -662,7 +666,7 @@ function reconcile(
     (r.kind === "volume-limits" && !checked.has("volumeLimits")) ||
     // modelled when the bundle holds the CSIDrivers (and their CSIStorageCapacities)
     (r.kind === "not-enough-storage" && !checked.has("storageCapacity")) ||
-    (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason))) ||
+    (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason)) && !summary.reasons.some((o) => o.reason === r.reason)) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {

@@ -5,7 +5,7 @@
  *
  * - a claim from a `resourceClaimTemplateName` exists only once the ResourceClaim controller created it and wrote its
  *   name into the pod's `status.resourceClaimStatuses`; until then the pod waits for that controller;
- * - a claim that does not exist keeps the pod unschedulable (PreFilter);
+ * - a claim that does not exist, or is being deleted, keeps the pod unschedulable (PreFilter);
  * - an unallocated claim is allocated by the scheduler itself while it places the pod, against the ResourceSlices the
  *   drivers publish: whether devices are free is not simulated here (say so, with the device classes asked for);
  * - an allocated claim's `status.allocation.nodeSelector` limits the nodes: any other node fails the Filter with
@@ -36,6 +36,8 @@ export interface PodResourceClaim {
   devices: string[];
   /** For allocated claims: the node selector of the allocation, when it has one. */
   allocation: NonNullable<NonNullable<ResourceClaim["status"]>["allocation"]> | null;
+  /** The ResourceClaim has a deletionTimestamp: the scheduler's PreFilter rejects every node while it is deleted. */
+  deleting?: true;
 }
 
 function classesOf(claim: ResourceClaim): string[] {
@@ -66,6 +68,7 @@ export function podResourceClaims(pod: Pod, claims: readonly ResourceClaim[]): P
     const allocation = claim.status?.allocation ?? null;
     return {
       ...base,
+      ...(claim.metadata.deletionTimestamp ? { deleting: true as const } : {}),
       deviceClasses: classesOf(claim),
       state: allocation ? "allocated" : "unallocated",
       devices: (allocation?.devices?.results ?? []).map((r) => `${r.driver}/${r.pool}/${r.device}`),
@@ -97,6 +100,8 @@ export function draNodeCheck(claims: readonly PodResourceClaim[], node: Node): {
 export function draWaitText(claims: readonly PodResourceClaim[]): string | null {
   const parts: string[] = [];
   for (const c of claims) {
+    // a claim being deleted is the PreFilter's rejection of every node (explain.ts podPreFilter), said there
+    if (c.deleting) continue;
     if (c.state === "not-created") {
       parts.push(`claim ${c.podClaimName} (template ${c.template}) has no ResourceClaim yet: the ResourceClaim controller of kube-controller-manager creates it`);
     } else if (c.state === "not-found") {
