@@ -138,6 +138,20 @@ describe("claim state and reason", () => {
     expect(c.state.message).toBe('Pending: pre-bound to PersistentVolume "pv-1" (spec.volumeName), which does not satisfy it: capacity wants >= 20Gi, has 10Gi.');
   });
 
+  test("pre-bound pairs are bound as the PV controller binds them: no selector, phase or class filter for a volume pre-bound to the claim", () => {
+    // spec.volumeName → an unclaimed PV: checkVolumeSatisfyClaim only (no selector); a PV whose claimRef names the claim:
+    // FindMatchingVolume takes it before the phase, selector and class filters
+    const named = claimOf([...NODES, storageClass("gp3"), pvc("data", { volumeName: "nfs-data", selector: { matchLabels: { tier: "gold" } } }), pv("nfs-data", { labels: { tier: "silver" } })]);
+    expect(named.state).toMatchObject({ status: "Pending", reason: "Binding" });
+    expect(named.state.message).toBe('Pending: pre-bound to PersistentVolume "nfs-data" (spec.volumeName); the PV controller has not completed the binding yet.');
+    const byRef = claimOf([...NODES, pvc("logs", { class: "" }), pv("logs-pv", { class: "manual", claim: "default/logs", phase: "Available" })], "logs");
+    expect(byRef.state.reason).toBe("Binding");
+    expect(byRef.state.message).toContain('PersistentVolume "logs-pv" matches it, so the PV controller binds them');
+    // the selector still filters volumes that are not pre-bound
+    const other = claimOf([...NODES, pvc("logs", { class: "", selector: { matchLabels: { tier: "gold" } } }), pv("free", { class: "", labels: { tier: "silver" } })], "logs");
+    expect(other.state.reason).toBe("NoMatchingVolume");
+  });
+
   test("Lost", () => {
     const c = claimOf([...NODES, storageClass("gp3"), pvc("data", { boundTo: "pv-1", phase: "Lost" })]);
     expect(c.state.status).toBe("Lost");

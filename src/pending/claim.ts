@@ -53,14 +53,21 @@ function modesText(modes: string[] | undefined): string {
  * Why a PersistentVolume cannot bind a claim statically (empty when it can).
  * @param pvc the claim.
  * @param pv the volume.
+ * @param asked `"find"`: the controller's or the scheduler's search (component-helpers FindMatchingVolume): a volume
+ *   whose claimRef already names the claim is taken before the phase, selector and class filters; `"volumeName"`: the
+ *   claim names the volume (pv_controller.go syncUnboundClaim): a volume claimed by it is bound with no check, an
+ *   unclaimed one after checkVolumeSatisfyClaim alone (capacity, class, attributes class, volumeMode, access modes).
  * @returns one entry per unmet condition, in the order FindMatchingVolume tests them.
  */
-export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolume): VolumeMismatch[] {
+export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolume, asked: "find" | "volumeName" = "find"): VolumeMismatch[] {
   const out: VolumeMismatch[] = [];
   const ref = pv.spec?.claimRef;
   const claimNs = pvc.metadata.namespace ?? "";
   const preBound = !!ref && ref.name === pvc.metadata.name && (ref.namespace ?? "") === claimNs &&
     (!ref.uid || !pvc.metadata.uid || ref.uid === pvc.metadata.uid);
+  if (asked === "volumeName" && preBound) return out;
+  // the filters FindMatchingVolume skips for a volume pre-bound to the claim, and checkVolumeSatisfyClaim never applies
+  const filtered = asked === "find" && !preBound;
   if (ref && !preBound) {
     out.push({ field: "claimRef", want: `unclaimed or ${claimNs}/${pvc.metadata.name}`, got: `${ref.namespace ?? ""}/${ref.name ?? ""}` });
   }
@@ -74,16 +81,16 @@ export function volumeMismatches(pvc: PersistentVolumeClaim, pv: PersistentVolum
   const hMode = pv.spec?.volumeMode ?? "Filesystem";
   if (wMode !== hMode) out.push({ field: "volumeMode", want: wMode, got: hMode });
   if (pv.metadata.deletionTimestamp) out.push({ field: "deletionTimestamp", want: "not being deleted", got: pv.metadata.deletionTimestamp });
-  if (!preBound && (pv.status?.phase ?? "") !== "Available") {
+  if (filtered && (pv.status?.phase ?? "") !== "Available") {
     out.push({ field: "phase", want: "Available", got: pv.status?.phase ?? "unknown" });
   }
-  if (pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector as LabelSelector, pv.metadata.labels, "everything")) {
+  if (filtered && pvc.spec?.selector && !labelSelectorMatches(pvc.spec.selector as LabelSelector, pv.metadata.labels, "everything")) {
     const labels = Object.entries(pv.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ");
     out.push({ field: "selector", want: selectorText(pvc.spec.selector as LabelSelector), got: labels === "" ? "no labels" : labels });
   }
   const wClass = claimClassName(pvc) ?? "";
   const hClass = volumeClassName(pv);
-  if (wClass !== hClass) out.push({ field: "storageClassName", want: JSON.stringify(wClass), got: JSON.stringify(hClass) });
+  if (!(asked === "find" && preBound) && wClass !== hClass) out.push({ field: "storageClassName", want: JSON.stringify(wClass), got: JSON.stringify(hClass) });
   // FindMatchingVolume with VolumeAttributesClass on (beta v1.31, GA v1.34): the claim's and the volume's class must be
   // the same (both unset counts as the same); a cluster that sets either has the feature on
   const wVac = pvc.spec?.volumeAttributesClassName ?? "";
@@ -276,11 +283,11 @@ export function analyseClaim(ctx: PendingContext, namespace: string, name: strin
         message: `Pending: pre-bound to PersistentVolume ${JSON.stringify(volumeName)} (spec.volumeName), which does not exist.`,
       };
     } else {
-      staticList = [{ volume: volumeName, mismatches: volumeMismatches(pvc, pv) }];
+      staticList = [{ volume: volumeName, mismatches: volumeMismatches(pvc, pv, "volumeName") }];
       const mm = staticList[0]?.mismatches ?? [];
       state = {
         status: "Pending",
-        reason: "NoMatchingVolume",
+        reason: mm.length > 0 ? "NoMatchingVolume" : "Binding",
         message: `Pending: pre-bound to PersistentVolume ${JSON.stringify(volumeName)} (spec.volumeName)` +
           (mm.length > 0 ? `, which does not satisfy it: ${mm.map((m) => `${m.field} wants ${m.want}, has ${m.got}`).join("; ")}.` : `; the PV controller has not completed the binding yet.`),
       };
@@ -295,10 +302,13 @@ export function analyseClaim(ctx: PendingContext, namespace: string, name: strin
     }, lastEvent(events, ["FailedBinding"]));
   } else if (className === "") {
     staticList = staticCandidates(ctx, pvc);
+    const match = staticList.find((c) => c.mismatches.length === 0);
     state = withEvent({
       status: "Pending",
-      reason: "NoMatchingVolume",
-      message: `Pending: storageClassName is "" (static binding only) and no PersistentVolume matches.`,
+      reason: match ? "Binding" : "NoMatchingVolume",
+      message: match
+        ? `Pending: storageClassName is "" (static binding only); PersistentVolume ${JSON.stringify(match.volume)} matches it, so the PV controller binds them at its next sync (if the claim stays Pending, its events say why).`
+        : `Pending: storageClassName is "" (static binding only) and no PersistentVolume matches.`,
     }, lastEvent(events, ["FailedBinding"]));
   } else if (!effectiveClass) {
     staticList = staticCandidates(ctx, pvc);

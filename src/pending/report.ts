@@ -101,6 +101,8 @@ export type ClaimReasonCode =
   | "Provisioning"
   /** Static binding: no PersistentVolume satisfies the claim (see `staticCandidates`). */
   | "NoMatchingVolume"
+  /** Static binding: a PersistentVolume satisfies the claim (or is pre-bound to it); the PV controller binds them. */
+  | "Binding"
   /** The claim is referenced by a pod but does not exist. */
   | "NotFound";
 
