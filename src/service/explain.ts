@@ -20,11 +20,10 @@ import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { canonicalAddress, isIPv6 } from "../model/ip.ts";
 import type { PacketQuestion } from "../model/question.ts";
-import { verdictFromTrace } from "./client_verdict.ts";
+import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { heldByAffinity } from "./client_verdict.ts";
 import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext } from "./trace.ts";
@@ -269,11 +268,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       // The rules show the detector kube-proxy runs: one that detects by CIDR there is not overridden by an
       // interface detector in the configuration (which takes effect at kube-proxy's next start: getLocalDetectors).
       const rulesDetectByCIDR = cidr.source === "the rules (local-traffic detector)";
-      const configured = configPodInterface(bundle.objects);
-      const podIf = datapath.podInterface
+      const fromRules = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
-        : iptablesPodInterface(dp.iptables) ?? (rulesDetectByCIDR ? undefined : configured);
-      if (rulesDetectByCIDR && !datapath.podInterface && !iptablesPodInterface(dp.iptables) && configured) {
+        : iptablesPodInterface(dp.iptables);
+      const configured = fromRules ? undefined : configPodInterface(bundle.objects);
+      const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
+      if (rulesDetectByCIDR && configured) {
         report.notes.push(`kube-proxy's configuration (${configured.source}) names an interface detector (${configured.kind === "bridge" ? configured.name : `${configured.name}*`}), but ${nodeName}'s rules detect local traffic by CIDR (${cidr.cidrs.join(", ")}): the rules are what runs; the configuration takes effect when kube-proxy restarts`);
       }
       const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts) : undefined;
