@@ -10,6 +10,7 @@
  * @module
  */
 import type { NodeSysctls } from "../datapath/sysctls.ts";
+import { splitHostPort } from "../model/ip.ts";
 import type { ClientVerdict } from "./report.ts";
 
 const LOOPBACK4 = /^127\./;
@@ -26,7 +27,7 @@ const ROUTE_LOCALNET = /^net\.ipv4\.conf\.(.+)\.route_localnet$/;
 export function checkRouteLocalnet(v: ClientVerdict, sysctls: NodeSysctls | undefined, isLocal: (ip: string) => boolean): void {
   if (!LOOPBACK4.test(v.source) || v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
   const leaving = v.endpoints.filter((e) => {
-    const ip = e.endpoint.replace(/:\d+$/, "");
+    const ip = splitHostPort(e.endpoint).ip;
     return !e.endpoint.startsWith("unknown (") && !LOOPBACK4.test(ip) && !isLocal(ip);
   });
   if (leaving.length === 0) return;

@@ -27,7 +27,7 @@
  * @module
  */
 import type { LabelSelector, Node, Pod, TopologySpreadConstraint } from "../../model/k8s.ts";
-import { labelSelectorMatches, selectorText } from "../../model/label_selector.ts";
+import { isEmptySelector, labelSelectorMatches, selectorText } from "../../model/label_selector.ts";
 import { evaluateNodeSelector, evaluateNodeSelectorMap } from "../node_selector.ts";
 import { evaluateTaints } from "../taints.ts";
 import { nodeFacts } from "../context.ts";
@@ -98,11 +98,6 @@ function mergedSelector(c: TopologySpreadConstraint, pod: Pod): LabelSelector | 
   if (Object.keys(extra).length === 0) return base;
   // mergeLabelSetWithSelector: SelectorFromSet(matchLabels) plus the selector's requirements (nil adds none)
   return { matchLabels: { ...(base?.matchLabels ?? {}), ...extra }, matchExpressions: base?.matchExpressions ?? [] };
-}
-
-/** A non-nil selector with no requirement: `labels.Everything()`, whose `Empty()` is true. */
-function isEmptySelector(selector: LabelSelector | null): boolean {
-  return selector !== null && Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
 }
 
 function requiredNodeAffinityMatches(pod: Pod, node: Node): boolean {
