@@ -138,6 +138,25 @@ describe("PodTopologySpread (DoNotSchedule)", () => {
     expect(verdicts(r)).toEqual({ node1: "fits", node2: "fits", node3: "PodTopologySpread", node4: "PodTopologySpread" });
   });
 
+  it("a pod nominated to node3 counts in zoneB for node3 only (updateWithPod); an empty selector counts it even where PreFilter counts none", () => {
+    const nominated = (ns = "default", labels = { app: "web" }) => ({ ...pod("w4", labels, {}, ns), status: { phase: "Pending", nominatedNodeName: "node3" } } as Pod);
+    const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({})] });
+    const base = [p, pod("w1", { app: "web" }, { nodeName: "node1" }), pod("w3", { app: "web" }, { nodeName: "node3" })];
+    const r = ask(bundleOf(fourNodes(), [...base, nominated()]), "new");
+    expect(verdicts(r)).toEqual({ node1: "fits", node2: "fits", node3: "PodTopologySpread", node4: "fits" });
+    expect(r.pods[0]!.nodes[2]!.checks.find((c) => c.rule === "topologySpread")!.detail).toBe(
+      `${ZONE}=zoneB: 2 pod(s) match [app=web] + 1 (self) − min 1 = skew 2 > maxSkew 1 (counting the pod(s) a preemption nominated to this node: default/w4)`,
+    );
+    // another namespace, or labels the selector does not match: not counted
+    expect(verdicts(ask(bundleOf(fourNodes(), [...base, nominated("other")]), "new")).node3).toBe("fits");
+    expect(verdicts(ask(bundleOf(fourNodes(), [...base, nominated("default", { app: "db" })]), "new")).node3).toBe("fits");
+    // labelSelector {} on a v1.33 scheduler: bound pods count none, the nominee counts (Selector.Matches)
+    const v133 = fourNodes().map((n) => ({ ...n, status: { ...n.status, nodeInfo: { kubeletVersion: "v1.33.4" } } } as Node));
+    const empty = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ labelSelector: {} })] });
+    const e = ask(bundleOf(v133, [empty, pod("w1", { app: "web" }, { nodeName: "node1" }), nominated()]), "new");
+    expect(verdicts(e)).toEqual({ node1: "fits", node2: "fits", node3: "PodTopologySpread", node4: "fits" });
+  });
+
   it("ScheduleAnyway only scores: no spread check", () => {
     const p = pod("new", { app: "web" }, { topologySpreadConstraints: [spread({ whenUnsatisfiable: "ScheduleAnyway" })] });
     const r = ask(bundleOf(fourNodes(), [p, ...threeWeb()]), "new");
@@ -204,6 +223,45 @@ describe("InterPodAffinity (required terms)", () => {
     expect(undecided.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain("namespaceSelector needs the namespaces' labels");
     expect(verdicts(ask(bundleOf(three(), [bySel, elsewhere], [], [ns("staging", { env: "staging" }), ns("default", {})]), "web")).n1).toBe("InterPodAffinity");
     expect(verdicts(ask(bundleOf(three(), [bySel, elsewhere], [], [ns("staging", { env: "prod" }), ns("default", {})]), "web")).n1).toBe("fits");
+  });
+
+  // framework/runtime/framework.go RunFilterPluginsWithNominatedPods: a pod a preemption nominated to the node being
+  // checked, of no lower priority, is added to that node through the plugin's AddPod (updateWithPod), then the filters
+  // run again without it; only the node's own nominees count
+  const nominee = (name: string, labels: Record<string, string>, to: string, spec: Record<string, unknown> = {}, priority = 0): Pod =>
+    ({ ...pod(name, labels, { priority, ...spec }), status: { phase: "Pending", nominatedNodeName: to } } as Pod);
+  it("a pod nominated to n2 holds n2 against this pod's anti-affinity; one of lower priority does not", () => {
+    const p = pod("web-3", { app: "web" }, { priority: 10, affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] } } });
+    const r = ask(bundleOf(three(), [p, pod("web-0", { app: "web" }, { nodeName: "n1" }), nominee("web-1", { app: "web" }, "n2", {}, 100)]), "web-3");
+    expect(verdicts(r)).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "fits" });
+    expect(r.pods[0]!.nodes[1]!.checks.find((c) => c.rule === "podAffinity")!.detail).toBe(
+      `anti-affinity term 0 [app=web] by ${HOST}: default/web-1 nominated to n2 in ${HOST}=n2 (counting the pod(s) a preemption nominated to this node: default/web-1)`,
+    );
+    const low = ask(bundleOf(three(), [p, pod("web-0", { app: "web" }, { nodeName: "n1" }), nominee("web-1", { app: "web" }, "n2", {}, 5)]), "web-3");
+    expect(verdicts(low)).toEqual({ n1: "InterPodAffinity", n2: "fits", n3: "fits" });
+  });
+
+  it("a required affinity only a nominated pod satisfies fails: the scheduler checks the node without it too", () => {
+    const p = pod("api", { app: "api" }, { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "cache" }, ZONE)] } } });
+    const r = ask(bundleOf(three(), [p, pod("cache-0", { app: "cache" }, { nodeName: "n3" }), nominee("cache-1", { app: "cache" }, "n1")]), "api");
+    expect(verdicts(r)).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "fits" });
+    const n1 = r.pods[0]!.nodes[0]!;
+    expect(n1.rejectedBy!.reasons).toEqual(["node(s) didn't match pod affinity rules"]);
+    expect(n1.checks.find((c) => c.rule === "podAffinity")!.detail).toBe(
+      `affinity term 0 [app=cache] by ${ZONE}: no matching pod in ${ZONE}=a (without the pod(s) a preemption nominated to this node, default/cache-1: the scheduler checks the node both with and without them)`,
+    );
+    // with the cache bound in zone a as well, both checks pass on n1
+    const both = ask(bundleOf(three(), [p, pod("cache-0", { app: "cache" }, { nodeName: "n2" }), nominee("cache-1", { app: "cache" }, "n1")]), "api");
+    expect(verdicts(both)).toEqual({ n1: "fits", n2: "fits", n3: "InterPodAffinity" });
+    expect(both.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain("counting the pod(s) a preemption nominated to this node (default/cache-1) and without them");
+  });
+
+  it("a nominated pod's own anti-affinity rejects its node, not the other nodes of its zone (only the node's nominees are added)", () => {
+    const guard = nominee("batch-0", { app: "batch" }, "n1", { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, ZONE)] } } });
+    const r = ask(bundleOf(three(), [pod("web", { app: "web" }), guard]), "web");
+    expect(verdicts(r)).toEqual({ n1: "InterPodAffinity", n2: "fits", n3: "fits" });
+    expect(r.pods[0]!.nodes[0]!.rejectedBy!.reasons).toEqual(["node(s) didn't satisfy existing pods anti-affinity rules"]);
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain(`default/batch-0 nominated to n1 (its term 0) excludes this pod from ${ZONE}=a`);
   });
 
   it("a node without the affinity term's topologyKey is rejected", () => {

@@ -81,7 +81,7 @@ import {
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
 import { fitsResources, hostPortConflicts, hostPorts } from "./filters/resources.ts";
 import { capacityCheck } from "./filters/volume_capacity.ts";
-import { type SpreadState, spreadDomainsText, topologySpreadFilter, topologySpreadState } from "./filters/topology_spread.ts";
+import { type SpreadState, spreadDomainsText, topologySpreadFilterWithNominated, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
 import {
@@ -92,7 +92,7 @@ import {
   type ReadWriteOncePodConflict,
   RWOP_REASON,
 } from "./filters/volume_restrictions.ts";
-import { hasPodAffinityWork, podAffinityFilter, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
+import { hasPodAffinityWork, podAffinityFilterWithNominated, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
 
 export type {
   ClaimReport,
@@ -519,10 +519,11 @@ function podNodeRow(
   }
   const zoneCheck = volumeZoneCheck(ctx, node, uses);
   if (zoneCheck) checks.push(zoneCheck);
-  // PodTopologySpread, then InterPodAffinity (after VolumeZone in the default profile's filter order)
-  const spread = pre.spread ? topologySpreadFilter(pre.spread, node) : null;
+  // PodTopologySpread, then InterPodAffinity (after VolumeZone in the default profile's filter order), with the pods
+  // nominated to this node counted as the scheduler's AddPod extensions count them, then (affinity) without them
+  const spread = pre.spread ? topologySpreadFilterWithNominated(pre.spread, pod, node, nominated) : null;
   if (spread) checks.push({ rule: "topologySpread", plugin: "PodTopologySpread", passed: spread.passed, detail: spread.detail });
-  const affinity = pre.affinity ? podAffinityFilter(pre.affinity, node) : null;
+  const affinity = pre.affinity ? podAffinityFilterWithNominated(pre.affinity, pod, node, nominated, ctx.namespaceLabels) : null;
   if (affinity) {
     const undecided = pre.affinity!.undecided.length > 0
       ? ` (undecided, counted as no match: ${pre.affinity!.undecided.join("; ")} — the namespaceSelector needs the namespaces' labels, which the bundle does not hold)`

@@ -24,6 +24,9 @@
  * also wrote the umbrella reason `node(s) didn't match pod affinity/anti-affinity` beside each of these
  * (scheduler_message.ts classifies it apart so that it is not counted twice).
  *
+ * Pods a preemption nominated to a node (of no lower priority) are counted as pods of that node when that node is
+ * checked, and the node is checked again without them ({@link podAffinityFilterWithNominated}).
+ *
  * A namespaceSelector other than `{}` needs the namespaces' labels: without Namespace objects in the bundle a term
  * with one is reported as undecided, with the fact that decides it.
  *
@@ -44,6 +47,8 @@ export interface PairWitness {
   node: string;
   /** For existing anti-affinity: the bound pod's term index. */
   term?: number;
+  /** The pod is not bound but nominated to `node` by a preemption. */
+  nominated?: true;
 }
 
 /** (topologyKey, value) → how many times counted and by which pods (the first few). */
@@ -109,6 +114,8 @@ function termText(t: PodAffinityTerm, i: number): string {
   return `term ${i} [${selectorText(t.labelSelector)}]${ns}${nsSel} by ${t.topologyKey}`;
 }
 
+const nominatedNode = (p: Pod) => (p.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName;
+
 /**
  * Whether InterPodAffinity has anything to check for `pod` given the bundle's pods.
  * @param pod the pending pod.
@@ -118,7 +125,49 @@ export function hasPodAffinityWork(pod: Pod, pods: readonly Pod[]): boolean {
   const a = pod.spec?.affinity;
   if ((a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).length > 0) return true;
   if ((a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).length > 0) return true;
-  return pods.some((p) => p !== pod && p.spec?.nodeName && (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).length > 0);
+  return pods.some((p) => p !== pod && (p.spec?.nodeName || nominatedNode(p)) && (p.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).length > 0);
+}
+
+/**
+ * Counts one pod `other` on `node` into `s` (PreFilter's loops, and `updateWithPod` for a pod added to a node):
+ * the pending pod's affinity pairs when `other` matches all its terms, its anti-affinity pairs per term `other`
+ * matches, and `other`'s own required anti-affinity terms that the pending pod matches. Terms that need namespace
+ * labels the bundle lacks go to `undecided` as text; `nominated`: `other` is nominated to `node`, not bound.
+ */
+function countPod(
+  s: PodAffinityState,
+  pod: Pod,
+  other: Pod,
+  node: Node,
+  nsLabels: ReadonlyMap<string, Record<string, string>> | null,
+  undecided: Set<string>,
+  nominated = false,
+): void {
+  const labels = node.metadata.labels ?? {};
+  const w: PairWitness = { pod: podName(other), node: node.metadata.name, ...(nominated ? { nominated: true as const } : {}) };
+  if (s.affinityTerms.length > 0) {
+    const all = s.affinityTerms.map((t) => termMatches(t, pod, other, nsLabels));
+    all.forEach((m, i) => m === undefined && undecided.add(`affinity ${termText(s.affinityTerms[i]!, i)}`));
+    if (all.every((m) => m === true)) {
+      for (const t of s.affinityTerms) {
+        const v = labels[t.topologyKey];
+        if (v !== undefined) bump(s.affinityCounts, pairKey(t.topologyKey, v), w);
+      }
+    }
+  }
+  s.antiAffinityTerms.forEach((t, i) => {
+    const m = termMatches(t, pod, other, nsLabels);
+    if (m === undefined) undecided.add(`anti-affinity ${termText(t, i)}`);
+    const v = labels[t.topologyKey];
+    if (m === true && v !== undefined) bump(s.antiAffinityCounts, pairKey(t.topologyKey, v), w);
+  });
+  const theirs = other.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+  theirs.forEach((t, i) => {
+    const m = termMatches(t, other, pod, nsLabels);
+    if (m === undefined) undecided.add(`anti-affinity of ${podName(other)} ${termText(t, i)}`);
+    const v = labels[t.topologyKey];
+    if (m === true && v !== undefined) bump(s.existingAntiAffinityCounts, pairKey(t.topologyKey, v), { ...w, term: i });
+  });
 }
 
 /**
@@ -150,34 +199,10 @@ export function podAffinityState(
   for (const [nodeName, list] of podsByNode) {
     const node = nodeByName.get(nodeName);
     if (!node) continue;
-    const labels = node.metadata.labels ?? {};
     for (const other of list) {
       if (other === pod) continue;
       s.podsCounted++;
-      const w: PairWitness = { pod: podName(other), node: nodeName };
-      if (affinityTerms.length > 0) {
-        const all = affinityTerms.map((t) => termMatches(t, pod, other, nsLabels));
-        all.forEach((m, i) => m === undefined && undecided.add(`affinity ${termText(affinityTerms[i]!, i)}`));
-        if (all.every((m) => m === true)) {
-          for (const t of affinityTerms) {
-            const v = labels[t.topologyKey];
-            if (v !== undefined) bump(s.affinityCounts, pairKey(t.topologyKey, v), w);
-          }
-        }
-      }
-      antiAffinityTerms.forEach((t, i) => {
-        const m = termMatches(t, pod, other, nsLabels);
-        if (m === undefined) undecided.add(`anti-affinity ${termText(t, i)}`);
-        const v = labels[t.topologyKey];
-        if (m === true && v !== undefined) bump(s.antiAffinityCounts, pairKey(t.topologyKey, v), w);
-      });
-      const theirs = other.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
-      theirs.forEach((t, i) => {
-        const m = termMatches(t, other, pod, nsLabels);
-        if (m === undefined) undecided.add(`anti-affinity of ${podName(other)} ${termText(t, i)}`);
-        const v = labels[t.topologyKey];
-        if (m === true && v !== undefined) bump(s.existingAntiAffinityCounts, pairKey(t.topologyKey, v), { ...w, term: i });
-      });
+      countPod(s, pod, other, node, nsLabels, undecided);
     }
   }
   s.undecided = [...undecided].sort();
@@ -185,7 +210,7 @@ export function podAffinityState(
 }
 
 function witnesses(e: { count: number; witnesses: PairWitness[] }): string {
-  const names = e.witnesses.map((w) => `${w.pod} on ${w.node}${w.term !== undefined ? ` (its term ${w.term})` : ""}`);
+  const names = e.witnesses.map((w) => `${w.pod} ${w.nominated ? "nominated to" : "on"} ${w.node}${w.term !== undefined ? ` (its term ${w.term})` : ""}`);
   return e.count > names.length ? `${names.join(", ")} and ${e.count - names.length} more` : names.join(", ");
 }
 
@@ -236,4 +261,44 @@ export function podAffinityFilter(state: PodAffinityState, node: Node): PodAffin
   }
   parts.push(`no bound pod's anti-affinity excludes it (counted over ${state.podsCounted} bound pod(s))`);
   return { passed: true, detail: parts.join("; ") };
+}
+
+/**
+ * The Filter verdict of one node as kube-scheduler reaches it when pods are nominated to that node
+ * (framework/runtime/framework.go RunFilterPluginsWithNominatedPods): first with the nominated pods added to the node
+ * (addGENominatedPods → the plugin's PreFilterExtensions AddPod → `updateWithPod`, which counts them as pods of this
+ * node), then, if that passes, without them; the node fits only when both pass. A required affinity that only a
+ * nominated pod satisfies therefore fails (the second pass), and a nominated pod's anti-affinity, or one that the pending
+ * pod's anti-affinity matches, rejects the node (the first pass).
+ * @param state from {@link podAffinityState} (not changed).
+ * @param pod the pending pod.
+ * @param node the node.
+ * @param nominated the pods nominated to this node with a priority no lower than `pod`'s (none: {@link podAffinityFilter}).
+ * @param nsLabels namespace → labels, or `null` when the bundle holds no Namespace.
+ */
+export function podAffinityFilterWithNominated(
+  state: PodAffinityState,
+  pod: Pod,
+  node: Node,
+  nominated: readonly Pod[],
+  nsLabels: ReadonlyMap<string, Record<string, string>> | null,
+): PodAffinityVerdict {
+  if (nominated.length === 0) return podAffinityFilter(state, node);
+  const copy = (m: PairCounts): PairCounts => new Map([...m].map(([k, e]) => [k, { count: e.count, witnesses: [...e.witnesses] }]));
+  const added: PodAffinityState = {
+    ...state,
+    affinityCounts: copy(state.affinityCounts),
+    antiAffinityCounts: copy(state.antiAffinityCounts),
+    existingAntiAffinityCounts: copy(state.existingAntiAffinityCounts),
+    podsCounted: state.podsCounted + nominated.length,
+  };
+  for (const other of nominated) countPod(added, pod, other, node, nsLabels, new Set(), true);
+  const names = nominated.map(podName).join(", ");
+  const first = podAffinityFilter(added, node);
+  if (!first.passed) return { ...first, detail: `${first.detail} (counting the pod(s) a preemption nominated to this node: ${names})` };
+  const second = podAffinityFilter(state, node);
+  if (!second.passed) {
+    return { ...second, detail: `${second.detail} (without the pod(s) a preemption nominated to this node, ${names}: the scheduler checks the node both with and without them)` };
+  }
+  return { passed: true, detail: `${first.detail}, counting the pod(s) a preemption nominated to this node (${names}) and without them` };
 }

@@ -21,7 +21,8 @@
  * pod's own labels. ScheduleAnyway constraints only score, and the scheduler's default constraints are all
  * ScheduleAnyway, so neither filters.
  *
- * The counts are over the pods the bundle holds: a live run lists the cluster's non-terminal pods once.
+ * The counts are over the pods the bundle holds: a live run lists the cluster's non-terminal pods once. Pods a
+ * preemption nominated to the node being checked count in its domain ({@link topologySpreadFilterWithNominated}).
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -142,22 +143,72 @@ export function topologySpreadState(pod: Pod, nodes: readonly Node[], podsByNode
     if (!constraints.every((c) => Object.prototype.hasOwnProperty.call(labels, c.topologyKey))) continue;
     const onNode = (podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod && !p.metadata.deletionTimestamp && (p.metadata.namespace ?? "") === ns);
     for (const c of constraints) {
-      if (c.nodeAffinityPolicy === "Honor") {
-        let ok = affinityOk.get(node.metadata.name);
-        if (ok === undefined) affinityOk.set(node.metadata.name, ok = requiredNodeAffinityMatches(pod, node));
-        if (!ok) continue;
-      }
-      if (c.nodeTaintsPolicy === "Honor" && evaluateTaints(node.spec?.taints, pod.spec?.tolerations).first) continue;
+      if (!nodeIncluded(c, pod, node, affinityOk)) continue;
       const value = labels[c.topologyKey] as string;
       const n = c.emptySelector === "counted-none" ? 0 : onNode.filter((p) => labelSelectorMatches(c.selector, p.metadata.labels, "nothing")).length;
       c.counts.set(value, (c.counts.get(value) ?? 0) + n);
     }
   }
-  for (const c of constraints) {
-    const min = c.counts.size === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...c.counts.values());
-    c.minMatch = c.counts.size < c.minDomains ? 0 : min;
-  }
+  for (const c of constraints) c.minMatch = minMatchOf(c);
   return { constraints };
+}
+
+/** The global minimum of a constraint: the smallest domain count, 0 with fewer domains than minDomains. */
+function minMatchOf(c: SpreadConstraintState): number {
+  const min = c.counts.size === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...c.counts.values());
+  return c.counts.size < c.minDomains ? 0 : min;
+}
+
+/**
+ * Whether `node` passes a constraint's node inclusion policies for `pod` (`matchNodeInclusionPolicies`):
+ * nodeAffinityPolicy Honor → the pod's nodeSelector and required node affinity match it (cached per node name in
+ * `affinityOk`); nodeTaintsPolicy Honor → no untolerated NoSchedule/NoExecute taint.
+ */
+function nodeIncluded(c: SpreadConstraintState, pod: Pod, node: Node, affinityOk: Map<string, boolean>): boolean {
+  if (c.nodeAffinityPolicy === "Honor") {
+    let ok = affinityOk.get(node.metadata.name);
+    if (ok === undefined) affinityOk.set(node.metadata.name, ok = requiredNodeAffinityMatches(pod, node));
+    if (!ok) return false;
+  }
+  return !(c.nodeTaintsPolicy === "Honor" && evaluateTaints(node.spec?.taints, pod.spec?.tolerations).first);
+}
+
+/**
+ * The Filter verdict of one node with the pods a preemption nominated to it counted there
+ * (framework/runtime/framework.go RunFilterPluginsWithNominatedPods → addGENominatedPods → the plugin's AddPod,
+ * podtopologyspread/filtering.go `updateWithPod`): a nominated pod of the pending pod's namespace, on a node with
+ * every topologyKey and passing the constraint's inclusion policies, adds 1 to this node's domain when the
+ * constraint's selector matches it (`Selector.Matches`: an empty selector matches it even where PreFilter's
+ * `countPodsMatchSelector` counts none, kubernetes#141339), and the minimum is taken again. The scheduler then checks
+ * the node without them too; adding pods never lowers a skew (the minimum rises by at most what the domain gains), so
+ * the first check decides.
+ * @param state from {@link topologySpreadState} (not changed).
+ * @param pod the pending pod.
+ * @param node the node.
+ * @param nominated the pods nominated to this node with a priority no lower than `pod`'s (none: {@link topologySpreadFilter}).
+ */
+export function topologySpreadFilterWithNominated(state: SpreadState, pod: Pod, node: Node, nominated: readonly Pod[]): SpreadVerdict {
+  const labels = node.metadata.labels ?? {};
+  const ns = pod.metadata.namespace ?? "";
+  const mine = nominated.filter((p) => (p.metadata.namespace ?? "") === ns);
+  if (mine.length === 0 || !state.constraints.every((c) => Object.prototype.hasOwnProperty.call(labels, c.topologyKey))) {
+    return topologySpreadFilter(state, node);
+  }
+  const affinityOk = new Map<string, boolean>();
+  let added = 0;
+  const constraints = state.constraints.map((c) => {
+    if (!nodeIncluded(c, pod, node, affinityOk)) return c;
+    const n = mine.filter((p) => labelSelectorMatches(c.selector, p.metadata.labels, "nothing")).length;
+    if (n === 0) return c;
+    added += n;
+    const value = labels[c.topologyKey] as string;
+    const counted = { ...c, counts: new Map(c.counts).set(value, (c.counts.get(value) ?? 0) + n) };
+    return { ...counted, minMatch: minMatchOf(counted) };
+  });
+  if (added === 0) return topologySpreadFilter(state, node);
+  const v = topologySpreadFilter({ constraints }, node);
+  const names = mine.map((p) => `${p.metadata.namespace ?? ""}/${p.metadata.name}`).join(", ");
+  return { ...v, detail: `${v.detail} (counting the pod(s) a preemption nominated to this node: ${names})` };
 }
 
 /**
