@@ -16,6 +16,9 @@ describe("a client held by a session-affinity set does not stand for the entry p
     expect(pod.source).toBe("10.0.0.200");
     expect(pod.endpoints.map((e) => [e.endpoint, e.share])).toEqual([["10.180.0.5:80", 1]]);
     expect(pod.caveats.join("\n")).toMatch(/^session affinity: 10\.0\.0\.200 is remembered in @affinity-BBBBBBBB/m);
+    // said as a field too (report JSON), which the shares and drift read; clients not in a set have none
+    expect(pod.heldBySessionAffinity).toBe("affinity-BBBBBBBB-ns4/svc4/tcp/p80__10.180.0.5/80");
+    expect(cip.clients.filter((c) => c.heldBySessionAffinity !== undefined).map((c) => c.client)).toEqual(["pod-same-node"]);
   });
   it("the entry point's shares are those of new clients: 1/2 each", () => {
     expect(cip.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.180.0.4:80", 0.5], ["10.180.0.5:80", 0.5]]);

@@ -91,6 +91,8 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   if (dropped > 0) v.dropped = dropped;
   if (rejected > 0) v.rejected = rejected;
   if (notHandled > 0) v.notHandled = notHandled;
+  const held = trace.outcomes.find((o) => o.heldBySessionAffinity !== undefined)?.heldBySessionAffinity;
+  if (held !== undefined) v.heldBySessionAffinity = held;
   return v;
 }
 
@@ -219,9 +221,9 @@ function explain(
 
 /**
  * Whether a client's trace took a session-affinity set's remembered endpoint (nftables mode: the capture shows the
- * client in an `affinity-…` set; nftables/match.ts says so in a caveat): its endpoints are that client's, not the
+ * client in an `affinity-…` set, ClientVerdict `heldBySessionAffinity`): its endpoints are that client's, not the
  * balancing new clients get, so it never stands for an entry point's shares or for drift.
  */
 export function heldByAffinity(v: ClientVerdict): boolean {
-  return v.caveats.some((c) => /^session affinity: \S+ is remembered in @/.test(c));
+  return v.heldBySessionAffinity !== undefined;
 }

@@ -134,6 +134,11 @@ export interface ClientVerdict {
   reason: string;
   evidence: Evidence[];
   caveats: string[];
+  /**
+   * nftables mode: the capture shows this client in a session-affinity set (its name, `affinity-…`): its `endpoints`
+   * are the endpoint it is remembered for, so it stands neither for the entry point's shares nor for drift.
+   */
+  heldBySessionAffinity?: string;
 }
 
 /** How one entry point of a ServicePort is balanced and masqueraded on a node. */

@@ -117,6 +117,11 @@ export interface TraceOutcome {
   decidedBy?: RuleRef;
   /** Things this outcome depends on that the dump cannot show. */
   caveats: string[];
+  /**
+   * nftables mode: the source is in this session-affinity set when captured (`affinity-…`, kernel state), and this
+   * outcome is its remembered endpoint, not the balancing a new client gets.
+   */
+  heldBySessionAffinity?: string;
 }
 
 /** The result of a trace. */

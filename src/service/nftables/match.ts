@@ -260,7 +260,11 @@ export function shownField(f: Field): string {
   }
 }
 
-export type MatchResult = { kind: "yes"; caveat?: string } | { kind: "no"; why: string; caveat?: string } | {
+/**
+ * A match statement's result. `heldBy`: the packet's source address is an element of this session-affinity set (the
+ * capture shows the client remembered there), so the rule that matched sends it to its remembered endpoint.
+ */
+export type MatchResult = { kind: "yes"; caveat?: string; heldBy?: string } | { kind: "no"; why: string; caveat?: string } | {
   kind: "unknown";
   why: string;
 };
@@ -305,6 +309,7 @@ export function evalMatch(st: Extract<NftStatement, { kind: "match" }>, p: Trace
   }
   // Session affinity: a dynamic set is kernel state; the capture shows who was in it then.
   let caveat: string | undefined;
+  let heldBy: string | undefined;
   if (st.value.kind === "set-ref") {
     const s = sets.set(st.value.name);
     if (s && isAffinitySet(s) && f.kind === "addr") {
@@ -313,6 +318,7 @@ export function evalMatch(st: Extract<NftStatement, { kind: "match" }>, p: Trace
         const exp = e?.expires !== undefined ? `, ${formatSeconds(e.expires)} left when captured` : "";
         caveat =
           `session affinity: ${f.value} is remembered in @${s.name}${exp}; it returns to the same endpoint until the entry expires`;
+        heldBy = s.name;
       } else {
         caveat = `session affinity: a client that connected recently is remembered in @${s.name}${
           affinityWords(s)
@@ -327,7 +333,10 @@ export function evalMatch(st: Extract<NftStatement, { kind: "match" }>, p: Trace
       }
     }
   }
-  if (ok) return caveat !== undefined ? { kind: "yes", caveat } : { kind: "yes" };
+  if (ok) {
+    if (caveat === undefined) return { kind: "yes" };
+    return heldBy !== undefined ? { kind: "yes", caveat, heldBy } : { kind: "yes", caveat };
+  }
   let why: string;
   if (f.kind === "addr") {
     const target = st.value.text;

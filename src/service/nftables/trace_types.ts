@@ -37,6 +37,8 @@ export interface State {
   caveats: string[];
   /** The map element that sent the packet into the current chain (for kube-proxy's `reject-chain` helper). */
   via?: RuleRef;
+  /** A session-affinity set the capture shows the source in, whose rule this branch took (match.ts `heldBy`). */
+  heldByAffinity?: string;
 }
 
 export interface Ended extends State {

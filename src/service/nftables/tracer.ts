@@ -180,7 +180,8 @@ export class NftTracer {
         const r = evalMatch(st, s.packet, this.sets);
         if (r.kind === "no") return miss(r.why, false, r.caveat);
         if (r.kind === "unknown") return miss(r.why, true);
-        const n = r.caveat !== undefined ? { ...s, caveats: [...s.caveats, r.caveat] } : s;
+        let n = r.caveat !== undefined ? { ...s, caveats: [...s.caveats, r.caveat] } : s;
+        if (r.heldBy !== undefined) n = { ...n, heldByAffinity: r.heldBy };
         return this.rule(rule, i + 1, n, depth);
       }
       case "counter":
@@ -472,6 +473,7 @@ export class NftTracer {
           path: f.path,
           checks: f.checks,
           caveats: f.caveats,
+          ...(f.heldByAffinity !== undefined ? { heldByAffinity: f.heldByAffinity } : {}),
         };
         for (const e of this.run(c.name, [start], 0)) {
           const { how, dnatTo, decidedBy, missingChain } = e;
@@ -482,6 +484,7 @@ export class NftTracer {
             path: e.path,
             checks: e.checks,
             caveats: e.caveats,
+            ...(e.heldByAffinity !== undefined ? { heldByAffinity: e.heldByAffinity } : {}),
           };
           switch (how) {
             case "return":
@@ -555,6 +558,7 @@ export function outcomeOf(
   if (f.dnatTo !== undefined) o.dnatTo = f.dnatTo;
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
+  if (f.heldByAffinity !== undefined) o.heldBySessionAffinity = f.heldByAffinity;
   return o;
 }
 
