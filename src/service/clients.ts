@@ -12,6 +12,7 @@ import type { Node } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { ClientKind, EntryPointReport } from "./report.ts";
 import { podAddresses } from "./from_pod.ts";
+import { nodePodCIDRs } from "./node_facts.ts";
 
 function internalIP(node: Node | undefined, family: 4 | 6): string | undefined {
   const addrs = node?.status?.addresses ?? [];
@@ -56,7 +57,7 @@ export function chooseSources(
     .map((p) => ({ ip: podAddresses(p).find(ofFamily), node: p.spec?.nodeName }))
     .filter((p): p is { ip: string; node: string | undefined } => p.ip !== undefined);
   // the pod CIDR of this family (spec.podCIDRs of a dual-stack node, else spec.podCIDR)
-  const podCIDR = (n: typeof node) => [...(n?.spec?.podCIDRs ?? []), n?.spec?.podCIDR].find((c) => c !== undefined && ofFamily(c.split("/")[0]));
+  const podCIDR = (n: typeof node) => nodePodCIDRs(n).find((c) => ofFamily(c.split("/")[0]));
   const endpointIPs = new Set(resolved.endpoints.map((e) => e.address));
   const s: Sources = { clusterCIDRs, external: family === 6 ? "2001:db8:ffff::10" : "203.0.113.10", notes };
   // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).

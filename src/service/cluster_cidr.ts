@@ -7,6 +7,7 @@
 import type { Bundle } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
 import { isIPv6 } from "../model/ip.ts";
+import { nodePodCIDRs } from "./node_facts.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
 export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, family: 4 | 6): { cidrs: string[]; source: string } {
@@ -58,7 +59,7 @@ export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefine
     const c = cfg.value.filter((x) => isIPv6(x) === (family === 6));
     if (c.length > 0) return { cidrs: c, source: cfg.source };
   }
-  const podCIDRs = bundle.objects.nodes.flatMap((n) => n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []))
+  const podCIDRs = bundle.objects.nodes.flatMap(nodePodCIDRs)
     .filter((c) => isIPv6(c) === (family === 6));
   if (podCIDRs.length > 0) return { cidrs: podCIDRs, source: "the nodes' podCIDRs" };
   return { cidrs: [], source: "nowhere" };

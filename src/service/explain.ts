@@ -27,7 +27,7 @@ import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts
 import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext } from "./trace.ts";
-import { readNodeFacts } from "./node_facts.ts";
+import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
@@ -434,7 +434,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
         const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
-        const podCIDRs = bundle.objects.nodes.map((n) => ({ node: n.metadata.name, cidrs: n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []) }));
+        const podCIDRs = bundle.objects.nodes.map((n) => ({ node: n.metadata.name, cidrs: nodePodCIDRs(n) }));
         const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces, {
           endpoints: resolved.endpoints,
           ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),

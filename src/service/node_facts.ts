@@ -12,6 +12,7 @@ import { cutReason, type NodeCapture } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { nodeAddresses, type NodeAddresses } from "../datapath/ip_addr.ts";
 import { type NodeSysctls, parseSysctls } from "../datapath/sysctls.ts";
+import type { Node } from "../model/k8s.ts";
 
 /** The node's addresses when the capture has them, and why not otherwise. */
 export interface NodeFacts {
@@ -25,6 +26,16 @@ export interface NodeFacts {
    * `ip`): which addresses are local is known, not which interface holds them.
    */
   noInterfaces?: true;
+}
+
+/**
+ * The pod CIDRs the node controller gave a node: `spec.podCIDRs` (one per IP family; its first is `spec.podCIDR`),
+ * else `spec.podCIDR` of a cluster written before dual-stack, else none.
+ * @param node a Node object (undefined: none).
+ * @returns CIDR strings as the object holds them, e.g. `["10.244.1.0/24", "fd00:10:244:1::/64"]`.
+ */
+export function nodePodCIDRs(node: Node | undefined): string[] {
+  return node?.spec?.podCIDRs ?? (node?.spec?.podCIDR ? [node.spec.podCIDR] : []);
 }
 
 /**
