@@ -444,6 +444,28 @@ describe("scheduler model and reconciliation", () => {
     );
   });
 
+  // volumebinding/binder.go FindPodVolumes: a claim with a selected node goes to checkVolumeProvisions on that node
+  test("a selected node is still checked for provisioning: a class that cannot provision there fails it, as the scheduler's checkVolumeProvisions does", () => {
+    const run = (cls: ReturnType<typeof storageClass>[]) =>
+      explainPending(
+        bundleOf([
+          node("n-a", { zone: "a" }),
+          node("n-b", { zone: "b" }),
+          ...cls,
+          pvc("data", { class: "gp3", annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
+          pod("app-0", { claims: ["data"] }),
+        ]),
+        { kind: "pod", namespace: "default", name: "app-0" },
+      ).pods[0]!.nodes.map((n) => [n.node, n.fits, n.checks.find((c) => c.rule === "volume")!.detail]);
+    const zoneB = [{ matchLabelExpressions: [{ key: "topology.kubernetes.io/zone", values: ["b"] }] }];
+    expect(run([storageClass("gp3", { mode: "WaitForFirstConsumer", allowedTopologies: zoneB })])).toEqual([
+      ["n-a", false, "provisioning for this node (volume.kubernetes.io/selected-node), but StorageClass gp3 allowedTopologies exclude this node"],
+      ["n-b", false, "being provisioned for node n-a (volume.kubernetes.io/selected-node)"],
+    ]);
+    expect(run([storageClass("gp3", { mode: "WaitForFirstConsumer", provisioner: "kubernetes.io/no-provisioner" })])[0]).toEqual(["n-a", false, "provisioning for this node (volume.kubernetes.io/selected-node), but StorageClass gp3 cannot provision"]);
+    expect(run([storageClass("gp3", { mode: "WaitForFirstConsumer" })])[0]).toEqual(["n-a", true, "provisioning for this node (volume.kubernetes.io/selected-node) by ebs.csi.aws.com"]);
+  });
+
   test("a selected node and a failing provisioner: the first line carries the provisioner's error", () => {
     const r = explainPending(
       bundleOf([
@@ -475,7 +497,7 @@ describe("scheduler model and reconciliation", () => {
     );
     const rows = r.pods[0]!.nodes;
     expect(rows.map((n) => n.checks.find((c) => c.rule === "volume")!.detail)).toEqual([
-      "no available PersistentVolume matches on this node, and the class cannot provision",
+      "no available PersistentVolume matches on this node, and StorageClass local cannot provision",
       "PersistentVolume local-w2 is available here",
     ]);
     expect(r.pods[0]!.summary!.feasibleNodes).toEqual(["w2"]);
@@ -494,7 +516,7 @@ describe("scheduler model and reconciliation", () => {
     const details = (r: typeof one) => r.pods[0]!.nodes[0]!.checks.filter((c) => c.rule === "volume").map((c) => `${c.claim}: ${c.detail}`);
     // the smaller claim (wal) is matched first and takes the only volume
     expect(details(one)).toEqual([
-      "data: no available PersistentVolume matches on this node, and the class cannot provision",
+      "data: no available PersistentVolume matches on this node, and StorageClass local cannot provision",
       "wal: PersistentVolume big is available here",
     ]);
     expect(one.pods[0]!.summary!.feasibleNodes).toEqual([]);

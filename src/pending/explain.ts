@@ -288,7 +288,6 @@ function intersect(a: Set<string>, b: Set<string>): Set<string> {
   return new Set([...a].filter((x) => b.has(x)));
 }
 
-/** The VolumeBinding filter for one claim on one node: the check, and which FindPodVolumes flag it clears. */
 /**
  * The PersistentVolume the scheduler matches on `node` to each of the pod's delayed-binding claims not yet given a
  * node, as volumebinding/binder.go `findMatchingVolumes` does: the claims by requested size, smallest first, each
@@ -325,6 +324,12 @@ function matchDelayedClaims(ctx: PendingContext, pod: Pod, node: Node, uses: rea
   return out;
 }
 
+/**
+ * The VolumeBinding filter for one claim on one node (volumebinding/binder.go FindPodVolumes): the check, and which
+ * flag of it the claim clears. A delayed claim the scheduler already chose a node for (`volume.kubernetes.io/selected-node`)
+ * fails every other node and, on that node, goes straight to the provisioning checks (checkVolumeProvisions: a class
+ * that provisions, its allowedTopologies, storage capacity), as one for which no volume matched does.
+ */
 function volumeCheck(
   ctx: PendingContext,
   pod: Pod,
@@ -352,24 +357,27 @@ function volumeCheck(
   }
   // Delayed binding (WaitForFirstConsumer, unbound).
   const selected = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
-  if (selected !== undefined) {
-    return selected === node.metadata.name
-      ? { check: { ...base, passed: true, detail: `provisioning for this node (${ANN_SELECTED_NODE})` } }
-      : { check: { ...base, passed: false, detail: `being provisioned for node ${selected} (${ANN_SELECTED_NODE})` }, conflict: "bind" };
+  if (selected !== undefined && selected !== node.metadata.name) {
+    return { check: { ...base, passed: false, detail: `being provisioned for node ${selected} (${ANN_SELECTED_NODE})` }, conflict: "bind" };
   }
-  const fit = matched.get(use.claim);
+  const fit = selected === undefined ? matched.get(use.claim) : undefined;
   if (fit) return { check: { ...base, volume: fit.metadata.name, passed: true, detail: `PersistentVolume ${fit.metadata.name} is available here` } };
+  const first = selected === undefined ? "no available PersistentVolume matches on this node, and " : `provisioning for this node (${ANN_SELECTED_NODE}), but `;
   const cls = claimClassName(pvc);
   const sc = cls ? ctx.classes.get(cls) : undefined;
   if (!sc || sc.provisioner === "" || sc.provisioner === NO_PROVISIONER) {
-    return { check: { ...base, passed: false, detail: "no available PersistentVolume matches on this node, and the class cannot provision" }, conflict: "bind" };
+    // (a delayed claim's class exists: without one the claim is Immediate, volumebinding IsDelayBindingMode)
+    return { check: { ...base, passed: false, detail: `${first}StorageClass ${cls} cannot provision` }, conflict: "bind" };
   }
   if (!matchTopologySelectorTerms(sc.allowedTopologies, node.metadata.labels ?? {})) {
-    return { check: { ...base, passed: false, detail: `StorageClass ${sc.metadata.name} allowedTopologies exclude this node` }, conflict: "bind" };
+    return { check: { ...base, passed: false, detail: `${first}StorageClass ${sc.metadata.name} allowedTopologies exclude this node` }, conflict: "bind" };
   }
   const capacity = capacityCheck(ctx, pvc, sc, node);
-  if (capacity && !capacity.sufficient) return { check: { ...base, passed: false, detail: capacity.detail }, conflict: "storage" };
-  return { check: { ...base, passed: true, detail: `can be provisioned here by ${sc.provisioner}${capacity ? ` (${capacity.detail})` : ""}` } };
+  if (capacity && !capacity.sufficient) {
+    return { check: { ...base, passed: false, detail: selected === undefined ? capacity.detail : `${first}${capacity.detail}` }, conflict: "storage" };
+  }
+  const done = `${sc.provisioner}${capacity ? ` (${capacity.detail})` : ""}`;
+  return { check: { ...base, passed: true, detail: selected === undefined ? `can be provisioned here by ${done}` : `provisioning for this node (${ANN_SELECTED_NODE}) by ${done}` } };
 }
 
 /** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
