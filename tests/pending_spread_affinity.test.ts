@@ -441,6 +441,15 @@ describe("DynamicResources: the pod's ResourceClaims", () => {
     );
   });
 
+  it("a status entry without a resourceClaimName: no claim was needed, the scheduler skips it (resourceclaim.Name returns nil), nothing waits", () => {
+    const r = ask(withClaims(gpuPod([{ name: "gpu", resourceClaimTemplateName: "gpu-tpl" }], [{ name: "gpu" }]), []), "train");
+    expect(r.pods[0]!.resourceClaims).toEqual([expect.objectContaining({ podClaimName: "gpu", claimName: null, state: "not-needed" })]);
+    expect(r.answer).not.toContain("has no ResourceClaim yet");
+    expect(r.answer).not.toContain("Dynamic Resource Allocation");
+    expect(r.pods[0]!.summary!.feasibleNodes).toEqual(["n1", "n2", "n3"]);
+    expect(renderPendingText(r, { color: false })).toContain("resource claim gpu → no ResourceClaim: none needed (template gpu-tpl: the pod's status lists it without a ResourceClaim)");
+  });
+
   it("a claim being deleted: PreFilter rejects every node in the scheduler's words (foreachPodResourceClaim), and the event agrees", () => {
     const deleting = { ...rc("train-gpu"), metadata: { name: "train-gpu", namespace: "default", deletionTimestamp: "2026-11-27T07:00:00Z" } };
     const msg = '0/3 nodes are available: resourceclaim "train-gpu" is being deleted. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';

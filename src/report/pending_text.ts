@@ -142,8 +142,10 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
       ? st.yellow(`not allocated (${c.deviceClasses.join(", ") || "?"})`)
       : c.state === "not-created"
       ? st.yellow(`not created yet (template ${c.template ?? "?"})`)
+      : c.state === "not-needed"
+      ? st.dim(`none needed (template ${c.template ?? "?"}: the pod's status lists it without a ResourceClaim)`)
       : st.red("not found");
-    out.push(`  resource claim ${c.podClaimName} → ${c.claimName ? `ResourceClaim ${c.claimName}` : "?"}: ${what}`);
+    out.push(`  resource claim ${c.podClaimName} → ${c.claimName ? `ResourceClaim ${c.claimName}` : c.state === "not-needed" ? "no ResourceClaim" : "?"}: ${what}`);
   }
   if (p.nodes.length === 0) {
     out.push(st.dim("  (no Node objects: no node × rule table)"));

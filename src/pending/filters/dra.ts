@@ -4,7 +4,9 @@
  * (pkg/scheduler/framework/plugins/dynamicresources, the last filter of the default profile, after InterPodAffinity):
  *
  * - a claim from a `resourceClaimTemplateName` exists only once the ResourceClaim controller created it and wrote its
- *   name into the pod's `status.resourceClaimStatuses`; until then the pod waits for that controller;
+ *   name into the pod's `status.resourceClaimStatuses`; until then the pod waits for that controller; an entry there
+ *   without a `resourceClaimName` says no claim was needed, and the scheduler skips it (resourceclaim.Name returns
+ *   nil: "Nothing to do" in the plugin's foreachPodResourceClaim);
  * - a claim that does not exist, or is being deleted, keeps the pod unschedulable (PreFilter);
  * - an unallocated claim is allocated by the scheduler itself while it places the pod, against the ResourceSlices the
  *   drivers publish: whether devices are free is not simulated here (say so, with the device classes asked for);
@@ -26,10 +28,11 @@ export const DRA_NODE_REASON = "resourceclaim not available on the node";
 export interface PodResourceClaim {
   /** The name in the pod's `spec.resourceClaims`. */
   podClaimName: string;
-  /** The ResourceClaim's name; `null` while a template's claim is not created yet. */
+  /** The ResourceClaim's name; `null` while a template's claim is not created yet, or when none was needed. */
   claimName: string | null;
   template: string | null;
-  state: "not-created" | "not-found" | "unallocated" | "allocated";
+  /** `not-needed`: the pod's status lists this claim without a ResourceClaim (generating one was not necessary). */
+  state: "not-created" | "not-needed" | "not-found" | "unallocated" | "allocated";
   /** The device classes its requests ask for. */
   deviceClasses: string[];
   /** For allocated claims: `driver/pool/device` per allocated device. */
@@ -62,7 +65,7 @@ export function podResourceClaims(pod: Pod, claims: readonly ResourceClaim[]): P
     const template = rc.resourceClaimTemplateName ?? null;
     const claimName = rc.resourceClaimName ?? generated.get(rc.name) ?? null;
     const base = { podClaimName: rc.name, claimName, template, deviceClasses: [] as string[], devices: [] as string[], allocation: null };
-    if (claimName === null) return { ...base, state: "not-created" };
+    if (claimName === null) return { ...base, state: rc.resourceClaimName === undefined && generated.has(rc.name) ? "not-needed" : "not-created" };
     const claim = claims.find((c) => c.metadata.name === claimName && (c.metadata.namespace ?? "") === ns);
     if (!claim) return { ...base, state: "not-found" };
     const allocation = claim.status?.allocation ?? null;
