@@ -256,6 +256,15 @@ describe("InterPodAffinity (required terms)", () => {
     expect(both.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain("counting the pod(s) a preemption nominated to this node (default/cache-1) and without them");
   });
 
+  it("a nominated pod's term with a namespaceSelector the bundle cannot decide (no Namespaces) is said on its node, as a bound pod's is", () => {
+    const guard = nominee("batch-0", { app: "batch" }, "n1", { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, ZONE, { namespaceSelector: { matchLabels: { team: "web" } } })] } } });
+    const r = ask(bundleOf(three(), [pod("web", { app: "web" }, { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "x" }, HOST)] } } }), guard]), "web");
+    expect(r.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain(
+      `(default/batch-0; undecided, counted as no match: anti-affinity of default/batch-0 term 0 [app=web] namespaceSelector [team=web] by ${ZONE})`,
+    );
+    expect(r.pods[0]!.nodes[1]!.checks.find((c) => c.rule === "podAffinity")!.detail).not.toContain("undecided");
+  });
+
   it("a nominated pod's own anti-affinity rejects its node, not the other nodes of its zone (only the node's nominees are added)", () => {
     const guard = nominee("batch-0", { app: "batch" }, "n1", { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, ZONE)] } } });
     const r = ask(bundleOf(three(), [pod("web", { app: "web" }), guard]), "web");

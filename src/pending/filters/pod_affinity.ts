@@ -290,10 +290,12 @@ export function podAffinityFilterWithNominated(
     affinityCounts: copy(state.affinityCounts),
     antiAffinityCounts: copy(state.antiAffinityCounts),
     existingAntiAffinityCounts: copy(state.existingAntiAffinityCounts),
-    podsCounted: state.podsCounted + nominated.length,
   };
-  for (const other of nominated) countPod(added, pod, other, node, nsLabels, new Set(), true);
-  const names = nominated.map(podName).join(", ");
+  const undecided = new Set<string>();
+  for (const other of nominated) countPod(added, pod, other, node, nsLabels, undecided, true);
+  // a nominated pod's term that needs namespace labels the bundle lacks: said as the bound pods' are (explain.ts)
+  const unsure = [...undecided].filter((u) => !state.undecided.includes(u)).sort();
+  const names = nominated.map(podName).join(", ") + (unsure.length > 0 ? `; undecided, counted as no match: ${unsure.join("; ")}` : "");
   const first = podAffinityFilter(added, node);
   if (!first.passed) return { ...first, detail: `${first.detail} (counting the pod(s) a preemption nominated to this node: ${names})` };
   const second = podAffinityFilter(state, node);
