@@ -36,10 +36,12 @@ describe("a virtual server without a real server refuses the connection (ip_vs_l
     expect(pod.outcome).toBe("rejected");
     expect(pod.reason).toMatch(/^rejected by IPVS: IPVS virtual server 10\.96\.0\.56:80 has no real server with weight > 0/);
   });
-  it("internalTrafficPolicy Local with only a remote endpoint: kube-proxy would give the virtual server every endpoint, so an empty one is stale", () => {
+  // pkg/proxy/topology.go CategorizeEndpoints computes cluster endpoints only when the ServicePort uses them
+  // (UsesClusterEndpoints: !internalPolicyLocal || ExternallyAccessible), so syncEndpoint's fallback to them finds none
+  it("internalTrafficPolicy Local, ClusterIP only, only a remote endpoint: the empty virtual server is what kube-proxy programs (no fallback), no drift", () => {
     const r = explainService(readBundle(DIR("itp")), "default", "itponly");
-    expect(r.nodes[0]!.drift.map((d) => d.kind).sort()).toEqual(["missing-on-node", "unexpected-reject"]);
-    expect(r.nodes[0]!.drift.find((d) => d.kind === "unexpected-reject")!.message).toMatch(/its IPVS virtual server has no real server to send to, but the API lists 1 usable endpoint/);
+    expect(client(r, "ClusterIP", "pod-same-node").outcome).toBe("rejected");
+    expect(r.nodes[0]!.drift).toEqual([]);
   });
 });
 

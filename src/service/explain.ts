@@ -370,11 +370,15 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const familyEndpoints = resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6));
         const topo = topologyNode(nodeName, nodeObj);
         const annotations = resolved.service.metadata.annotations ?? {};
-        // IPVS mode: a Local policy without an endpoint on this node gives the virtual server every endpoint instead
-        // ("Allow access from local PODs even if no local endpoints exist", ipvs/proxier.go syncEndpoint, kubernetes#97081)
+        // IPVS mode: a Local policy without an endpoint on this node gives the virtual server the cluster endpoints
+        // instead ("Allow access from local PODs even if no local endpoints exist", ipvs/proxier.go syncEndpoint,
+        // kubernetes#97081); CategorizeEndpoints computes those only when the port uses them (ServicePort
+        // UsesClusterEndpoints: internalTrafficPolicy Cluster, or reachable from outside by a NodePort, load-balancer
+        // IP or externalIP), so a ClusterIP-only port with internalTrafficPolicy Local gets none
+        const usesClusterEndpoints = resolved.summary.internalTrafficPolicy !== "Local" || pr.entryPoints.some((e) => e.kind !== "ClusterIP");
         const programs = (policy: "Cluster" | "Local") => {
           const set = nodeEndpoints(familyEndpoints, sp.portKey, policy, annotations, topo);
-          if (policy === "Cluster" || set.endpoints.length > 0 || report.proxyMode.mode !== "ipvs") return set;
+          if (policy === "Cluster" || set.endpoints.length > 0 || report.proxyMode.mode !== "ipvs" || !usesClusterEndpoints) return set;
           const all = nodeEndpoints(familyEndpoints, sp.portKey, "Cluster", annotations, topo);
           return all.endpoints.length === 0 ? set : { ...all, why: `no endpoint on this node for a Local traffic policy: in IPVS mode kube-proxy then gives the virtual server every endpoint (ipvs/proxier.go syncEndpoint), and clients from outside, not masqueraded, get replies that bypass this node` };
         };
@@ -384,7 +388,10 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         if (!notForKubeProxy.ignored) {
           const internal = driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable);
           report.drift.push(...internal);
-          const external = resolved.summary.externalTrafficPolicy === "Local" ? programs("Local") : usable;
+          // clients from outside follow externalTrafficPolicy alone: Cluster sends them to the cluster endpoints even
+          // when internalTrafficPolicy is Local (iptables/nftables proxier.go: externalPolicyChain is the cluster
+          // chain unless ExternalPolicyLocal; ipvs syncEndpoint(…, ExternalPolicyLocal()))
+          const external = programs(resolved.summary.externalTrafficPolicy === "Local" ? "Local" : "Cluster");
           report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, internal));
         }
         if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {
