@@ -36,8 +36,8 @@ import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, SERVICE_PROXY_NAME_LABEL, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
-import { nodeZone, resolveService } from "./resolve.ts";
-import type { DriftItem, EndpointInfo, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
+import { nodeZone, type ResolvedService, resolveService } from "./resolve.ts";
+import type { DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
 
 export type { PacketQuestion };
@@ -238,7 +238,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
     report.notes.push(noKubeProxyStateNote(bundle));
   }
-  const hc = healthCheckNote(svc, resolved.endpoints, nodeName);
+  const hc = healthCheckNote(svc, resolved, nodeName);
   if (hc) report.notes.push(hc);
   let current: 4 | 6 = families[0] ?? 4;
   try {
@@ -580,11 +580,20 @@ function clusterIPSetDrift(svc: ServiceSummary, family: 4 | 6, node: string, src
  * externalTrafficPolicy Local on a LoadBalancer: the load balancer probes `healthCheckNodePort` on each node, and
  * kube-proxy answers 200 while the node has ready endpoints of the Service, 503 otherwise (pkg/proxy/healthcheck
  * service_health.go, fed with the endpoints map's LocalReadyEndpoints), so the load balancer sends clients only to
- * nodes with one. Undefined for other Services.
+ * nodes with one. The endpoints map holds an endpoint only under a port of its slice (with a number); it is local
+ * when the slice names this node (`nodeName`), ready when its `ready` condition is unset or true. Undefined for
+ * other Services.
  */
-function healthCheckNote(svc: ServiceSummary, endpoints: EndpointInfo[], node: string): string | undefined {
+function healthCheckNote(svc: ServiceSummary, resolved: ResolvedService, node: string): string | undefined {
   if (svc.type !== "LoadBalancer" || svc.externalTrafficPolicy !== "Local" || !svc.healthCheckNodePort) return undefined;
-  const local = endpoints.filter((e) => e.node === node && e.ready && !e.terminating).length;
+  const ready = new Set<string>();
+  for (const slice of resolved.slices) {
+    if (slice.addressType === "FQDN" || !(slice.ports ?? []).some((p) => typeof p.port === "number" && p.port > 0)) continue;
+    for (const ep of slice.endpoints ?? []) {
+      if (ep.nodeName === node && (ep.conditions?.ready ?? true) && ep.addresses[0] !== undefined) ready.add(ep.addresses[0]);
+    }
+  }
+  const local = ready.size;
   return `healthCheckNodePort ${svc.healthCheckNodePort}: kube-proxy answers the load balancer's health check on ${node} with ${
     local > 0 ? `200 while kube-proxy is healthy (${local} ready local endpoint(s)), so the load balancer sends clients to this node` : "503 (no ready local endpoint), so the load balancer sends no client to this node"
   } (externalTrafficPolicy Local; pkg/proxy/healthcheck)`;

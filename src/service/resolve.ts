@@ -5,6 +5,11 @@
  * Zone of an endpoint, in order: EndpointSlice `endpoint.zone`; the node label `topology.kubernetes.io/zone`; the
  * deprecated `failure-domain.beta.kubernetes.io/zone` (what the EndpointSlice controller itself falls back to).
  *
+ * Endpoints as kube-proxy reads them (pkg/proxy/endpointslicecache.go addEndpoints): the first address of each
+ * endpoint only; slices labelled `service.kubernetes.io/headless` or `service.kubernetes.io/service-proxy-name` are
+ * not seen (kube-proxy's informers select neither, cmd/kube-proxy/app/server.go); an address listed twice (an IP a
+ * new pod reuses while the old pod's endpoint is still terminating) is the non-terminating one.
+ *
  * Runtime-neutral: no I/O.
  * @module
  */
@@ -22,6 +27,8 @@ export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 export const ZONE_LABEL = "topology.kubernetes.io/zone";
 /** Deprecated zone label still set by many clusters. */
 export const BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone";
+/** Labels of EndpointSlices kube-proxy's informer leaves out (v1.IsHeadlessService, apis.LabelServiceProxyName). */
+const UNWATCHED_SLICE_LABELS = ["service.kubernetes.io/headless", "service.kubernetes.io/service-proxy-name"];
 
 /** The resolved Service with its endpoints. */
 export interface ResolvedService {
@@ -114,7 +121,8 @@ export function summarizeService(svc: Service): ServiceSummary {
 export function resolveService(objects: BundleObjects, namespace: string, name: string): ResolvedService {
   const service = findService(objects, namespace, name);
   const slices = objects.endpointSlices.filter((s) =>
-    (s.metadata.namespace ?? "default") === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name
+    (s.metadata.namespace ?? "default") === namespace && s.metadata.labels?.[SERVICE_NAME_LABEL] === name &&
+    !UNWATCHED_SLICE_LABELS.some((l) => s.metadata.labels?.[l] !== undefined)
   );
   checkValues(service, slices);
   const summary = summarizeService(service);
@@ -131,9 +139,16 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
       // as kube-proxy reads them (pkg/proxy/endpointslicecache.go): serving unset is serving, whatever ready says
       const serving = cond.serving ?? true;
       const terminating = cond.terminating ?? false;
-      for (const written of ep.addresses) {
+      // kube-proxy reads the first address of an endpoint only (addEndpoints: endpoint.Addresses[0])
+      for (const written of ep.addresses.slice(0, 1)) {
         const address = canonicalAddress(written);
         let info = byAddress.get(address);
+        // the same address twice: the endpoint that is not terminating wins (addEndpoints prefers the running pod
+        // over a terminating one whose IP the pod network reused; before that change, either could)
+        if (info && info.terminating && !terminating) {
+          byAddress.delete(address);
+          info = undefined;
+        }
         if (!info) {
           info = { address, ports: [], ready, serving, terminating, slice: slice.metadata.name };
           const podName = ep.targetRef?.kind === "Pod" ? ep.targetRef.name : undefined;
