@@ -136,3 +136,33 @@ describe("sh with a weight-0 real server (ip_vs_sh_reassign keeps its buckets; i
     expect(entry(explainService(readBundle(DIR("base")), "default", "web"), "ClusterIP").balancing.scheduler!.description).not.toMatch(/hash buckets/);
   });
 });
+
+// Bundles written by gen/gen.py after kube-proxy's IPVS proxier (v1.30), each a state kube-proxy itself leaves, so none
+// is drift (pkg/proxy/ipvs/proxier.go syncProxyRules, ipset.go NewIPSet; net/netfilter/ipvs/ip_vs_xmit.c)
+describe("states kube-proxy's IPVS proxier writes are not drift", () => {
+  const drift = (svc: string, dir: string) => explainService(readBundle(DIR(dir)), "default", svc).nodes[0]!.drift.map((d) => d.message);
+  it("externalTrafficPolicy Local: an externalIP is in KUBE-EXTERNAL-IP-LOCAL only, not KUBE-EXTERNAL-IP", () => {
+    expect(drift("extlocal", "extlocal")).toEqual([]);
+  });
+  it("internalTrafficPolicy Local with externalTrafficPolicy Cluster: the NodePort's virtual server has every endpoint", () => {
+    expect(drift("itpmix", "itpmix")).toEqual([]);
+  });
+  it("an externalIP that is the node's own address holds other Services' NodePort virtual servers too", () => {
+    expect(drift("extnode", "extnode")).toEqual([]);
+  });
+  it("IPv6 set names are cut to 31 characters (KUBE-6-LOAD-BALANCER-SOURCE-CID): a missing member is found in both families", () => {
+    expect(drift("lb6", "v4src").filter((m) => m.includes("ipset"))).toEqual([expect.stringContaining("ipset KUBE-LOAD-BALANCER-SOURCE-CIDR on n1 lacks 203.0.113.20,tcp:80,198.51.100.0/24")]);
+    expect(drift("lb6", "v6src").filter((m) => m.includes("ipset"))).toEqual([expect.stringContaining("ipset KUBE-6-LOAD-BALANCER-SOURCE-CID on n1 lacks 2001:db8::10,tcp:80,2001:db8:1::/48")]);
+  });
+});
+
+describe("a real server that is an address of this node (host-network endpoint): IPVS delivers in LOCAL_IN, not masqueraded", () => {
+  it("clients from outside keep their address at the NodePort and the ClusterIP; the reason says why", () => {
+    const r = explainService(readBundle(DIR("hostep")), "default", "hostep");
+    for (const kind of ["NodePort", "ClusterIP"]) {
+      const c = client(r, kind, "external");
+      expect([kind, c.masquerade, c.endpoints.map((e) => e.endpoint)]).toEqual([kind, "never", ["10.0.0.11:6443"]]);
+      expect(c.reason).toMatch(/^not masqueraded: marked by line \d+ \(KUBE-[A-Z-]+\), but the endpoint is an address of this node: the translated packet is delivered here and never reaches POSTROUTING/);
+    }
+  });
+});

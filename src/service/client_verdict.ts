@@ -199,6 +199,10 @@ function explain(
   if (masquerade === "always") {
     return `masqueraded: ${by(fired.map((c) => c.rule))}`;
   }
+  if (masquerade === "never" && fired.length > 0 && forwarded.every((o) => o.deliveredLocally)) {
+    // marked, but translated to this node's own address: delivered in INPUT, the mark never meets POSTROUTING
+    return `not masqueraded: marked by ${rulesAt(fired.map((c) => c.rule))} (${fired[0]!.rule.chain}), but the endpoint is an address of this node: the translated packet is delivered here and never reaches POSTROUTING, where the mark would be acted on; the endpoint sees the client's own address`;
+  }
   if (masquerade === "never") {
     // a marking rule whose match could not be told (an ipset not read, an interface not known): the answer rests on
     // the assumption that it did not match, which the headline says

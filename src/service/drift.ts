@@ -32,8 +32,9 @@ export function ipsetDrift(
   const proto = lowerProtocol(sp.protocol);
   const six = family === 6 ? "KUBE-6-" : "KUBE-";
   const pkt = (src: string, dst: string, port: number) => tracePacket(src, dst, port, proto, family, false, true);
+  // an IPv6 set is named KUBE-6-…, cut to ipset's 31 characters (ipvs/ipset.go NewIPSet): KUBE-6-LOAD-BALANCER-SOURCE-CID
   const check = (set: string, flags: string, p: TracePacket, entry: string, why: string) => {
-    const name = set.replace(/^KUBE-/, six);
+    const name = family === 6 ? set.replace(/^KUBE-/, six).slice(0, 31) : set;
     if (has(name, flags.split(","), p) === false) {
       out.push({ portKey: sp.portKey, kind: "ipset-missing", message: `${sp.portKey}: ipset ${name} on ${node} lacks ${entry}: ${why}` });
     }
@@ -75,9 +76,11 @@ export function ipsetDrift(
       }
     }
   }
+  // an externalIP is in KUBE-EXTERNAL-IP-LOCAL under externalTrafficPolicy Local, else in KUBE-EXTERNAL-IP, never
+  // both (ipvs/proxier.go syncProxyRules, "Capture externalIPs")
   for (const ip of svc.externalIPs.filter(fam)) {
-    check("KUBE-EXTERNAL-IP", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalIP traffic is not marked for masquerade");
     if (svc.externalTrafficPolicy === "Local") check("KUBE-EXTERNAL-IP-LOCAL", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalTrafficPolicy Local is not applied to the externalIP (clients are masqueraded)");
+    else check("KUBE-EXTERNAL-IP", "dst,dst", pkt("0.0.0.0", ip, sp.port), `${ip},${proto}:${sp.port}`, "externalIP traffic is not marked for masquerade");
   }
   return out;
 }

@@ -426,7 +426,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       // cleanLegacyService): one left on this Service's addresses means its rules are not being synced
       if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.virtualServersAt) {
         const own = new Set(svc.ports.map((p) => `${lowerProtocol(p.protocol)} ${p.port}`));
-        for (const ip of [...svcHere.clusterIPs, ...svcHere.externalIPs, ...svcHere.loadBalancerIngress].filter((x) => isIPv6(x) === (family === 6))) {
+        // an externalIP or load-balancer IP that is also a node address holds every Service's NodePort virtual servers
+        // (ipvs/proxier.go: NodePorts on each node address but kube-ipvs0's), which no port of this Service explains
+        const nodeAddress = (ip: string) =>
+          (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip) ||
+          (facts.addresses?.isLocal(ip) === true && ![undefined, "kube-ipvs0"].includes(facts.addresses.interfaceOf(ip)));
+        for (const ip of [...svcHere.clusterIPs, ...svcHere.externalIPs, ...svcHere.loadBalancerIngress].filter((x) => isIPv6(x) === (family === 6) && !nodeAddress(x))) {
           for (const vs of datapath.virtualServersAt(ip)) {
             if (own.has(`${vs.proto} ${vs.port}`)) continue;
             report.drift.push({

@@ -122,6 +122,11 @@ export interface TraceOutcome {
    * outcome is its remembered endpoint, not the balancing a new client gets.
    */
   heldBySessionAffinity?: string;
+  /**
+   * Translated to an address of this node in PREROUTING (a host-network endpoint here; IPVS with a local real server):
+   * delivered through INPUT, never through POSTROUTING, so a masquerade mark is not acted on.
+   */
+  deliveredLocally?: true;
 }
 
 /** The result of a trace. */

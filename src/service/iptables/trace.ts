@@ -435,11 +435,15 @@ export function traceIptables(
     // kube-proxy's KUBE-PROXY-FIREWALL and KUBE-IPVS-FILTER read it), and the translated packet leaves through
     // LOCAL_OUT (filter OUTPUT) and POSTROUTING, never FORWARD.
     const ipvsIn = hook === "PREROUTING" && e.packet.ipvsVirtual !== undefined;
+    // …unless the real server is an address of this node (a host-network endpoint): IPVS then hands the translated
+    // packet on in LOCAL_IN (ip_vs_xmit.c __ip_vs_get_out_rt: RTCF_LOCAL, ip_vs_nat_send_or_cont: NF_ACCEPT), so it
+    // is delivered here, through neither filter OUTPUT nor POSTROUTING, and not masqueraded
+    const ipvsLocal = ipvsIn && verdict === "dnat" && (options.isLocalAddress?.(p.dst) ?? false);
     const filterHook = hook === "OUTPUT" ? "OUTPUT" : p.dstLocal || ipvsIn ? "INPUT" : "FORWARD";
     // A local process's packet to a local address (not translated away from it) loops back through lo into INPUT:
     // kube-proxy's INPUT chains see it too (KUBE-EXTERNAL-SERVICES rejects a NodePort without endpoints there;
     // iptables proxier.go iptablesJumpChains hooks it from INPUT and FORWARD, not OUTPUT).
-    const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : ipvsIn ? ["INPUT", "OUTPUT"] : [filterHook];
+    const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : ipvsIn ? (ipvsLocal ? ["INPUT"] : ["INPUT", "OUTPUT"]) : [filterHook];
     /** The packet each filter hook sees: before IPVS's translation in INPUT, after it in OUTPUT. */
     const seenBy = (h: "INPUT" | "FORWARD" | "OUTPUT"): TracePacket => {
       if (!ipvsIn || h !== "INPUT") return p;
@@ -474,7 +478,7 @@ export function traceIptables(
       ];
     }
     // Translated in PREROUTING to an address of this node: routed to INPUT, delivered, never in nat POSTROUTING.
-    const deliveredHere = hook === "PREROUTING" && verdict === "dnat" && p.dstLocal && !ipvsIn;
+    const deliveredHere = (hook === "PREROUTING" && verdict === "dnat" && p.dstLocal && !ipvsIn) || ipvsLocal;
     // the filter and POSTROUTING part, reused between branches that differ only in destination (see postNatKey)
     const key = reuse && !deliveredHere && (e.packet.mark & DROP_MARK) === 0 && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
     const known = key === undefined ? undefined : postNat.get(key);
@@ -516,8 +520,9 @@ export function traceIptables(
     if (deliveredHere) {
       const out = finish(filterState, verdict, dnatTo, false, decidedBy);
       out.mark = e.packet.mark;
+      out.deliveredLocally = true;
       if ((e.packet.mark & t.masqueradeMark) !== 0) {
-        out.caveats.push(`${p.dst} is an address of this node: the translated packet is delivered here (filter INPUT) and never reaches nat POSTROUTING, so the ${hex(t.masqueradeMark)} mark masquerades nothing: the endpoint sees the client's own address`);
+        out.caveats.push(`${p.dst} is an address of this node: the translated packet is delivered here (filter INPUT${ipvsLocal ? ", IPVS hands it on in LOCAL_IN" : ""}) and never reaches nat POSTROUTING, so the ${hex(t.masqueradeMark)} mark masquerades nothing: the endpoint sees the client's own address`);
       }
       outcomes.push(out);
       continue;

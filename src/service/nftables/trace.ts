@@ -124,6 +124,7 @@ export function traceNft(
   stop(first.stopped);
   const toPost: Flow[] = [];
   const delivered: Flow[] = [];
+  const translatedHere = new Set<Flow>();
   for (const f of first.passed) {
     const g: Flow = { ...f, markAfterNat: f.packet.mark };
     if (hook === "OUTPUT") toPost.push(g);
@@ -138,6 +139,7 @@ export function traceNft(
           if (f.dnatTo !== undefined && (f.packet.mark & t.markBit) !== 0) {
             f.caveats = [...f.caveats, `${f.packet.dst} is an address of this node: the translated packet is delivered here (input) and never reaches nat-postrouting, so the masquerade mark masquerades nothing: the endpoint sees the client's own address`];
           }
+          if (f.dnatTo !== undefined) translatedHere.add(f);
           delivered.push(f);
         }
       }
@@ -155,7 +157,9 @@ export function traceNft(
   }
   for (const f of delivered) {
     const masq = f.snatBy !== undefined;
-    outcomes.push(outcomeOf(f, f.dnatTo !== undefined ? "dnat" : "no-match", masq, masq ? f.snatBy : undefined));
+    const o = outcomeOf(f, f.dnatTo !== undefined ? "dnat" : "no-match", masq, masq ? f.snatBy : undefined);
+    if (translatedHere.has(f)) o.deliveredLocally = true;
+    outcomes.push(o);
   }
   return { outcomes, notes: [...notes] };
 }
