@@ -94,6 +94,47 @@ function checkTopLevel(doc: Record<string, unknown>, name: string): asserts doc 
 }
 
 /**
+ * Whether text is written as a CIDR: an IPv4 address (each part 0–255) with a prefix of 0–32, or an IPv6 address's
+ * characters with a prefix of 0–128. The analyses read it with ip-cidr (model/ip.ts); this check keeps that library out
+ * of what completion loads.
+ */
+function looksLikeCIDR(s: string): boolean {
+  const m = /^([0-9.]+|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)\/(\d{1,3})$/.exec(s);
+  if (!m) return false;
+  if (m[1]!.includes(":")) return Number(m[2]) <= 128;
+  const parts = m[1]!.split(".");
+  return parts.length === 4 && parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255) && Number(m[2]) <= 32;
+}
+
+/**
+ * A bundle's capture info (a one-file bundle's `capture`, a directory's `capture.yaml`): a map whose fields the tool
+ * reads have their types, `clusterCIDRs` a list of CIDRs (`10.244.0.0/16`), `notes` a list of strings.
+ * @param v the parsed value (undefined or null: none).
+ * @param where how the message names it (`b.json: capture`, `DIR/capture.yaml`).
+ * @param field how it names a field of it, before the field's name (`b.json: capture.`, `DIR/capture.yaml: `).
+ * @returns the capture info.
+ * @throws {BundleError} naming the field, what it is and what is wanted.
+ */
+function checkCaptureInfo(v: unknown, where: string, field: string): CaptureInfo {
+  if (v === undefined || v === null) return {};
+  if (!isMap(v)) throw new BundleError(`${where} is ${describeValue(v)}: want a map (capturedAt, context, tool, command, clusterCIDRs, notes)`);
+  for (const key of ["capturedAt", "context", "tool", "command"] as const) {
+    const x = v[key];
+    if (x !== undefined && x !== null && typeof x !== "string") throw new BundleError(`${field}${key} is ${describeValue(x)}: want a string`);
+  }
+  for (const key of ["clusterCIDRs", "notes"] as const) {
+    const list = v[key];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) throw new BundleError(`${field}${key} is ${describeValue(list)}: want a list${key === "clusterCIDRs" ? " of CIDRs such as [10.244.0.0/16]" : " of strings"}`);
+    list.forEach((x, i) => {
+      if (typeof x !== "string") throw new BundleError(`${field}${key}[${i}] is ${describeValue(x)}: want a string`);
+      if (key === "clusterCIDRs" && !looksLikeCIDR(x)) throw new BundleError(`${field}${key}[${i}] is ${describeValue(x)}: want a CIDR such as 10.244.0.0/16`);
+    });
+  }
+  return v as CaptureInfo;
+}
+
+/**
  * One entry of a one-file bundle's `nodes`: a map with `name`, an optional `error` text, and `sections`, a map of
  * section name → {stdout text, optional exitCode number or null}.
  * @throws {BundleError} naming the field path (`nodes[0].sections.iptables-save.stdout is missing: …`).
@@ -230,7 +271,7 @@ export function decodeBundle(text: string, name: string): Bundle {
       `${name} ends before its last line (\`end: ${BUNDLE_END}\`, which capture writes after everything else): the file was cut, e.g. by a copy or transfer that stopped; copy it again, or capture again`,
     );
   }
-  const bundle = emptyBundle((doc.capture ?? {}) as CaptureInfo);
+  const bundle = emptyBundle(checkCaptureInfo(doc.capture, `${name}: capture`, `${name}: capture.`));
   bundle.version = doc.version;
   for (const key of Object.keys(doc)) {
     if (!["format", "version", "capture", "objects", "nodes", "warnings", "end"].includes(key)) bundle.warnings.push(`${name}: unknown key "${key}" ignored`);
@@ -270,7 +311,12 @@ export function decodeBundle(text: string, name: string): Bundle {
     if (node.error) capture.error = node.error;
     bundle.nodes.push(capture);
   }
-  if (Array.isArray(doc.warnings)) bundle.warnings.unshift(...doc.warnings.map(String));
+  if (Array.isArray(doc.warnings)) {
+    doc.warnings.forEach((w, i) => {
+      if (typeof w !== "string") throw new BundleError(`${name}: warnings[${i}] is ${describeValue(w)}: want a string`);
+    });
+    bundle.warnings.unshift(...(doc.warnings as string[]));
+  }
   return bundle;
 }
 
@@ -337,8 +383,8 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       throw new BundleError(`${dirName}/${f.path} holds binary data, not Kubernetes objects in YAML or JSON: fix or remove it, or export the objects again`);
     }
     const docs = parseStructured(f.text, `${dirName}/${f.path}`);
-    if (/(^|\/)capture\.ya?ml$/.test(f.path) && docs[0] && typeof docs[0] === "object") {
-      bundle.capture = docs[0] as CaptureInfo;
+    if (/(^|\/)capture\.ya?ml$/.test(f.path)) {
+      bundle.capture = checkCaptureInfo(docs[0], `${dirName}/${f.path}`, `${dirName}/${f.path}: `);
       continue;
     }
     if ((docs[0] as { format?: unknown } | undefined)?.format === BUNDLE_FORMAT) {

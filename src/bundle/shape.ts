@@ -15,13 +15,13 @@
  * A field's expected type: a scalar name, `[S]` a list of S, or an object whose keys are field names (`name!` when
  * required) mapping to their shapes.
  */
-type Shape = "string" | "number" | "boolean" | "map" | "string or number" | "object" | [Shape] | { [field: string]: Shape };
+type Shape = "string" | "number" | "boolean" | "map" | "string map" | "string or number" | "object" | [Shape] | { [field: string]: Shape };
 
 const META: Shape = {
   "name!": "string",
   namespace: "string",
-  labels: "map",
-  annotations: "map",
+  labels: "string map",
+  annotations: "string map",
   ownerReferences: [{ kind: "string", name: "string" }],
 };
 const NODE_SELECTOR_TERM: Shape = { matchExpressions: [{ "key!": "string", "operator!": "string", values: ["string"] }] };
@@ -36,7 +36,7 @@ const KIND_SHAPES: Record<string, Shape> = {
       clusterIP: "string",
       clusterIPs: ["string"],
       ports: [{ name: "string", protocol: "string", "port!": "number", targetPort: "string or number", nodePort: "number" }],
-      selector: "map",
+      selector: "string map",
       externalIPs: ["string"],
       externalTrafficPolicy: "string",
       internalTrafficPolicy: "string",
@@ -67,7 +67,7 @@ const KIND_SHAPES: Record<string, Shape> = {
     spec: {
       nodeName: "string",
       hostNetwork: "boolean",
-      nodeSelector: "map",
+      nodeSelector: "string map",
       affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { "nodeSelectorTerms!": [NODE_SELECTOR_TERM] } } },
       tolerations: [{ key: "string", operator: "string", value: "string", effect: "string" }],
       volumes: [{ "name!": "string", persistentVolumeClaim: { "claimName!": "string" } }],
@@ -80,7 +80,7 @@ const KIND_SHAPES: Record<string, Shape> = {
     spec: { podCIDR: "string", podCIDRs: ["string"], taints: [{ "key!": "string", "effect!": "string", value: "string" }] },
     status: { addresses: [{ "type!": "string", "address!": "string" }], conditions: CONDITIONS },
   },
-  ConfigMap: { "metadata!": META, data: "map" },
+  ConfigMap: { "metadata!": META, data: "string map" },
   DaemonSet: {
     "metadata!": META,
     spec: {
@@ -141,7 +141,7 @@ function describe(v: unknown): string {
 function want(shape: Shape): string {
   if (Array.isArray(shape)) return "a list";
   if (typeof shape === "object") return "a map";
-  return shape === "map" || shape === "object" ? "a map" : `a ${shape}`;
+  return shape === "map" || shape === "object" ? "a map" : shape === "string map" ? "a map of strings" : `a ${shape}`;
 }
 
 /** A {@link Shape} made ready for checking: object fields as a list, `!` read once. */
@@ -225,6 +225,12 @@ function check(v: unknown, c: Compiled, path: string, trail: Trail): string | un
     case "map":
     case "object":
       return `${where} is ${describe(v)}: want a map`;
+    case "string map": {
+      // a map whose values are not all strings (a label `zone: 1` written without quotes): name the key
+      if (v === null || typeof v !== "object" || Array.isArray(v)) return `${where} is ${describe(v)}: want a map of strings`;
+      const [k, x] = Object.entries(v).find(([, x]) => typeof x !== "string")!;
+      return `${where}[${JSON.stringify(k)}] is ${describe(x)}: want a string (quote it in YAML)`;
+    }
     default:
       return `${where} is ${describe(v)}: want a ${c.shape}`;
   }
@@ -235,6 +241,8 @@ function scalarFits(v: unknown, shape: Shape & string): boolean {
     case "map":
     case "object":
       return v !== null && typeof v === "object" && !Array.isArray(v);
+    case "string map":
+      return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
     case "string or number":
       return typeof v === "string" || typeof v === "number";
     case "string":
