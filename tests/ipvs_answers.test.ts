@@ -166,3 +166,14 @@ describe("a real server that is an address of this node (host-network endpoint):
     }
   });
 });
+
+describe("a listing cut inside its last line (ipvsadm and ipset end every line with a newline, and have no end marker)", () => {
+  it("a cut ipvsadm: the node's virtual servers are unknown, said, and its ports unverifiable (not missing) on the node", () => {
+    const b = readBundle(new URL("../examples/ipvs-lab", import.meta.url).pathname);
+    const s = b.nodes[0]!.sections.ipvsadm!;
+    s.stdout = s.stdout.slice(0, Math.floor(s.stdout.length / 2)).replace(/\s+$/, "");
+    const n = explainService(b, "kube-system", "kube-dns").nodes[0]!;
+    expect(n.drift.map((d) => d.kind)).toEqual(["unverifiable", "unverifiable"]);
+    expect(JSON.stringify(n)).toContain("the ipvsadm output ends inside a line (no final newline): it was cut");
+  });
+});

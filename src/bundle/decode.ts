@@ -152,7 +152,11 @@ function checkNodeCapture(n: unknown, path: string, name: string): void {
     const at = `${path}.sections.${sec}`;
     if (!isMap(out)) return fail(`${at} is ${describeValue(out)}: want {stdout, exitCode}`);
     if (typeof out.stdout !== "string") fail(`${at}.stdout is ${describeValue(out.stdout)}: want the command's output text`);
-    if (out.exitCode !== undefined && out.exitCode !== null && typeof out.exitCode !== "number") fail(`${at}.exitCode is ${describeValue(out.exitCode)}: want a number`);
+    if (out.exitCode !== undefined && out.exitCode !== null && !(typeof out.exitCode === "number" && Number.isInteger(out.exitCode) && out.exitCode >= 0 && out.exitCode <= 255)) {
+      fail(`${at}.exitCode is ${describeValue(out.exitCode)}: want the command's exit status, a whole number from 0 to 255`);
+    }
+    // null: the stream ended before the command reported its status, which capture always writes with truncated
+    if (out.exitCode === null && out.truncated !== true) fail(`${at}.exitCode is null (the stream ended before the command's status) but the section is not marked truncated: set truncated: true, or give the exit status`);
     if (out.stderr !== undefined && out.stderr !== null && typeof out.stderr !== "string") fail(`${at}.stderr is ${describeValue(out.stderr)}: want a string`);
     for (const k of ["durationMs", "timedOutAfterSeconds"] as const) {
       const v = out[k];

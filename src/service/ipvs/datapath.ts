@@ -35,6 +35,14 @@ function usable(s: CommandOutput | undefined): string | undefined {
 }
 
 /**
+ * Whether a listing stops inside its last line: `ipvsadm -Ln` and `ipset list` end every line with a newline, and have
+ * no end marker of their own, so output that does not end with one was cut (a copy, or a stream, that stopped).
+ */
+function cutInLine(text: string): boolean {
+  return text !== "" && !text.endsWith("\n");
+}
+
+/**
  * Reads the node's ipvsadm and ipset sections.
  * @param node the node capture.
  * @returns the IPVS state; never throws for bad input (parse errors become `problems`).
@@ -48,7 +56,12 @@ export function readIpvs(node: NodeCapture): IpvsReading {
     out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
     out.tableUnread = true;
   }
-  const ipvsText = usable(ipvsSection);
+  let ipvsText = usable(ipvsSection);
+  if (ipvsText !== undefined && cutInLine(ipvsText)) {
+    out.problems.push("the ipvsadm output ends inside a line (no final newline): it was cut, so the IPVS virtual servers of this node are unknown; collect it again (or, if the file is whole, end it with a newline)");
+    out.tableUnread = true;
+    ipvsText = undefined;
+  }
   if (ipvsText !== undefined && ipvsText.trim() !== "") {
     try {
       out.balancer = ipvsBalancer(parseIpvsadm(ipvsText));
@@ -63,7 +76,11 @@ export function readIpvs(node: NodeCapture): IpvsReading {
   if (ipsetSection && failedSection(ipsetSection) && ipsetSection.exitCode !== 127) {
     out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): ${ipsetSection.stderr?.trim().split("\n")[0] || "no output"}; the KUBE-* ipsets of this node are unknown`);
   }
-  const ipsetText = usable(ipsetSection);
+  let ipsetText = usable(ipsetSection);
+  if (ipsetText !== undefined && cutInLine(ipsetText)) {
+    out.problems.push("the ipset list output ends inside a line (no final newline): it was cut, so the KUBE-* ipsets of this node are unknown; collect it again (or, if the file is whole, end it with a newline)");
+    ipsetText = undefined;
+  }
   if (ipsetText !== undefined) {
     try {
       out.ipsets = ipsetMembership(parseIpsetList(ipsetText));
