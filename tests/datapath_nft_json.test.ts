@@ -725,3 +725,21 @@ describe("parseNftJson errors", () => {
     });
   }
 });
+
+// `nft list` prints each table once; a section holding two listings joined (a copy appended, two captures in one
+// file) would count every rule twice: each endpoint 100% of new connections. Refused, naming both lines.
+describe("a table listed twice is two listings joined, not one ruleset", () => {
+  const lab = (f: string) => readFileSync(new URL(`../examples/nftables-lab/nodes/test-node/${f}`, import.meta.url), "utf8");
+  it("nft -j", () => {
+    const once = lab("nft-json.txt");
+    expect(() => parseNftJson(once)).not.toThrow();
+    expect(() => parseNftJson(once + once)).toThrow(DumpParseError);
+    expect(() => parseNftJson(once + once)).toThrow(/table ip kube-proxy is listed twice \(first at line 1\): two listings joined into one section\? capture it again/);
+  });
+  it("nft list (text); `add table` commands of a restore buffer may repeat a table, and still do", () => {
+    const once = readFileSync(new URL("./fixtures/nftables/affinity-held/nodes/test-node/nft-text.txt", import.meta.url), "utf8");
+    expect(() => parseNftText(once)).not.toThrow();
+    expect(() => parseNftText(once + once)).toThrow(/table ip kube-proxy is listed twice \(first at line 1\)/);
+    expect(() => parseNftText("add table ip t\nadd chain ip t c\nadd table ip t\nadd rule ip t c counter\n")).not.toThrow();
+  });
+});

@@ -901,6 +901,8 @@ class Builder {
   /** Rules (whose unknown statements are listed when first asked for) and unparsed entries, in document order. */
   readonly #producers: (NftRule | NftUnparsed)[] = [];
   readonly #tables = new Map<string, NftTable>();
+  /** Tables whose `{"table": …}` object was read: one listing has one per table, two mean two listings joined. */
+  readonly #declared = new Map<string, number>();
   #lastTable: NftTable | undefined;
   #lastChain: NftChain | undefined;
   /** RULE_HEAD / CHAIN_ITEM for #lastTable's family and name: captures the chain name, handle (and comment). */
@@ -1109,6 +1111,10 @@ class Builder {
         return;
       case "table": {
         if (!isObject(body) || !str(body.family) || !str(body.name)) return fail("table without family or name");
+        const tableKey = `${body.family} ${body.name}`;
+        const first = this.#declared.get(tableKey);
+        if (first !== undefined) return fail(`table ${tableKey} is listed twice (first at line ${first}): two listings joined into one section? capture it again`);
+        this.#declared.set(tableKey, line);
         const t = this.table(body.family as string, body.name as string, line);
         t.line = line;
         if (num(body.handle) !== undefined) t.handle = body.handle as number;

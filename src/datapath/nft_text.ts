@@ -1022,6 +1022,8 @@ class Doc {
   readonly lines: string[];
   readonly ruleset: NftRuleset;
   readonly tables = new Map<string, NftTable>();
+  /** Tables read from a `table FAMILY NAME {` block (a listing), as opposed to `add table` commands. */
+  readonly blocks = new Set<NftTable>();
   transaction = false;
   listing = false;
   /**
@@ -1186,7 +1188,11 @@ class Doc {
   tableBlock(i: number, head: Tok[]): number {
     const line = i + 1;
     if (head.length !== 4 || !FAMILIES.has(head[1]!.text)) this.fail(line, 'expected "table FAMILY NAME {"');
+    // `nft list` prints each table once: a second block of the same table is a second listing joined to the first
+    const first = this.tables.get(`${head[1]!.text} ${head[2]!.text}`);
+    if (first !== undefined && this.blocks.has(first)) this.fail(line, `table ${head[1]!.text} ${head[2]!.text} is listed twice (first at line ${first.line}): two listings joined into one section? capture it again`);
     const t = this.table(head[1]!.text, head[2]!.text, line);
+    this.blocks.add(t);
     const hc = tokenize(this.lines[i]!).comment;
     const h = /handle (\d+)/.exec(hc ?? "");
     if (h) t.handle = Number(h[1]);
