@@ -177,3 +177,24 @@ describe("a listing cut inside its last line (ipvsadm and ipset end every line w
     expect(JSON.stringify(n)).toContain("the ipvsadm output ends inside a line (no final newline): it was cut");
   });
 });
+
+// ipvs/proxier.go: sessionAffinity ClientIP sets FlagPersistent and Timeout = StickyMaxAgeSeconds on each virtual server
+describe("session affinity is the virtual server's persistence: compared with the API", () => {
+  const withLine = (from: string, to: string) => {
+    const b = readBundle(DIR("base"));
+    const s = b.nodes[0]!.sections.ipvsadm!;
+    expect(s.stdout).toContain(from);
+    s.stdout = s.stdout.replace(from, to);
+    return explainService(b, "default", "aff");
+  };
+  const LINE = "TCP  10.96.0.58:80 rr persistent 10800";
+  it("as the API asks (persistent 10800): no drift", () => {
+    expect(withLine(LINE, LINE).nodes[0]!.drift).toEqual([]);
+  });
+  it("not persistent, or for another time: drift, and the entry point says what the node does", () => {
+    const none = withLine(LINE, "TCP  10.96.0.58:80 rr");
+    expect(none.nodes[0]!.drift.map((d) => [d.kind, d.message])).toEqual([["affinity-timeout", "default/aff:http: IPVS virtual server 10.96.0.58:80/tcp on n1 is not persistent, the API asks for ClientIP session affinity of 10800 s: clients are balanced per connection; the node's rules are stale"]]);
+    expect(entry(none, "ClusterIP").balancing.sessionAffinity).toBe("none on the node (the virtual server is not persistent)");
+    expect(withLine(LINE, "TCP  10.96.0.58:80 rr persistent 60").nodes[0]!.drift.map((d) => d.message)).toEqual([expect.stringContaining("is persistent for 60 s, the API asks for ClientIP session affinity of 10800 s")]);
+  });
+});

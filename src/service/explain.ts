@@ -316,6 +316,21 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
           if (ipvsBal) entry.balancing = ipvsBal;
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
+          // IPVS: ClientIP affinity is the virtual server's persistence, its timeout the Service's (ipvs/proxier.go:
+          // FlagPersistent, Timeout = StickyMaxAgeSeconds); None sets neither. The kernel keeps clients as the virtual
+          // server says, whatever the API says now.
+          if (ipvsBal?.scheduler && !notForKubeProxy.ignored) {
+            const held = ipvsBal.scheduler.persistentSeconds;
+            const want = svc.sessionAffinity === "ClientIP" ? svc.affinityTimeoutSeconds : undefined;
+            if (held !== want) {
+              entry.balancing.sessionAffinity = held === undefined ? "none on the node (the virtual server is not persistent)" : `ClientIP on the node: persistent ${held} s`;
+              report.drift.push({
+                portKey: sp.portKey,
+                kind: "affinity-timeout",
+                message: `${sp.portKey}: IPVS virtual server ${entry.destination} on ${nodeName} ${held === undefined ? "is not persistent" : `is persistent for ${held} s`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: ${held === undefined ? "clients are balanced per connection" : "clients are kept on one real server"}; the node's rules are stale`,
+              });
+            }
+          }
           // IPVS binds the Service's addresses to kube-ipvs0: a local process connecting to one gets it as its source
           // too (the local route's preferred source; ipvs/proxier.go writeIptablesRules "the service VIP being picked
           // as the source IP", KUBE-IPVS-OUT-FILTER)
