@@ -378,6 +378,22 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
             if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
           }
+          // iptables mode: ClientIP affinity is a `-m recent --rcheck --seconds N` rule per endpoint in the Service's
+          // KUBE-SVC/KUBE-SVL chain (iptables/proxier.go writeServiceToEndpointRules, N = StickyMaxAgeSeconds); None
+          // writes none. The chain the ClusterIP's pods take is compared with the API.
+          if (ep.kind === "ClusterIP" && report.proxyMode.mode === "iptables" && dp.iptables && reference && !notForKubeProxy.ignored) {
+            const svcChain = reference.evidence.map((x) => x.rule.chain).find((c) => /^KUBE-SV[CL]-/.test(c));
+            const rules = svcChain ? dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? [] : [];
+            const held = [...new Set(rules.filter((r) => / -m recent /.test(r) && /--rcheck\b/.test(r)).map((r) => Number(/--seconds (\d+)/.exec(r)?.[1] ?? NaN)))];
+            const want = svc.sessionAffinity === "ClientIP" ? svc.affinityTimeoutSeconds : undefined;
+            if (svcChain && !(held.length === 0 && want === undefined) && !(held.length === 1 && held[0] === want)) {
+              report.drift.push({
+                portKey: sp.portKey,
+                kind: "affinity-timeout",
+                message: `${sp.portKey}: ${svcChain} on ${nodeName} ${held.length === 0 ? "has no session-affinity (recent) rule" : `keeps a client on its endpoint for ${held.join(", ")} s (-m recent --rcheck)`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: the node's rules are stale`,
+              });
+            }
+          }
           pr.entryPoints.push(entry);
         }
         // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
