@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { renderPacketTree } from "../src/report/packet_tree.ts";
 import { explainService } from "../src/service/explain.ts";
+import { parseIpvsadm } from "../src/datapath/ipvsadm.ts";
+import { ipvsBalancer } from "../src/service/ipvs/balance.ts";
 import type { ServiceReport } from "../src/service/report.ts";
 
 const DIR = (name: string) => new URL(`./fixtures/ipvs/v1.30-layout/${name}`, import.meta.url).pathname;
@@ -196,5 +198,22 @@ describe("session affinity is the virtual server's persistence: compared with th
     expect(none.nodes[0]!.drift.map((d) => [d.kind, d.message])).toEqual([["affinity-timeout", "default/aff:http: IPVS virtual server 10.96.0.58:80/tcp on n1 is not persistent, the API asks for ClientIP session affinity of 10800 s: clients are balanced per connection; the node's rules are stale"]]);
     expect(entry(none, "ClusterIP").balancing.sessionAffinity).toBe("none on the node (the virtual server is not persistent)");
     expect(withLine(LINE, "TCP  10.96.0.58:80 rr persistent 60").nodes[0]!.drift.map((d) => d.message)).toEqual([expect.stringContaining("is persistent for 60 s, the API asks for ClientIP session affinity of 10800 s")]);
+  });
+});
+
+// kube-proxy with --ipvs-scheduler=mh sets FlagSourceHash (0x10 = IP_VS_SVC_F_SCHED2, printed `mh-port`;
+// pkg/proxy/ipvs/proxier.go "Set the source hash flag needed for the distribution method mh"): ip_vs_mh.c then hashes
+// the source port too
+describe("sh/mh with the -port flag hash the source port: per connection, not per client", () => {
+  const table = (flags: string) => parseIpvsadm(`IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  10.96.0.50:80 mh${flags}
+  -> 10.244.1.5:8080           Masq    1      0          0
+  -> 10.244.2.6:8080           Masq    1      0          0
+`);
+  it("mh (mh-port): each new connection; mh alone: one client always to one real server", () => {
+    expect(ipvsBalancer(table(" (mh-port)")).lookup("10.96.0.50", 80, "tcp")!.scheduler!.description).toMatch(/^Maglev hashing of the client's address and source port \(mh-port\): each new connection, not each client/);
+    expect(ipvsBalancer(table("")).lookup("10.96.0.50", 80, "tcp")!.scheduler!.description).toMatch(/one client always lands on the same real server/);
   });
 });

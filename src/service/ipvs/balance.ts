@@ -5,8 +5,10 @@
  * - rr: round robin over real servers with weight > 0 — equal shares;
  * - wrr: weighted round robin — share = weight / Σ weights;
  * - sh / mh: hash of the source address — one client always lands on the same real server (which one, the hash
- *   decides), over many clients in proportion to weight; dh: hash of the destination — every client of a virtual
- *   server lands on the same real server. No share is fixed for a client: the report shows none (null);
+ *   decides), over many clients in proportion to weight; with the `sh-port` / `mh-port` flag (IP_VS_SVC_F_SCHED2,
+ *   which kube-proxy sets for them: FlagSourceHash in pkg/proxy/ipvs/util) the source port is hashed too, so each
+ *   connection of a client may land elsewhere; dh: hash of the destination — every client of a virtual server lands
+ *   on the same real server. No share is fixed for a client: the report shows none (null);
  * - lc, wlc, sed, nq, lblc, lblcr, fo, ovf, twos: decided by live connection counts (or randomness), so no fixed
  *   share exists; the dump's ActiveConn/InActConn only tell where the next connection would go.
  * A real server with weight 0 is quiesced: it keeps its connections and gets no new ones.
@@ -106,9 +108,14 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       const name = vs.scheduler ?? "unknown";
       const info = SCHEDULERS[name];
       const refusal = refusalOf(vs);
+      // sh-port / mh-port: the source port is hashed with the address (ip_vs_sh.c, ip_vs_mh.c: IP_VS_SVC_F_SCHED_*_PORT)
+      const byPort = (name === "sh" || name === "mh") && vs.flags.includes(`${name}-port`);
+      const described = byPort
+        ? `${name === "sh" ? "source hashing" : "Maglev hashing"} of the client's address and source port (${name}-port): each new connection, not each client, lands on the real server the hash picks, so one client's connections spread; over many, shares proportional to weight`
+        : info?.description ?? "scheduler not known to kubectl-netpath";
       const scheduler: NonNullable<EntryPointReport["balancing"]["scheduler"]> = {
         name,
-        description: (info?.description ?? "scheduler not known to kubectl-netpath") + (refusal ? `; ${refusal}` : ""),
+        description: described + (refusal ? `; ${refusal}` : ""),
         deterministicShares: info?.shares === "equal" || info?.shares === "weight",
       };
       if (vs.persistent) scheduler.persistentSeconds = vs.persistent.timeoutSeconds;
