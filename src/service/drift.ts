@@ -111,6 +111,11 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
       : ref.endpoints.map((e) => e.endpoint),
   );
+  if (usable?.undetermined !== undefined) {
+    // the API's side cannot be told (topology hints, and the node's zone not known): nothing to compare against
+    out.push({ portKey: sp.portKey, kind: "unverifiable", message: `${sp.portKey}: ${usable.undetermined}` });
+    return out;
+  }
   if (ref.outcome === "unknown" && cip.balancing.method !== "ipvs") {
     // the state that decides it was not read (a failed or missing section): nothing to compare, and no drift to claim
     out.push({
@@ -215,6 +220,8 @@ export function externalPolicyDrift(resolved: ResolvedService, sp: ServicePortSu
   // each kind of entry point for clients from outside, the first of each: one may be stale where another is not
   // (IPVS keeps them in separate sets)
   const out: DriftItem[] = [];
+  // not comparable when the API's side is undetermined (said once, by driftFor)
+  if (external.undetermined !== undefined) return out;
   for (const kind of ["NodePort", "LoadBalancer", "ExternalIP"] as const) {
     const entry = pr.entryPoints.find((e) => e.kind === kind && e.clients.some((c) => c.client === "external"));
     if (entry) out.push(...externalEntryDrift(resolved, sp, entry, node, external, internalDrift));

@@ -42,6 +42,11 @@ export interface NodeEndpointSet {
   ready: boolean;
   /** One sentence: why this set, e.g. `hints for zone southeastasia-1: 2 of 4 ready endpoints`. */
   why: string;
+  /**
+   * Set when the set cannot be told from the bundle (zone hints, and the node's zone unknown: no Node object and no
+   * endpoint of this node with a zone): the fact that decides it. `endpoints` then holds every usable endpoint.
+   */
+  undetermined?: string;
 }
 
 /** The facts of the node that topology depends on. */
@@ -49,6 +54,8 @@ export interface TopologyNode {
   name: string;
   /** The node's `topology.kubernetes.io/zone` label. */
   zone?: string;
+  /** The Node object is not in the bundle and no endpoint of this node carries a zone: the zone is not known. */
+  zoneUnknown?: true;
   /** kube-proxy's minor version (1.x), when known. */
   minor?: number;
   /**
@@ -59,11 +66,21 @@ export interface TopologyNode {
   versionFrom?: string;
 }
 
-/** The zone label and version of a Node object (kubeProxyVersion, else kubeletVersion). */
-export function topologyNode(name: string, node: Node | undefined): TopologyNode {
+/**
+ * The zone label and version of a Node object (kubeProxyVersion, else kubeletVersion). Without the Node object
+ * (a bundle made with a namespace-scoped role), the zone is that of an EndpointSlice endpoint on this node (the
+ * EndpointSlice controller copies the node's zone label into `endpoint.zone`), else unknown (`zoneUnknown`).
+ * @param name the node's name.
+ * @param node its Node object, when the bundle has it.
+ * @param endpoints the Service's endpoints (for the zone of a node the bundle has no object of).
+ */
+export function topologyNode(name: string, node: Node | undefined, endpoints: readonly EndpointInfo[] = []): TopologyNode {
   const out: TopologyNode = { name };
-  const zone = node?.metadata.labels?.["topology.kubernetes.io/zone"];
+  const zone = node
+    ? node.metadata.labels?.["topology.kubernetes.io/zone"]
+    : endpoints.find((e) => e.node === name && e.zoneSource === "endpoint" && e.zone)?.zone;
   if (zone) out.zone = zone;
+  else if (!node) out.zoneUnknown = true;
   const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
   const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
   const m = /^v?1\.(\d+)\./.exec(v ?? "");
@@ -115,7 +132,7 @@ function fmt(ip: string, port: number): string {
  * @param withPort the Service's endpoints that have the ServicePort.
  * @param annotations the Service's annotations (before v1.31 they gate the hints).
  */
-export function topologyMode(withPort: EndpointInfo[], annotations: Record<string, string>, node: TopologyNode): { mode: TopologyMode; why: string } {
+export function topologyMode(withPort: EndpointInfo[], annotations: Record<string, string>, node: TopologyNode): { mode: TopologyMode; why: string; undetermined?: string } {
   const ready = withPort.filter((e) => e.ready);
   if (ready.length === 0) return { mode: "", why: "" };
   if (node.minor !== undefined && node.minor < 31) {
@@ -131,6 +148,9 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
   }
   if (ready.every((e) => (e.hintsForZones ?? []).length > 0)) {
     if (node.zone !== undefined && ready.some((e) => e.hintsForZones!.includes(node.zone!))) return { mode: "PreferSameZone", why: `hints for zone ${node.zone}` };
+    if (node.zoneUnknown) {
+      return { mode: "", why: "", undetermined: `the endpoints carry zone hints, and ${node.name}'s zone is not known (its Node object is not in the bundle, and no endpoint on it names a zone): which endpoints it uses cannot be told; collect with a role that can get nodes` };
+    }
     return {
       mode: "",
       why: node.zone === undefined
@@ -171,13 +191,18 @@ export function nodeEndpoints(
     const st = local.filter((x) => x.e.serving && x.e.terminating);
     return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? "no ready endpoint on this node: its serving-terminating endpoints are used" : "" };
   }
-  const { mode, why } = topologyMode(withPort.map((x) => x.e), annotations, node);
+  const { mode, why, undetermined } = topologyMode(withPort.map((x) => x.e), annotations, node);
   const available = (e: EndpointInfo) =>
     mode === "" || (mode === "PreferSameNode" ? (e.hintsForNodes ?? []).includes(node.name) : (e.hintsForZones ?? []).includes(node.zone ?? ""));
   const ready = withPort.filter((x) => x.e.ready && available(x.e));
   if (ready.length > 0) {
     const total = withPort.filter((x) => x.e.ready).length;
-    return { endpoints: out(ready), mode, ready: true, why: mode === "" ? why : `${why}: ${ready.length} of ${total} ready endpoints` };
+    const set: NodeEndpointSet = { endpoints: out(ready), mode, ready: true, why: mode === "" ? why : `${why}: ${ready.length} of ${total} ready endpoints` };
+    if (undetermined !== undefined) {
+      set.undetermined = undetermined;
+      set.why = undetermined;
+    }
+    return set;
   }
   const st = withPort.filter((x) => x.e.serving && x.e.terminating);
   if (!fallback) return { endpoints: [], mode: "", ready: true, why: st.length > 0 ? `no ready endpoint anywhere, and ${noFallback}` : why };
