@@ -31,6 +31,12 @@ describe("svc/NAME --from", () => {
     expect(r.out).toMatch(/10\.244\.0\.5:53\s+50%/);
     expect(r.out).not.toContain("\u001b[");
   });
+  it("--all-nodes on a bundle lists every node it knows of: those without a capture as not analysed, not left out", async () => {
+    const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--all-nodes", "-o", "json"]);
+    const nodes = (JSON.parse(r.out) as { nodes: { node: string; error?: string }[] }).nodes;
+    expect(nodes.map((n) => n.node)).toEqual(["k8s1", "k8s2", "k8s3"]);
+    expect(nodes.slice(1).map((n) => n.error)).toEqual(["no datapath state was collected from this node", "no datapath state was collected from this node"]);
+  });
   it("accepts `service NAME` and `services/NAME`", async () => {
     expect((await run(["service", "my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);
     expect((await run(["services/my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);

@@ -125,6 +125,8 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo): Pro
     }
     const opts: Parameters<typeof explainService>[3] = {};
     if (plan.nodes) opts.nodes = plan.nodes;
+    // --all-nodes on a bundle: every node it knows of, those without a capture reported as not analysed (not left out)
+    else if (o.allNodes && o.from !== undefined) opts.nodes = [...new Set([...bundle.nodes.map((n) => n.name), ...bundle.objects.nodes.map((n) => n.metadata.name)])];
     if (plan.packet) opts.packet = plan.packet;
     if (plan.nodes) {
       const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
