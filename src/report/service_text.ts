@@ -103,6 +103,10 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
     const more: string[] = [];
     if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x, b.scheduler?.name)}`).join(", ")));
     if (c.reason) more.push(st.dim(c.reason));
+    // the endpoints rest on rules whose match is not modelled: said in the default text, not only in -o wide/json
+    if (c.assumedNotMatched && c.assumedNotMatched.length > 0) {
+      more.push(st.yellow(`assumes ${rulesAt(c.assumedNotMatched)} (${c.assumedNotMatched[0]!.chain}) does not match: it is not modelled, so these endpoints may not be where the node sends it`));
+    }
     extra.push(more);
   }
   lines.push("      clients:");

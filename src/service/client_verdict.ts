@@ -91,6 +91,8 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   if (dropped > 0) v.dropped = dropped;
   if (rejected > 0) v.rejected = rejected;
   if (notHandled > 0) v.notHandled = notHandled;
+  const assumed = new Map(trace.outcomes.flatMap((o) => o.assumedNotMatched ?? []).map((r) => [`${r.table}/${r.line}/${r.handle ?? ""}`, r] as const));
+  if (assumed.size > 0) v.assumedNotMatched = [...assumed.values()];
   const held = trace.outcomes.find((o) => o.heldBySessionAffinity !== undefined)?.heldBySessionAffinity;
   if (held !== undefined) v.heldBySessionAffinity = held;
   return v;

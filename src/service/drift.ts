@@ -12,7 +12,7 @@ import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
 import type { NodeEndpointSet } from "./topology.ts";
-import type { TracePacket } from "./trace.ts";
+import { rulesAt, type TracePacket } from "./trace.ts";
 
 /**
  * IPVS mode keeps per-Service state in ipsets that the iptables rules match (pkg/proxy/ipvs/proxier.go):
@@ -111,6 +111,16 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
       ? cip.balancing.shares.filter((s) => (s.weight ?? 1) > 0).map((s) => s.endpoint)
       : ref.endpoints.map((e) => e.endpoint),
   );
+  if (ref.assumedNotMatched && ref.assumedNotMatched.length > 0) {
+    // where the node sends the packet rests on rules whose match is not known: no drift can be claimed from it
+    out.push({
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      message: `${sp.portKey}: where ${node} sends ${cip.destination} depends on ${rulesAt(ref.assumedNotMatched)} (${ref.assumedNotMatched[0]!.chain}), which kubectl-netpath does not model (assumed not to match): its endpoints cannot be compared with the API`,
+      evidence: ref.assumedNotMatched,
+    });
+    return out;
+  }
   if (usable?.undetermined !== undefined) {
     // the API's side cannot be told (topology hints, and the node's zone not known): nothing to compare against
     out.push({ portKey: sp.portKey, kind: "unverifiable", message: `${sp.portKey}: ${usable.undetermined}` });

@@ -139,6 +139,11 @@ export interface ClientVerdict {
    * are the endpoint it is remembered for, so it stands neither for the entry point's shares nor for drift.
    */
   heldBySessionAffinity?: string;
+  /**
+   * Rules whose match could not be told (a match module kubectl-netpath does not model) that would change where the
+   * packet goes: the answer assumes they do not match, so `endpoints` and their shares rest on that.
+   */
+  assumedNotMatched?: RuleRef[];
 }
 
 /** How one entry point of a ServicePort is balanced and masqueraded on a node. */

@@ -127,6 +127,11 @@ export interface TraceOutcome {
    * delivered through INPUT, never through POSTROUTING, so a masquerade mark is not acted on.
    */
   deliveredLocally?: true;
+  /**
+   * Rules on the way whose match the tracer cannot tell (a match module it does not model) and that would change the
+   * packet's path; the outcome assumes they did not match.
+   */
+  assumedNotMatched?: RuleRef[];
 }
 
 /** The result of a trace. */

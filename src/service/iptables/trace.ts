@@ -66,6 +66,8 @@ interface State {
   path: RuleRef[];
   checks: RuleCheck[];
   caveats: string[];
+  /** Rules that would change the path, whose match is not known: assumed not to match (TraceOutcome assumedNotMatched). */
+  assumed?: RuleRef[];
 }
 
 interface Ended extends State {
@@ -199,6 +201,7 @@ class Tracer {
           else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why, snat: true }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
+            if (!marks && !snats) s.assumed = [...(s.assumed ?? []), ruleRef(rule)];
           } else if (r.kind === "unknown" && marks) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain}) ${r.why}; assumed not to match`];
           }
@@ -713,6 +716,7 @@ function finish(
   if (dnatTo !== undefined) o.dnatTo = dnatTo;
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
+  if (s.assumed && s.assumed.length > 0) o.assumedNotMatched = s.assumed;
   return o;
 }
 
@@ -738,7 +742,7 @@ function suffixOf(q: State, e: State): Pick<PostNatPart, "path" | "checks" | "ca
 
 /** An outcome of branch `e` from a part recorded on another branch (see {@link postNatKey}). */
 function replayPostNat(r: PostNatPart, e: Ended, verdict: TraceOutcome["verdict"], dnatTo: string | undefined, decidedBy: RuleRef | undefined): TraceOutcome {
-  const s: State = { probability: e.probability, packet: e.packet, path: [...e.path, ...r.path], checks: [...e.checks, ...r.checks], caveats: [...e.caveats, ...r.caveats] };
+  const s: State = { probability: e.probability, packet: e.packet, path: [...e.path, ...r.path], checks: [...e.checks, ...r.checks], caveats: [...e.caveats, ...r.caveats], ...(e.assumed ? { assumed: e.assumed } : {}) };
   const o = r.filtered ? finish(s, r.filtered, dnatTo, undefined, r.decidedBy) : finish(s, verdict, dnatTo, r.masq, r.masq ? r.decidedBy : decidedBy);
   o.mark = r.mark;
   return o;

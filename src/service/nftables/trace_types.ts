@@ -39,6 +39,8 @@ export interface State {
   via?: RuleRef;
   /** A session-affinity set the capture shows the source in, whose rule this branch took (match.ts `heldBy`). */
   heldByAffinity?: string;
+  /** Rules that would change the path, whose match is not known: assumed not to match (TraceOutcome assumedNotMatched). */
+  assumed?: RuleRef[];
 }
 
 export interface Ended extends State {

@@ -173,6 +173,10 @@ export class NftTracer {
       if (caveat !== undefined) cav.push(caveat);
       if (unknown) cav.push(`${ref().chain} rule ${ref().line} (${rule.text}): ${why}; assumed not to match`);
       if (cav.length > 0) n = { ...n, caveats: [...n.caveats, ...cav] };
+      // a rule that would have sent the packet elsewhere (a verdict, a map, a translation) and is not a marking one
+      if (unknown && !this.isMarking(rule) && !snats(rule) && rule.statements.some((x) => x.kind === "verdict" || x.kind === "vmap" || x.kind === "nat" || x.kind === "reject" || x.kind === "unknown")) {
+        n = { ...n, assumed: [...(n.assumed ?? []), ref()] };
+      }
       return { cont: [n], ended: [] };
     };
     switch (st.kind) {
@@ -474,6 +478,7 @@ export class NftTracer {
           checks: f.checks,
           caveats: f.caveats,
           ...(f.heldByAffinity !== undefined ? { heldByAffinity: f.heldByAffinity } : {}),
+          ...(f.assumed !== undefined ? { assumed: f.assumed } : {}),
         };
         for (const e of this.run(c.name, [start], 0)) {
           const { how, dnatTo, decidedBy, missingChain } = e;
@@ -485,6 +490,7 @@ export class NftTracer {
             checks: e.checks,
             caveats: e.caveats,
             ...(e.heldByAffinity !== undefined ? { heldByAffinity: e.heldByAffinity } : {}),
+            ...(e.assumed !== undefined ? { assumed: e.assumed } : {}),
           };
           switch (how) {
             case "return":
@@ -559,6 +565,7 @@ export function outcomeOf(
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
   if (f.heldByAffinity !== undefined) o.heldBySessionAffinity = f.heldByAffinity;
+  if (f.assumed && f.assumed.length > 0) o.assumedNotMatched = f.assumed;
   return o;
 }
 
