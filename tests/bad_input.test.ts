@@ -214,6 +214,9 @@ const ONE_FILE: Case[] = [
   { input: "a node capture whose sections is a list", args: () => ["svc/x", "--from", bundleFile("node-sections.json", (d) => (d.nodes[0].sections = []))], code: 1, says: /nodes\[0\]\.sections is a list: want a map of section name/ },
   { input: "a section whose stdout is a number", args: () => ["svc/x", "--from", bundleFile("sec-stdout.json", (d) => (d.nodes[0].sections["iptables-save"].stdout = 42))], code: 1, says: /nodes\[0\]\.sections\.iptables-save\.stdout is number 42: want the command's output text/ },
   { input: 'a section whose exitCode is `"0"`', args: () => ["svc/x", "--from", bundleFile("sec-exit.json", (d) => (d.nodes[0].sections["iptables-save"].exitCode = "0"))], code: 1, says: /nodes\[0\]\.sections\.iptables-save\.exitCode is the string "0": want the command's exit status, a whole number from 0 to 255/ },
+  { input: "an nft -j rule whose handle is not a number", args: () => [...DNS, "--from", bundleFile("nft-handle.json", (d) => {
+    d.nodes[0].sections = { "nft-json": { stdout: '{"nftables": [{"table": {"family": "ip", "name": "kube-proxy", "handle": 1}}, {"chain": {"family": "ip", "table": "kube-proxy", "name": "services", "handle": 2}}, {"rule": {"family": "ip", "table": "kube-proxy", "chain": "services", "handle": "10.0.0.1", "expr": [{"accept": null}]}}]}\n', exitCode: 0 } };
+  })], code: 1, says: /rule handle "10\.0\.0\.1" is not a whole number/ },
   { input: "a section whose exitCode is 1.5", args: () => ["svc/x", "--from", bundleFile("sec-exit-15.json", (d) => (d.nodes[0].sections["iptables-save"].exitCode = 1.5))], code: 1, says: /exitCode is number 1\.5: want the command's exit status, a whole number from 0 to 255/ },
   { input: "a section whose exitCode is null but not marked truncated", args: () => ["svc/x", "--from", bundleFile("sec-exit-null.json", (d) => (d.nodes[0].sections["iptables-save"].exitCode = null))], code: 1, says: /exitCode is null \(the stream ended before the command's status\) but the section is not marked truncated: set truncated: true, or give the exit status/ },
   { input: "`capture` a string", args: () => ["svc/x", "--from", bundleFile("capture-str.json", (d) => (d.capture = "yesterday"))], code: 1, says: /capture is the string "yesterday": want a map/ },
@@ -367,6 +370,17 @@ const DIRS: Case[] = [
   { input: "`--from node_modules/yaml` (a package)", args: () => [...DNS, "--from", "node_modules/yaml"], code: 1, says: /does not look like a bundle directory|holds no Kubernetes objects/ },
   { input: "an empty directory", args: () => [...DNS, "--from", dir("emptydir", {})], code: 1, says: /emptydir holds no Kubernetes objects \(\*\.yaml, \*\.json\) and no node dumps .*: not a bundle directory/ },
   { input: "a directory with only a README", args: () => [...DNS, "--from", dir("readme-only", { "README.md": "# hi\n" })], code: 1, says: /readme-only holds no Kubernetes objects/ },
+  {
+    input: "a node's dump saved as a file where its directory belongs (nodes/k8s2)",
+    args: () => {
+      const d = join(T, "node-as-file");
+      cpSync(LAB, d, { recursive: true });
+      writeFileSync(join(d, "nodes", "k8s2"), readFileSync(join(LAB, "nodes", "k8s1", "iptables-save.txt")));
+      return [...DNS, "--from", d];
+    },
+    code: 1,
+    says: /node-as-file\/nodes\/k8s2 is a file where a node's directory belongs: rename it to .*node-as-file\/nodes\/k8s2\/SECTION\.txt, one file per section \(docs\/bundle\.md\)/,
+  },
   {
     input: "a directory with two one-file bundles",
     args: () => [...DNS, "--from", dir("two-bundles", { "a.yaml": readFileSync("examples/azure-zones/bundle.yaml", "utf8"), "b.json": encodeBundle(labBundle, "json") })],

@@ -225,7 +225,7 @@ describe("a node-side listing that failed", () => {
     const dp = nftDatapath({ name: "n1", sections: { "nft-text": { command, stdout: "", stderr: "", exitCode: 137 } } }, 4);
     expect(dp.trace).toBeUndefined();
     expect(dp.problems).toEqual([
-      `${command} failed (exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of the container it ran in): no output`,
+      `${command} failed (exit 137: killed (SIGKILL), most often by the out-of-memory killer at the memory limit of the container it ran in): nothing on stderr`,
     ]);
   });
   it("another exit status: the command and its stderr", () => {

@@ -69,3 +69,18 @@ describe("the health check answer of an externalTrafficPolicy Local LoadBalancer
     expect(note(b)).toMatch(/on k8s1 with 503/);
   });
 });
+
+describe("an endpoint whose slice names no node is local to none (addEndpoints: isLocal needs endpoint.NodeName)", () => {
+  it("its pod's node is shown, but a Local policy there does not pick it", async () => {
+    const { resolveService } = await import("../src/service/resolve.ts");
+    const { nodeEndpoints, topologyNode } = await import("../src/service/topology.ts");
+    const b = fresh();
+    for (const e of v4(b).endpoints ?? []) delete e.nodeName;
+    const r = resolveService(b.objects, "default", "web");
+    const e = r.endpoints.find((x) => x.address === "10.244.0.7")!;
+    expect([e.node, e.nodeFromPod]).toEqual(["k8s1", true]);
+    const k8s1 = b.objects.nodes.find((n) => n.metadata.name === "k8s1");
+    expect(nodeEndpoints(r.endpoints.filter((x) => !x.address.includes(":")), "default/web:http", "Local", {}, topologyNode("k8s1", k8s1)).endpoints).toEqual([]);
+    expect(nodeEndpoints(r.endpoints.filter((x) => !x.address.includes(":")), "default/web:http", "Cluster", {}, topologyNode("k8s1", k8s1)).endpoints).toEqual(["10.244.0.7:8080", "10.244.1.8:8080"]);
+  });
+});

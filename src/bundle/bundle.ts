@@ -134,9 +134,9 @@ export function failedSection(s: CommandOutput): boolean {
   return (s.exitCode ?? 0) !== 0;
 }
 
-/** A section's stderr on one line (its lines joined by "; "), for a report's problem line; "no output" when empty. */
+/** A section's stderr on one line (its lines joined by "; "), for a report's problem line; "nothing on stderr" when empty. */
 export function stderrLine(s: CommandOutput): string {
-  return s.stderr?.trim().replace(/\s*\n\s*/g, "; ") || "no output";
+  return s.stderr?.trim().replace(/\s*\n\s*/g, "; ") || "nothing on stderr";
 }
 
 /** How a node's state was obtained. */

@@ -228,6 +228,11 @@ export function addObjects(bundle: Bundle, value: unknown, origin: string): numb
     throw new BundleError(`${origin}: a list of ${obj.items.length} item(s) without its kind, which kubectl prints after the items: the file looks cut; copy it again (or add "kind: List" if it was written by hand)`);
   }
   const list = typeof obj.kind === "string" ? KIND_TO_LIST[obj.kind] : undefined;
+  if (!list && typeof obj.kind === "string" && obj.kind.endsWith("List")) {
+    // `items: null` (or missing): an empty list as kubectl prints none; not an unknown kind
+    bundle.warnings.push(`${origin}: a ${obj.kind} with no items (items is ${obj.items === undefined ? "missing" : describeValue(obj.items)}); nothing read from it`);
+    return 0;
+  }
   if (!list) {
     bundle.warnings.push(`${origin}: kind ${obj.kind ?? "(none)"} is not used by kubectl-netpath; ignored`);
     return 0;
@@ -376,6 +381,10 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       capture.sections[section as SectionName] = { stdout: f.text };
       nodes.set(node, capture);
       continue;
+    }
+    if (parts[0] === "nodes" && parts.length === 2 && !/^README(\.md)?$/i.test(parts[1]!)) {
+      // a node's dump saved where its directory belongs: analysing without it would answer from less than was given
+      throw new BundleError(`${dirName}/${f.path} is a file where a node's directory belongs: rename it to ${dirName}/nodes/${parts[1]!.replace(/\.[^.]*$/, "")}/SECTION.txt, one file per section (docs/bundle.md)`);
     }
     if (!/\.(ya?ml|json)$/.test(f.path)) {
       if (!/(^|\/)README(\.md)?$/i.test(f.path)) bundle.warnings.push(`${dirName}/${f.path}: not a .yaml/.json file; ignored`);

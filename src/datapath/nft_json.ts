@@ -1149,6 +1149,10 @@ class Builder {
           return fail("rule without family, table or chain");
         }
         if (!Array.isArray(body.expr)) return fail("rule without an expr array");
+        // a handle is what the report cites a rule by: one that is not a whole number cannot be cited
+        if (body.handle !== undefined && !(typeof body.handle === "number" && Number.isInteger(body.handle) && body.handle >= 0)) {
+          return fail(`rule handle ${JSON.stringify(body.handle)} is not a whole number`);
+        }
         const t = this.table(body.family as string, body.table as string, line);
         const c = this.chain(t, body.chain as string, line);
         const rule = new JsonRule(t.family, t.name, c.name, line, num(body.handle), undefined, 0, 0, 0, body.expr);

@@ -203,7 +203,10 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
     else {
       for (const node of entries(full)) {
         const nodeDir = join(full, node.name);
-        if (!node.isDirectory()) continue; // reported by the decoder as an unknown file below nodes/
+        if (!node.isDirectory()) {
+          add(nodeDir); // a file where a node's directory belongs: the decoder says so (bundleFromFiles)
+          continue;
+        }
         for (const f of entries(nodeDir)) {
           if (f.isDirectory()) {
             throw new BundleError(`--from ${root}: nodes/${node.name}/${f.name} is a directory: ${BUNDLE_DIR_SHAPE}`);

@@ -9,7 +9,7 @@ import { isIPv6 } from "../model/ip.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { heldByAffinity, rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
-import { type ResolvedService, usableEndpoints } from "./resolve.ts";
+import { isLocalEndpoint, type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
 import type { NodeEndpointSet } from "./topology.ts";
 import { rulesAt, type TracePacket } from "./trace.ts";
@@ -44,7 +44,7 @@ export function ipsetDrift(
   for (const vip of svc.clusterIPs.filter(fam)) {
     check("KUBE-CLUSTER-IP", "dst,dst", pkt("0.0.0.0", vip, sp.port), `${vip},${proto}:${sp.port}`, "traffic to the ClusterIP from outside the cluster CIDR is not masqueraded (and not accepted in KUBE-SERVICES)");
   }
-  for (const e of resolved.endpoints.filter((x) => x.node === node && x.ready && fam(x.address))) {
+  for (const e of resolved.endpoints.filter((x) => isLocalEndpoint(x, node) && x.ready && fam(x.address))) {
     const p = e.ports.find((x) => x.portKey === sp.portKey);
     if (!p) continue;
     check("KUBE-LOOP-BACK", "dst,dst,src", pkt(e.address, e.address, p.port), `${e.address},${proto}:${p.port},${e.address}`, "an endpoint reaching its own Service and sent to itself is not masqueraded (hairpin fails)");

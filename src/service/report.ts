@@ -52,6 +52,11 @@ export interface EndpointInfo {
   terminating: boolean;
   pod?: string;
   node?: string;
+  /**
+   * `node` is the pod's (`spec.nodeName`): the EndpointSlice names none. kube-proxy then counts the endpoint local to no
+   * node (endpointslicecache.go addEndpoints: isLocal needs endpoint.NodeName), so Local policies never pick it.
+   */
+  nodeFromPod?: true;
   zone?: string;
   /** Where the zone came from: EndpointSlice `endpoint.zone`, node label topology.kubernetes.io/zone, or the beta label. */
   zoneSource?: "endpoint" | "node-label" | "node-beta-label";

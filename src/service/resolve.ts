@@ -156,6 +156,7 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
           const pod = podName ? pods.get(`${ep.targetRef?.namespace ?? namespace}/${podName}`) : undefined;
           const nodeName = ep.nodeName ?? pod?.spec?.nodeName;
           if (nodeName) info.node = nodeName;
+          if (!ep.nodeName && nodeName) info.nodeFromPod = true;
           if (ep.zone) {
             info.zone = ep.zone;
             info.zoneSource = "endpoint";
@@ -246,12 +247,20 @@ export function usableEndpoints(
   node: string,
 ): string[] {
   const withPort = endpoints
-    .filter((e) => policy === "Cluster" || e.node === node)
+    .filter((e) => policy === "Cluster" || isLocalEndpoint(e, node))
     .map((e) => ({ e, p: e.ports.find((p) => p.portKey === key) }))
     .filter((x) => x.p !== undefined);
   const ready = withPort.filter((x) => x.e.ready);
   const chosen = ready.length > 0 ? ready : withPort.filter((x) => x.e.serving && x.e.terminating);
   return chosen.map((x) => fmt(x.e.address, x.p!.port));
+}
+
+/**
+ * Whether kube-proxy on `node` counts an endpoint local (endpointslicecache.go addEndpoints: the EndpointSlice's
+ * `nodeName` is this node's; the pod's node does not count when the slice names none).
+ */
+export function isLocalEndpoint(e: EndpointInfo, node: string): boolean {
+  return e.node === node && !e.nodeFromPod;
 }
 
 function fmt(ip: string, port: number): string {

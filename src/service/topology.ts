@@ -28,6 +28,7 @@
  */
 import type { Node } from "../model/k8s.ts";
 import type { EndpointInfo } from "./report.ts";
+import { isLocalEndpoint } from "./resolve.ts";
 
 /** How kube-proxy on a node filters a Service's endpoints by topology. */
 export type TopologyMode = "" | "PreferSameZone" | "PreferSameNode";
@@ -78,7 +79,7 @@ export function topologyNode(name: string, node: Node | undefined, endpoints: re
   const out: TopologyNode = { name };
   const zone = node
     ? node.metadata.labels?.["topology.kubernetes.io/zone"]
-    : endpoints.find((e) => e.node === name && e.zoneSource === "endpoint" && e.zone)?.zone;
+    : endpoints.find((e) => isLocalEndpoint(e, name) && e.zoneSource === "endpoint" && e.zone)?.zone;
   if (zone) out.zone = zone;
   else if (!node) out.zoneUnknown = true;
   const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
@@ -184,7 +185,7 @@ export function nodeEndpoints(
   const fallback = node.minor === undefined || node.minor >= 26;
   const noFallback = `kube-proxy v1.${node.minor}${node.versionFrom ? ` (${node.versionFrom})` : ""} does not fall back to serving-terminating endpoints (feature gate ProxyTerminatingEndpoints is off by default before v1.26)`;
   if (policy === "Local") {
-    const local = withPort.filter((x) => x.e.node === node.name);
+    const local = withPort.filter((x) => isLocalEndpoint(x.e, node.name));
     const ready = local.filter((x) => x.e.ready);
     if (ready.length > 0 || local.length === 0) return { endpoints: out(ready), mode: "", ready: true, why: "" };
     if (!fallback) return { endpoints: [], mode: "", ready: true, why: local.some((x) => x.e.serving && x.e.terminating) ? `no ready endpoint on this node, and ${noFallback}` : "" };

@@ -52,7 +52,7 @@ export function readIpvs(node: NodeCapture): IpvsReading {
   const ipvsSection = node.sections.ipvsadm;
   if (ipvsSection && (ipvsSection.truncated || failedSection(ipvsSection))) {
     // The IPVS table was not read: say so, so that IPVS verdicts are "unknown", not "not programmed".
-    const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `${exitWords(ipvsSection.exitCode)}: ${ipvsSection.stderr?.trim().split("\n")[0] || "no output"}`;
+    const why = ipvsSection.truncated ? `its output ${cutReason(ipvsSection)}` : `${exitWords(ipvsSection.exitCode)}: ${ipvsSection.stderr?.trim().split("\n")[0] || "nothing on stderr"}`;
     out.problems.push(`ipvsadm failed (${why}): the IPVS virtual servers of this node are unknown`);
     out.tableUnread = true;
   }
@@ -74,7 +74,7 @@ export function readIpvs(node: NodeCapture): IpvsReading {
   }
   const ipsetSection = node.sections.ipset;
   if (ipsetSection && failedSection(ipsetSection) && ipsetSection.exitCode !== 127) {
-    out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): ${ipsetSection.stderr?.trim().split("\n")[0] || "no output"}; the KUBE-* ipsets of this node are unknown`);
+    out.problems.push(`ipset list failed (${exitWords(ipsetSection.exitCode)}): ${ipsetSection.stderr?.trim().split("\n")[0] || "nothing on stderr"}; the KUBE-* ipsets of this node are unknown`);
   }
   let ipsetText = usable(ipsetSection);
   if (ipsetText !== undefined && cutInLine(ipsetText)) {
