@@ -81,6 +81,7 @@ import {
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
 import { fitsResources, hostPortConflicts, hostPorts } from "./filters/resources.ts";
 import { capacityCheck } from "./filters/volume_capacity.ts";
+import { csiTranslatedAffinity } from "./filters/csi_translation.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilterWithNominated, topologySpreadState } from "./filters/topology_spread.ts";
 import { DRA_NODE_REASON, draNodeCheck, draWaitText, type PodResourceClaim, podResourceClaims } from "./filters/dra.ts";
 import { VOLUME_LIMIT_REASON, volumeLimitsCheck, volumesByClaim } from "./filters/volume_limits.ts";
@@ -348,12 +349,17 @@ function volumeCheck(
     const name = use.volumeName as string;
     const pv = ctx.volumes.get(name);
     if (!pv) return { check: { ...base, volume: name, passed: false, detail: `PersistentVolume ${name} does not exist` }, conflict: "pv-missing" };
-    const required = pv.spec?.nodeAffinity?.required;
-    if (!required) return { check: { ...base, volume: name, passed: true, detail: "no node affinity" } };
+    // an in-tree volume whose plugin is migrated to CSI on this node is checked as csi-translation-lib rewrites it
+    const translated = csiTranslatedAffinity(pv, (ctx.bundle.objects.csiNodes ?? []).find((c) => c.metadata.name === node.metadata.name));
+    const required = translated ? translated.required : pv.spec?.nodeAffinity?.required;
+    const how = translated
+      ? ` (in-tree, migrated to CSI on this node: ${translated.plugin} in its CSINode's migrated-plugins, so the zone is checked as ${translated.key}, the key the CSI driver labels its nodes with)`
+      : "";
+    if (!required) return { check: { ...base, volume: name, passed: true, detail: `no node affinity${how}` } };
     const evaluation = evaluateNodeSelector(required, { labels: node.metadata.labels ?? {} }, { fields: false });
     return evaluation.matched
-      ? { check: { ...base, volume: name, passed: true, detail: selectorSuccess(evaluation), evaluation } }
-      : { check: { ...base, volume: name, passed: false, detail: selectorFailure(evaluation), evaluation }, conflict: "node" };
+      ? { check: { ...base, volume: name, passed: true, detail: selectorSuccess(evaluation) + how, evaluation } }
+      : { check: { ...base, volume: name, passed: false, detail: selectorFailure(evaluation) + how, evaluation }, conflict: "node" };
   }
   // Delayed binding (WaitForFirstConsumer, unbound).
   const selected = pvc.metadata.annotations?.[ANN_SELECTED_NODE];
