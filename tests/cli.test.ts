@@ -37,6 +37,17 @@ describe("svc/NAME --from", () => {
     expect(nodes.map((n) => n.node)).toEqual(["k8s1", "k8s2", "k8s3"]);
     expect(nodes.slice(1).map((n) => n.error)).toEqual(["no datapath state was collected from this node", "no datapath state was collected from this node"]);
   });
+  // kubectl puts no flag before the plugin's name, so `kubectl netpath --context prod cleanup` is how an operator
+  // writes it: the connection flags reach the subcommand; another main-command flag there is a usage error, not dropped
+  it("connection flags before `cleanup` or `capture` are the subcommand's; other main-command flags there are refused", async () => {
+    const before = await run(["--kubeconfig", "/nonexistent/kc", "cleanup", "--dry-run"]);
+    expect(before.code).toBe(1);
+    expect(before.err).toContain("/nonexistent/kc");
+    const after = await run(["--kubeconfig", "/nonexistent/kc", "cleanup", "--dry-run", "--kubeconfig", "/other/kc"]);
+    expect(after.err).toContain("/other/kc");
+    const wrong = await run(["-o", "json", "capture", "svc/web", "-o", "x.json"]);
+    expect([wrong.code, wrong.err.split("\n")[0]]).toEqual([2, "error: --output before `capture` belongs to the main command: write it after `capture`"]);
+  });
   it("accepts `service NAME` and `services/NAME`", async () => {
     expect((await run(["service", "my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);
     expect((await run(["services/my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);

@@ -17,6 +17,7 @@ import type { MainOptions } from "./program.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { RunPlan } from "./run_target.ts";
 import { parseTarget, UsageError } from "./target.ts";
+import { withRootOptions } from "./root_options.ts";
 import { shellWord } from "../model/shell_word.ts";
 
 /**
@@ -206,7 +207,7 @@ export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--section-timeout <duration>", "time allowed to each collection step on a node, 0 for none (default: 3/4 of --timeout)")
     .option("--dry-run", "print the debug pod that would be created, create nothing, write nothing")
     .addHelpText("after", EXAMPLES)
-    .action(async (target, opts) => {
-      result.code = await runCapture(target, opts as CaptureOptions, io);
+    .action(async (target, opts, cmd) => {
+      result.code = await runCapture(target, withRootOptions(program, cmd, opts) as CaptureOptions, io);
     });
 }

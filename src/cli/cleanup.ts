@@ -7,6 +7,7 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { CliIo } from "./io.ts";
+import { withRootOptions } from "./root_options.ts";
 import { printable } from "../report/printable.ts";
 
 /** Flags of `cleanup`. */
@@ -78,7 +79,7 @@ export function registerCleanup(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--dry-run", "say which pods would be deleted or kept, and why; delete nothing")
     .option("--force", "also delete debug pods still inside their deadline (their run may be in flight)")
     .addHelpText("after", EXAMPLES)
-    .action(async (opts) => {
-      result.code = await runCleanup(opts as CleanupOptions, io);
+    .action(async (opts, cmd) => {
+      result.code = await runCleanup(withRootOptions(program, cmd, opts) as CleanupOptions, io);
     });
 }
