@@ -1,7 +1,7 @@
 // The CLI end to end (in-process, with captured streams), and once through the built executable: exit codes and the
 // one-line messages for bad input.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,6 +47,14 @@ describe("svc/NAME --from", () => {
     expect(after.err).toContain("/other/kc");
     const wrong = await run(["-o", "json", "capture", "svc/web", "-o", "x.json"]);
     expect([wrong.code, wrong.err.split("\n")[0]]).toEqual([2, "error: --output before `capture` belongs to the main command: write it after `capture`"]);
+  });
+  it("-n=NS and -o=FORMAT as kubectl reads them; --node twice is one node; --dry-run with --from is a usage error", async () => {
+    const eq = await run(["svc/kube-dns", "-n=kube-system", "--from", IPTABLES_LAB, "-o=json"]);
+    expect([eq.code, (JSON.parse(eq.out) as { kind: string }).kind]).toEqual([0, "ServiceReport"]);
+    const twice = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--node", "k8s1", "--node", "k8s1", "-o", "json"]);
+    expect((JSON.parse(twice.out) as { nodes: { node: string }[] }).nodes.map((n) => n.node)).toEqual(["k8s1"]);
+    const dry = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--dry-run"]);
+    expect([dry.code, dry.err.split("\n")[0]]).toEqual([2, "error: --dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them"]);
   });
   it("accepts `service NAME` and `services/NAME`", async () => {
     expect((await run(["service", "my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);
@@ -142,6 +150,18 @@ describe("the built executable", () => {
     expect(h.status).toBe(0);
     expect(h.stdout).toContain("Usage: kubectl-netpath [TYPE/NAME] [flags]");
     expect(h.stdout).toMatch(/Examples:\n {2}# /);
+  });
+  // kubectl: `error: write /dev/stdout: no space left on device`, exit 1; a script saving a report must not lose it unseen
+  it("a write to stdout that fails (a full disk) is one error line and exit 1, not exit 0", () => {
+    const full = openSync("/dev/full", "w");
+    try {
+      for (const args of [["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "-o", "json"], ["--help"]]) {
+        const r = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", ...args], { encoding: "utf8", stdio: ["ignore", full, "pipe"] });
+        expect([r.status, r.stderr]).toEqual([1, "error: cannot write the output: ENOSPC (no space left on the device)\n"]);
+      }
+    } finally {
+      closeSync(full);
+    }
   });
   it("does not load node:child_process (and the net, dgram and stream modules it brings) for an offline answer", () => {
     // commander requires it at load for executable subcommands this CLI does not have: scripts/build.mjs gives it a

@@ -432,6 +432,10 @@ describe("--dry-run, capture, cleanup", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("dry run: nothing is created; for each node kubectl-netpath would create this debug pod in kube-system:\n");
     expect(r.stdout.split("---\n").map((d) => /nodeName: (\S+)/.exec(d)?.[1])).toEqual(["k8s-guide-worker", "k8s-guide-worker2"]);
+    // -o json: what kubectl --dry-run -o json prints for several objects, a v1 List (stdout stays parseable)
+    const json = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run", "--via", "debug-pod", "-o", "json"]);
+    const list = JSON.parse(json.stdout) as { kind: string; items: { spec: { nodeName: string } }[] };
+    expect([list.kind, list.items.map((p) => p.spec.nodeName)]).toEqual(["List", ["k8s-guide-worker", "k8s-guide-worker2"]]);
     const bad = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--via", "ssh"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("error: option '--via <where>' argument 'ssh' is invalid. Allowed choices are auto, kube-proxy, debug-pod.");

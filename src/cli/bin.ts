@@ -42,8 +42,11 @@ run().then((answered) => {
   // A completion answer went straight to fd 1 and nothing else was written: nothing can be queued.
   if (answered && !streamsUsed) process.exit(process.exitCode ?? 0);
   // Everything the command does is awaited. Exit now rather than let Node tear the heap down on its own (after a
-  // 26 MB dump that takes it ~20 ms), unless output is still queued (pipes are asynchronous on macOS).
-  if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(process.exitCode ?? 0);
+  // 26 MB dump that takes it ~20 ms), unless output is still queued (pipes are asynchronous on macOS). After the ticks
+  // queued now: a failed write to a file (a full disk) reports its error from them, and that decides the exit code.
+  setImmediate(() => {
+    if (process.stdout.writableLength === 0 && process.stderr.writableLength === 0) process.exit(process.exitCode ?? 0);
+  });
 }, (e: unknown) => {
   // main() reports its own errors; this is a failure to load the program itself (e.g. a damaged install)
   process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -7,6 +7,7 @@
  * The live code is imported lazily: declaring this command loads no Kubernetes client.
  * @module
  */
+import { collectOnce } from "./repeatable.ts";
 import { accessSync, closeSync, constants, existsSync, fchmodSync, fsyncSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
@@ -56,9 +57,6 @@ Examples:
   kubectl netpath capture svc/web -n shop --all-nodes -o web.bundle.yaml
 `;
 
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
 
 function summary(b: Bundle): string {
   const o = b.objects;
@@ -194,7 +192,7 @@ export function registerCapture(program: CommandUnknownOpts, io: CliIo, result: 
     .option("--context <name>", "kubeconfig context to use")
     .option("--kubeconfig <path>", "path to the kubeconfig file")
     .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
-    .option("--node <name>", "collect this node (repeatable; default: the nodes hosting the endpoints)", collect)
+    .option("--node <name>", "collect this node (repeatable; default: the nodes hosting the endpoints)", collectOnce)
     .option("--all-nodes", "collect every node")
     .option("--from-pod <pod>", "collect the node of this client pod")
     .option("--no-exec", "API objects only, collect nothing from nodes")

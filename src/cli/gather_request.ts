@@ -18,6 +18,7 @@ export function gatherRequest(plan: RunPlan, o: Omit<MainOptions, "output">): Ga
   if (plan.packet) r.packet = plan.packet;
   const copy = ["kubeconfig", "context", "requestTimeout", "timeout", "sectionTimeout", "parallel", "image", "profile", "debugNamespace", "via", "exec", "dryRun", "allNodes", "fromPod"] as const;
   if (o.wholeNode) r.collect = "node";
+  if (plan.output === "json") r.dryRunFormat = "json";
   for (const k of copy) if (o[k] !== undefined) (r as unknown as Record<string, unknown>)[k] = o[k];
   return r;
 }

@@ -25,7 +25,13 @@ export function nodeIo(): CliIo {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on("error", (e: NodeJS.ErrnoException) => {
       if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw e;
+      // anything else (a full disk, a closed descriptor): the output is incomplete, so the run failed; one line, exit 1
+      if (stream === process.stdout) {
+        try {
+          process.stderr.write(`error: cannot write the output: ${e.code ?? e.message}${e.code === "ENOSPC" ? " (no space left on the device)" : ""}\n`);
+        } catch { /* stderr is gone too */ }
+      }
+      process.exit(1);
     });
   }
   return {

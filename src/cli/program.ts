@@ -4,6 +4,7 @@
  * flags and help; the phases live in run_*.ts. Errors become exit codes in one place: {@link runCli}.
  * @module
  */
+import { collectOnce } from "./repeatable.ts";
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { DumpParseError } from "../datapath/errors.ts";
 import { NotFoundError } from "../model/errors.ts";
@@ -66,9 +67,6 @@ Examples:
   kubectl netpath pod/busybox --why-pending --from examples/azure-zones
 `;
 
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
 
 /**
  * Builds the program. Actions write to `io` and resolve to an exit code stored in `result.code`.
@@ -90,7 +88,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--from <path>", "analyse a saved bundle (file or directory) instead of a live cluster")
     .option("--max-bundle-size <size>", "--from: most bytes read from the bundle, e.g. 1Gi (default 256Mi)")
     .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml", "mermaid", "dot"]).default("text"))
-    .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collect)
+    .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collectOnce)
     .option("--all-nodes", "analyse every node (drift check across the cluster)")
     .option("--from-pod <pod>", "answer for traffic from this pod: its node and its address")
     .option("--source <ip>", "one packet: the client address (with --dest)")
@@ -124,6 +122,15 @@ export function buildProgram(io: CliIo, result: { code: number }) {
 }
 
 /**
+ * `-n=NS` and `-o=FORMAT` as kubectl (pflag) reads them, `-n NS`: commander would keep the `=` in the value
+ * (`"=kube-system"`). Arguments after `--` are left alone.
+ */
+function shortEquals(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return argv.flatMap((a, i) => (end !== -1 && i > end) || !/^-[no]=/.test(a) ? [a] : [a.slice(0, 2), a.slice(3)]);
+}
+
+/**
  * Runs the CLI and returns the exit code: 0 success, 1 error (printed as one line, `error: …`), 2 usage error.
  * Never throws and never prints a stack trace, except with `KUBECTL_NETPATH_DEBUG=1`.
  * @param argv arguments after the program name.
@@ -133,7 +140,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const result = { code: 0 };
   const program = buildProgram(io, result);
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(shortEquals(argv), { from: "user" });
     return result.code;
   } catch (e) {
     if (e instanceof CommanderError) {

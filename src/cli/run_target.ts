@@ -47,6 +47,7 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   }
   if ((o.source === undefined) !== (o.dest === undefined)) throw new UsageError("--source and --dest go together");
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
+  if (o.dryRun && o.from !== undefined) throw new UsageError("--dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them");
   const plan: RunPlan = { target, output: o.output as RunPlan["output"] };
   if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
   if (o.node) plan.nodes = o.node;

@@ -164,7 +164,8 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
     }
   }
   const where = sources.join(", ");
-  const contextName = o.context ?? raw["current-context"];
+  // `--context ""` is no context given, as kubectl reads it (a script passing --context "$CTX" with CTX empty)
+  const contextName = o.context || raw["current-context"];
   const names = raw.contexts.map((c) => c.name);
   if (contextName === undefined) {
     throw new KubeconfigError(`no current-context is set in kubeconfig ${where}: pass --context (contexts: ${names.join(", ") || "none"})`);

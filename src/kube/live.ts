@@ -50,6 +50,8 @@ export interface LiveSettings {
   debugNamespace: string;
   exec: boolean;
   dryRun: boolean;
+  /** How the dry run prints the debug pods (GatherRequest dryRunFormat). */
+  dryRunFormat: "yaml" | "json";
   /** Where nodes are collected (`--via`). */
   via: CollectVia;
 }
@@ -82,6 +84,7 @@ export function liveSettings(o: LiveOptions): LiveSettings {
     debugNamespace,
     exec: o.exec !== false,
     dryRun: o.dryRun === true,
+    dryRunFormat: o.dryRunFormat === "json" ? "json" : "yaml",
     via: via as CollectVia,
   };
 }
@@ -220,22 +223,22 @@ function creator(cluster: Cluster): string {
  * @param nowMs creation time (epoch ms) for the time annotations.
  */
 export function dryRunManifests(nodes: string[], s: LiveSettings, createdBy = `kubectl-netpath ${VERSION}`, nowMs = Date.now()): string {
-  return nodes
-    .map((n) =>
-      toYaml(
-        buildDebugPod(n, {
-          name: debugPodName(n, "xxxxx"),
-          namespace: s.debugNamespace,
-          image: s.image,
-          profile: s.profile,
-          activeDeadlineSeconds: activeDeadlineFor(s.timeoutMs),
-          runId: "dry-run",
-          createdBy,
-          createdAtMs: nowMs,
-        }),
-        { lineWidth: 0 },
-      )
-    )
+  const pods = nodes.map((n) =>
+    buildDebugPod(n, {
+      name: debugPodName(n, "xxxxx"),
+      namespace: s.debugNamespace,
+      image: s.image,
+      profile: s.profile,
+      activeDeadlineSeconds: activeDeadlineFor(s.timeoutMs),
+      runId: "dry-run",
+      createdBy,
+      createdAtMs: nowMs,
+    })
+  );
+  // -o json: one Pod, or a v1 List of them, as kubectl prints several objects
+  if (s.dryRunFormat === "json") return JSON.stringify(pods.length === 1 ? pods[0] : { apiVersion: "v1", kind: "List", items: pods }, null, 2) + "\n";
+  return pods
+    .map((p) => toYaml(p, { lineWidth: 0 }))
     .join("---\n");
 }
 

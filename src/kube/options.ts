@@ -45,6 +45,8 @@ export interface LiveOptions extends ClusterOptions {
   exec?: boolean;
   /** true: create nothing, print the debug pods that would be created. @default false */
   dryRun?: boolean;
+  /** How `dryRun` prints the debug pods: YAML documents, or JSON (one Pod, or a v1 List) as `kubectl -o json`. @default "yaml" */
+  dryRunFormat?: "yaml" | "json";
 }
 
 /** One gather: the question and how to collect for it. */
