@@ -307,9 +307,14 @@ describe("scheduler model and reconciliation", () => {
     expect(p.reconciliation.status).toBe("agree");
   });
 
+  // the scheduler's words are in the Event and, latest, in the PodScheduled condition: both say it here
+  const saying = (b: ReturnType<typeof azureBundle>, message: string) => {
+    b.objects.events[0]!.message = message;
+    for (const p of b.objects.pods) for (const c of p.status?.conditions ?? []) if (c.type === "PodScheduled") c.message = message;
+    return b;
+  };
   test("disagreement: the event counted another cluster", () => {
-    const b = azureBundle();
-    b.objects.events[0]!.message = "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had volume node affinity conflict.";
+    const b = saying(azureBundle(), "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) had volume node affinity conflict.");
     const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
     expect(r.pods[0]!.reconciliation).toEqual({
       status: "disagree",
@@ -362,13 +367,24 @@ describe("scheduler model and reconciliation", () => {
   });
 
   test("disagreement: the event blames taints, the bundle shows none", () => {
-    const b = azureBundle();
-    b.objects.events[0]!.message = "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.";
+    const b = saying(azureBundle(), "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate.");
     const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" });
     expect(r.pods[0]!.reconciliation.details).toEqual([
       "taint: the event says 3 node(s), the bundle gives 0.",
       "volume-node-affinity: the event says 0 node(s), the bundle gives 3.",
     ]);
+  });
+
+  // schedule_one.go handleSchedulingFailure: the condition gets every attempt's message whole; a repeated Event keeps
+  // its first message (client-go events count repeats by a key without the message) and is cut at 1,024 bytes
+  test("an Event that kept an older message: the PodScheduled condition, the scheduler's latest, is reconciled", () => {
+    const b = azureBundle();
+    const condition = b.objects.pods.flatMap((p) => p.status?.conditions ?? []).find((c) => c.type === "PodScheduled")!.message!;
+    b.objects.events[0]!.message = "0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: gpu}.";
+    const r = explainPending(b, { kind: "pvc", namespace: "default", name: "md" }).pods[0]!;
+    expect(r.lastFailedScheduling!.message).toBe(condition);
+    expect(r.lastFailedScheduling!.source).toBe("PodScheduled condition (the scheduler's latest message; the Event keeps the first message of its series)");
+    expect(r.reconciliation.status).toBe("agree");
   });
 
   test("no FailedScheduling event: the PodScheduled condition holds the scheduler's message (issue 16)", () => {

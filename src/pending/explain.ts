@@ -609,20 +609,25 @@ function podNodeRow(
 function lastFailedScheduling(ctx: PendingContext, pod: Pod): FailedSchedulingEvent | null {
   const events = eventsFor(ctx, "Pod", pod.metadata.namespace ?? "", pod.metadata.name, pod.metadata.uid).filter((e) => e.reason === "FailedScheduling");
   let e = events[events.length - 1];
-  if (!e) {
-    // Events expire (one hour by default); the scheduler also writes its message into the PodScheduled condition.
-    const c = (pod.status?.conditions ?? []).find((x) => x.type === "PodScheduled" && x.status === "False" && x.reason === "Unschedulable");
-    if (!c?.message) return null;
+  // The scheduler writes every attempt's message, whole, into the PodScheduled condition (schedule_one.go
+  // handleSchedulingFailure), while an Event keeps the first message of its series (client-go events: the key leaves
+  // the message out, a repeat only counts) and is cut at 1,024 bytes (truncateMessage, " ..."): when the two differ,
+  // the condition is the scheduler's last word. Events also expire (one hour by default).
+  const c = (pod.status?.conditions ?? []).find((x) => x.type === "PodScheduled" && x.status === "False" && x.reason === "Unschedulable");
+  if (c?.message && c.message !== e?.message) {
     e = {
       type: "Warning",
       reason: "FailedScheduling",
       message: c.message,
       count: null,
       lastSeen: (c as { lastTransitionTime?: string }).lastTransitionTime ?? null,
-      source: "PodScheduled condition (the Events have expired)",
+      source: e
+        ? `PodScheduled condition (the scheduler's latest message; the Event ${e.message.endsWith(" ...") ? "is cut at 1,024 bytes" : "keeps the first message of its series"})`
+        : "PodScheduled condition (the Events have expired)",
       object: { kind: "Pod", namespace: pod.metadata.namespace ?? "", name: pod.metadata.name },
     };
   }
+  if (!e) return null;
   try {
     return { ...e, parsed: parseSchedulerMessage(e.message) };
   } catch (err) {
