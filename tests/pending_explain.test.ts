@@ -482,6 +482,25 @@ describe("scheduler model and reconciliation", () => {
     expect(run([storageClass("gp3", { mode: "WaitForFirstConsumer" })])[0]).toEqual(["n-a", true, "provisioning for this node (volume.kubernetes.io/selected-node) by ebs.csi.aws.com"]);
   });
 
+  // framework.go RunPreBindPlugins: `running PreBind plugin "VolumeBinding": binding volumes: …`, written as FailedScheduling
+  test("a binding-cycle failure (PreBind VolumeBinding) is no filter verdict to reconcile; the first line carries it", () => {
+    const msg = 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded';
+    const r = explainPending(
+      bundleOf([
+        node("n-a", { zone: "a" }),
+        storageClass("gp3", { mode: "WaitForFirstConsumer" }),
+        pvc("data", { annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
+        pod("app-0", { claims: ["data"] }),
+        event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" }),
+      ]),
+      { kind: "pod", namespace: "default", name: "app-0" },
+    );
+    expect(r.pods[0]!.reconciliation.status).toBe("not-applicable");
+    expect(r.pods[0]!.reconciliation.details[0]).toMatch(/^The scheduler's last attempt chose a node and failed while binding the pod \(PreBind plugin VolumeBinding\), not at filtering/);
+    expect(r.findings.some((f) => f.id === "event-disagrees")).toBe(false);
+    expect(r.answer.split("\n")[0]).toContain(`The scheduler's last attempt failed while binding: ${msg}.`);
+  });
+
   test("a selected node and a failing provisioner: the first line carries the provisioner's error", () => {
     const r = explainPending(
       bundleOf([

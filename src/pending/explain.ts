@@ -660,6 +660,15 @@ function reconcile(
 ): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
+  // A failure of the binding cycle (schedule_one.go: a node was chosen, then Reserve, Permit, PreBind or Bind failed,
+  // framework.go "running PreBind plugin %q: %w"; "Binding rejected: …"): no node was filtered out, nothing to compare
+  const binding = /^(?:running (Reserve|Permit|PreBind|Bind) plugin "([^"]+)": |Binding rejected: )/.exec(ev.message);
+  if (!ev.parsed && binding) {
+    return {
+      status: "not-applicable",
+      details: [`The scheduler's last attempt chose a node and failed while binding the pod${binding[2] ? ` (${binding[1]} plugin ${binding[2]})` : ""}, not at filtering: "${ev.message}". The pod is retried; the nodes' verdicts above are the filters' side.`],
+    };
+  }
   if (!ev.parsed) return { status: "disagree", details: [`The last FailedScheduling message could not be read: ${ev.parseError ?? ""}`] };
   if (!summary) return { status: "not-applicable", details: [`No Node objects: nothing to compare the scheduler's last word with ("${ev.message}").`] };
   const details: string[] = [];
@@ -1044,7 +1053,11 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
           ? `provisioner ${JSON.stringify(provisioning.storageClass?.provisioner ?? "?")} fails: ${provisioning.state.event?.message ?? ""}`
           : `provisioner ${JSON.stringify(provisioning.storageClass?.provisioner ?? "?")} is creating it` +
             (provisioning.state.event ? ` (${provisioning.state.event.reason}: ${provisioning.state.event.message})` : ", and has reported nothing (is it running?)")) +
-        ".";
+        "." +
+        // the scheduler's own word on it: a PreBind failure of VolumeBinding (a provisioning that failed or timed out)
+        (p.lastFailedScheduling && /^running (?:Reserve|Permit|PreBind|Bind) plugin "/.test(p.lastFailedScheduling.message)
+          ? ` The scheduler's last attempt failed while binding: ${p.lastFailedScheduling.message}.`
+          : "");
     }
     // DRA: claims not created, missing or not allocated hold the pod where the node filters do not say why
     const draText = draWaitText(p.resourceClaims ?? []);
