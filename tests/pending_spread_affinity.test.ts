@@ -355,6 +355,21 @@ describe("examples/scheduling (the README's --why-pending examples)", () => {
     expect(r.answer.split("\n")[0]).toBe("Pod shop/train-0 cannot be scheduled: 0/3 nodes are available: 1 Insufficient memory, 3 Insufficient cpu.");
     expect(r.pods[0]!.reconciliation.status).toBe("agree");
   });
+  // framework/types.go FitError: the histogram counts exact reason strings; "Insufficient cpu" and "Insufficient
+  // memory" are two reasons (they were compared as one kind, "resources", and said to agree)
+  it("train-0 against a message that blames other resources: a disagreement per reason, not an agreement by kind", () => {
+    const bundle = b();
+    const other = "0/3 nodes are available: 1 Too many pods, 3 Insufficient memory.";
+    for (const e of bundle.objects.events) if (e.reason === "FailedScheduling" && e.involvedObject?.name === "train-0") e.message = other;
+    for (const p of bundle.objects.pods) if (p.metadata.name === "train-0") for (const c of p.status?.conditions ?? []) if (c.type === "PodScheduled") c.message = other;
+    const r = explainPending(bundle, { kind: "pod", namespace: "shop", name: "train-0" }).pods[0]!;
+    expect(r.reconciliation.status).toBe("disagree");
+    expect(r.reconciliation.details).toEqual(expect.arrayContaining([
+      'resources "Insufficient cpu": the event says 0 node(s), the bundle gives 3.',
+      'resources "Insufficient memory": the event says 3 node(s), the bundle gives 1.',
+      'resources "Too many pods": the event says 1 node(s), the bundle gives 0.',
+    ]));
+  });
 });
 
 describe("live: what the pod's affinity costs", () => {

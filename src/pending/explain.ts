@@ -673,15 +673,23 @@ function reconcile(
   if (!summary) return { status: "not-applicable", details: [`No Node objects: nothing to compare the scheduler's last word with ("${ev.message}").`] };
   const details: string[] = [];
   const p = ev.parsed;
-  const key = (kind: SchedulerReasonKind, taintKey?: string) => kind + (kind === "taint" && taintKey ? `{${taintKey}}` : "");
+  // The framework's histogram counts exact reason strings (framework/types.go FitError): resources per resource
+  // ("Insufficient cpu" is not "Insufficient memory"), the three InterPodAffinity reasons apart, a taint by key and, when
+  // both sides name it, value. Other kinds are compared by kind (their wording changed across releases).
+  const theirsNames = p.reasons.some((x) => x.kind === "taint" && x.taint);
+  const theirsValues = p.reasons.some((x) => x.kind === "taint" && x.taint?.value !== undefined);
+  const key = (kind: SchedulerReasonKind, reason: string, taint?: { key: string; value?: string }) =>
+    kind === "resources" || kind === "pod-affinity"
+      ? `${kind} "${reason.trim()}"`
+      : kind === "taint" && theirsNames && taint
+      ? `taint{${taint.key}${theirsValues && taint.value !== undefined ? `: ${taint.value}` : ""}}`
+      : kind;
   const theirs = new Map<string, number>();
-  for (const r of p.reasons.filter((x) => x.kind !== "pod-affinity-umbrella")) theirs.set(key(r.kind, r.taint?.key), (theirs.get(key(r.kind, r.taint?.key)) ?? 0) + r.count);
+  for (const r of p.reasons.filter((x) => x.kind !== "pod-affinity-umbrella")) theirs.set(key(r.kind, r.reason, r.taint), (theirs.get(key(r.kind, r.reason, r.taint)) ?? 0) + r.count);
   const ours = new Map<string, number>();
   for (const r of summary.reasons) {
-    const t = r.kind === "taint" ? classifyReason(r.reason).taint?.key : undefined;
-    // Compare taint keys only when both sides name one.
-    const theirsNames = p.reasons.some((x) => x.kind === "taint" && x.taint);
-    ours.set(key(r.kind, theirsNames ? t : undefined), (ours.get(key(r.kind, theirsNames ? t : undefined)) ?? 0) + r.count);
+    const k = key(r.kind, r.reason, r.kind === "taint" ? classifyReason(r.reason).taint : undefined);
+    ours.set(k, (ours.get(k) ?? 0) + r.count);
   }
   if (p.total !== null && p.total !== summary.total) {
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
@@ -730,7 +738,7 @@ function reconcile(
     const b = ours.get(k) ?? 0;
     if (a !== b) {
       same = false;
-      if (!unmodelled.some((r) => key(r.kind, r.taint?.key) === k)) {
+      if (!unmodelled.some((r) => key(r.kind, r.reason, r.taint) === k)) {
         details.push(`${k}: the event says ${a} node(s), the bundle gives ${b}.`);
       }
     }
