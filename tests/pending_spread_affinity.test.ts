@@ -721,3 +721,20 @@ describe("VolumeAttributesClass", () => {
     expect(present.report.findings.some((x) => x.id === "volume-attributes-class-missing")).toBe(false);
   }, 60_000);
 });
+
+// schedule_one.go truncateMessage: an Event's message is cut at 1,024 bytes with " ..."; with 30 tainted nodes the
+// histogram runs past it. The reasons shown whole are compared; the cut one and those not shown are not disagreements.
+describe("a FailedScheduling message cut at 1,024 bytes", () => {
+  const ZONE_NODES = Array.from({ length: 30 }, (_, i) => {
+    const n = node(`n${String(i).padStart(2, "0")}`, "a");
+    n.spec = { taints: [{ key: `dedicated-pool-${String(i).padStart(2, "0")}`, value: "true", effect: "NoSchedule" }] };
+    return n;
+  });
+  it("agrees on what it shows, and says it is cut", () => {
+    const items = ZONE_NODES.map((n) => `1 node(s) had untolerated taint {${n.spec!.taints![0]!.key}: true}`);
+    const full = `0/30 nodes are available: ${items.join(", ")}. preemption: 0/30 nodes are available: 30 Preemption is not helpful for scheduling.`;
+    const r = ask(bundleOf(ZONE_NODES, [pod("web", { app: "web" })], [event("web", full.slice(0, 1020) + " ...")]), "web").pods[0]!;
+    expect(r.reconciliation.status).toBe("agree");
+    expect(r.reconciliation.details[0]).toMatch(/^The last FailedScheduling event, cut at 1,024 bytes, says the same in the \d+ reason\(s\) it shows whole/);
+  });
+});

@@ -684,8 +684,12 @@ function reconcile(
       : kind === "taint" && theirsNames && taint
       ? `taint{${taint.key}${theirsValues && taint.value !== undefined ? `: ${taint.value}` : ""}}`
       : kind;
+  // An Event's message is cut at 1,024 bytes with " ..." (schedule_one.go truncateMessage): its last reason may be
+  // cut too, and the reasons after it are not shown; only those shown whole are compared.
+  const cut = ev.message.length >= 1000 && /\s\.\.\.$/.test(ev.message.trimEnd());
+  const shown = cut ? p.reasons.slice(0, -1) : p.reasons;
   const theirs = new Map<string, number>();
-  for (const r of p.reasons.filter((x) => x.kind !== "pod-affinity-umbrella")) theirs.set(key(r.kind, r.reason, r.taint), (theirs.get(key(r.kind, r.reason, r.taint)) ?? 0) + r.count);
+  for (const r of shown.filter((x) => x.kind !== "pod-affinity-umbrella")) theirs.set(key(r.kind, r.reason, r.taint), (theirs.get(key(r.kind, r.reason, r.taint)) ?? 0) + r.count);
   const ours = new Map<string, number>();
   for (const r of summary.reasons) {
     const k = key(r.kind, r.reason, r.kind === "taint" ? classifyReason(r.reason).taint : undefined);
@@ -694,7 +698,7 @@ function reconcile(
   if (p.total !== null && p.total !== summary.total) {
     details.push(`The event counted ${p.total} node(s); the bundle has ${summary.total}: nodes were added or removed since.`);
   }
-  const unmodelled = p.reasons.filter((r) =>
+  const unmodelled = shown.filter((r) =>
     ["node-condition", "node-name", "scheduler-enforced-affinity", "node-declared-features", "other"].includes(r.kind) ||
     // modelled only with the data: requests and the nodes' allocatable, host ports
     (r.kind === "resources" && !checked.has("resources")) || (r.kind === "ports" && !checked.has("hostPorts")) ||
@@ -731,7 +735,7 @@ function reconcile(
     }
     details.push(`The scheduler reported "${r.count} ${r.reason}", a check this analysis does not model (it has no data for it).`);
   }
-  const kinds = new Set([...theirs.keys(), ...ours.keys()]);
+  const kinds = new Set([...theirs.keys(), ...(cut ? [] : ours.keys())]);
   let same = true;
   for (const k of [...kinds].sort(cmp)) {
     const a = theirs.get(k) ?? 0;
@@ -744,8 +748,14 @@ function reconcile(
     }
   }
   if (same && details.length === 0) {
-    return { status: "agree", details: [`The last FailedScheduling event says the same: "${p.raw.trim()}"`] };
+    return {
+      status: "agree",
+      details: [cut
+        ? `The last FailedScheduling event, cut at 1,024 bytes, says the same in the ${shown.length} reason(s) it shows whole: "${p.raw.trim()}"`
+        : `The last FailedScheduling event says the same: "${p.raw.trim()}"`],
+    };
   }
+  if (cut) details.push("The event's message is cut at 1,024 bytes (the Event's limit): only the reasons it shows whole were compared.");
   if (summary.feasibleNodes.length > 0) {
     details.push(`By the rules checked here ${summary.feasibleNodes.join(", ")} would fit: the cluster changed since the event, or a check not modelled here rejects them.`);
   }
