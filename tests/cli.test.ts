@@ -53,6 +53,8 @@ describe("svc/NAME --from", () => {
     expect([eq.code, (JSON.parse(eq.out) as { kind: string }).kind]).toEqual([0, "ServiceReport"]);
     const twice = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--node", "k8s1", "--node", "k8s1", "-o", "json"]);
     expect((JSON.parse(twice.out) as { nodes: { node: string }[] }).nodes.map((n) => n.node)).toEqual(["k8s1"]);
+    expect((await run(["version"])).out).toBe(`${VERSION}\n`);
+    expect((await run(["help"])).out).toMatch(/^Usage: kubectl-netpath \[TYPE\/NAME\] \[flags\]/);
     const dry = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--dry-run"]);
     expect([dry.code, dry.err.split("\n")[0]]).toEqual([2, "error: --dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them"]);
   });

@@ -81,7 +81,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     )
     .version(VERSION, "--version", "print the version")
     .argument("[target...]", "svc/NAME, pvc/NAME or pod/NAME")
-    .option("-n, --namespace <namespace>", "namespace of the target (default: the context's namespace, or \"default\")")
+    .option("-n, --namespace <namespace>", "namespace of the target (default: the context's namespace, or \"default\"; with --from, \"default\")")
     .option("--context <name>", "kubeconfig context to use")
     .option("--kubeconfig <path>", "path to the kubeconfig file")
     .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
@@ -110,6 +110,9 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
     .action(async (target, opts) => {
+      // `kubectl netpath help` / `kubectl netpath version`, as kubectl's own words
+      if (target.length === 1 && target[0] === "help") return void program.outputHelp();
+      if (target.length === 1 && target[0] === "version") return void io.stdout(`${VERSION}\n`);
       // Loaded on use: completion and --help must not pay for the analyses.
       const { runTarget } = await import("./run_target.ts");
       result.code = await runTarget(target, opts as MainOptions, io);
