@@ -482,19 +482,23 @@ describe("scheduler model and reconciliation", () => {
     expect(run([storageClass("gp3", { mode: "WaitForFirstConsumer" })])[0]).toEqual(["n-a", true, "provisioning for this node (volume.kubernetes.io/selected-node) by ebs.csi.aws.com"]);
   });
 
-  // framework.go RunPreBindPlugins: `running PreBind plugin "VolumeBinding": binding volumes: …`, written as FailedScheduling
-  test("a binding-cycle failure (PreBind VolumeBinding) is no filter verdict to reconcile; the first line carries it", () => {
-    const msg = 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded';
-    const r = explainPending(
+  /** A pod whose WaitForFirstConsumer claim is being provisioned for node n-a, with these events. */
+  const provisioningFor = (...events: ReturnType<typeof event>[]) =>
+    explainPending(
       bundleOf([
         node("n-a", { zone: "a" }),
         storageClass("gp3", { mode: "WaitForFirstConsumer" }),
         pvc("data", { annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
         pod("app-0", { claims: ["data"] }),
-        event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" }),
+        ...events,
       ]),
       { kind: "pod", namespace: "default", name: "app-0" },
     );
+
+  // framework.go RunPreBindPlugins: `running PreBind plugin "VolumeBinding": binding volumes: …`, written as FailedScheduling
+  test("a binding-cycle failure (PreBind VolumeBinding) is no filter verdict to reconcile; the first line carries it", () => {
+    const msg = 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded';
+    const r = provisioningFor(event("Pod", "default", "app-0", "FailedScheduling", msg, { type: "Warning" }));
     expect(r.pods[0]!.reconciliation.status).toBe("not-applicable");
     expect(r.pods[0]!.reconciliation.details[0]).toMatch(/^The scheduler's last attempt chose a node and failed while binding the pod \(PreBind plugin VolumeBinding\), not at filtering/);
     expect(r.findings.some((f) => f.id === "event-disagrees")).toBe(false);
@@ -502,15 +506,8 @@ describe("scheduler model and reconciliation", () => {
   });
 
   test("a selected node and a failing provisioner: the first line carries the provisioner's error", () => {
-    const r = explainPending(
-      bundleOf([
-        node("n-a", { zone: "a" }),
-        storageClass("gp3", { mode: "WaitForFirstConsumer" }),
-        pvc("data", { annotations: { "volume.kubernetes.io/selected-node": "n-a" } }),
-        pod("app-0", { claims: ["data"] }),
-        event("PersistentVolumeClaim", "default", "data", "ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal desc = Could not create volume: UnauthorizedOperation', { type: "Warning" }),
-      ]),
-      { kind: "pod", namespace: "default", name: "app-0" },
+    const r = provisioningFor(
+      event("PersistentVolumeClaim", "default", "data", "ProvisioningFailed", 'failed to provision volume with StorageClass "gp3": rpc error: code = Internal desc = Could not create volume: UnauthorizedOperation', { type: "Warning" }),
     );
     expect(r.answer.split("\n")[0]).toBe(
       'Pod default/app-0 waits for claim data: the scheduler chose node n-a (annotation volume.kubernetes.io/selected-node) and binds the pod once the volume exists; provisioner "ebs.csi.aws.com" fails: failed to provision volume with StorageClass "gp3": rpc error: code = Internal desc = Could not create volume: UnauthorizedOperation.' +

@@ -5,38 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { explainService } from "../src/service/explain.ts";
 import { bundleOf, service, slice } from "./helpers/bundles.ts";
-import { svcChain, sepChain } from "./helpers/fake_node_rules.ts";
-const spn = "ns1/svc1:p80";
-const SVC = svcChain(spn, "tcp"), S1 = sepChain(spn, "tcp", "10.0.1.1:80");
-const dump = `*nat
-:PREROUTING ACCEPT [0:0]
-:INPUT ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
-:POSTROUTING ACCEPT [0:0]
-:KUBE-SERVICES - [0:0]
-:KUBE-NODEPORTS - [0:0]
-:KUBE-POSTROUTING - [0:0]
-:KUBE-MARK-MASQ - [0:0]
-:${SVC} - [0:0]
-:${S1} - [0:0]
--A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
--A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
--A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING
--A KUBE-MARK-MASQ -j MARK --or-mark 0x4000
--A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN
--A KUBE-POSTROUTING -j MARK --xor-mark 0x4000
--A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully
--A KUBE-SERVICES -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d 172.30.0.41 --dport 80 -j ${SVC}
--A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS
--A ${SVC} -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d 172.30.0.41 --dport 80 ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ
--A ${SVC} -m comment --comment "ns1/svc1:p80 -> 10.0.1.1:80" -j ${S1}
--A ${S1} -m comment --comment ns1/svc1:p80 -s 10.0.1.1 -j KUBE-MARK-MASQ
--A ${S1} -m comment --comment ns1/svc1:p80 -m tcp -p tcp -j DNAT --to-destination 10.0.1.1:80
-COMMIT
-`;
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
+
+const svc = () => service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", trafficDistribution: "PreferClose", ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
+// n1's rules, as kube-proxy in zone za writes them under the hints below: the za endpoint only
+const dump = kubeProxyRules([svc()], [slice("ns1", "svc1", [{ ip: "10.0.1.1", node: "n1" }], [{ name: "p80", port: 80 }])], "10.0.0.0/8");
 
 const run = (withNode: boolean, endpointZone: boolean) => {
-  const svc = service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", trafficDistribution: "PreferClose", ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
   const s = slice("ns1", "svc1", [{ ip: "10.0.1.1", node: "n1" }, { ip: "10.0.2.1", node: "n2" }], [{ name: "p80", port: 80 }]);
   s.endpoints![0]!.hints = { forZones: [{ name: "za" }] };
   s.endpoints![1]!.hints = { forZones: [{ name: "zb" }] };
@@ -44,7 +19,7 @@ const run = (withNode: boolean, endpointZone: boolean) => {
     s.endpoints![0]!.zone = "za";
     s.endpoints![1]!.zone = "zb";
   }
-  const b = bundleOf({ dump, nodeName: "n1", nodeIP: "192.168.0.2", services: [svc], slices: [s], clusterCIDRs: ["10.0.0.0/8"] });
+  const b = bundleOf({ dump, nodeName: "n1", nodeIP: "192.168.0.2", services: [svc()], slices: [s], clusterCIDRs: ["10.0.0.0/8"] });
   b.objects.nodes[0]!.metadata.labels!["topology.kubernetes.io/zone"] = "za";
   if (!withNode) b.objects.nodes.length = 0;
   return explainService(b, "ns1", "svc1").nodes[0]!;

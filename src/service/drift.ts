@@ -10,7 +10,7 @@ import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { heldByAffinity, rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { isLocalEndpoint, type ResolvedService, usableEndpoints } from "./resolve.ts";
-import type { DriftItem, PortReport, ServicePortSummary } from "./report.ts";
+import type { DriftItem, PortReport, ServicePortSummary, ServiceSummary } from "./report.ts";
 import type { NodeEndpointSet } from "./topology.ts";
 import { rulesAt, type TracePacket } from "./trace.ts";
 
@@ -277,4 +277,44 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
     }];
   }
   return [];
+}
+
+/** The session affinity the API asks for: the timeout in seconds for ClientIP, undefined for None. */
+function wantedAffinity(svc: ServiceSummary): number | undefined {
+  return svc.sessionAffinity === "ClientIP" ? svc.affinityTimeoutSeconds : undefined;
+}
+
+/**
+ * IPVS mode: ClientIP session affinity is the virtual server's persistence, its timeout the Service's
+ * (ipvs/proxier.go: FlagPersistent, Timeout = StickyMaxAgeSeconds); None sets neither. The kernel keeps clients as the
+ * virtual server says, whatever the API says now.
+ * @param persistentSeconds the virtual server's `persistent N` (undefined: not persistent).
+ * @returns the drift, or undefined when the node does as the API asks.
+ */
+export function persistenceDrift(svc: ServiceSummary, sp: ServicePortSummary, destination: string, node: string, persistentSeconds: number | undefined): DriftItem | undefined {
+  const want = wantedAffinity(svc);
+  if (persistentSeconds === want) return undefined;
+  return {
+    portKey: sp.portKey,
+    kind: "affinity-timeout",
+    message: `${sp.portKey}: IPVS virtual server ${destination} on ${node} ${persistentSeconds === undefined ? "is not persistent" : `is persistent for ${persistentSeconds} s`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: ${persistentSeconds === undefined ? "clients are balanced per connection" : "clients are kept on one real server"}; the node's rules are stale`,
+  };
+}
+
+/**
+ * iptables mode: ClientIP affinity is a `-m recent --rcheck --seconds N` rule per endpoint in the Service's
+ * KUBE-SVC/KUBE-SVL chain (iptables/proxier.go writeServiceToEndpointRules, N = StickyMaxAgeSeconds); None writes none.
+ * @param svcChain the Service chain the ClusterIP's pods take.
+ * @param rules its rules, as the dump prints them.
+ * @returns the drift, or undefined when the node does as the API asks.
+ */
+export function recentRuleDrift(svc: ServiceSummary, sp: ServicePortSummary, node: string, svcChain: string, rules: readonly string[]): DriftItem | undefined {
+  const held = [...new Set(rules.filter((r) => / -m recent /.test(r) && /--rcheck\b/.test(r)).map((r) => Number(/--seconds (\d+)/.exec(r)?.[1] ?? NaN)))];
+  const want = wantedAffinity(svc);
+  if ((held.length === 0 && want === undefined) || (held.length === 1 && held[0] === want)) return undefined;
+  return {
+    portKey: sp.portKey,
+    kind: "affinity-timeout",
+    message: `${sp.portKey}: ${svcChain} on ${node} ${held.length === 0 ? "has no session-affinity (recent) rule" : `keeps a client on its endpoint for ${held.join(", ")} s (-m recent --rcheck)`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: the node's rules are stale`,
+  };
 }

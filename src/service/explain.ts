@@ -24,7 +24,7 @@ import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { driftFor, externalPolicyDrift, ipsetDrift } from "./drift.ts";
+import { driftFor, externalPolicyDrift, ipsetDrift, persistenceDrift, recentRuleDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
@@ -316,19 +316,13 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           const ipvsBal = datapath.virtualServer?.(ep.ip, ep.port, proto);
           if (ipvsBal) entry.balancing = ipvsBal;
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
-          // IPVS: ClientIP affinity is the virtual server's persistence, its timeout the Service's (ipvs/proxier.go:
-          // FlagPersistent, Timeout = StickyMaxAgeSeconds); None sets neither. The kernel keeps clients as the virtual
-          // server says, whatever the API says now.
+          // IPVS: ClientIP affinity is the virtual server's persistence (drift.ts persistenceDrift)
           if (ipvsBal?.scheduler && !notForKubeProxy.ignored) {
-            const held = ipvsBal.scheduler.persistentSeconds;
-            const want = svc.sessionAffinity === "ClientIP" ? svc.affinityTimeoutSeconds : undefined;
-            if (held !== want) {
+            const d = persistenceDrift(svc, sp, entry.destination, nodeName, ipvsBal.scheduler.persistentSeconds);
+            if (d) {
+              const held = ipvsBal.scheduler.persistentSeconds;
               entry.balancing.sessionAffinity = held === undefined ? "none on the node (the virtual server is not persistent)" : `ClientIP on the node: persistent ${held} s`;
-              report.drift.push({
-                portKey: sp.portKey,
-                kind: "affinity-timeout",
-                message: `${sp.portKey}: IPVS virtual server ${entry.destination} on ${nodeName} ${held === undefined ? "is not persistent" : `is persistent for ${held} s`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: ${held === undefined ? "clients are balanced per connection" : "clients are kept on one real server"}; the node's rules are stale`,
-              });
+              report.drift.push(d);
             }
           }
           // IPVS binds the Service's addresses to kube-ipvs0: a local process connecting to one gets it as its source
@@ -378,21 +372,11 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             entry.balancing.shares = reference?.endpoints.map(({ masqueraded: _m, ...e }) => e) ?? [];
             if (entry.balancing.shares.length === 0) entry.balancing.method = "none";
           }
-          // iptables mode: ClientIP affinity is a `-m recent --rcheck --seconds N` rule per endpoint in the Service's
-          // KUBE-SVC/KUBE-SVL chain (iptables/proxier.go writeServiceToEndpointRules, N = StickyMaxAgeSeconds); None
-          // writes none. The chain the ClusterIP's pods take is compared with the API.
+          // iptables mode: the recent rules of the Service chain the ClusterIP's pods take (drift.ts recentRuleDrift)
           if (ep.kind === "ClusterIP" && report.proxyMode.mode === "iptables" && dp.iptables && reference && !notForKubeProxy.ignored) {
             const svcChain = reference.evidence.map((x) => x.rule.chain).find((c) => /^KUBE-SV[CL]-/.test(c));
-            const rules = svcChain ? dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? [] : [];
-            const held = [...new Set(rules.filter((r) => / -m recent /.test(r) && /--rcheck\b/.test(r)).map((r) => Number(/--seconds (\d+)/.exec(r)?.[1] ?? NaN)))];
-            const want = svc.sessionAffinity === "ClientIP" ? svc.affinityTimeoutSeconds : undefined;
-            if (svcChain && !(held.length === 0 && want === undefined) && !(held.length === 1 && held[0] === want)) {
-              report.drift.push({
-                portKey: sp.portKey,
-                kind: "affinity-timeout",
-                message: `${sp.portKey}: ${svcChain} on ${nodeName} ${held.length === 0 ? "has no session-affinity (recent) rule" : `keeps a client on its endpoint for ${held.join(", ")} s (-m recent --rcheck)`}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: the node's rules are stale`,
-              });
-            }
+            const d = svcChain ? recentRuleDrift(svc, sp, nodeName, svcChain, dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? []) : undefined;
+            if (d) report.drift.push(d);
           }
           pr.entryPoints.push(entry);
         }
