@@ -53,6 +53,9 @@ describe("svc/NAME --from", () => {
     expect([eq.code, (JSON.parse(eq.out) as { kind: string }).kind]).toEqual([0, "ServiceReport"]);
     const twice = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--node", "k8s1", "--node", "k8s1", "-o", "json"]);
     expect((JSON.parse(twice.out) as { nodes: { node: string }[] }).nodes.map((n) => n.node)).toEqual(["k8s1"]);
+    const live = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--context", "prod", "--no-exec"]);
+    expect([live.code, live.err]).toEqual([0, "warning: --context has no effect with --from: the bundle is read, no cluster is contacted\nwarning: --no-exec has no effect with --from: the bundle is read, no cluster is contacted\n"]);
+    expect((await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB])).err).toBe("");
     expect((await run(["version"])).out).toBe(`${VERSION}\n`);
     expect((await run(["help"])).out).toMatch(/^Usage: kubectl-netpath \[TYPE\/NAME\] \[flags\]/);
     const dry = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--dry-run"]);

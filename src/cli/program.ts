@@ -115,7 +115,9 @@ export function buildProgram(io: CliIo, result: { code: number }) {
       if (target.length === 1 && target[0] === "version") return void io.stdout(`${VERSION}\n`);
       // Loaded on use: completion and --help must not pay for the analyses.
       const { runTarget } = await import("./run_target.ts");
-      result.code = await runTarget(target, opts as MainOptions, io);
+      // the flags written on the command line (not defaults): runTarget says which of them a bundle run ignores
+      const given = new Set(program.options.map((o) => o.attributeName()).filter((k) => program.getOptionValueSource(k) === "cli"));
+      result.code = await runTarget(target, opts as MainOptions, io, given);
     });
   // Subcommands inherit exitOverride/configureOutput from here.
   registerCapture(program, io, result);

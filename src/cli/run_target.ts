@@ -104,13 +104,24 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
   }
 }
 
+/** Flags of a live run only (option key, flag as written). */
+const LIVE_ONLY: readonly (readonly [string, string])[] = [
+  ["context", "--context"], ["kubeconfig", "--kubeconfig"], ["requestTimeout", "--request-timeout"], ["exec", "--no-exec"],
+  ["image", "--image"], ["profile", "--profile"], ["debugNamespace", "--debug-namespace"], ["via", "--via"],
+  ["parallel", "--parallel"], ["timeout", "--timeout"], ["sectionTimeout", "--section-timeout"], ["wholeNode", "--whole-node"],
+];
+
 /**
  * Runs the main command for the positional words.
  * @returns the exit code (0, or 1 when the analysis could not be done).
  * @throws {UsageError} for usage errors; other errors are described by the caller.
  */
-export async function runTarget(words: string[], o: MainOptions, io: CliIo): Promise<number> {
+export async function runTarget(words: string[], o: MainOptions, io: CliIo, given: ReadonlySet<string> = new Set()): Promise<number> {
   const plan = validate(words, o);
+  // With --from no cluster is contacted: a cluster or collection flag written anyway does nothing, and says so
+  if (o.from !== undefined) {
+    for (const [key, flag] of LIVE_ONLY) if (given.has(key)) io.stderr(`warning: ${flag} has no effect with --from: the bundle is read, no cluster is contacted\n`);
+  }
   // live: each node is analysed as its collection ends, while the others are still collected
   const streamed = plan.target.kind === "service" && o.from === undefined ? streamedExplain(plan.target.name) : undefined;
   const bundle = await gather(plan, o, io, streamed?.hooks);
