@@ -99,7 +99,7 @@ describe("bad input: one clear line, exit 1; usage: exit 2", () => {
     { name: "bad -o", args: ["svc/web", "-o", "xml"], code: 2, err: "error: option '-o, --output <format>' argument 'xml' is invalid" },
     { name: "--why-pending on a Service", args: ["svc/web", "--why-pending"], code: 2, err: "error: --why-pending may only be used with a pvc/NAME or pod/NAME target" },
     { name: "unknown flag", args: ["svc/web", "--frobnicate"], code: 2, err: "error: unknown option '--frobnicate'" },
-    { name: "unknown --node", args: ["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--node", "k9"], code: 2, err: "error: --node k9: no such node in the bundle (nodes: k8s1)" },
+    { name: "unknown --node", args: ["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--node", "k9"], code: 1, err: "error: --node k9: no such node in the bundle (nodes: k8s1); use one of those, or capture that node into a bundle" },
   ])("$name", async ({ args, code, err }) => {
     const r = await run(args);
     expect(r.code).toBe(code);

@@ -12,6 +12,7 @@ import { packetFromPod } from "../service/from_pod.ts";
 import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
+import { NotFoundError } from "../model/errors.ts";
 import { renderServiceText } from "../report/service_text.ts";
 import { wrapText } from "../report/style.ts";
 import { serializeReport } from "../report/serialize.ts";
@@ -142,7 +143,12 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     if (plan.packet) opts.packet = plan.packet;
     if (plan.nodes) {
       const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
-      if (unknown.length > 0) throw new UsageError(`--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"})`);
+      if (unknown.length > 0) {
+        // Not found, as live (gather_api.ts TargetNotFoundError) and kubectl answer a missing object: exit 1, not a usage error.
+        const e = new NotFoundError("node", unknown[0]!);
+        e.message = `--node ${unknown.join(", ")}: no such node in the bundle (nodes: ${bundle.nodes.map((n) => n.name).join(", ") || "none"}); use one of those, or capture that node into a bundle`;
+        throw e;
+      }
     }
     const report = streamed ? streamed.report(bundle, namespace, opts) : explainService(bundle, namespace, plan.target.name, opts);
     io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
