@@ -74,6 +74,17 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
     expect(r3.nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "192.168.0.17:53"], ["quiesced", "192.168.0.17:53"]]);
   });
 
+  it("a weight other than kube-proxy's 1 (or 0, drained) is drift: something else changed it", () => {
+    const w3 = withIpvsadm(b, (t) => t.replace(/(TCP {2}10\.96\.0\.10:53 rr\n\s+-> 192\.168\.0\.17:53\s+Masq\s+)1/, "$13"));
+    const r = explainService(w3, "kube-system", "kube-dns");
+    const d = r.nodes[0]!.drift.filter((x) => x.portKey === "kube-system/kube-dns:dns-tcp");
+    expect(d.map((x) => [x.kind, x.endpoint])).toEqual([["weight", "192.168.0.17:53"]]);
+    expect(d[0]!.message).toMatch(/has weight 3 on .*where kube-proxy sets 1/);
+    // rr ignores weights above 0: the shares stay equal
+    expect(entry(r, "dns-tcp", "ClusterIP").balancing.shares.map((s) => s.share)).toEqual([0.5, 0.5]);
+    expect(explainService(b, "kube-system", "kube-dns").nodes[0]!.drift.filter((x) => x.kind === "weight")).toEqual([]);
+  });
+
   it("live-count schedulers have no fixed share", () => {
     const wlc = withIpvsadm(b, (t) => t.replace("UDP  10.96.0.10:53 rr", "UDP  10.96.0.10:53 wlc"));
     const e = entry(explainService(wlc, "kube-system", "kube-dns"), "dns", "ClusterIP");

@@ -208,6 +208,16 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     for (const s of cip.balancing.shares) {
       if (s.weight === 0) {
         out.push({ portKey: sp.portKey, kind: "quiesced", endpoint: s.endpoint, message: `${sp.portKey}: real server ${s.endpoint} has weight 0 on ${node}: it gets no new connections (being drained)` });
+      } else if (s.weight !== undefined && s.weight !== 1) {
+        // kube-proxy adds every real server with weight 1 and rewrites another weight only in its first sync after a
+        // restart (pkg/proxy/ipvs/proxier.go syncEndpoint, `proxier.initialSync`): any other weight was set by
+        // something else, and stays until kube-proxy restarts.
+        out.push({
+          portKey: sp.portKey,
+          kind: "weight",
+          endpoint: s.endpoint,
+          message: `${sp.portKey}: real server ${s.endpoint} has weight ${s.weight} on ${node}, where kube-proxy sets 1: changed by something other than kube-proxy (it resets weights only when it restarts); the shares above follow the node's weights`,
+        });
       }
     }
   }

@@ -186,6 +186,7 @@ export interface DriftItem {
     | "missing-on-node"
     | "stale-on-node"
     | "quiesced"
+    | "weight"
     | "service-missing"
     | "unexpected-reject"
     | "unverifiable"
