@@ -168,6 +168,59 @@ describe("what kube-proxy reads, read as it reads it", () => {
     expect(n.notes.join("\n")).not.toMatch(/not every ready endpoint has a zone hint/);
   });
 
+  // PreferSameNode: feature gate PreferSameTrafficDistribution (alpha off v1.33, beta on v1.34, GA locked v1.35), as
+  // kube-proxy's configuration sets it; node-a's rules send only to its own endpoint (the node hint).
+  describe("PreferSameNode follows kube-proxy's feature gate as its configuration sets it", () => {
+    const both = [{ ip: "10.244.1.10", node: "node-a", zone: "zone-a" }, { ip: "10.244.1.11", node: "node-a2", zone: "zone-a" }];
+    const nodeHinted = () => {
+      const s = hinted(both, true);
+      s.endpoints!.forEach((ep, i) => (ep.hints = { forZones: [{ name: "zone-a" }], forNodes: [{ name: both[i]!.node }] }));
+      return s;
+    };
+    const sameNodeRules = kubeProxyRules([svc()], [slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+    const zoneRules = kubeProxyRules([svc()], [slice("ns", "web", both.map((e) => ({ ip: e.ip, node: e.node })), [{ name: "p80", port: 8080 }])], "10.244.0.0/16");
+    const withConfig = (rules: string, version: string, gates: string | undefined) => {
+      const b = bundleOf({ dump: rules, nodeName: "node-a", nodeIP: "192.168.1.1", services: [svc()], slices: [nodeHinted()], clusterCIDRs: ["10.244.0.0/16"] });
+      b.objects.nodes = [zoneANode(version)];
+      if (gates !== undefined) {
+        b.objects.configMaps = [{
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "kube-proxy", namespace: "kube-system" },
+          data: { "config.conf": `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n${gates}` },
+        }] as never;
+      }
+      return explainService(b, "ns", "web").nodes[0]!;
+    };
+
+    it("v1.33 with the gate on in config.conf: same-node only, no drift, and the note names the setting", () => {
+      const n = withConfig(sameNodeRules, "v1.33.2", "featureGates:\n  PreferSameTrafficDistribution: true\n");
+      expect(n.drift).toEqual([]);
+      expect(n.notes.join("\n")).toMatch(/hints for node node-a \(feature gate PreferSameTrafficDistribution is on in ConfigMap kube-system\/kube-proxy key config\.conf featureGates\)/);
+    });
+
+    it("v1.33 without the gate set: zone hints (alpha, off), said with the default", () => {
+      const n = withConfig(zoneRules, "v1.33.2", "");
+      expect(n.drift).toEqual([]);
+      expect(n.notes.join("\n")).toMatch(/hints for zone zone-a; the slices carry hints for node node-a, not followed: feature gate PreferSameTrafficDistribution is off by default in kube-proxy v1\.33 .*does not set it/);
+    });
+
+    it("v1.34 with the gate off: zone hints; the same-node rules are drift", () => {
+      expect(withConfig(zoneRules, "v1.34.1", "featureGates:\n  PreferSameTrafficDistribution: false\n").drift).toEqual([]);
+      expect(withConfig(sameNodeRules, "v1.34.1", "featureGates:\n  PreferSameTrafficDistribution: false\n").drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "10.244.1.11:8080"]]);
+    });
+
+    it("v1.35: GA and locked on, whatever the configuration says", () => {
+      expect(withConfig(sameNodeRules, "v1.35.0", "featureGates:\n  PreferSameTrafficDistribution: false\n").drift).toEqual([]);
+    });
+
+    it("v1.34 without kube-proxy's configuration in the bundle: the default (on), and the note says the setting was not read", () => {
+      const n = withConfig(sameNodeRules, "v1.34.1", undefined);
+      expect(n.drift).toEqual([]);
+      expect(n.notes.join("\n")).toMatch(/on by default in kube-proxy v1\.34 .*configuration is not in the bundle/);
+    });
+  });
+
   it("an endpoint whose serving condition is unset is serving, as kube-proxy reads it (endpointslicecache.go)", () => {
     const s = svc();
     const sl = slice("ns", "web", [{ ip: "10.244.1.10", node: "node-a" }], [{ name: "p80", port: 8080 }]);

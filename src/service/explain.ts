@@ -383,7 +383,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         // topology-aware routing and kube-proxy's fallbacks decide what this node should program (topology.ts)
         // this family's endpoints only: kube-proxy's proxier of a family reads only its addressType's slices
         const familyEndpoints = resolved.endpoints.filter((e) => isIPv6(e.address) === (family === 6));
-        const topo = topologyNode(nodeName, nodeObj, familyEndpoints);
+        const topo = topologyNode(nodeName, nodeObj, familyEndpoints, proxyConfig);
         const annotations = resolved.service.metadata.annotations ?? {};
         // IPVS mode: a Local policy without an endpoint on this node gives the virtual server the cluster endpoints
         // instead ("Allow access from local PODs even if no local endpoints exist", ipvs/proxier.go syncEndpoint,

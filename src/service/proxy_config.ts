@@ -37,6 +37,8 @@ export interface KubeProxySettings {
   interfaceNamePrefix?: ConfigSetting<string>;
   /** `nodePortAddresses` / `--nodeport-addresses`: CIDRs and/or the keyword `primary`. */
   nodePortAddresses?: ConfigSetting<string[]>;
+  /** `featureGates` / `--feature-gates`: gate name → on/off, as configured (kube-proxy's defaults are not filled in). */
+  featureGates?: ConfigSetting<Record<string, boolean>>;
   /** Where the configuration was read (for the report's notes). */
   origin: string;
   /** What the reader noticed: flags kube-proxy ignores, a `--config` file not found among the ConfigMaps. */
@@ -54,10 +56,11 @@ interface RawConfig {
   detectLocalMode?: string;
   detectLocal?: { bridgeInterface?: string; interfaceNamePrefix?: string };
   nodePortAddresses?: string[] | null;
+  featureGates?: Record<string, unknown> | null;
 }
 
 /** The flags read, by name, and the config field each sets. */
-const FLAGS = ["proxy-mode", "cluster-cidr", "masquerade-all", "detect-local-mode", "pod-bridge-interface", "pod-interface-name-prefix", "nodeport-addresses"] as const;
+const FLAGS = ["proxy-mode", "cluster-cidr", "masquerade-all", "detect-local-mode", "pod-bridge-interface", "pod-interface-name-prefix", "nodeport-addresses", "feature-gates"] as const;
 /** Flags kube-proxy applies on top of `--config` (logging, hostname-override) or that only select the file. */
 const KEPT_WITH_CONFIG = /^(config|hostname-override|v|vmodule|logging-format|log-flush-frequency|log-text-.*|log-json-.*|write-config-to|cleanup|init-only)$/;
 
@@ -177,7 +180,25 @@ function fromFile(raw: RawConfig, source: string, origin: string, notes: string[
   if (Array.isArray(raw.nodePortAddresses) && raw.nodePortAddresses.length > 0) {
     s.nodePortAddresses = { value: raw.nodePortAddresses.map(String), source: `${source} nodePortAddresses` };
   }
+  if (raw.featureGates !== null && typeof raw.featureGates === "object" && !Array.isArray(raw.featureGates)) {
+    const gates: Record<string, boolean> = {};
+    for (const [k, v] of Object.entries(raw.featureGates)) if (typeof v === "boolean") gates[k] = v;
+    if (Object.keys(gates).length > 0) s.featureGates = { value: gates, source: `${source} featureGates` };
+  }
   return s;
+}
+
+/**
+ * `--feature-gates=A=true,B=false` as component-base's featuregate flag reads it (`key=value` pairs, comma-separated,
+ * values parsed as booleans); pairs that are not `NAME=true|false` are left out.
+ */
+function parseFeatureGatesFlag(text: string): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const pair of text.split(",")) {
+    const m = /^\s*([A-Za-z0-9]+)\s*=\s*(true|false)\s*$/i.exec(pair);
+    if (m) out[m[1]!] = m[2]!.toLowerCase() === "true";
+  }
+  return out;
 }
 
 function fromFlags(flags: Map<string, string>, where: string): KubeProxySettings {
@@ -195,6 +216,11 @@ function fromFlags(flags: Map<string, string>, where: string): KubeProxySettings
   if (pre) s.interfaceNamePrefix = { value: pre, source: src("pod-interface-name-prefix") };
   const npa = flags.get("nodeport-addresses");
   if (npa) s.nodePortAddresses = { value: npa.split(",").map((x) => x.trim()).filter((x) => x !== ""), source: src("nodeport-addresses") };
+  const gates = flags.get("feature-gates");
+  if (gates) {
+    const value = parseFeatureGatesFlag(gates);
+    if (Object.keys(value).length > 0) s.featureGates = { value, source: src("feature-gates") };
+  }
   return s;
 }
 
@@ -278,6 +304,7 @@ export function kubeProxyConfigFindings(s: KubeProxySettings): Finding[] {
   if (s.bridgeInterface) parts.push(`bridgeInterface ${s.bridgeInterface.value} (${s.bridgeInterface.source})`);
   if (s.interfaceNamePrefix) parts.push(`interfaceNamePrefix ${s.interfaceNamePrefix.value} (${s.interfaceNamePrefix.source})`);
   if (s.nodePortAddresses) parts.push(`nodePortAddresses ${s.nodePortAddresses.value.join(",")} (${s.nodePortAddresses.source})`);
+  if (s.featureGates) parts.push(`featureGates ${Object.entries(s.featureGates.value).map(([k, v]) => `${k}=${v}`).join(",")} (${s.featureGates.source})`);
   return [
     { severity: "info", code: "KubeProxyConfiguration", message: `kube-proxy's configuration from ${s.origin}: ${parts.join("; ")}` },
     ...s.notes.map((n): Finding => ({ severity: "warning", code: "KubeProxyConfiguration", message: n })),

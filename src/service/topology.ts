@@ -65,6 +65,46 @@ export interface TopologyNode {
    * version is not in the API: the answers that depend on it say which was read.
    */
   versionFrom?: string;
+  /**
+   * Whether kube-proxy follows node hints (feature gate PreferSameTrafficDistribution), and the sentence saying
+   * what decided it (see {@link preferSameNodeGate}); when absent, the version's default, kube-proxy's configuration
+   * not read.
+   */
+  sameNodeGate?: { on: boolean; why: string };
+}
+
+/** The feature gate behind PreferSameNode (pkg/features/kube_features.go). */
+const SAME_NODE_GATE = "PreferSameTrafficDistribution";
+
+/**
+ * Whether kube-proxy on a node follows `hints.forNodes` (PreferSameNode): feature gate PreferSameTrafficDistribution,
+ * which pkg/proxy/topology.go `topologyModeFromHints` checks before the node hints. Alpha (off) in v1.33, beta (on by
+ * default) in v1.34, GA and locked on in v1.35 (pkg/features/kube_features.go); absent before v1.33. The gate as
+ * kube-proxy's configuration sets it (`featureGates`, `--feature-gates`) counts in v1.33–v1.34; without it, the
+ * version's default, said so.
+ * @param minor kube-proxy's minor version, when known.
+ * @param versionFrom where `minor` was read.
+ * @param gates kube-proxy's configured feature gates and their source; undefined when not configured or not read.
+ * @param configRead whether kube-proxy's configuration was found in the bundle.
+ * @returns on/off and why (one clause).
+ */
+export function preferSameNodeGate(
+  minor: number | undefined,
+  versionFrom: string | undefined,
+  gates: { value: Record<string, boolean>; source: string } | undefined,
+  configRead: boolean,
+): { on: boolean; why: string } {
+  const kp = minor === undefined ? "kube-proxy" : `kube-proxy v1.${minor}${versionFrom ? ` (${versionFrom})` : ""}`;
+  if (minor === undefined) return { on: true, why: `kube-proxy's version is not known: taken as current, where feature gate ${SAME_NODE_GATE} is on` };
+  if (minor < 33) return { on: false, why: `${kp} has no PreferSameNode (feature gate ${SAME_NODE_GATE} came in v1.33)` };
+  if (minor >= 35) return { on: true, why: "" }; // GA and locked on: nothing to say
+  const set = gates?.value[SAME_NODE_GATE];
+  if (set !== undefined) return { on: set, why: `feature gate ${SAME_NODE_GATE} is ${set ? "on" : "off"} in ${gates!.source}` };
+  const on = minor >= 34;
+  return {
+    on,
+    why: `feature gate ${SAME_NODE_GATE} is ${on ? "on" : "off"} by default in ${kp}${configRead ? " and kube-proxy's configuration does not set it" : "; kube-proxy's configuration is not in the bundle, so a featureGates setting there is not known"}`,
+  };
 }
 
 /**
@@ -75,7 +115,12 @@ export interface TopologyNode {
  * @param node its Node object, when the bundle has it.
  * @param endpoints the Service's endpoints (for the zone of a node the bundle has no object of).
  */
-export function topologyNode(name: string, node: Node | undefined, endpoints: readonly EndpointInfo[] = []): TopologyNode {
+export function topologyNode(
+  name: string,
+  node: Node | undefined,
+  endpoints: readonly EndpointInfo[] = [],
+  proxyConfig?: { featureGates?: { value: Record<string, boolean>; source: string } },
+): TopologyNode {
   const out: TopologyNode = { name };
   const zone = node
     ? node.metadata.labels?.["topology.kubernetes.io/zone"]
@@ -89,6 +134,7 @@ export function topologyNode(name: string, node: Node | undefined, endpoints: re
     out.minor = Number(m[1]);
     out.versionFrom = `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}`;
   }
+  out.sameNodeGate = preferSameNodeGate(out.minor, out.versionFrom, proxyConfig?.featureGates, proxyConfig !== undefined);
   return out;
 }
 
@@ -143,24 +189,25 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
       return { mode: "", why: hinted ? `the slices carry zone hints, but ${gate.why}: every endpoint is used` : "" };
     }
   }
-  const nodeHints = node.minor === undefined || node.minor >= 34;
-  if (nodeHints && ready.every((e) => (e.hintsForNodes ?? []).length > 0)) {
-    if (ready.some((e) => e.hintsForNodes!.includes(node.name))) return { mode: "PreferSameNode", why: `hints for node ${node.name}` };
-  }
+  const gate = node.sameNodeGate ?? preferSameNodeGate(node.minor, node.versionFrom, undefined, false);
+  const forThisNode = ready.every((e) => (e.hintsForNodes ?? []).length > 0) && ready.some((e) => e.hintsForNodes!.includes(node.name));
+  // the gate decides only where node hints would: say it there (it is a guess from the version where not configured)
+  if (forThisNode && gate.on) return { mode: "PreferSameNode", why: `hints for node ${node.name}${gate.why ? ` (${gate.why})` : ""}` };
+  const ignoredNodeHints = forThisNode ? `; the slices carry hints for node ${node.name}, not followed: ${gate.why}` : "";
   if (ready.every((e) => (e.hintsForZones ?? []).length > 0)) {
-    if (node.zone !== undefined && ready.some((e) => e.hintsForZones!.includes(node.zone!))) return { mode: "PreferSameZone", why: `hints for zone ${node.zone}` };
+    if (node.zone !== undefined && ready.some((e) => e.hintsForZones!.includes(node.zone!))) return { mode: "PreferSameZone", why: `hints for zone ${node.zone}${ignoredNodeHints}` };
     if (node.zoneUnknown) {
       return { mode: "", why: "", undetermined: `the endpoints carry zone hints, and ${node.name}'s zone is not known (its Node object is not in the bundle, and no endpoint on it names a zone): which endpoints it uses cannot be told; collect with a role that can get nodes` };
     }
     return {
       mode: "",
       why: node.zone === undefined
-        ? "the node has no topology.kubernetes.io/zone label: zone hints are ignored, every endpoint is used"
-        : `no endpoint is hinted for zone ${node.zone}: hints are ignored, every endpoint is used`,
+        ? `the node has no topology.kubernetes.io/zone label: zone hints are ignored, every endpoint is used${ignoredNodeHints}`
+        : `no endpoint is hinted for zone ${node.zone}: hints are ignored, every endpoint is used${ignoredNodeHints}`,
     };
   }
   const some = ready.some((e) => (e.hintsForZones ?? []).length > 0);
-  return { mode: "", why: some ? "not every ready endpoint has a zone hint: hints are ignored, every endpoint is used" : "" };
+  return { mode: "", why: some ? `not every ready endpoint has a zone hint: hints are ignored, every endpoint is used${ignoredNodeHints}` : ignoredNodeHints.slice(2) };
 }
 
 /**
