@@ -7,6 +7,8 @@ import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import type { EndpointSlice } from "../src/model/k8s.ts";
+import { bundleOf, service, slice } from "./helpers/bundles.ts";
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 
 const fresh = (): Bundle => readBundle("tests/fixtures/dual-stack");
 const v4 = (b: Bundle): EndpointSlice => b.objects.endpointSlices.find((s) => s.metadata.name === "web-v4")!;
@@ -82,5 +84,29 @@ describe("an endpoint whose slice names no node is local to none (addEndpoints: 
     const k8s1 = b.objects.nodes.find((n) => n.metadata.name === "k8s1");
     expect(nodeEndpoints(r.endpoints.filter((x) => !x.address.includes(":")), "default/web:http", "Local", {}, topologyNode("k8s1", k8s1)).endpoints).toEqual([]);
     expect(nodeEndpoints(r.endpoints.filter((x) => !x.address.includes(":")), "default/web:http", "Cluster", {}, topologyNode("k8s1", k8s1)).endpoints).toEqual(["10.244.0.7:8080", "10.244.1.8:8080"]);
+  });
+});
+
+// kube-proxy keys a ServicePort's endpoints by IP:port (endpointslicecache.go addEndpoints, endpointSet keyed by
+// endpointInfo.String()): hostNetwork pods during a rollout that moves a named targetPort from 9100 to 9101 leave one
+// address in two slices with two ports, and the node programs both (rules as kube-proxy writes them).
+describe("one address, two ports for one ServicePort (two slices)", () => {
+  const svc = service("monitoring", "exporter", { type: "ClusterIP", clusterIP: "10.96.0.20", clusterIPs: ["10.96.0.20"], ports: [{ name: "metrics", port: 9100, targetPort: "metrics", protocol: "TCP" }] } as never);
+  const old = slice("monitoring", "exporter", [{ ip: "192.168.0.3", node: "node-b" }, { ip: "192.168.0.4", node: "node-c" }], [{ name: "metrics", port: 9100 }]);
+  const next = slice("monitoring", "exporter", [{ ip: "192.168.0.3", node: "node-b" }], [{ name: "metrics", port: 9101 }]);
+  next.metadata.name = "exporter-2";
+  const rules = kubeProxyRules([svc], [old, next], "10.244.0.0/16");
+  const b = bundleOf({ dump: rules, nodeName: "node-a", nodeIP: "192.168.0.2", services: [svc], slices: [old, next], clusterCIDRs: ["10.244.0.0/16"] });
+
+  it("both endpoints of the address are the API's, and the node sending to all three is no drift", () => {
+    expect(rules).toContain("192.168.0.3:9101");
+    const r = explainService(b, "monitoring", "exporter");
+    expect(r.endpoints.map((e) => `${e.address}:${e.ports[0]!.port}`)).toEqual(["192.168.0.3:9100", "192.168.0.4:9100", "192.168.0.3:9101"]);
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+
+  it("the node missing the 9101 one is drift for that endpoint alone", () => {
+    const without = bundleOf({ dump: kubeProxyRules([svc], [old], "10.244.0.0/16"), nodeName: "node-a", nodeIP: "192.168.0.2", services: [svc], slices: [old, next], clusterCIDRs: ["10.244.0.0/16"] });
+    expect(explainService(without, "monitoring", "exporter").nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "192.168.0.3:9101"]]);
   });
 });

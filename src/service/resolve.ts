@@ -108,7 +108,8 @@ export function summarizeService(svc: Service): ServiceSummary {
 }
 
 /**
- * Resolves a Service: summary, endpoints (deduplicated by address across slices), zones.
+ * Resolves a Service: summary, endpoints (one per address and ports across slices, as kube-proxy keys them by
+ * `IP:port`), zones.
  *
  * @param objects the bundle's API objects.
  * @param namespace the Service's namespace.
@@ -129,9 +130,19 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
   const nodes = new Map(objects.nodes.map((n) => [n.metadata.name, n]));
   const pods = new Map<string, Pod>();
   for (const p of objects.pods) pods.set(`${p.metadata.namespace ?? "default"}/${p.metadata.name}`, p);
-  const byAddress = new Map<string, EndpointInfo>();
+  // Endpoints by address; one address may stand for several endpoints. kube-proxy keys a ServicePort's endpoints by
+  // `IP:port` (endpointslicecache.go addEndpoints, endpointSet[endpointInfo.String()]): the same address in two slices
+  // with different ports for one ServicePort (hostNetwork pods during a rollout that changes a named targetPort) is two
+  // endpoints, both programmed. An endpoint merges into an earlier one of its address only where no port differs.
+  const byAddress = new Map<string, EndpointInfo[]>();
+  const order: EndpointInfo[] = [];
   for (const slice of slices) {
     if (slice.addressType === "FQDN") continue;
+    const slicePorts: { portKey: string; port: number; protocol: string }[] = [];
+    for (const sp of summary.ports) {
+      const match = (slice.ports ?? []).find((p) => (p.name ?? "") === (sp.name ?? "") && (p.protocol ?? "TCP") === sp.protocol);
+      if (match?.port !== undefined) slicePorts.push({ portKey: sp.portKey, port: match.port, protocol: sp.protocol });
+    }
     for (const ep of slice.endpoints ?? []) {
       const cond = ep.conditions ?? {};
       // discovery.k8s.io/v1: nil ready means ready; serving defaults to ready; terminating defaults to false.
@@ -142,11 +153,13 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
       // kube-proxy reads the first address of an endpoint only (addEndpoints: endpoint.Addresses[0])
       for (const written of ep.addresses.slice(0, 1)) {
         const address = canonicalAddress(written);
-        let info = byAddress.get(address);
-        // the same address twice: the endpoint that is not terminating wins (addEndpoints prefers the running pod
+        const same = byAddress.get(address) ?? [];
+        let info = same.find((i) => slicePorts.every((sp) => i.ports.every((x) => x.portKey !== sp.portKey || x.port === sp.port)));
+        // the same IP:port twice: the endpoint that is not terminating wins (addEndpoints prefers the running pod
         // over a terminating one whose IP the pod network reused; before that change, either could)
         if (info && info.terminating && !terminating) {
-          byAddress.delete(address);
+          same.splice(same.indexOf(info), 1);
+          order.splice(order.indexOf(info), 1);
           info = undefined;
         }
         if (!info) {
@@ -169,18 +182,17 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
           }
           if (ep.hints?.forZones) info.hintsForZones = ep.hints.forZones.map((z) => z.name);
           if (ep.hints?.forNodes) info.hintsForNodes = ep.hints.forNodes.map((z) => z.name);
-          byAddress.set(address, info);
+          same.push(info);
+          byAddress.set(address, same);
+          order.push(info);
         }
-        for (const sp of summary.ports) {
-          const match = (slice.ports ?? []).find((p) => (p.name ?? "") === (sp.name ?? "") && (p.protocol ?? "TCP") === sp.protocol);
-          if (match?.port !== undefined && !info.ports.some((x) => x.portKey === sp.portKey)) {
-            info.ports.push({ portKey: sp.portKey, port: match.port, protocol: sp.protocol });
-          }
+        for (const sp of slicePorts) {
+          if (!info.ports.some((x) => x.portKey === sp.portKey)) info.ports.push({ ...sp });
         }
       }
     }
   }
-  const endpoints = [...byAddress.values()];
+  const endpoints = order;
   const zoneMap = new Map<string, ZoneCount>();
   for (const e of endpoints) {
     const z = e.zone ?? "(no zone)";
