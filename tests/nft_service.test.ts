@@ -328,7 +328,8 @@ describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
       stage: "03-delete-svc2-chains-flushed-not-deleted",
       objects: repeatedObjects(["10.0.3.1"], { svc2: true }),
       svc: ["ns2", "svc2"],
-      want: [["missing-on-node", "10.0.2.1:8080"]],
+      // dropped as an unallocated ClusterIP: the whole Service is not programmed, not one endpoint
+      want: [["service-missing", undefined]],
       outcome: "dropped",
     },
     {
@@ -804,6 +805,26 @@ describe("the set cluster-ips", () => {
     expect(d.map((x) => x.kind)).toEqual(["ipset-missing"]);
     expect(d[0]!.message).toMatch(/^ns1\/svc1: set cluster-ips on test-node lacks ClusterIP 172\.30\.0\.41: traffic to a port of it the Service does not serve is dropped/);
     expect(d[0]!.evidence![0]!.chain).toBe("cluster-ips-check");
+  });
+});
+
+describe("a Service the node never programmed (not in cluster-ips)", () => {
+  // kube-proxy adds every Service's ClusterIP to cluster-ips at each sync, endpoints or not (nftables/proxier.go
+  // syncProxyRules); one it lacks falls to cluster-ips-check's "Drop traffic to unallocated ClusterIPs"
+  it("is service-missing drift (clients time out), with or without endpoints in the API; a Service it has is not", () => {
+    const { services, slices } = overallObjects("test-node", true);
+    const text = fixture(`${OVERALL}.nft-a.txt`);
+    const extra = service("ns9", "svc9", { type: "ClusterIP", clusterIP: "172.30.0.49", ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
+    for (const eps of [[{ ip: "10.0.9.1" }], []]) {
+      const b = nftBundle({ sections: { "nft-text": text }, services: [...services, extra], slices: [...slices, slice("ns9", "svc9", eps, [{ name: "p80", port: 80 }])] });
+      const r = explainService(b, "ns9", "svc9");
+      expect(client(r, 80, "ClusterIP", "pod-same-node").outcome).toBe("dropped");
+      const d = r.nodes[0]!.drift;
+      expect(d.map((x) => x.kind)).toEqual(["service-missing"]);
+      expect(d[0]!.message).toMatch(/^ns9\/svc9:p80: test-node drops 172\.30\.0\.49:80\/tcp as an unallocated ClusterIP \(set cluster-ips lacks it\): kube-proxy has not programmed this Service here/);
+      expect(d[0]!.evidence![0]!.chain).toBe("cluster-ips-check");
+    }
+    expect(explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns1", "svc1").nodes[0]!.drift).toEqual([]);
   });
 });
 

@@ -143,6 +143,19 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     });
     return out;
   }
+  // nftables mode: a ClusterIP missing from set cluster-ips falls to cluster-ips-check's "Drop traffic to unallocated
+  // ClusterIPs" (nftables/proxier.go setupNFTables); kube-proxy adds every Service's ClusterIP to that set at each
+  // sync (syncProxyRules, clusterIPs.ensureElem), with or without endpoints (those reject): the Service is not programmed
+  const unallocated = ref.outcome === "dropped" ? ref.evidence.find((e) => e.role === "drops" && e.rule.chain === "cluster-ips-check") : undefined;
+  if (unallocated) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "service-missing",
+      message: `${sp.portKey}: ${node} drops ${cip.destination} as an unallocated ClusterIP (set cluster-ips lacks it): kube-proxy has not programmed this Service here (not running, failing to sync, or the dump is of another node/mode); clients time out instead of ${expected.size > 0 ? "reaching its endpoints" : "being refused"}`,
+      evidence: [unallocated.rule],
+    });
+    return out;
+  }
   if (ref.outcome === "not-handled" && cip.balancing.method !== "ipvs") {
     out.push({
       portKey: sp.portKey,
