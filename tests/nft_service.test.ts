@@ -749,6 +749,34 @@ describe("loadBalancerSourceRanges not enforced", () => {
   });
 });
 
+describe("loadBalancerSourceRanges of one address, or inside the cluster CIDR", () => {
+  // the allowed client is a host of a range: a /32 has only its own address (hostAt(r, 2) is none); with no allowed
+  // host outside the cluster CIDR, the external client is outside the ranges and its drop at the LoadBalancer IP is the
+  // firewall's (nftables/proxier.go: `ip saddr != { ranges } drop`), not a sign of another externalTrafficPolicy
+  const withRange = (range: string) => {
+    const { services, slices } = overallObjects("test-node", true);
+    const svc5 = services.find((x) => x.metadata.name === "svc5")!;
+    svc5.spec.loadBalancerSourceRanges = [range];
+    const text = fixture(`${OVERALL}.nft-a.txt`).replace("ip saddr != 203.0.113.0/25 drop", `ip saddr != ${range} drop`);
+    return explainService(nftBundle({ sections: { "nft-text": text }, services, slices }), "ns5", "svc5");
+  };
+
+  it("a /32: the allowed client is that address and is forwarded, the others dropped, no drift", () => {
+    const r = withRange("203.0.113.7/32");
+    const ext = client(r, 80, "LoadBalancer", "external");
+    expect([ext.source, ext.outcome]).toEqual(["203.0.113.7", "forwarded"]);
+    expect(client(r, 80, "LoadBalancer", "external-denied").outcome).toBe("dropped");
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+
+  it("a range that is the cluster CIDR: no allowed client outside it, said in a note, and its drop is no drift", () => {
+    const r = withRange("10.0.0.0/8");
+    expect(client(r, 80, "LoadBalancer", "external").outcome).toBe("dropped");
+    expect(r.nodes[0]!.drift).toEqual([]);
+    expect(r.nodes[0]!.notes.join("\n")).toMatch(/no address of loadBalancerSourceRanges \(10\.0\.0\.0\/8\) is outside the cluster CIDR/);
+  });
+});
+
 describe("externalTrafficPolicy Local: the load balancer's health check", () => {
   it("says what kube-proxy answers on healthCheckNodePort here: 503 without a ready local endpoint, 200 with one", () => {
     const { services, slices } = overallObjects("test-node", true);

@@ -86,10 +86,12 @@ export function chooseSources(
   if (ranges.length > 0) {
     const allowed = ranges.filter((r) => isIPv6(r.trim()) === (family === 6)).map((r) => r.trim());
     if (allowed.length > 0) {
-      // An allowed client: a host of a source range that is neither the node nor a pod.
-      const a = allowed.flatMap((r) => [2, 10, 100].map((k) => hostAt(r, k)))
+      // An allowed client: a host of a source range that is neither the node nor a pod (a /32 or /31 range: its own
+      // addresses).
+      const a = allowed.flatMap((r) => [2, 10, 100, 1, 0].map((k) => hostAt(r, k)))
         .find((ip) => ip !== undefined && ip !== s.nodeIP && !inCluster(ip));
       if (a) s.external = a;
+      else notes.push(`no address of loadBalancerSourceRanges (${allowed.join(", ")}) is outside the cluster CIDR and the node: the client from outside is traced from ${s.external}, outside the ranges`);
       const candidates = family === 6 ? ["2001:db8:eeee::10"] : ["198.51.100.10", "203.0.113.130", "192.0.2.130"];
       s.externalDenied = candidates.find((c) => !ranges.some((r) => cidrContains(r, c)) && !inCluster(c));
     }

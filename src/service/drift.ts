@@ -5,7 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { isIPv6 } from "../model/ip.ts";
+import { cidrContains, isIPv6 } from "../model/ip.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { heldByAffinity, rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
@@ -267,6 +267,10 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   const policy = resolved.summary.externalTrafficPolicy;
   const client = entry.clients.find((c) => c.client === "external");
   if (!client || client.outcome === "unknown" || client.outcome === "not-handled" || client.outcome === "mixed") return [];
+  // a client outside loadBalancerSourceRanges is dropped at a LoadBalancer IP whatever the policy (KUBE-FW-*,
+  // nftables firewall chains): no policy can be read from it (the ranges' own check is driftFor's)
+  const ranges = resolved.summary.loadBalancerSourceRanges;
+  if (entry.kind === "LoadBalancer" && ranges.length > 0 && !ranges.some((r) => cidrContains(r.trim(), client.source))) return [];
   const v6 = entry.destination.startsWith("[");
   const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);
