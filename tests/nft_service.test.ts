@@ -668,6 +668,21 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
       caveat: 'selector "meta skuid" is not modelled (meta skuid 0); assumed not to match',
     },
     {
+      // `fib daddr type local` (kube-proxy's NodePorts on every local address, nodePortAddresses 0.0.0.0/0) for an
+      // address the bundle cannot place: not a confident "not local"
+      name: "fib daddr type local for an address whose locality was not collected: assumed not to match, said",
+      body: `${PRE}\t\tfib daddr type local tcp dport 30080 dnat to 10.1.1.1:80\n\t}`,
+      packet: v4({ dst: "10.99.0.7", dport: 30080, dstLocal: false, dstLocalAssumed: true }),
+      want: { "no-match": 1 },
+      caveat: "depends on whether 10.99.0.7 is a local address of the node (not collected: the node's `ip -o addr`) (fib daddr type local); assumed not to match",
+    },
+    {
+      name: "fib daddr type local for the node's known address matches",
+      body: `${PRE}\t\tfib daddr type local tcp dport 30080 dnat to 10.1.1.1:80\n\t}`,
+      packet: v4({ dst: "192.168.0.2", dport: 30080, dstLocal: true }),
+      want: { "dnat 10.1.1.1:80": 1 },
+    },
+    {
       name: "a jump to a chain the capture lacks is unresolved",
       body: `${PRE}\t\tjump endpoint-AAAAAAAA-ns/x/tcp/p__10.1.1.1/80\n\t}`,
       want: { unresolved: 1 },

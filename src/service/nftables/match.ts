@@ -85,6 +85,11 @@ export function fieldOf(selector: string, p: TracePacket): FieldResult {
   }
   if ((m = /^fib (saddr|daddr) type$/.exec(selector))) {
     const src = m[1] === "saddr";
+    // the node's addresses were not collected and the destination is not its known address: whether it is local is
+    // not known (kube-proxy's `fib daddr type local … @service-nodeports` answers on every local address)
+    if (!src && p.dstLocalAssumed && !p.dstLocal) {
+      return { unknown: `depends on whether ${p.dst} is a local address of the node (not collected: the node's \`ip -o addr\`)` };
+    }
     return {
       kind: "word",
       who: src ? `source ${p.src}` : `destination ${p.dst}`,
