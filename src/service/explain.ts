@@ -28,7 +28,7 @@ import { driftFor, externalPolicyDrift, ipsetDrift, persistenceDrift, recentRule
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
-import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface } from "./local_detector.ts";
+import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, podGatewayInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
@@ -276,16 +276,21 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       if (rulesDetectByCIDR && configured) {
         report.notes.push(`kube-proxy's configuration (${configured.source}) names an interface detector (${configured.kind === "bridge" ? configured.name : `${configured.name}*`}), but ${nodeName}'s rules detect local traffic by CIDR (${cidr.cidrs.join(", ")}): the rules are what runs; the configuration takes effect when kube-proxy restarts`);
       }
-      const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts) : undefined;
+      // the interface of the pods' gateway (a bridge CNI's cni0): null when the addresses were read and none holds it
+      const podCIDRsHere = nodePodCIDRs(nodeObj);
+      const gateway = facts.addresses && !facts.noInterfaces
+        ? podGatewayInterface(facts.addresses.addresses, podCIDRsHere.length > 0 ? podCIDRsHere : cidr.cidrs) ?? null
+        : undefined;
+      const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts, gateway) : undefined;
       if (podIf && ifaces?.bridgedOn) {
         report.notes.push(
-          `local traffic is detected by input interface (${podIf.name}*, from ${podIf.source}), but this node's ${podIf.name}* interfaces are ports of bridge ${ifaces.bridgedOn} (its sysctls): a pod's routed packets arrive on ${ifaces.bridgedOn}, which the prefix does not name, so the rules take them for traffic from outside the node; pods are traced arriving on ${ifaces.bridgedOn}`,
+          `local traffic is detected by input interface (${podIf.name}*, from ${podIf.source}), but this node's pods sit behind bridge ${ifaces.bridgedOn} (${ifaces.why}): a pod's routed packets arrive on ${ifaces.bridgedOn}, which the prefix does not name, so the rules take them for traffic from outside the node; pods are traced arriving on ${ifaces.bridgedOn}`,
         );
       } else if (podIf && ifaces) {
         report.notes.push(
           `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
             !facts.addresses ? " (the uplink's name is assumed: the node's addresses were not collected)" : facts.noInterfaces ? " (the uplink's name is assumed: the collecting image has no ip to tell the interface of the node's address)" : ""
-          }`,
+          }${ifaces.undetermined ? `; ${ifaces.undetermined}` : ""}`,
         );
       }
       report.notes.push(...sources.notes);

@@ -12,7 +12,9 @@
  */
 import type { BundleObjects } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
+import type { InterfaceAddress } from "../datapath/ip_addr.ts";
 import type { BridgePort } from "../datapath/sysctls.ts";
+import { cidrContains } from "../model/ip.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
@@ -72,27 +74,70 @@ export interface ClientInterfaces {
   /** A client from outside the node (another node's pod, an external client). */
   uplink: string;
   /**
-   * The detector names the pods' own interfaces (`veth+`) but they are ports of this bridge (the node's sysctls list
-   * them): a routed packet from a pod arrives on the bridge, so `-i veth+` never sees it (br_netfilter
-   * setup_pre_routing; without it the IP layer sees the bridge as well).
+   * The detector names the pods' own interfaces (`veth+`) but the pods sit behind this bridge: a routed packet from a
+   * pod arrives on the bridge, so `-i veth+` never sees it (br_netfilter setup_pre_routing; without it the IP layer
+   * sees the bridge as well).
    */
   bridgedOn?: string;
+  /** How `bridgedOn` (or its absence) was told: one clause for the node's notes. */
+  why?: string;
+  /**
+   * Set when whether the pods sit behind a bridge was not collected (neither the node's sysctls nor its addresses):
+   * the fact that decides it. The pods are then traced on their own interfaces.
+   */
+  undetermined?: string;
 }
 
 /**
- * Names the interfaces clients arrive on.
+ * The interface that holds the pods' gateway: an address of the node inside `podCIDRs` on a subnet (a prefix shorter
+ * than a host's, e.g. `cni0` with `10.244.1.1/24`), as bridge CNIs give their bridge. Host-length addresses do not
+ * count: tunnel devices (`flannel.1`, `tunl0`, `vxlan.calico`) and a point-to-point CNI's veths hold /32 or /128 ones.
+ * @param addresses the node's addresses (`ip -o addr`).
+ * @param podCIDRs the node's pod CIDRs, else the cluster CIDRs.
+ * @returns the address and its interface, or undefined.
+ */
+export function podGatewayInterface(addresses: readonly InterfaceAddress[], podCIDRs: readonly string[]): InterfaceAddress | undefined {
+  return addresses.find((a) => a.prefixLength < (a.family === 6 ? 128 : 32) && podCIDRs.some((c) => cidrContains(c, a.address)));
+}
+
+/**
+ * Names the interfaces clients arrive on. For a prefix detector (`veth+`), whether the pods sit behind a bridge: with
+ * the node's addresses, the bridge that holds the pods' gateway ({@link podGatewayInterface}; a bridge whose ports
+ * match the prefix but that holds no pod address, such as Docker's `docker0`, is not the pods'); without them, a
+ * bridge the sysctls show with ports matching the prefix (assumed, said).
  * @param pod the detector's pod interface.
  * @param uplink the interface holding the node's address, when the node's addresses were collected.
- * @param bridgePorts the node's bridge ports (the sysctls section), when collected.
+ * @param bridgePorts the node's bridge ports (the sysctls section); undefined when not collected.
+ * @param gateway the interface holding the pods' gateway ({@link podGatewayInterface}); `null` when the node's
+ *   addresses were collected and none does, undefined when they were not collected.
  */
-export function clientInterfaces(pod: PodInterface, uplink: string | undefined, bridgePorts: readonly BridgePort[] = []): ClientInterfaces {
-  const bridged = pod.kind === "prefix" ? bridgePorts.find((p) => p.port.startsWith(pod.name))?.bridge : undefined;
-  if (bridged !== undefined && !bridged.startsWith(pod.name)) {
-    const up = uplink && uplink !== bridged ? uplink : ["eth0", "ens3", "uplink0"].find((n) => !n.startsWith(pod.name))!;
-    return { pod: bridged, uplink: up, bridgedOn: bridged };
+export function clientInterfaces(
+  pod: PodInterface,
+  uplink: string | undefined,
+  bridgePorts: readonly BridgePort[] | undefined,
+  gateway?: InterfaceAddress | null,
+): ClientInterfaces {
+  const upFor = (taken: (n: string) => boolean) => (uplink && !taken(uplink) ? uplink : ["eth0", "ens3", "uplink0"].find((n) => !taken(n))!);
+  if (pod.kind === "prefix") {
+    const matchesPrefix = (n: string) => n.startsWith(pod.name);
+    const bridges = new Set((bridgePorts ?? []).map((p) => p.bridge));
+    let bridged: string | undefined;
+    let why: string | undefined;
+    let undetermined: string | undefined;
+    if (gateway && !matchesPrefix(gateway.ifname)) {
+      // the pods' gateway on an interface the prefix does not name: they sit behind it
+      if (bridgePorts === undefined || bridges.has(gateway.ifname)) {
+        bridged = gateway.ifname;
+        why = `${gateway.ifname} holds the pods' gateway ${gateway.address}/${gateway.prefixLength}${bridgePorts === undefined ? " (the node's addresses; its sysctls, which list bridge ports, were not collected)" : " and is a bridge (the node's sysctls)"}`;
+      }
+    } else if (gateway === undefined && bridgePorts !== undefined) {
+      bridged = bridgePorts.find((p) => matchesPrefix(p.port) && !matchesPrefix(p.bridge))?.bridge;
+      if (bridged) why = `${bridged} has ${pod.name}* ports (the node's sysctls; its addresses were not collected, so that it is the pods' bridge is assumed)`;
+    } else if (gateway === undefined && bridgePorts === undefined) {
+      undetermined = `whether this node's pods sit behind a bridge (then their packets arrive on it, not on ${pod.name}*, and are masqueraded) was not collected: the node's sysctls and addresses decide it`;
+    }
+    if (bridged !== undefined) return { pod: bridged, uplink: upFor((n) => n === bridged), bridgedOn: bridged, ...(why ? { why } : {}) };
+    return { pod: `${pod.name}0a1b2c3d`, uplink: upFor(matchesPrefix), ...(undetermined ? { undetermined } : {}) };
   }
-  const podIf = pod.kind === "bridge" ? pod.name : `${pod.name}0a1b2c3d`;
-  const matchesPod = (n: string) => (pod.kind === "bridge" ? n === pod.name : n.startsWith(pod.name));
-  const up = uplink && !matchesPod(uplink) ? uplink : ["eth0", "ens3", "uplink0"].find((n) => !matchesPod(n))!;
-  return { pod: podIf, uplink: up };
+  return { pod: pod.name, uplink: upFor((n) => n === pod.name) };
 }
