@@ -180,9 +180,10 @@ function explain(
   }
   if (outcome === "not-handled") {
     // Layouts before v1.25: KUBE-MARK-DROP marked it, but only INPUT/OUTPUT jump to kubelet's KUBE-FIREWALL.
-    const marked = all.find((o) => (o.mark & 0x8000) !== 0);
+    // the mark is the one the node's KUBE-FIREWALL drops (iptables/trace.ts dropMarkOf), not a fixed 0x8000
+    const marked = all.find((o) => o.markedForDrop !== undefined);
     if (marked) {
-      const by = marked.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
+      const by = marked.markedForDrop!.by;
       return `marked for drop by ${lineOf({ ...marked, decidedBy: by })} (${by?.chain}), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
     }
     return "no kube-proxy rule matches this destination on this node: the packet leaves untranslated";

@@ -132,6 +132,12 @@ export interface TraceOutcome {
    * packet's path; the outcome assumes they did not match.
    */
   assumedNotMatched?: RuleRef[];
+  /**
+   * iptables layouts before v1.25: the packet carries kubelet's drop mark (`mark`, set by `by`, normally a jump to
+   * KUBE-MARK-DROP; the mark is the one the dump's filter KUBE-FIREWALL drops), but goes where KUBE-FIREWALL is not
+   * hooked (FORWARD), so it is not dropped.
+   */
+  markedForDrop?: { mark: number; by?: RuleRef };
 }
 
 /** The result of a trace. */

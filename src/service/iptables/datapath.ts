@@ -15,7 +15,7 @@ import { type IptablesDump, isKubeServiceChain, parseIptablesSave } from "../../
 import type { Datapath } from "../datapath.ts";
 import type { IpvsReading } from "../ipvs/datapath.ts";
 import type { RuleModeSignals } from "../proxy_mode.ts";
-import { traceIptables } from "./trace.ts";
+import { masqueradeMarkOf, traceIptables } from "./trace.ts";
 
 /** What a node's iptables sections hold for one family. */
 export interface IptablesReading {
@@ -125,6 +125,10 @@ function countSignals(dp: IptablesReading): void {
  */
 export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { problems: [] }): Datapath {
   const options: Parameters<typeof traceIptables>[3] = {};
+  // kube-proxy's mark, 1 << masqueradeBit (proxier.go NewProxier), as the node's KUBE-MARK-MASQ / KUBE-POSTROUTING
+  // write it: read once per dump, not per traced packet
+  const mark = masqueradeMarkOf(dump);
+  if (mark !== undefined) options.masqueradeMark = mark;
   if (ipvs.ipsets) options.ipsets = ipvs.ipsets;
   const balancer = ipvs.balancer;
   if (balancer) options.ipvsDispatch = (p) => balancer.dispatch(p.dst, p.dport, p.proto);

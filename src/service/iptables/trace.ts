@@ -33,7 +33,10 @@ import { type IpsetMembership, matchRule } from "./rule_match.ts";
 export interface TraceOptions {
   /** ipset membership for `-m set` (IPVS mode). */
   ipsets?: IpsetMembership;
-  /** The mark bit KUBE-MARK-MASQ sets. @default 0x4000 */
+  /**
+   * The mark bit KUBE-MARK-MASQ sets. @default the dump's (see {@link masqueradeMarkOf}), else 0x4000 (kube-proxy's
+   * masqueradeBit default 14)
+   */
   masqueradeMark?: number;
   /** Maximum outcomes before the tracer gives up (protects against pathological dumps). @default 10000 */
   maxOutcomes?: number;
@@ -68,6 +71,8 @@ interface State {
   caveats: string[];
   /** Rules that would change the path, whose match is not known: assumed not to match (TraceOutcome assumedNotMatched). */
   assumed?: RuleRef[];
+  /** Carries kubelet's drop mark that no KUBE-FIREWALL acts on where the packet goes (TraceOutcome markedForDrop). */
+  markedForDrop?: TraceOutcome["markedForDrop"];
 }
 
 interface Ended extends State {
@@ -83,8 +88,99 @@ const NON_TERMINAL_TARGETS = new Set([
   "LOG", "NFLOG", "ULOG", "CHECKSUM", "CONNMARK", "NOTRACK", "CT", "TCPMSS", "TOS", "DSCP", "CLASSIFY", "AUDIT",
   "TRACE", "SET", "TTL", "HL", "NFQUEUE", "TEE", "CONNSECMARK", "SECMARK", "IDLETIMER", "LED", "RATEEST", "SYNPROXY",
 ]);
-/** The mark kubelet's KUBE-MARK-DROP sets and its filter KUBE-FIREWALL drops (layouts before v1.25). */
-const DROP_MARK = 0x8000;
+/**
+ * kube-proxy's default masquerade mark, 1 << 14 (--iptables-masquerade-bit / iptables.masqueradeBit default 14;
+ * pkg/proxy/iptables/proxier.go NewProxier: `masqueradeValue := 1 << uint(masqueradeBit)`), used when the dump shows
+ * neither KUBE-MARK-MASQ nor KUBE-POSTROUTING.
+ */
+const DEFAULT_MASQUERADE_MARK = 0x4000;
+/**
+ * kubelet's default drop mark, 1 << 15 (--iptables-drop-bit default 15; pkg/kubelet/kubelet_network_linux.go
+ * syncIPTablesRules, before v1.28 when IPTablesOwnershipCleanup removed KUBE-MARK-DROP), used only for a nat-only
+ * listing that jumps to KUBE-MARK-DROP without showing the chain.
+ */
+const DEFAULT_DROP_MARK = 0x8000;
+
+/** The mark bits a `-m mark --mark VALUE[/MASK]` spec tests, when it tests set bits (`X/X` or `X`); else undefined. */
+function markBitsOf(spec: string | undefined): number | undefined {
+  if (spec === undefined) return undefined;
+  const [v, m] = spec.split("/");
+  const value = Number(v);
+  const mask = m === undefined ? 0xffffffff : Number(m);
+  if (!Number.isInteger(value) || !Number.isInteger(mask) || value === 0 || (value & mask) >>> 0 !== value >>> 0) return undefined;
+  return value >>> 0;
+}
+
+/** The `--mark` option of a rule's `-m mark` match, with its negation. */
+function markMatchOf(rule: IptablesRule): { bits: number; negated: boolean } | undefined {
+  for (const m of rule.matches) {
+    if (m.name !== "mark") continue;
+    const o = m.options.find((x) => x.name === "mark");
+    const bits = markBitsOf(o?.values[0]);
+    if (o && bits !== undefined) return { bits, negated: o.negated };
+  }
+  return undefined;
+}
+
+/** The rules of a chain, or none when one cannot be tokenised (the trace reports that rule when it reaches it). */
+function rulesOf(chain: IptablesChain | undefined): IptablesRule[] {
+  if (!chain) return [];
+  try {
+    return chain.rules;
+  } catch (e) {
+    if (e instanceof DumpParseError) return [];
+    throw e;
+  }
+}
+
+/**
+ * The mark kube-proxy sets to have a packet masqueraded, as the dump writes it: the bits nat KUBE-MARK-MASQ's MARK
+ * rule sets (kube-proxy writes `-j MARK --or-mark MARK`, saved `--set-xmark MARK/MARK`), else the bits KUBE-POSTROUTING
+ * tests (`-m mark ! --mark MARK/MARK -j RETURN` since v1.20, `-m mark --mark MARK/MARK -j MASQUERADE` before).
+ * kube-proxy makes MARK as `1 << masqueradeBit` (pkg/proxy/iptables/proxier.go NewProxier, syncProxyRules; ipvs
+ * likewise), so any --iptables-masquerade-bit / iptables.masqueradeBit is read from the node, not assumed.
+ * @param dump a node's parsed iptables rules (a whole iptables-save or a partial listing).
+ * @returns the mark (one bit, e.g. 0x4000 for bit 14), or undefined when neither chain shows it.
+ */
+export function masqueradeMarkOf(dump: IptablesDump): number | undefined {
+  const nat = dump.tables.get("nat");
+  for (const r of rulesOf(nat?.chains.get("KUBE-MARK-MASQ"))) {
+    if (r.target !== "MARK" || r.targetOptions.some((o) => o.name === "xor-mark" || o.name === "and-mark")) continue;
+    const m = applyMark(r, 0);
+    if (m !== 0) return m;
+  }
+  for (const r of rulesOf(nat?.chains.get("KUBE-POSTROUTING"))) {
+    const mm = markMatchOf(r);
+    if (mm && ((mm.negated && r.target === "RETURN") || (!mm.negated && (r.target === "MASQUERADE" || r.target === "SNAT")))) return mm.bits;
+  }
+  return undefined;
+}
+
+/**
+ * The mark a packet is dropped for, as the dump shows it: kubelet's filter KUBE-FIREWALL
+ * `-m mark --mark DROP/DROP -j DROP` (kubelet before v1.28, pkg/kubelet/kubelet_network_linux.go syncIPTablesRules /
+ * syncIPTablesRulesDeprecated, DROP = 1 << --iptables-drop-bit), the mark nat KUBE-MARK-DROP sets. Since v1.28
+ * (IPTablesOwnershipCleanup GA) kubelet writes neither: KUBE-FIREWALL holds only the localnet rule, and no mark is a
+ * drop mark. Without a filter table (a nat-only listing), the mark the nat KUBE-MARK-DROP chain sets, else kubelet's
+ * default 0x8000 when it is not the masquerade mark.
+ */
+function dropMarkOf(t: Tracer): number | undefined {
+  return t.once("drop mark", () => {
+    if (t.hasTable("filter")) {
+      for (const r of rulesOf(t.chain("filter", "KUBE-FIREWALL"))) {
+        const mm = markMatchOf(r);
+        if (r.target === "DROP" && mm && !mm.negated) return mm.bits;
+      }
+      return undefined;
+    }
+    const chain = t.chain("nat", "KUBE-MARK-DROP");
+    if (chain) {
+      for (const r of rulesOf(chain)) if (r.target === "MARK" && applyMark(r, 0) !== 0) return applyMark(r, 0);
+      return undefined;
+    }
+    return DEFAULT_DROP_MARK === t.masqueradeMark ? undefined : DEFAULT_DROP_MARK;
+  });
+}
 const FILTER_CHAINS_BY_HOOK: Record<"INPUT" | "FORWARD" | "OUTPUT", string[]> = {
   // Order as kube-proxy (pkg/proxy/iptables/proxier.go, iptablesJumpChains) and kubelet insert their jumps; IPVS mode
   // (pkg/proxy/ipvs/proxier.go, iptablesJumpChain, v1.27+) prepends KUBE-IPVS-FILTER, KUBE-PROXY-FIREWALL and its
@@ -236,7 +332,8 @@ class Tracer {
       if (ended.length + live.length > this.opts.maxOutcomes) throw new TraceError("trace has too many outcomes");
     }
     for (const s of live) {
-      if (chain.incomplete !== undefined && (s.packet.mark & DROP_MARK) === 0) {
+      const drop = chain.incomplete !== undefined ? dropMarkOf(this) : undefined;
+      if (chain.incomplete !== undefined && (drop === undefined || (s.packet.mark & drop) === 0)) {
         // The dump shows only part of this chain: a packet reaching its end might have matched a rule not shown.
         ended.push({ ...s, how: "missing", missingChain: `the rest of ${chain.name}`, caveats: [...s.caveats, `${chain.name} is shown incompletely (${chain.incomplete})`] });
       } else {
@@ -318,10 +415,13 @@ class Tracer {
         return { cont: [{ ...s, path: [...s.path, ref] }], ended: [] };
       }
       if (target === "KUBE-MARK-DROP") {
-        // Pre-1.25 layouts: kubelet's KUBE-MARK-DROP sets 0x8000 and filter KUBE-FIREWALL drops it.
+        // Pre-1.25 layouts: kubelet's KUBE-MARK-DROP sets its drop mark and filter KUBE-FIREWALL drops it; the chain
+        // is not in this (partial) dump, so the mark is KUBE-FIREWALL's, else kubelet's default.
+        const drop = dropMarkOf(this) ?? DEFAULT_DROP_MARK;
         const p = clonePacket(s.packet);
-        p.mark = (p.mark | DROP_MARK) >>> 0;
-        return { cont: [{ ...s, packet: p, path: [...s.path, ref] }], ended: [] };
+        p.mark = (p.mark | drop) >>> 0;
+        const caveats = this.chain("filter", "KUBE-FIREWALL") ? s.caveats : [...s.caveats, `chain KUBE-MARK-DROP is not in the dump: assumed to set ${hex(drop)}, kubelet's --iptables-drop-bit 15 default`];
+        return { cont: [{ ...s, packet: p, path: [...s.path, ref], caveats }], ended: [] };
       }
       return { cont: [], ended: [{ ...s, path: [...s.path, ref], how: "missing", missingChain: target, decidedBy: ref }] };
     }
@@ -374,7 +474,8 @@ export function traceIptables(
   hook: "PREROUTING" | "OUTPUT",
   options: TraceOptions = {},
 ): TraceResult {
-  const t = new Tracer(dump, { masqueradeMark: 0x4000, maxOutcomes: 10000, ...options });
+  const readMark = options.masqueradeMark ?? masqueradeMarkOf(dump);
+  const t = new Tracer(dump, { ...options, masqueradeMark: readMark ?? DEFAULT_MASQUERADE_MARK, maxOutcomes: options.maxOutcomes ?? 10000 });
   const reuse = options.reusePostNat ?? true;
   const postNat = new Map<string, { parts: PostNatPart[]; otherFilterRules: boolean }>();
   const notes: string[] = [];
@@ -457,8 +558,10 @@ export function traceIptables(
       before.ctstate.delete("DNAT");
       return before;
     };
-    if ((e.packet.mark & DROP_MARK) !== 0) {
-      // The 0x8000 mark of kubelet's KUBE-MARK-DROP (layouts before v1.25) drops only where kubelet's filter
+    const dropMark = dropMarkOf(t);
+    const dropMarked = dropMark !== undefined && (e.packet.mark & dropMark) !== 0;
+    if (dropMarked) {
+      // The mark of kubelet's KUBE-MARK-DROP (0x8000 by default; layouts before v1.25) drops only where kubelet's filter
       // KUBE-FIREWALL sees it: kubelet jumps to it from INPUT and OUTPUT (pkg/kubelet/kubelet_network_linux.go, up to
       // v1.24), not FORWARD. A packet to an address that is not local to the node is forwarded, untranslated, marked.
       const marker = e.path.find((r) => r.raw.includes("KUBE-MARK-DROP"));
@@ -469,21 +572,22 @@ export function traceIptables(
         : undefined;
       if (hooked) {
         const o = finish(e, "drop", undefined, undefined, marker);
-        o.caveats.push(`marked 0x8000 by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL, jumped to from ${filterHook}, drops it (\`-m mark --mark 0x8000/0x8000 -j DROP\`)`);
+        o.caveats.push(`marked ${hex(dropMark)} by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL, jumped to from ${filterHook}, drops it (\`-m mark --mark ${hex(dropMark)}/${hex(dropMark)} -j DROP\`)`);
         if (where) o.caveats.push(`${where}: were it not local, the packet would be forwarded untranslated (FORWARD has no KUBE-FIREWALL)`);
         outcomes.push(o);
         continue;
       }
+      e.markedForDrop = marker ? { mark: dropMark, by: marker } : { mark: dropMark };
       e.caveats = [
         ...e.caveats,
-        `marked 0x8000 by KUBE-MARK-DROP, but the packet is ${filterHook === "FORWARD" ? "forwarded" : `in ${filterHook}`} and KUBE-FIREWALL is not hooked there: it is not dropped, and leaves untranslated`,
+        `marked ${hex(dropMark)} by KUBE-MARK-DROP, but the packet is ${filterHook === "FORWARD" ? "forwarded" : `in ${filterHook}`} and KUBE-FIREWALL is not hooked there: it is not dropped, and leaves untranslated`,
         ...(where ? [`${where}: were it local, INPUT's KUBE-FIREWALL would drop it`] : []),
       ];
     }
     // Translated in PREROUTING to an address of this node: routed to INPUT, delivered, never in nat POSTROUTING.
     const deliveredHere = (hook === "PREROUTING" && verdict === "dnat" && p.dstLocal && !ipvsIn) || ipvsLocal;
     // the filter and POSTROUTING part, reused between branches that differ only in destination (see postNatKey)
-    const key = reuse && !deliveredHere && (e.packet.mark & DROP_MARK) === 0 && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
+    const key = reuse && !deliveredHere && !dropMarked && filterHooks.length === 1 ? postNatKey(t, p, filterHook) : undefined;
     const known = key === undefined ? undefined : postNat.get(key);
     if (known) {
       for (const r of known.parts) outcomes.push(replayPostNat(r, e, verdict, dnatTo, decidedBy));
@@ -530,7 +634,6 @@ export function traceIptables(
       outcomes.push(out);
       continue;
     }
-    // KUBE-FIREWALL (kubelet) drops packets marked 0x8000 by KUBE-MARK-DROP (pre-1.25 layouts).
     // POSTROUTING
     if (!t.chain("nat", "POSTROUTING") && !t.chain("nat", "KUBE-POSTROUTING")) {
       // A partial dump (a listing of some chains): kube-proxy's KUBE-POSTROUTING masquerades every packet carrying
@@ -538,7 +641,7 @@ export function traceIptables(
       const masq = (e.packet.mark & t.masqueradeMark) !== 0;
       const out = finish(filterState, verdict, dnatTo, masq, decidedBy);
       out.mark = e.packet.mark;
-      out.caveats.push(`KUBE-POSTROUTING is not in the dump: assumed, as kube-proxy writes it, to masquerade packets marked ${hex(t.masqueradeMark)}`);
+      out.caveats.push(`KUBE-POSTROUTING is not in the dump: assumed, as kube-proxy writes it, to masquerade packets marked ${hex(t.masqueradeMark)}${readMark === undefined ? " (kube-proxy's iptables.masqueradeBit / --iptables-masquerade-bit decides the mark; not shown, its default 14 assumed)" : ""}`);
       outcomes.push(out);
       continue;
     }
@@ -564,7 +667,7 @@ export function traceIptables(
 const KUBELET_FIREWALL_HOOKS = new Set(["INPUT", "OUTPUT"]);
 
 /**
- * Whether filter KUBE-FIREWALL (which drops the 0x8000 mark) is jumped to from a filter hook: as the dump shows when it
+ * Whether filter KUBE-FIREWALL (which drops kubelet's drop mark, see dropMarkOf) is jumped to from a filter hook: as the dump shows when it
  * holds the filter table, else kubelet's own hooks.
  */
 function firewallHooked(t: Tracer, hook: "INPUT" | "FORWARD" | "OUTPUT"): boolean {
@@ -717,6 +820,7 @@ function finish(
   if (masqueraded !== undefined) o.masqueraded = masqueraded;
   if (decidedBy) o.decidedBy = decidedBy;
   if (s.assumed && s.assumed.length > 0) o.assumedNotMatched = s.assumed;
+  if (s.markedForDrop) o.markedForDrop = s.markedForDrop;
   return o;
 }
 
