@@ -26,7 +26,7 @@ import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { driftFor, externalPolicyDrift, ipsetDrift, persistenceDrift, recentRuleDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
-import type { TraceContext } from "./trace.ts";
+import type { TraceContext, TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, podGatewayInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
@@ -37,7 +37,7 @@ import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, SERVICE_PROXY_NAME_LABEL, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, type ResolvedService, resolveService } from "./resolve.ts";
-import type { DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
+import type { ClientVerdict, DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
 import { REPORT_API_VERSION } from "./report.ts";
 
 export type { PacketQuestion };
@@ -302,6 +302,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         ? nodePortScopeFromRules(datapath.nodePortIPs, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP))
         : nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj);
       if (nodePorts) report.notes.push(nodePorts.describe);
+      /** The KUBE-SVC-/KUBE-SVL- chain each client's trace entered (iptables mode), for recentRuleDrift. */
+      const serviceChainOf = new Map<ClientVerdict, string>();
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };
         report.ports.push(pr);
@@ -344,6 +346,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
             const trace = datapath.trace(pkt, c.hook, traceContext);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            const entered = serviceChainEntered(trace);
+            if (entered) serviceChainOf.set(v, entered);
             checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
             if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
             if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
@@ -379,7 +383,10 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           }
           // iptables mode: the recent rules of the Service chain the ClusterIP's pods take (drift.ts recentRuleDrift)
           if (ep.kind === "ClusterIP" && report.proxyMode.mode === "iptables" && dp.iptables && reference && !notForKubeProxy.ignored) {
-            const svcChain = reference.evidence.map((x) => x.rule.chain).find((c) => /^KUBE-SV[CL]-/.test(c));
+            // the chain the trace entered, not one named in the evidence: without a local-traffic detector (no
+            // clusterCIDR) no rule of KUBE-SVC marks for masquerade, and the evidence names none of its rules, while
+            // writeServiceToEndpointRules writes the recent rules there whatever the detector (proxier.go, v1.27+)
+            const svcChain = serviceChainOf.get(reference);
             const d = svcChain ? recentRuleDrift(svc, sp, nodeName, svcChain, dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? []) : undefined;
             if (d) report.drift.push(d);
           }
@@ -583,6 +590,23 @@ export function nodeDumpError(e: unknown, family: 4 | 6): string | undefined {
  * clients time out instead of being refused. Checked by tracing a packet to a port the Service does not have.
  * @returns a drift item of kind `ipset-missing` (a named set lacks an element), or none.
  */
+/**
+ * The first of kube-proxy's Service chains (`KUBE-SVC-…`, or `KUBE-SVL-…` for internalTrafficPolicy Local;
+ * pkg/proxy/iptables/proxier.go servicePortChainName / servicePortPolicyLocalChainName) a trace entered: the target of
+ * a jump on its path, or the chain of a rule it took. Undefined for other datapaths and for a packet no Service chain
+ * took.
+ */
+function serviceChainEntered(trace: TraceResult): string | undefined {
+  for (const o of trace.outcomes) {
+    for (const r of o.path) {
+      const jump = / -[jg] (KUBE-SV[CL]-[A-Z0-9]+)(?:\s|$)/.exec(r.raw)?.[1];
+      if (jump) return jump;
+      if (/^KUBE-SV[CL]-/.test(r.chain)) return r.chain;
+    }
+  }
+  return undefined;
+}
+
 function clusterIPSetDrift(svc: ServiceSummary, family: 4 | 6, node: string, src: string, datapath: Datapath, served: (vip: string) => boolean): DriftItem[] {
   const out: DriftItem[] = [];
   const used = new Set(svc.ports.map((p) => p.port));
