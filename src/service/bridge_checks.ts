@@ -2,10 +2,12 @@
  * What a bridge between pods does to a verdict (issue 14 point 4), for clients on this node whose connection is
  * DNATed to an endpoint on this node without masquerade. With a bridge CNI (cni0, cbr0, docker0: ports in the
  * node's `sysctls` section) the endpoint's reply crosses the bridge at layer 2:
- * - it is un-NATed only if bridged packets pass netfilter: net.bridge.bridge-nf-call-iptables = 1 (br_netfilter
- *   loaded). With 0, or the module absent, the client gets a reply from the endpoint's address instead of the Service
- *   address it sent to, and the connection never completes;
- * - an endpoint reaching itself through its Service (hairpin): with bridge-nf-call-iptables 1, br_netfilter DNATs the
+ * - it is un-NATed only if bridged packets pass netfilter: net.bridge.bridge-nf-call-iptables = 1 for IPv4,
+ *   net.bridge.bridge-nf-call-ip6tables = 1 for IPv6 (br_netfilter loaded; net/bridge/br_netfilter_hooks.c
+ *   br_nf_pre_routing tests call_ip6tables for IPv6 frames and call_iptables for IPv4 ones). With 0, or the module
+ *   absent, the client gets a reply from the endpoint's address instead of the Service address it sent to, and the
+ *   connection never completes;
+ * - an endpoint reaching itself through its Service (hairpin): with that family's key 1, br_netfilter DNATs the
  *   frame inside the bridge, which must then send it back out the port it came in on: only if that port has
  *   hairpin_mode 1 (kubelet's --hairpin-mode / the bridge plugin's hairpinMode). With 0 the packet is DNATed at the
  *   node's IP layer and routed back out of the bridge device itself, and hairpin_mode does not matter (the kernel says
@@ -17,6 +19,7 @@
  * @module
  */
 import type { NodeSysctls } from "../datapath/sysctls.ts";
+import { isIPv6 } from "../model/ip.ts";
 import type { ClientVerdict, EndpointInfo } from "./report.ts";
 
 /** The address of `IP:PORT` or `[IPv6]:PORT` (unchanged when there is no `:PORT`). */
@@ -39,6 +42,9 @@ function ipOf(ep: string): string {
  */
 export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined): void {
   if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
+  // the setting of the verdict's address family: br_nf_pre_routing (net/bridge/br_netfilter_hooks.c) passes IPv6
+  // frames to ip6tables only with call_ip6tables, IPv4 frames to iptables only with call_iptables
+  const key = isIPv6(v.source) ? "net.bridge.bridge-nf-call-ip6tables" : "net.bridge.bridge-nf-call-iptables";
   const self = v.endpoints.filter((e) => ipOf(e.endpoint) === v.source);
   const unmasqueraded = v.endpoints.filter((e) => e.masqueraded === false);
   // the first endpoint of each address, as a find over `endpoints` would give (a Service can have hundreds)
@@ -54,14 +60,14 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
   const failed: string[] = [];
   if (sameBridge.length > 0) {
     const list = sameBridge.map((e) => e.endpoint).join(", ");
-    const value = sysctls?.values.get("net.bridge.bridge-nf-call-iptables");
+    const value = sysctls?.values.get(key);
     if (!sysctls) {
-      v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with net.bridge.bridge-nf-call-iptables=1 (not collected; with 0 the connection does not complete)`);
+      v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`);
     } else if (value !== "1") {
       for (const e of sameBridge) e.replyFails = "bridge-not-filtered";
       failed.push(list);
       v.caveats.push(
-        `replies from ${list} cross bridge ${ports[0]!.bridge} at layer 2 and ${value === undefined ? "br_netfilter is not loaded" : `net.bridge.bridge-nf-call-iptables=${value}`}: ` +
+        `replies from ${list} cross bridge ${ports[0]!.bridge} at layer 2 and ${value === undefined ? "br_netfilter is not loaded" : `${key}=${value}`}: ` +
           `conntrack never un-NATs them, so ${v.source} gets them from the endpoint's address and the connection does not complete`,
       );
     }
@@ -69,8 +75,8 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
   if (self.length > 0) {
     const list = self.map((e) => e.endpoint).join(", ");
     if (!sysctls) {
-      v.caveats.push(`the branch to itself (${list}) works only if this pod's bridge port has hairpin_mode 1, when the pods are on a bridge and net.bridge.bridge-nf-call-iptables is 1 (not collected)`);
-    } else if (sysctls.values.get("net.bridge.bridge-nf-call-iptables") !== "1") {
+      v.caveats.push(`the branch to itself (${list}) works only if this pod's bridge port has hairpin_mode 1, when the pods are on a bridge and ${key} is 1 (not collected)`);
+    } else if (sysctls.values.get(key) !== "1") {
       // Bridged frames skip netfilter: the packet to the Service goes up to the node's IP layer, is DNATed there and
       // routed back out of the bridge device itself, which needs no hairpin (kernel-checked: tests/kernel_bridge.test.ts).
     } else {
