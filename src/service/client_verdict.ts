@@ -118,6 +118,8 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
         ? `${c.snat ? "may masquerade (SNAT)" : "may mark for masquerade"}: ${c.why}`
         : `does not mark: ${c.why}`;
       add({ rule: c.rule, role }, checkKey(c));
+      // the rule that took the packet past a marking rule decided that it was not marked: named too
+      if (c.bypassedBy) add({ rule: c.bypassedBy, role: `takes the packet past line ${c.rule.line}, a rule that marks for masquerade` }, `b/${c.bypassedBy.table}/${c.bypassedBy.line}`);
     }
     if (o.decidedBy) {
       const role = o.verdict === "drop"

@@ -88,6 +88,11 @@ export interface RuleCheck {
    * the packet for KUBE-POSTROUTING; recorded only when its match could not be told.
    */
   snat?: true;
+  /**
+   * A marking rule the packet never reached: the rule that took it past (iptables: a RETURN before it, or a jump to a
+   * chain that translated the packet, DNAT, before returning), which is what decided that it was not marked.
+   */
+  bypassedBy?: RuleRef;
 }
 
 /** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */

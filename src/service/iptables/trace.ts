@@ -314,18 +314,26 @@ class Tracer {
           taken = { ...s, probability: s.probability * p };
         }
         if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true }] };
-        if (rule.target === "RETURN" && table === "nat" && chain.ruleCount <= 64) {
+        if (rule.target === "RETURN" && table === "nat") {
           // a RETURN that skips the chain's marking rule decides masquerade as much as that rule's own match (IPVS
           // mode's KUBE-NODE-PORT: `KUBE-NODE-PORT-LOCAL-TCP dst -j RETURN` before `-j KUBE-MARK-MASQ`): say so
-          for (let j = index + 1; j < chain.ruleCount; j++) {
-            const later = chain.rule(j);
-            if (!this.isMasqueradeMarking(table, later)) continue;
-            taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(later), matched: false, why: `not reached: line ${rule.line} returns before it (${rule.raw.replace(/^-A \S+ /, "")})` }] };
-            break;
-          }
+          const later = this.laterMarking(chain, index);
+          if (later) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(later), matched: false, why: `not reached: line ${rule.line} returns before it (${rule.raw.replace(/^-A \S+ /, "")})`, bypassedBy: ruleRef(rule) }] };
         }
         const res = this.take(table, rule, taken, depth);
         for (const e of res.cont) next.push(e);
+        if (res.ended.length > 0 && table === "nat" && rule.target !== undefined && !TERMINAL_NAT.has(rule.target) && this.chain(table, rule.target)) {
+          // a jump into a chain that translates the packet skips this chain's later marking rule just as a RETURN
+          // does: kube-proxy's external chain of externalTrafficPolicy Local sends pods on with `-s CLUSTER-CIDR
+          // "pod traffic for … external destinations" -j KUBE-SVC-…` before `"masquerade LOCAL traffic …"
+          // -j KUBE-MARK-MASQ` (pkg/proxy/iptables/proxier.go syncProxyRules, the external chain, v1.24+; KUBE-XLB
+          // before): that jump, not a rule of KUBE-SVC, decides that the pod is not masqueraded
+          const later = this.laterMarking(chain, index);
+          if (later) {
+            const check: RuleCheck = { rule: ruleRef(later), matched: false, why: `not reached: line ${rule.line} jumps to ${rule.target}, which translates the packet (DNAT) before it returns (${rule.raw.replace(/^-A \S+ /, "")})`, bypassedBy: ruleRef(rule) };
+            for (const e of res.ended) if (e.how === "dnat") e.checks = [...e.checks, check];
+          }
+        }
         for (const e of res.ended) ended.push(e);
       }
       live = next;
@@ -362,6 +370,25 @@ class Tracer {
     for (const d of new Set(live.map((s) => s.packet.dst))) lists.push(idx.byHost.get(d) ?? []);
     for (const p of new Set(live.map((s) => s.packet.dport))) lists.push(idx.byPort.get(p) ?? []);
     return mergeSorted(lists);
+  }
+
+  /**
+   * The first masquerade-marking rule after rule `index` of a short nat chain (at most 64 rules: kube-proxy's per-Service
+   * chains, not KUBE-SERVICES) that selects no destination (a rule with `-d` or `--dport` is about another Service's
+   * address); undefined when there is none.
+   */
+  private laterMarking(chain: IptablesChain, index: number): IptablesRule | undefined {
+    if (chain.ruleCount > 64) return undefined;
+    return this.once(`later marking ${chain.name} ${index}`, () => {
+      for (let j = index + 1; j < chain.ruleCount; j++) {
+        const raw = chain.rawRules[j]!;
+        const later = chain.rule(j);
+        if (!this.isMasqueradeMarking("nat", later)) continue;
+        if (later.destination !== undefined || destinationPort(raw) !== undefined) continue;
+        return later;
+      }
+      return undefined;
+    });
   }
 
   private isMasqueradeMarking(table: string, rule: IptablesRule): boolean {
