@@ -101,3 +101,12 @@ describe("IPv6 replies on a bridge: net.bridge.bridge-nf-call-ip6tables decides,
     expect(v.caveats.join("\n")).not.toContain("bridge-nf-call");
   });
 });
+
+describe("the limits line for nodes without sysctls names each family's key", () => {
+  it("a dual-stack Service: bridge-nf-call-iptables for IPv4 and bridge-nf-call-ip6tables for IPv6", async () => {
+    const { readBundle } = await import("../src/io/read_bundle.ts");
+    const r = explainService(readBundle("tests/fixtures/dual-stack"), "default", "web");
+    const text = JSON.stringify(r);
+    expect(text).toContain("net.bridge.bridge-nf-call-iptables (IPv4) and bridge-nf-call-ip6tables (IPv6) decide whether replies");
+  });
+});

@@ -520,10 +520,11 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
       ? `; for UDP (${udp.join(", ")}) kube-proxy deletes the entries of endpoints it stops using, and of a Service's addresses when it gains endpoints, so those flows are balanced again`
       : ""),
   ];
+  const families = new Set(svc.clusterIPs.map((ip) => (isIPv6(ip) ? 6 : 4)));
   const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
   if (withoutSysctls.length > 0) {
     limits.push(
-      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, net.bridge.bridge-nf-call-iptables decides whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
+      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, ${families.has(6) ? (families.has(4) ? "net.bridge.bridge-nf-call-iptables (IPv4) and bridge-nf-call-ip6tables (IPv6) decide" : "net.bridge.bridge-nf-call-ip6tables decides") : "net.bridge.bridge-nf-call-iptables decides"} whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
     );
   }
   // Endpoints on nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes)
