@@ -156,33 +156,87 @@ describe("scheduler model and reconciliation", () => {
     expect(gone("v1.26.4").summary!.message).toBe("0/2 nodes are available: 2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
   });
 
-  // VolumeBinding's PreFilterResult (binder.go GetEligibleNodes, v1.27+): a bound local PV keeps only its nodes
-  test("a bound local PersistentVolume: the other nodes are never filtered, counted as didn't satisfy plugin(s) [VolumeBinding]", () => {
+  // VolumeBinding's PreFilterResult (binder.go GetEligibleNodes, kubernetes#109877): a bound local PV keeps only the
+  // nodes named by its hostname values, from v1.27 until kubernetes#125398 (v1.32.0, v1.31.3, v1.30.7, v1.29.11)
+  describe("a bound local PersistentVolume", () => {
     const HOST = "kubernetes.io/hostname";
-    const objects = (version: string, ...pvs: ReturnType<typeof pv>[]) => [
-      node("n1", { version }), node("n2", { version }), node("n3", { version }), ...pvs,
+    const q = { kind: "pod" as const, namespace: "default", name: "app-0" };
+    const local = (name: string, host: string) => pv(name, { claim: "default/data", terms: [term([HOST, "In", host])], source: { local: { path: "/mnt/disks/a" } } });
+    const objects = (version: string | undefined, names: string[], ...pvs: ReturnType<typeof pv>[]) => [
+      ...names.map((n, i) => node(n, { version, labels: { [HOST]: `n${i + 1}` } })), ...pvs,
       ...pvs.map((v, i) => pvc(`data${i}`, { boundTo: v.metadata.name })),
       pod("app-0", { claims: pvs.map((_, i) => `data${i}`), tolerations: [] }),
     ];
-    const local = (name: string, host: string) => pv(name, { claim: "default/data", terms: [term([HOST, "In", host])], source: { local: { path: "/mnt/disks/a" } } });
-    // n1 is cordoned: the one node kept is rejected by its own filter; the others by the PreFilterResult
-    const b = bundleOf(objects("v1.33.1", local("pv-a", "n1")));
-    b.objects.nodes[0]!.spec!.unschedulable = true;
-    const p = explainPending(b, { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!;
-    expect(p.nodes.map((n) => n.rejectedBy)).toEqual([
-      { plugin: "NodeUnschedulable", reasons: ["node(s) were unschedulable"] },
-      { plugin: "VolumeBinding", reasons: ["node(s) didn't satisfy plugin(s) [VolumeBinding]"] },
-      { plugin: "VolumeBinding", reasons: ["node(s) didn't satisfy plugin(s) [VolumeBinding]"] },
-    ]);
-    expect(p.summary!.message).toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [VolumeBinding].");
-    // two local PVs on different nodes: the merged result is empty, a PreFilter rejection of every node
-    const two = explainPending(bundleOf(objects("v1.33.1", local("pv-a", "n1"), local("pv-b", "n2"))), { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!;
-    expect(two.summary!.message).toBe("0/3 nodes are available: node(s) didn't satisfy plugin VolumeBinding.");
-    // before v1.27 every node went through the filters (VolumeBinding's Filter: the PV's node affinity)
-    const old = bundleOf(objects("v1.26.4", local("pv-a", "n1")));
-    old.objects.nodes[0]!.spec!.unschedulable = true;
-    expect(explainPending(old, { kind: "pod", namespace: "default", name: "app-0" }).pods[0]!.summary!.message)
-      .toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had volume node affinity conflict.");
+    const plain = ["n1", "n2", "n3"];
+
+    test("v1.27–v1.31.2: the other nodes are never filtered; the release's wording counts them or not", () => {
+      // n1 is cordoned: the one node kept is rejected by its own filter; the others by the PreFilterResult
+      const cordoned = (version: string) => {
+        const b = bundleOf(objects(version, plain, local("pv-a", "n1")));
+        b.objects.nodes[0]!.spec!.unschedulable = true;
+        return explainPending(b, q).pods[0]!;
+      };
+      const p = cordoned("v1.31.2");
+      expect(p.nodes.map((n) => n.rejectedBy)).toEqual([
+        { plugin: "NodeUnschedulable", reasons: ["node(s) were unschedulable"] },
+        { plugin: "VolumeBinding", reasons: ["not among the node(s) the PreFilterResult of [VolumeBinding] keeps"], uncounted: true },
+        { plugin: "VolumeBinding", reasons: ["not among the node(s) the PreFilterResult of [VolumeBinding] keeps"], uncounted: true },
+      ]);
+      expect(p.summary!.message).toBe("0/3 nodes are available: 1 node(s) were unschedulable.");
+      expect(p.notes).toEqual([
+        "VolumeBinding's PreFilter keeps only the nodes NAMED by the bound local PersistentVolume's kubernetes.io/hostname values, as from v1.27 until kubernetes#125398: v1.32.0, v1.31.3, v1.30.7, v1.29.11 (since then, Filter matches its node affinity against each node's labels); the scheduler's release is taken to be v1.31.2, the newest kubelet's version (the bundle does not hold kube-scheduler's).",
+      ]);
+      // v1.30.1 wrote "filtered out" for them (kubernetes#119779)
+      expect(cordoned("v1.30.1").summary!.message).toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node is filtered out by the prefilter result.");
+      // two local PVs on different nodes: the merged result is empty, a PreFilter rejection of every node
+      const two = explainPending(bundleOf(objects("v1.28.15", plain, local("pv-a", "n1"), local("pv-b", "n2"))), q).pods[0]!;
+      expect(two.summary!.message).toBe("0/3 nodes are available: node(s) didn't satisfy plugin VolumeBinding.");
+      // before v1.27 every node went through the filters (VolumeBinding's Filter: the PV's node affinity)
+      const old = bundleOf(objects("v1.26.4", plain, local("pv-a", "n1")));
+      old.objects.nodes[0]!.spec!.unschedulable = true;
+      expect(explainPending(old, q).pods[0]!.summary!.message)
+        .toBe("0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had volume node affinity conflict.");
+    });
+
+    // kubernetes#125336: node names that are not their hostname labels (n1.example.internal labelled n1)
+    const fqdn = ["n1.example.internal", "n2.example.internal", "n3.example.internal"];
+    test.each([["v1.34.2"], ["v1.32.0"], ["v1.31.3"], ["v1.30.7"], ["v1.29.11"]])("from kubernetes#125398 (%s): Filter on the node's labels, the node of the PV fits", (version) => {
+      const p = explainPending(bundleOf(objects(version, fqdn, local("pv-a", "n1"))), q).pods[0]!;
+      expect(p.summary!.feasibleNodes).toEqual(["n1.example.internal"]);
+      expect(p.nodes.map((n) => n.rejectedBy?.reasons[0] ?? null)).toEqual([
+        null,
+        expect.stringMatching(/^node\(s\) (?:didn't match PersistentVolume's node affinity|had volume node affinity conflict)$/),
+        expect.stringMatching(/^node\(s\) (?:didn't match PersistentVolume's node affinity|had volume node affinity conflict)$/),
+      ]);
+      expect(p.notes![0]).toContain(`VolumeBinding matches the bound local PersistentVolume's node affinity against each node's labels (Filter)`);
+      expect(p.notes![0]).toContain(`the scheduler's release is taken to be ${version}, the newest kubelet's version`);
+    });
+    test.each([["v1.31.2"], ["v1.30.6"], ["v1.29.10"], ["v1.28.15"], ["v1.27.3"]])("before kubernetes#125398 (%s): the hostname value taken as a node name keeps no node of the cluster", (version) => {
+      // the PreFilterResult {n1} names no node: none is filtered, none counted (FitError.Error adds no reason)
+      const p = explainPending(bundleOf(objects(version, fqdn, local("pv-a", "n1"))), q).pods[0]!;
+      expect(p.summary!.feasibleNodes).toEqual([]);
+      expect(p.nodes.every((n) => n.rejectedBy?.plugin === "VolumeBinding")).toBe(true);
+      expect(p.notes![0]).toContain("VolumeBinding's PreFilter keeps only the nodes NAMED by");
+    });
+    test("a version without patch (v1.31) or none at all: the latest behaviour, and the note says what it was taken to be", () => {
+      const noPatch = explainPending(bundleOf(objects("v1.31", fqdn, local("pv-a", "n1"))), q).pods[0]!;
+      expect(noPatch.summary!.feasibleNodes).toEqual(["n1.example.internal"]);
+      expect(noPatch.notes![0]).toContain("the scheduler's release is taken to be the latest patch of v1.31 (the newest kubelet's version, which has no patch number)");
+      const none = bundleOf(objects(undefined, fqdn, local("pv-a", "n1")));
+      for (const n of none.objects.nodes) delete (n.status as { nodeInfo?: unknown }).nodeInfo;
+      const p = explainPending(none, q).pods[0]!;
+      expect(p.summary!.feasibleNodes).toEqual(["n1.example.internal"]);
+      expect(p.notes![0]).toContain("no node reports a kubelet version, so the scheduler is taken to be a current release");
+    });
+    test("a v1.34 scheduler's event that counts every node agrees, and the text prints the note", () => {
+      const msg = "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity. " +
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+      const b = bundleOf([...objects("v1.34.2", plain, local("pv-a", "n1")), event("Pod", "default", "app-0", "FailedScheduling", msg)]);
+      b.objects.nodes[0]!.spec!.unschedulable = true;
+      const r = explainPending(b, q);
+      expect(r.pods[0]!.reconciliation.status).toBe("agree");
+      expect(renderPendingText(r, { color: false })).toContain("  note: VolumeBinding matches the bound local PersistentVolume's node affinity");
+    });
   });
 
   test("preemptionPolicy Never with nodes short of room: a finding says the scheduler evicts nothing for it", () => {

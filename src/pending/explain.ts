@@ -8,7 +8,9 @@
  * its filter order, a node's reasons being those of its first failing filter (the framework stops at the first
  * rejection):
  * - PreFilter NodeAffinity (`matchFields metadata.name` terms that leave no node: `pod affinity terms conflict`), then
- *   VolumeBinding: missing claim, unbound Immediate claims;
+ *   VolumeBinding: missing claim, unbound Immediate claims, and (v1.27 until v1.32.0 / v1.31.3 / v1.30.7 / v1.29.11)
+ *   the nodes a bound local PersistentVolume names; the scheduler's release is taken from the newest kubelet, and the
+ *   pod's `notes` say so where it decides;
  * - NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector + required node affinity);
  * - NodePorts and NodeResourcesFit (filters/resources.ts, when the bundle has the node's allocatable);
  * - VolumeRestrictions (filters/volume_restrictions.ts: inline disks mounted on the node, ReadWriteOncePod in use),
@@ -176,13 +178,15 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
  * - VolumeBinding (plugins/volumebinding/volume_binding.go `podHasPVCs`, each volume in order): a claim not found
  *   (for a generic ephemeral volume: `waiting for ephemeral volume controller to create the persistentvolumeclaim`),
  *   a Lost claim (`bound to non-existent persistentvolume`), a claim being deleted; then unbound Immediate claims;
- * - VolumeBinding's PreFilterResult ({@link preFilterNodes}) when it keeps no node;
+ * - VolumeBinding's PreFilterResult ({@link preFilterNodes}) when it keeps no node, in the releases that have it
+ *   ({@link volumeBindingNarrowing}: v1.27 until v1.32.0 / v1.31.3 / v1.30.7 / v1.29.11);
  * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
  *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
  *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
  * @param version the cluster's version (kubelet), for the v1.24+ and v1.27+ steps; unknown: current releases.
  * @returns the rejection, or the nodes the PreFilterResults keep (NodeAffinity's `metadata.name` terms from v1.24,
- *   merged with VolumeBinding's from v1.27; computed once, for the node rows too).
+ *   merged with VolumeBinding's in the releases that have it; computed once, for the node rows too), and the notes
+ *   that say which release the VolumeBinding step was decided for.
  */
 function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], version: string | undefined): PreFilterOutcome {
   const reject = (rejection: PreFilterRejection): PreFilterOutcome => ({ rejection });
@@ -205,28 +209,73 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
   const byName = atLeast(version, 24) ? nodeAffinityNames(pod) : undefined;
   const byNameOnly = byName ? { narrowed: { names: byName, plugins: ["NodeAffinity"] } } : {};
   if (!atLeast(version, 27)) return { rejection: null, ...byNameOnly };
-  const narrowed = preFilterNodes(ctx, pod, uses) ?? byNameOnly.narrowed;
+  const local = preFilterNodes(ctx, pod, uses);
+  const era = local ? volumeBindingNarrowing(version) : undefined;
+  const notes = local && era ? [volumeBindingNarrowingNote(era, version)] : [];
+  const narrowed = (era?.narrows ? local : undefined) ?? byNameOnly.narrowed;
   if (narrowed && narrowed.names.size === 0) {
     // framework.go RunPreFilterPlugins: the merged PreFilterResult holds no node
     const [only] = narrowed.plugins;
-    return reject({
-      plugin: "VolumeBinding",
-      message: narrowed.plugins.length === 1 ? `node(s) didn't satisfy plugin ${only}` : `node(s) didn't satisfy plugin(s) [${narrowed.plugins.join(" ")}] simultaneously`,
-    });
+    return {
+      ...reject({
+        plugin: "VolumeBinding",
+        message: narrowed.plugins.length === 1 ? `node(s) didn't satisfy plugin ${only}` : `node(s) didn't satisfy plugin(s) [${narrowed.plugins.join(" ")}] simultaneously`,
+      }),
+      notes,
+    };
   }
   const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
-  if (gone) return reject({ plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` });
+  if (gone) return { ...reject({ plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` }), notes };
   // DynamicResources (last in PreFilter order): a claim being deleted holds the pod on every node
   // (dynamicresources.go foreachPodResourceClaim: `resourceclaim "x" is being deleted`, UnschedulableAndUnresolvable)
   const deleting = podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []).find((c) => c.deleting);
-  if (deleting) return reject({ plugin: "DynamicResources", message: `resourceclaim "${deleting.claimName}" is being deleted` });
-  return { rejection: null, ...(narrowed ? { narrowed } : {}) };
+  if (deleting) return { ...reject({ plugin: "DynamicResources", message: `resourceclaim "${deleting.claimName}" is being deleted` }), notes };
+  return { rejection: null, ...(narrowed ? { narrowed } : {}), notes };
 }
 
 /** What PreFilter decides: a rejection of every node, or else the nodes a PreFilterResult keeps (undefined: all). */
 interface PreFilterOutcome {
   rejection: PreFilterRejection | null;
   narrowed?: { names: Set<string>; plugins: string[] };
+  /** What the outcome rests on that the bundle does not hold (the scheduler's release), in words for the report. */
+  notes?: string[];
+}
+
+/**
+ * Whether VolumeBinding's PreFilter narrows the nodes to a bound local PersistentVolume's hostname values
+ * (binder.go `GetEligibleNodes`, kubernetes#109877, v1.27): kubernetes#125398 removed it, because those values are
+ * `kubernetes.io/hostname` LABELS taken as node NAMES (issue #125336), in v1.32.0 and the backports v1.31.3
+ * (#127584), v1.30.7 (#127585), v1.29.11 (#127586) (CHANGELOG-1.31/1.30/1.29, CHANGELOG-1.32 v1.32.0-alpha.2); since,
+ * every node goes through Filter, where checkBoundClaims matches the PV's node affinity against the node's labels
+ * (CheckNodeAffinity). v1.27 and v1.28 were never fixed.
+ * @param version the scheduler's release as far as the bundle tells (the newest kubelet, e.g. "v1.31.2"); undefined
+ *   when no node reports one.
+ * @returns `narrows`, and `basis`: "version" (decided by it), "no-patch" (v1.29–v1.31 without a patch release: taken
+ *   as its latest patch, which does not narrow), "unknown" (no version: taken as current, which does not narrow).
+ */
+function volumeBindingNarrowing(version: string | undefined): { narrows: boolean; basis: "version" | "no-patch" | "unknown" } {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
+  if (!m) return { narrows: false, basis: "unknown" };
+  const minor = Number(m[1]) > 1 ? Infinity : Number(m[2]);
+  const fixedIn: Record<number, number> = { 29: 11, 30: 7, 31: 3 };
+  const fix = fixedIn[minor];
+  if (minor < 27 || minor >= 32) return { narrows: false, basis: "version" };
+  if (fix === undefined) return { narrows: true, basis: "version" };
+  if (m[3] === undefined) return { narrows: false, basis: "no-patch" };
+  return { narrows: Number(m[3]) < fix, basis: "version" };
+}
+
+/** The report's words for {@link volumeBindingNarrowing}: which release decides it, and where the bundle's guess comes from. */
+function volumeBindingNarrowingNote(era: { narrows: boolean; basis: "version" | "no-patch" | "unknown" }, version: string | undefined): string {
+  const taken = era.basis === "unknown"
+    ? "no node reports a kubelet version, so the scheduler is taken to be a current release"
+    : era.basis === "no-patch"
+    ? `the scheduler's release is taken to be the latest patch of ${version} (the newest kubelet's version, which has no patch number)`
+    : `the scheduler's release is taken to be ${version}, the newest kubelet's version (the bundle does not hold kube-scheduler's)`;
+  const fixed = "kubernetes#125398: v1.32.0, v1.31.3, v1.30.7, v1.29.11";
+  return era.narrows
+    ? `VolumeBinding's PreFilter keeps only the nodes NAMED by the bound local PersistentVolume's kubernetes.io/hostname values, as from v1.27 until ${fixed} (since then, Filter matches its node affinity against each node's labels); ${taken}.`
+    : `VolumeBinding matches the bound local PersistentVolume's node affinity against each node's labels (Filter), as since ${fixed}; from v1.27 until then its PreFilter kept only the nodes NAMED by the PV's kubernetes.io/hostname values; ${taken}.`;
 }
 
 /** Whether a cluster version (`v1.33.1`) is at least 1.`minor`; an unknown version counts as current. */
@@ -236,7 +285,8 @@ function atLeast(version: string | undefined, minor: number): boolean {
 }
 
 /**
- * The nodes PreFilter keeps when VolumeBinding narrows them (v1.27+, kubernetes#109877): a bound claim's local
+ * The nodes PreFilter keeps when VolumeBinding narrows them (kubernetes#109877, v1.27 until kubernetes#125398, see
+ * {@link volumeBindingNarrowing}, which the caller asks): a bound claim's local
  * PersistentVolume names its nodes (volume/util `GetLocalPersistentVolumeNodeNames`: per required term, the values of
  * its `kubernetes.io/hostname In` expressions intersected; the terms' sets united), taken as node NAMES, the claims'
  * sets intersected (binder.go `GetEligibleNodes`); merged with NodeAffinity's `metadata.name` result. Nodes left out
@@ -810,7 +860,7 @@ function nominatedByNode(ctx: PendingContext, pod: Pod): Map<string, Pod[]> {
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
-  const { rejection: preFilter, narrowed } = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
+  const { rejection: preFilter, narrowed, notes = [] } = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
   const last = lastFailedScheduling(ctx, pod);
   const wording: SchedulerWording = {
     ...(maxKubeletVersion(ctx) ? wordingForVersion(maxKubeletVersion(ctx)) : CURRENT_WORDING),
@@ -866,6 +916,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     ...(pre.dra.length > 0 ? { resourceClaims: pre.dra } : {}),
     nodes: rows,
     summary,
+    ...(notes.length > 0 && !scheduled ? { notes } : {}),
     lastFailedScheduling: last,
     reconciliation: reconcile(summary, last, scheduled, new Set([
       ...rows.flatMap((r) => r.checks.map((c) => c.rule)),

@@ -332,6 +332,12 @@ export interface PodReport {
   nodes: PodNodeRow[];
   /** `null` when the bundle has no Node objects. */
   summary: SchedulingSummary | null;
+  /**
+   * What the verdicts rest on that the bundle does not hold, and which setting or fact decides it: the scheduler's
+   * release where its behaviour changed (taken from the newest kubelet), its configuration (KubeSchedulerConfiguration).
+   * Absent when nothing is assumed.
+   */
+  notes?: string[];
   lastFailedScheduling: FailedSchedulingEvent | null;
   reconciliation: Reconciliation;
 }

@@ -209,6 +209,7 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
     const names = uncounted.slice(0, 5).map((n) => n.node).join(", ") + (uncounted.length > 5 ? ` and ${uncounted.length - 5} more` : "");
     out.push(st.dim(`             (not counted: ${names}, left out by the PreFilterResult of ${uncounted[0]!.rejectedBy!.plugin}, for which this scheduler's release writes no reason)`));
   }
+  for (const n of p.notes ?? []) out.push(`  note: ${n}`);
   if (p.lastFailedScheduling) {
     const e = p.lastFailedScheduling;
     const when = [e.lastSeen, e.count !== null ? `x${e.count}` : null].filter((x) => x).join(", ");
