@@ -194,6 +194,49 @@ describe("the reason in the first line, in the scheduler's words", () => {
     expect(rows).toEqual({ n1: "fits", n2: "NodePorts", n3: "fits" });
   });
 
+  // kubernetes#132040 (issue #132037): NodePorts counts sidecars' host ports from v1.34.0 and v1.33.6 (#133390); before,
+  // node_ports.go and NodeInfo read pod.Spec.Containers only, on both sides
+  describe("a sidecar's host port, by the scheduler's release (the newest kubelet's)", () => {
+    const versioned = (version: string | undefined) => ["n1", "n2"].map((name) => {
+      const n = node(name, { cpu: "4", memory: "8Gi" });
+      if (version) (n.status as Record<string, unknown>).nodeInfo = { kubeletVersion: version };
+      return n;
+    });
+    const holder = (name: string, on: string, sidecar: boolean) => {
+      const c = { name: "c", ports: [{ containerPort: 8081, hostPort: 8081 }] };
+      return pod(name, { nodeName: on, ...(sidecar ? { initContainers: [{ ...c, restartPolicy: "Always" }], containers: [{ name: "main" }] } : { containers: [c] }) }, { phase: "Running" });
+    };
+    const agent = pod("agent", { initContainers: [{ name: "proxy", restartPolicy: "Always", ports: [{ containerPort: 8081, hostPort: 8081 }] }], containers: [req({ cpu: "100m" })] });
+    const run = (version: string | undefined, pods: Pod[]) => explainPending(cluster([agent, ...pods], [], versioned(version)), { kind: "pod", namespace: "default", name: "agent" }).pods[0]!;
+    it.each([
+      ["v1.32.9", "fits"],
+      ["v1.33.5", "fits"],
+      ["v1.33.6", "NodePorts"],
+      ["v1.34.1", "NodePorts"],
+      ["v1.31.0", "fits"],
+    ])("the pending pod's sidecar port against app-container holders, at %s: %s", (version, verdict) => {
+      const p = run(version, [holder("h1", "n1", false), holder("h2", "n2", false)]);
+      expect(p.nodes.map((n) => n.rejectedBy?.plugin ?? "fits")).toEqual([verdict, verdict]);
+      expect(p.notes!.some((x) => x.includes(`the scheduler's release is taken to be ${version}, the newest kubelet's version`))).toBe(true);
+    });
+    it("a holder's sidecar port on n1: counted at v1.34, not at v1.32", () => {
+      const web = pod("agent", { containers: [{ name: "c", ports: [{ containerPort: 8081, hostPort: 8081 }] }] });
+      const at = (version: string) => explainPending(cluster([web, holder("h1", "n1", true)], [], versioned(version)), { kind: "pod", namespace: "default", name: "agent" }).pods[0]!;
+      expect(at("v1.34.1").nodes.map((n) => n.rejectedBy?.plugin ?? "fits")).toEqual(["NodePorts", "fits"]);
+      expect(at("v1.32.9").nodes.map((n) => n.rejectedBy?.plugin ?? "fits")).toEqual(["fits", "fits"]);
+      expect(at("v1.32.9").notes![0]).toMatch(/^Host ports of sidecars \(init containers with restartPolicy: Always\) are not counted by NodePorts, as before kubernetes#132040/);
+    });
+    it("v1.33 without a patch number, or no version: counted as current releases do, and the note says what decides it", () => {
+      const pods = [holder("h1", "n1", false), holder("h2", "n2", false)];
+      const noPatch = run("v1.33", pods);
+      expect(noPatch.nodes.map((n) => n.rejectedBy?.plugin)).toEqual(["NodePorts", "NodePorts"]);
+      expect(noPatch.notes!.join(" ")).toContain("undetermined: the newest kubelet's version, v1.33, has no patch number, and v1.33.0–v1.33.5 ignore them");
+      const none = run(undefined, pods);
+      expect(none.nodes.map((n) => n.rejectedBy?.plugin)).toEqual(["NodePorts", "NodePorts"]);
+      expect(none.notes!.join(" ")).toContain("no node reports a kubelet version");
+    });
+  });
+
   it("schedulingGates: SchedulingGated in the first line", () => {
     const p = pod("gated", { containers: [], schedulingGates: [{ name: "example.com/quota" }] });
     const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "gated" });

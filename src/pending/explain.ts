@@ -81,7 +81,7 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts } from "./filters/resources.ts";
+import { fitsResources, hostPortConflicts, hostPorts, sidecarHostPortCounting } from "./filters/resources.ts";
 import { capacityCheck } from "./filters/volume_capacity.ts";
 import { csiTranslatedAffinity } from "./filters/csi_translation.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilterWithNominated, topologySpreadState } from "./filters/topology_spread.ts";
@@ -468,7 +468,17 @@ function podNodeRow(
   wording: SchedulerWording,
   preFilter: PreFilterRejection | null,
   narrowed: { names: Set<string>; plugins: string[] } | undefined,
-  pre: { spread: SpreadState | null; affinity: PodAffinityState | null; rwop: ReadWriteOncePodConflict[]; dra: PodResourceClaim[]; claimToVolume: Map<string, PersistentVolume>; csiNodes: Map<string, CSINode>; inlineDisks: boolean },
+  pre: {
+    spread: SpreadState | null;
+    affinity: PodAffinityState | null;
+    rwop: ReadWriteOncePodConflict[];
+    dra: PodResourceClaim[];
+    claimToVolume: Map<string, PersistentVolume>;
+    csiNodes: Map<string, CSINode>;
+    inlineDisks: boolean;
+    /** NodePorts counts sidecars' host ports (filters/resources.ts sidecarHostPortCounting). */
+    sidecarPorts: boolean;
+  },
 ): PodNodeRow {
   const tolerations: Toleration[] = pod.spec?.tolerations ?? [];
   const checks: RuleCheck[] = [];
@@ -516,11 +526,11 @@ function podNodeRow(
   // Pods nominated to this node by a preemption, of a priority no lower than this pod's, are counted as if there
   // (framework/runtime/framework.go RunFilterPluginsWithNominatedPods): the room preemption freed is theirs
   const nominated = nominatedByNode(ctx, pod).get(node.metadata.name) ?? [];
-  const bound = [...(ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod), ...nominated];
+  const bound = podsCounted(ctx, pod, node);
   const counted = `counted over the ${bound.length} pod(s) the bundle holds on this node` +
     (nominated.length > 0 ? `, ${nominated.length} of them nominated to it (${nominated.map((p) => `${p.metadata.namespace ?? "default"}/${p.metadata.name}`).join(", ")}) by a preemption` : "");
-  const portConflicts = hostPortConflicts(pod, bound);
-  if (hostPorts(pod).length > 0) {
+  const portConflicts = hostPortConflicts(pod, bound, pre.sidecarPorts);
+  if (hostPorts(pod, pre.sidecarPorts).length > 0) {
     checks.push({
       rule: "hostPorts",
       plugin: "NodePorts",
@@ -835,6 +845,42 @@ function declaredFeaturesDetail(count: number, reason: string, nodes: readonly N
   return `${lead}. ${per.join("; ")}.`;
 }
 
+/**
+ * The pods NodePorts and NodeResourcesFit count on `node` for `pod`: those bound to it (context.ts `indexPodsByNode`,
+ * terminal ones left out) but `pod`, and those a preemption nominated to it ({@link nominatedByNode}).
+ */
+function podsCounted(ctx: PendingContext, pod: Pod, node: Node): Pod[] {
+  const nominated = nominatedByNode(ctx, pod).get(node.metadata.name) ?? [];
+  return [...(ctx.podsByNode.get(node.metadata.name) ?? []).filter((p) => p !== pod), ...nominated];
+}
+
+/**
+ * The note on sidecars' host ports when they change a NodePorts verdict or the pod asks for one: whether the
+ * scheduler's release counts them ({@link sidecarHostPortCounting}), and where that release was taken from.
+ * @returns undefined when no sidecar host port matters.
+ */
+function sidecarPortNote(ctx: PendingContext, pod: Pod, version: string | undefined): string | undefined {
+  const own = hostPorts(pod, true).length !== hostPorts(pod, false).length;
+  const onNodes = ctx.nodes.some((n) => {
+    const bound = podsCounted(ctx, pod, n);
+    return hostPortConflicts(pod, bound, true).join() !== hostPortConflicts(pod, bound, false).join();
+  });
+  if (!own && !onNodes) return undefined;
+  const counting = sidecarHostPortCounting(version);
+  const what = `Host ports of sidecars (init containers with restartPolicy: Always)${own ? ", the pod's own included," : ""}`;
+  const since = "kubernetes#132040: v1.34.0, and v1.33.6 by #133390";
+  switch (counting) {
+    case "counted":
+      return `${what} are counted by NodePorts, as since ${since} (earlier releases ignore them); the scheduler's release is taken to be ${version}, the newest kubelet's version (the bundle does not hold kube-scheduler's).`;
+    case "ignored":
+      return `${what} are not counted by NodePorts, as before ${since}; the scheduler's release is taken to be ${version}, the newest kubelet's version (the bundle does not hold kube-scheduler's).`;
+    case "undetermined":
+      return `${what} are counted by NodePorts as since ${since}, but whether this scheduler counts them is undetermined: the newest kubelet's version, ${version}, has no patch number, and v1.33.0–v1.33.5 ignore them.`;
+    default:
+      return `${what} are counted by NodePorts as since ${since}; no node reports a kubelet version, so the scheduler is taken to be a current release (earlier ones ignore them).`;
+  }
+}
+
 const NOMINATED = new WeakMap<PendingContext, WeakMap<Pod, Map<string, Pod[]>>>();
 
 /**
@@ -880,7 +926,10 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     claimToVolume: volumesByClaim(ctx.volumes.values()),
     csiNodes: new Map((ctx.bundle.objects.csiNodes ?? []).map((c) => [c.metadata.name, c] as const)),
     inlineDisks: hasInlineDisks(pod),
+    sidecarPorts: sidecarHostPortCounting(maxKubeletVersion(ctx)) !== "ignored",
   };
+  const portNote = scheduledAlready ? undefined : sidecarPortNote(ctx, pod, maxKubeletVersion(ctx));
+  if (portNote) notes.push(portNote);
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;

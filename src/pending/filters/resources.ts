@@ -17,7 +17,8 @@
  * - A resource the pod does not request is not checked; every resource that does not fit is one reason:
  *   `Insufficient cpu`, `Insufficient memory`, `Insufficient ephemeral-storage`, `Insufficient <extended resource>`.
  * - NodePorts: a `hostPort` the pod asks for that a pod on the node already holds (same protocol, and same hostIP or
- *   either one `0.0.0.0`/unset) is `node(s) didn't have free ports for the requested pod ports`.
+ *   either one `0.0.0.0`/unset) is `node(s) didn't have free ports for the requested pod ports`. A sidecar's host
+ *   ports count from kubernetes#132040 (v1.34.0, and v1.33.6 by #133390) only: {@link sidecarHostPortCounting}.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -208,15 +209,38 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
 }
 
 /**
- * The pod's host ports as the NodePorts filter counts them: `{ port, protocol, hostIP }` of its containers and of its
- * sidecars (init containers with `restartPolicy: Always`), never of its ordinary init containers, which have ended
- * before the containers start (pkg/scheduler/util GetHostPorts, since kubernetes#132040: v1.34, and 1.33 patch
- * releases; before it, containers only — a sidecar's hostPort was not counted on older schedulers).
+ * Whether kube-scheduler's NodePorts counts the host ports of sidecars (init containers with `restartPolicy: Always`),
+ * for the pending pod (node_ports.go PreFilter) and for the pods on a node (framework/types.go NodeInfo used ports):
+ * kubernetes#132040 (issue #132037) made both read pkg/scheduler/util `GetHostPorts`, which adds them, in v1.34.0
+ * (CHANGELOG-1.34) and, by the cherry-pick #133390, v1.33.6 (CHANGELOG-1.33); before, both read
+ * `pod.Spec.Containers` only.
+ * @param version the scheduler's release as far as the bundle tells (the newest kubelet, e.g. "v1.32.9"), undefined
+ *   when no node reports one.
+ * @returns "counted" or "ignored" as that release does; "undetermined" for v1.33 without a patch release (v1.33.0–
+ *   v1.33.5 ignore them, v1.33.6+ count them); "version-unknown" without a version. Both of the last are counted, as
+ *   current releases do, and the caller says what decides it.
  */
-export function hostPorts(pod: Pod): { port: number; protocol: string; hostIP: string }[] {
+export function sidecarHostPortCounting(version: string | undefined): "counted" | "ignored" | "undetermined" | "version-unknown" {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
+  if (!m) return "version-unknown";
+  const minor = Number(m[1]) > 1 ? Infinity : Number(m[2]);
+  if (minor >= 34) return "counted";
+  if (minor < 33) return "ignored";
+  if (m[3] === undefined) return "undetermined";
+  return Number(m[3]) >= 6 ? "counted" : "ignored";
+}
+
+/**
+ * The pod's host ports as the NodePorts filter counts them: `{ port, protocol, hostIP }` of its containers and, when
+ * `sidecars` is true, of its sidecars (init containers with `restartPolicy: Always`); never of its ordinary init
+ * containers, which have ended before the containers start (pkg/scheduler/util GetHostPorts).
+ * @param sidecars whether the scheduler's release counts sidecars' ports ({@link sidecarHostPortCounting}); default
+ *   true, as current releases do.
+ */
+export function hostPorts(pod: Pod, sidecars = true): { port: number; protocol: string; hostIP: string }[] {
   const out: { port: number; protocol: string; hostIP: string }[] = [];
-  const sidecars = containers(pod, "initContainers").filter((c) => (c as { restartPolicy?: string }).restartPolicy === "Always");
-  for (const c of [...sidecars, ...containers(pod, "containers")]) {
+  const restartable = sidecars ? containers(pod, "initContainers").filter((c) => (c as { restartPolicy?: string }).restartPolicy === "Always") : [];
+  for (const c of [...restartable, ...containers(pod, "containers")]) {
     for (const p of c.ports ?? []) if (p.hostPort) out.push({ port: p.hostPort, protocol: p.protocol ?? "TCP", hostIP: p.hostIP || "0.0.0.0" });
   }
   return out;
@@ -224,14 +248,15 @@ export function hostPorts(pod: Pod): { port: number; protocol: string; hostIP: s
 
 /**
  * The NodePorts filter: host ports of `pod` already used by `bound` pods.
+ * @param sidecars whether sidecars' host ports count, on both sides (see {@link hostPorts}).
  * @returns the conflicts as `8080/TCP (held by pod ns/name)`, empty when none.
  */
-export function hostPortConflicts(pod: Pod, bound: readonly Pod[]): string[] {
-  const want = hostPorts(pod);
+export function hostPortConflicts(pod: Pod, bound: readonly Pod[], sidecars = true): string[] {
+  const want = hostPorts(pod, sidecars);
   const out: string[] = [];
   for (const w of want) {
     for (const b of bound) {
-      const hit = hostPorts(b).find((h) => h.port === w.port && h.protocol === w.protocol && (h.hostIP === w.hostIP || h.hostIP === "0.0.0.0" || w.hostIP === "0.0.0.0"));
+      const hit = hostPorts(b, sidecars).find((h) => h.port === w.port && h.protocol === w.protocol && (h.hostIP === w.hostIP || h.hostIP === "0.0.0.0" || w.hostIP === "0.0.0.0"));
       if (hit) {
         out.push(`${w.port}/${w.protocol} (held by pod ${b.metadata.namespace ?? "default"}/${b.metadata.name})`);
         break;
