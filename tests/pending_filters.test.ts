@@ -237,6 +237,34 @@ describe("the reason in the first line, in the scheduler's words", () => {
     });
   });
 
+  // noderesources/fit.go fitsRequest skips the extended resources KubeSchedulerConfiguration ignores (ignoredResources,
+  // ignoredResourceGroups, an extender's ignoredByScheduler): not in the bundle, so the reconciliation names them
+  describe("an extended resource no node advertises, and an event that never calls it short", () => {
+    const tainted = node("n2", { cpu: "4", memory: "8Gi" });
+    tainted.spec = { taints: [{ key: "dedicated", value: "batch", effect: "NoSchedule" }] };
+    const nodes = [node("n1", { cpu: "4", memory: "2Gi" }), tainted];
+    const enc = pod("enc-0", { containers: [{ name: "c", resources: { requests: { cpu: "1", memory: "4Gi" }, limits: { "example.com/fpga": "1" } } }] });
+    const tail = " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.";
+    const run = (msg: string) => explainPending(cluster([enc], [event("enc-0", msg + tail)], nodes), { kind: "pod", namespace: "default", name: "enc-0" }).pods[0]!;
+    it("the only difference: the reconciliation names ignoredResources, ignoredResourceGroups and extenders", () => {
+      const p = run("0/2 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: batch}.");
+      expect(p.summary!.message).toBe("0/2 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: batch}.");
+      expect(p.reconciliation.status).toBe("disagree");
+      expect(p.reconciliation.details).toHaveLength(1);
+      const d = p.reconciliation.details[0]!;
+      expect(d).toMatch(/^The event agrees but for extended resource\(s\) it never calls short: example\.com\/fpga \(the bundle finds 1 node\(s\) short of it\)\./);
+      for (const setting of ["ignoredResources", "ignoredResourceGroups", "ignoredByScheduler", "KubeSchedulerConfiguration"]) expect(d).toContain(setting);
+      expect(p.nodes[0]!.checks.find((c) => c.rule === "resources")!.detail).toContain("example.com/fpga: requests 1, free 0 of 0 (an extended resource: counted as short unless kube-scheduler's configuration ignores it");
+    });
+    it("another difference too, or a native resource: the counts are said plainly", () => {
+      const p = run("0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: batch}.");
+      expect(p.reconciliation.details.join(" ")).not.toContain("ignoredResources");
+      expect(p.reconciliation.details).toContain('resources "Insufficient example.com/fpga": the event says 0 node(s), the bundle gives 1.');
+      const native = explainPending(cluster([pod("big", { containers: [req({ cpu: "8" })] })], [event("big", "0/3 nodes are available: 3 Insufficient memory.")]), { kind: "pod", namespace: "default", name: "big" }).pods[0]!;
+      expect(native.reconciliation.details.join(" ")).not.toContain("ignoredResources");
+    });
+  });
+
   it("schedulingGates: SchedulingGated in the first line", () => {
     const p = pod("gated", { containers: [], schedulingGates: [{ name: "example.com/quota" }] });
     const r = explainPending(cluster([p]), { kind: "pod", namespace: "default", name: "gated" });

@@ -81,7 +81,14 @@ import {
   wordingOfMessage,
 } from "./scheduler_message.ts";
 import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedulable } from "./taints.ts";
-import { fitsResources, hostPortConflicts, hostPorts, sidecarHostPortCounting } from "./filters/resources.ts";
+import {
+  EXTENDED_RESOURCE_CONFIG,
+  fitsResources,
+  hostPortConflicts,
+  hostPorts,
+  isExtendedResourceName,
+  sidecarHostPortCounting,
+} from "./filters/resources.ts";
 import { capacityCheck } from "./filters/volume_capacity.ts";
 import { csiTranslatedAffinity } from "./filters/csi_translation.ts";
 import { type SpreadState, spreadDomainsText, topologySpreadFilterWithNominated, topologySpreadState } from "./filters/topology_spread.ts";
@@ -797,16 +804,30 @@ function reconcile(
   }
   const kinds = new Set([...theirs.keys(), ...(cut ? [] : ours.keys())]);
   let same = true;
+  const mismatched: string[] = [];
   for (const k of [...kinds].sort(cmp)) {
     const a = theirs.get(k) ?? 0;
     const b = ours.get(k) ?? 0;
     if (a !== b) {
       same = false;
-      if (!unmodelled.some((r) => key(r.kind, r.reason, r.taint) === k)) {
-        details.push(`${k}: the event says ${a} node(s), the bundle gives ${b}.`);
-      }
+      if (!unmodelled.some((r) => key(r.kind, r.reason, r.taint) === k)) mismatched.push(k);
     }
   }
+  // Extended resources the event never calls short, the only difference: the scheduler's configuration, which the
+  // bundle does not hold, can tell NodeResourcesFit to skip them (noderesources/fit.go fitsRequest)
+  const ignorable = mismatched.map((k) => /^resources "Insufficient (.+)"$/.exec(k)?.[1]);
+  if (mismatched.length > 0 && details.length === 0 && ignorable.every((r) => r !== undefined && isExtendedResourceName(r) && (theirs.get(`resources "Insufficient ${r}"`) ?? 0) === 0)) {
+    const names = ignorable.map((r) => `${r} (the bundle finds ${ours.get(`resources "Insufficient ${r}"`) ?? 0} node(s) short of it)`).join(", ");
+    return {
+      status: "disagree",
+      details: [
+        `The event agrees but for extended resource(s) it never calls short: ${names}. ${EXTENDED_RESOURCE_CONFIG}: ` +
+        `check kube-scheduler's --config file (kubectl -n kube-system get configmap, or the static pod's manifest) for those settings; ` +
+        `otherwise the nodes' allocatable changed since the event.`,
+      ],
+    };
+  }
+  for (const k of mismatched) details.push(`${k}: the event says ${theirs.get(k) ?? 0} node(s), the bundle gives ${ours.get(k) ?? 0}.`);
   if (same && details.length === 0) {
     return {
       status: "agree",

@@ -16,6 +16,10 @@
  *   `allocatable.pods` is "Too many pods", checked first, for every pod.
  * - A resource the pod does not request is not checked; every resource that does not fit is one reason:
  *   `Insufficient cpu`, `Insufficient memory`, `Insufficient ephemeral-storage`, `Insufficient <extended resource>`.
+ *   kube-scheduler skips an extended resource its configuration ignores (fit.go `fitsRequest`: NodeResourcesFitArgs
+ *   `ignoredResources`, `ignoredResourceGroups` by the prefix before "/", and scheduler.go `buildExtenders` adds an
+ *   extender's `managedResources` marked `ignoredByScheduler`): the KubeSchedulerConfiguration is not in the bundle,
+ *   so such a reason is said to rest on it ({@link EXTENDED_RESOURCE_CONFIG}).
  * - NodePorts: a `hostPort` the pod asks for that a pod on the node already holds (same protocol, and same hostIP or
  *   either one `0.0.0.0`/unset) is `node(s) didn't have free ports for the requested pod ports`. A sidecar's host
  *   ports count from kubernetes#132040 (v1.34.0, and v1.33.6 by #133390) only: {@link sidecarHostPortCounting}.
@@ -169,6 +173,23 @@ function fmt(resource: string, milli: number): string {
   return `${v}`;
 }
 
+/**
+ * Whether kube-scheduler treats a resource name as an extended resource, which its configuration may tell it to ignore
+ * (k8s.io/kubernetes pkg/apis/core/v1/helper `IsExtendedResourceName`: not native — a name with a "/" outside the
+ * `kubernetes.io/` domain — and not a quota `requests.` name).
+ * @param name a resource name, e.g. `example.com/fpga`.
+ */
+export function isExtendedResourceName(name: string): boolean {
+  return name.includes("/") && !name.includes("kubernetes.io/") && !name.startsWith("requests.");
+}
+
+/** The settings of kube-scheduler's configuration that make NodeResourcesFit skip an extended resource, in words. */
+export const EXTENDED_RESOURCE_CONFIG =
+  "kube-scheduler skips an extended resource its KubeSchedulerConfiguration ignores (NodeResourcesFit args ignoredResources, " +
+  "ignoredResourceGroups by the prefix before \"/\", or an extender's managedResources with ignoredByScheduler: true; noderesources/fit.go fitsRequest), " +
+  "and from v1.34 with DRAExtendedResource leaves one a node does not advertise to DynamicResources when a DeviceClass's spec.extendedResourceName names it; " +
+  "neither is in the bundle";
+
 /** The NodeResourcesFit verdict of one node. */
 export interface FitResult {
   /** `Insufficient cpu`, `Too many pods`, … (empty: fits). */
@@ -202,8 +223,10 @@ export function fitsResources(pod: Pod, node: Node, bound: readonly Pod[]): FitR
     if (milli === 0) continue;
     const total = allocatable.get(r) ?? 0;
     const free = total - (used.get(r) ?? 0);
-    parts.push(`${r}: requests ${fmt(r, milli)}, free ${fmt(r, free)} of ${fmt(r, total)}`);
-    if (milli > free) reasons.push(`Insufficient ${r}`);
+    const short = milli > free;
+    parts.push(`${r}: requests ${fmt(r, milli)}, free ${fmt(r, free)} of ${fmt(r, total)}` +
+      (short && isExtendedResourceName(r) ? ` (an extended resource: counted as short unless kube-scheduler's configuration ignores it, NodeResourcesFit ignoredResources/ignoredResourceGroups or an extender's ignoredByScheduler, which the bundle does not hold)` : ""));
+    if (short) reasons.push(`Insufficient ${r}`);
   }
   return { reasons, detail: parts.join("; ") || "requests nothing" };
 }
