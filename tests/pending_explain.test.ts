@@ -239,6 +239,29 @@ describe("scheduler model and reconciliation", () => {
     });
   });
 
+  // volume_zone.go getPVTopologies: a label LabelZonesToSet cannot parse (an empty "__"-separated entry after trimming) is
+  // logged and ignored; entries are trimmed
+  describe("VolumeZone and the PersistentVolume's zone label as LabelZonesToSet reads it", () => {
+    const ZONE = "topology.kubernetes.io/zone";
+    const run = (value: string) => {
+      const nfs = pv("nfs-pv", { claim: "default/shared", class: "", modes: ["ReadWriteMany"], labels: { [ZONE]: value }, source: { nfs: { server: "10.0.0.5", path: "/export" } } });
+      const r = explainPending(bundleOf([node("n1", { zone: "eu-west-1a" }), node("n2", { zone: "eu-west-1b" }), nfs, pvc("shared", { boundTo: "nfs-pv" }), pod("web-0", { claims: ["shared"] })]), { kind: "pod", namespace: "default", name: "web-0" });
+      return r.pods[0]!;
+    };
+    test.each([[""], ["eu-west-1a__"], ["eu-west-1a____eu-west-1b"], ["  "], ["__eu-west-1b"]])("%j: ignored, every node passes VolumeZone", (value) => {
+      const p = run(value);
+      expect(p.summary!.feasibleNodes).toEqual(["n1", "n2"]);
+      const check = p.nodes[0]!.checks.find((c) => c.rule === "volumeZone")!;
+      expect(check.passed).toBe(true);
+      expect(check.detail).toBe(`no zone label to check (ignored, as kube-scheduler ignores a value it cannot parse — an empty entry between "__" separators, LabelZonesToSet: PersistentVolume nfs-pv label ${ZONE}=${JSON.stringify(value)})`);
+    });
+    test("entries are trimmed; a parseable list still filters", () => {
+      expect(run(" eu-west-1a __eu-west-1c").summary!.feasibleNodes).toEqual(["n1"]);
+      const p = run("eu-west-1c");
+      expect(p.summary!.message).toBe("0/2 nodes are available: 2 node(s) had no available volume zone.");
+    });
+  });
+
   test("preemptionPolicy Never with nodes short of room: a finding says the scheduler evicts nothing for it", () => {
     const msg = "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.";
     const big = pod("app-0");

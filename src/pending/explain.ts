@@ -443,28 +443,52 @@ function volumeCheck(
   return { check: { ...base, passed: true, detail: selected === undefined ? `can be provisioned here by ${done}` : `provisioning for this node (${ANN_SELECTED_NODE}) by ${done}` } };
 }
 
-/** VolumeZone filter: the bound PVs' zone/region labels against the node's. */
+/**
+ * A PersistentVolume's zone/region label value as kube-scheduler reads it (cloud-provider volume/helpers
+ * `LabelZonesToSet`, `stringToSet`): split on `__` (LabelMultiZoneDelimiter), each entry trimmed of white space.
+ * @returns the set of zones, or null when an entry is empty after trimming (`""`, `a__`, `a____b`, `" "`): the
+ *   helper's error ("must not contain an empty string"), for which VolumeZone ignores the label.
+ */
+function labelZonesToSet(value: string): Set<string> | null {
+  const zones = value.split("__").map((z) => z.trim());
+  return zones.some((z) => z === "") ? null : new Set(zones);
+}
+
+/**
+ * VolumeZone filter (plugins/volumezone/volume_zone.go `getPVTopologies`, `Filter`): the bound PVs' zone/region labels
+ * against the node's. A label whose value {@link labelZonesToSet} cannot read is ignored, as the plugin does (it logs
+ * "failed to parse PV's topology label, ignoring the label"); the detail says so.
+ * @returns null when no bound PV carries such a label.
+ */
 function volumeZoneCheck(ctx: PendingContext, node: Node, uses: PodClaimUse[]): RuleCheck | null {
-  const topo: { pv: string; key: string; values: string[] }[] = [];
+  const topo: { pv: string; key: string; values: Set<string> }[] = [];
+  const ignored: string[] = [];
   for (const u of uses) {
     if (!u.volumeName) continue;
     const pv = ctx.volumes.get(u.volumeName);
     for (const key of VOLUME_ZONE_LABELS) {
       const v = pv?.metadata.labels?.[key];
-      if (v !== undefined) topo.push({ pv: u.volumeName, key, values: v.split("__").map((s) => s.trim()) });
+      if (v === undefined) continue;
+      const values = labelZonesToSet(v);
+      if (values) topo.push({ pv: u.volumeName, key, values });
+      else ignored.push(`PersistentVolume ${u.volumeName} label ${key}=${JSON.stringify(v)}`);
     }
   }
-  if (topo.length === 0) return null;
+  if (topo.length === 0 && ignored.length === 0) return null;
+  const skipped = ignored.length === 0
+    ? ""
+    : ` (ignored, as kube-scheduler ignores a value it cannot parse — an empty entry between "__" separators, LabelZonesToSet: ${ignored.join(", ")})`;
   const labels = node.metadata.labels ?? {};
   const base = { rule: "volumeZone" as const, plugin: "VolumeZone" as const };
-  if (!VOLUME_ZONE_LABELS.some((k) => k in labels)) return { ...base, passed: true, detail: "node has no zone labels" };
+  if (topo.length === 0) return { ...base, passed: true, detail: `no zone label to check${skipped}` };
+  if (!VOLUME_ZONE_LABELS.some((k) => k in labels)) return { ...base, passed: true, detail: `node has no zone labels${skipped}` };
   for (const t of topo) {
     const v = labels[t.key] ?? labels[BETA_TO_GA[t.key] ?? t.key];
-    if (v === undefined || !t.values.includes(v)) {
-      return { ...base, passed: false, detail: `PersistentVolume ${t.pv} label ${t.key}=${t.values.join("__")}, node has ${v === undefined ? "none" : v}` };
+    if (v === undefined || !t.values.has(v)) {
+      return { ...base, passed: false, detail: `PersistentVolume ${t.pv} label ${t.key}=${[...t.values].join("__")}, node has ${v === undefined ? "none" : v}${skipped}` };
     }
   }
-  return { ...base, passed: true, detail: "zone labels agree" };
+  return { ...base, passed: true, detail: `zone labels agree${skipped}` };
 }
 
 function podNodeRow(
