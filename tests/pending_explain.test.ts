@@ -218,6 +218,17 @@ describe("scheduler model and reconciliation", () => {
       expect(p.nodes.every((n) => n.rejectedBy?.plugin === "VolumeBinding")).toBe(true);
       expect(p.notes![0]).toContain("VolumeBinding's PreFilter keeps only the nodes NAMED by");
     });
+    test("nodes of one minor and different patches: the newest patch decides (v1.31.2 and v1.31.5: no narrowing)", () => {
+      for (const order of [["v1.31.2", "v1.31.5"], ["v1.31.5", "v1.31.2"]]) {
+        const objs = objects(undefined, fqdn, local("pv-a", "n1"));
+        objs.filter((o) => o.kind === "Node").forEach((n, i) => {
+          (n as ReturnType<typeof node>).status!.nodeInfo!.kubeletVersion = order[Math.min(i, 1)]!;
+        });
+        const p = explainPending(bundleOf(objs), q).pods[0]!;
+        expect(p.summary!.feasibleNodes, order.join()).toEqual(["n1.example.internal"]);
+        expect(p.notes![0], order.join()).toContain("taken to be v1.31.5");
+      }
+    });
     test("a version without patch (v1.31) or none at all: the latest behaviour, and the note says what it was taken to be", () => {
       const noPatch = explainPending(bundleOf(objects("v1.31", fqdn, local("pv-a", "n1"))), q).pods[0]!;
       expect(noPatch.summary!.feasibleNodes).toEqual(["n1.example.internal"]);

@@ -726,14 +726,20 @@ function lastFailedScheduling(ctx: PendingContext, pod: Pod): FailedSchedulingEv
   }
 }
 
+/**
+ * The newest kubelet version of the bundle's nodes (e.g. "v1.31.5"), compared by major, minor and patch release, which
+ * stands for the scheduler's release (a kubelet is never newer than the control plane): the patch decides backported
+ * behaviour (VolumeBinding's PreFilterResult, sidecar host ports, the PreFilterResult wording). A version without a
+ * patch counts as below every patch of its minor. Undefined when no node reports one.
+ */
 function maxKubeletVersion(ctx: PendingContext): string | undefined {
-  let best: [number, number] | undefined;
+  let best: [number, number, number] | undefined;
   let text: string | undefined;
   for (const s of ctx.nodeStates) {
-    const m = /^v?(\d+)\.(\d+)/.exec(s.kubeletVersion ?? "");
+    const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(s.kubeletVersion ?? "");
     if (!m) continue;
-    const v: [number, number] = [Number(m[1]), Number(m[2])];
-    if (!best || v[0] > best[0] || (v[0] === best[0] && v[1] > best[1])) {
+    const v: [number, number, number] = [Number(m[1]), Number(m[2]), m[3] === undefined ? -1 : Number(m[3])];
+    if (!best || v[0] > best[0] || (v[0] === best[0] && (v[1] > best[1] || (v[1] === best[1] && v[2] > best[2])))) {
       best = v;
       text = s.kubeletVersion as string;
     }
