@@ -57,7 +57,7 @@ describe("svc/NAME --from", () => {
     expect([live.code, live.err]).toEqual([0, "warning: --context has no effect with --from: the bundle is read, no cluster is contacted\nwarning: --no-exec has no effect with --from: the bundle is read, no cluster is contacted\n"]);
     expect((await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB])).err).toBe("");
     expect((await run(["version"])).out).toBe(`${VERSION}\n`);
-    expect((await run(["help"])).out).toMatch(/^Usage: kubectl-netpath \[TYPE\/NAME\] \[flags\]/);
+    expect((await run(["help"])).out).toMatch(/^Usage: kubectl netpath \[TYPE\/NAME\] \[flags\]/);
     const dry = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--dry-run"]);
     expect([dry.code, dry.err.split("\n")[0]]).toEqual([2, "error: --dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them"]);
   });
@@ -153,7 +153,7 @@ describe("the built executable", () => {
     expect(pkg.version).toBe(VERSION);
     const h = spawnSync(process.execPath, ["dist/kubectl-netpath.cjs", "--help"], { encoding: "utf8" });
     expect(h.status).toBe(0);
-    expect(h.stdout).toContain("Usage: kubectl-netpath [TYPE/NAME] [flags]");
+    expect(h.stdout).toContain("Usage: kubectl netpath [TYPE/NAME] [flags]");
     expect(h.stdout).toMatch(/Examples:\n {2}# /);
   });
   // kubectl: `error: write /dev/stdout: no space left on device`, exit 1; a script saving a report must not lose it unseen

@@ -73,10 +73,11 @@ Examples:
  */
 export function buildProgram(io: CliIo, result: { code: number }) {
   const program = new Command()
-    .name("kubectl-netpath")
+    // the name kubectl users type (a kubectl plugin's usage reads `kubectl PLUGIN`, as kubectl's own commands do)
+    .name("kubectl netpath")
     .usage("[TYPE/NAME] [flags]")
     .description(
-      "Explain how kube-proxy really load-balances and masquerades a Service on each node (iptables, IPVS,\n" +
+      "Explain how kube-proxy really load-balances and masquerades a Service on each node (iptables, IPVS, " +
         "nftables), and why a PersistentVolumeClaim or Pod is Pending.",
     )
     .version(VERSION, "--version", "print the version")
