@@ -72,11 +72,13 @@ export function wrapText(text: string, width: number): string {
 
 function wrapLine(line: string, width: number): string {
   if (visibleWidth(line) <= width) return line;
-  const indent = /^ */.exec(line)![0];
+  // the indent after any colour codes a line starts with (a styled line opens with its escape, then its spaces)
+  const lead = /^((?:\x1b\[[0-9;]*m)*)( *)/.exec(line)!;
+  const indent = lead[2]!;
   const cont = indent + "  ";
-  const words = line.slice(indent.length).split(" ");
+  const words = line.slice(lead[0].length).split(" ");
   const out: string[] = [];
-  let cur = indent;
+  let cur = lead[1]! + indent;
   let curWidth = indent.length;
   let empty = true;
   for (const w of words) {
