@@ -10,7 +10,7 @@
  * @module
  */
 import { Buffer, isAscii } from "node:buffer";
-import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { type Bundle, emptyBundle, SECTION_NAMES } from "../bundle/bundle.ts";
 import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../bundle/decode.ts";
@@ -169,10 +169,14 @@ function looksLikeBundle(dir: string): boolean {
 
 /**
  * Lists the files of a bundle directory without reading them: top-level files, and nodes/<node>/<file>.
+ * A symbolic link is followed only when its real path stays inside the directory's real path: a bundle is data handed
+ * over by someone else, and a link to `/etc/shadow` or `~/.kube/config` would have its content read and quoted in
+ * messages (a parse error shows the offending line).
  * @throws {BundleError} when the directory has other subdirectories (several bundles, or not a bundle), too many
- *   files, or more bytes than `maxBytes`.
+ *   files, a file (or a link to one) whose real path is outside the directory, or more bytes than `maxBytes`.
  */
 function scanBundleDir(root: string, maxBytes: number): Found[] {
+  const realRoot = realpathSync(root);
   const top = entries(root);
   const others = top.filter((e) => e.isDirectory() && e.name !== "nodes").map((e) => e.name).sort();
   if (others.length > 0) {
@@ -191,6 +195,13 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
     const st = statOrExplain(full, `--from ${root}: ${relative(root, full)}`);
     // a FIFO, a device or a socket (or a link to one) is not read, and not skipped in silence: the answer would lack it
     if (!st.isFile()) throw new BundleError(`--from ${root}: ${relative(root, full)} is ${kindOf(st)}, not a file: check the bundle (put the file itself there, or remove it)`);
+    // a link (of the file, or of its node directory) out of the bundle: its target is not the bundle's to give
+    const real = realpathSync(full);
+    if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
+      throw new BundleError(
+        `--from ${root}: ${relative(root, full)} is a symbolic link to a file outside the bundle directory, which is not read: copy the file itself into the bundle, or remove the link`,
+      );
+    }
     total += st.size;
     found.push({ full, rel: relative(root, full).split(sep).join("/"), size: st.size });
     if (found.length > MAX_FILES) {
