@@ -4,11 +4,16 @@
  * @module
  */
 import process from "node:process";
-import { printable } from "../report/printable.ts";
+import { printableMessage } from "../report/printable.ts";
 
 /** Streams and environment of one CLI run. */
 export interface CliIo {
   stdout(text: string): void;
+  /**
+   * Writes one message for people (an error, a warning, a progress line), usually ending in `\n`. It may quote values
+   * from a cluster, a bundle or a kubeconfig: the real streams ({@link nodeIo}) show a newline or carriage return inside
+   * it as its escape (`printableMessage`), so a message of several lines is written with one call per line.
+   */
   stderr(text: string): void;
   env: Record<string, string | undefined>;
   /** Whether stdout / stderr are terminals (colour, progress). */
@@ -36,8 +41,9 @@ export function nodeIo(): CliIo {
   }
   return {
     stdout: (t) => void process.stdout.write(t),
-    // stderr is always for people (errors, warnings, progress) and carries names and messages from the cluster
-    stderr: (t) => void process.stderr.write(printable(t)),
+    // stderr is always for people (errors, warnings, progress) and carries names and messages from the cluster, a
+    // bundle or a kubeconfig: one message per call, a newline inside it escaped (it would forge a line of its own)
+    stderr: (t) => void process.stderr.write(printableMessage(t)),
     env: process.env,
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),

@@ -109,7 +109,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .addHelpText("after", EXAMPLES)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => writeLines(io, s) })
     .action(async (target, opts) => {
       // `kubectl netpath help` / `kubectl netpath version`, as kubectl's own words
       if (target.length === 1 && target[0] === "help") return void program.outputHelp();
@@ -125,6 +125,15 @@ export function buildProgram(io: CliIo, result: { code: number }) {
   registerCleanup(program, io, result);
   registerCompletion(program, io, result); // last: it completes the subcommands registered before it
   return program;
+}
+
+/**
+ * Writes text laid out in lines by this program or commander (help after an error, `(Did you mean --x?)` on the line
+ * after an unknown option, a stack trace) to stderr, one message per line: {@link CliIo.stderr} escapes a newline
+ * inside a message.
+ */
+function writeLines(io: CliIo, text: string): void {
+  for (const line of text.split(/(?<=\n)/)) io.stderr(line);
 }
 
 /**
@@ -154,10 +163,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return 2; // commander already printed "error: …" and the hint
     }
     if (e instanceof UsageError) {
-      io.stderr(`error: ${e.message}\n(run with --help for usage)\n`);
+      io.stderr(`error: ${e.message}\n`);
+      io.stderr("(run with --help for usage)\n");
       return 2;
     }
-    if (io.env.KUBECTL_NETPATH_DEBUG === "1" && e instanceof Error) io.stderr(`${e.stack}\n`);
+    if (io.env.KUBECTL_NETPATH_DEBUG === "1" && e instanceof Error) writeLines(io, `${e.stack}\n`);
     io.stderr(`error: ${describeError(e)}\n`);
     return 1;
   }

@@ -61,3 +61,20 @@ export function printable(text: string): string {
 export function printableLines(lines: readonly string[]): string {
   return printable(lines.map((l) => l.replace(/[\n\r]/g, escape)).join("\n") + "\n");
 }
+
+/**
+ * {@link printable} for one message on stderr (an error, a warning, a progress line) that may quote values from a
+ * cluster, a bundle or a kubeconfig: a newline or carriage return inside the message is shown as its escape (`\x0a`,
+ * `\x0d`), so a value holding one (a warning of a bundle, a node's error, a context name) cannot start a line of its
+ * own and forge a message (`error: … run: curl … | sh`). Newlines before its first and after its last other character
+ * are the writer's own layout (a message that starts on a fresh line, the line end) and are kept.
+ * @param text one message, usually ending in `\n`.
+ * @returns the text to write.
+ * @example printableMessage("warning: a\nerror: b\n") // "warning: a\\x0aerror: b\n"
+ */
+export function printableMessage(text: string): string {
+  const start = text.length - text.replace(/^\n+/, "").length;
+  const body = text.replace(/\n+$/, "");
+  if (body.length <= start) return printable(text);
+  return printable(text.slice(0, start) + body.slice(start).replace(/[\n\r]/g, escape) + text.slice(body.length));
+}
