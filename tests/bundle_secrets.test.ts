@@ -460,6 +460,18 @@ describe("redaction", () => {
     ['{"password": "Pa\\"ss wOrd", "n": 1}', `{"password": ${REDACTED}, "n": 1}`],
     ["Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123456789", `Authorization: ${REDACTED}`],
     ["DB_PASS=hunter2 --pass hunter3 db.pass: x", `DB_PASS=${REDACTED} --pass ${REDACTED} db.pass: ${REDACTED}`],
+    // found by an audit: credentials as short options (MySQL's glued -pPASSWORD, sshpass -p, curl -u user:password)
+    // and a Docker config's "auth" (base64 of user:password)
+    ["Readiness probe failed: mysqladmin ping -h 127.0.0.1 -uroot -pMyS3cret", `Readiness probe failed: mysqladmin ping -h 127.0.0.1 -uroot -p${REDACTED}`],
+    ["mysql -u root -pMyS3cret db && echo ok", `mysql -u root -p${REDACTED} db && echo ok`],
+    ["mysql -u root -p'my s3cret' db", `mysql -u root -p${REDACTED} db`],
+    ["exec /usr/bin/mysql -p MyS3cret", `exec /usr/bin/mysql -p ${REDACTED}`],
+    ["sh -c 'sshpass -p MyS3cret ssh backup@host'", `sh -c 'sshpass -p ${REDACTED} ssh backup@host'`],
+    ["curl -u admin:MyS3cret https://x", `curl -u admin:${REDACTED} https://x`],
+    ["curl -sf --user admin:MyS3cret https://x", `curl -sf --user admin:${REDACTED} https://x`],
+    ["curl --user=admin:MyS3cret -uother:Pw2 x", `curl --user=admin:${REDACTED} -uother:${REDACTED} x`],
+    ['{"auths":{"registry.example.com":{"auth":"YWRtaW46aHVudGVyMg=="}}}', `{"auths":{"registry.example.com":{"auth":${REDACTED}}}}`],
+    ["--auth-key=abc --auth xyz", `--auth-key=${REDACTED} --auth ${REDACTED}`],
   ])("%j", (input, want) => {
     expect(redactText(input)).toBe(want);
     expect(redactText(want)).toBe(want);
@@ -475,6 +487,17 @@ describe("redaction", () => {
         'MountVolume.SetUp failed for volume "kube-api-access" : secret "x" not found',
         "bypass=true compass: north passthrough=1 ssl-passthrough: true",
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclientConnection:\n  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf\nmode: nftables\n",
+        // -p is a password only after a command whose -p is one (mysql, sshpass, mongo), or glued after a user flag:
+        // iptables' protocol (even in a rule whose comment names a Service "mysql"), psql's port, kube-proxy's flags
+        "-A KUBE-SVC-X -p tcp -m tcp --dport 80 -j KUBE-SEP-Y",
+        '-A KUBE-SERVICES -d 10.96.0.5/32 -m comment --comment "db/mysql:mysql cluster IP" -p tcp -m tcp --dport 3306 -j KUBE-SVC-Z',
+        "node k8s1: iptables-save line 12: -A KUBE-SEP-Y -p udp -m udp -j DNAT --to-destination 10.244.0.5:53",
+        "psql -h db -p 5432 -U app",
+        "echo mysql -p tcp",
+        "kube-proxy -v=2 --proxy-mode=ipvs --port 8080 --cluster-cidr=10.244.0.0/16",
+        "curl -u admin https://x",
+        "Failed to pull image: unauthorized: authentication required",
+        "auth-provider: gcp",
       ]
     ) expect(redactText(t)).toBe(t);
   });
@@ -488,6 +511,50 @@ describe("redaction", () => {
       "80",
       `--password=${REDACTED}`,
     ]);
+  });
+
+  it("short options that carry a password, in argv", () => {
+    expect(redactArgv(["mysql", "-u", "root", "-pMyS3cret", "db"])).toEqual(["mysql", "-u", "root", `-p${REDACTED}`, "db"]);
+    expect(redactArgv(["/usr/bin/sshpass", "-p", "MyS3cret", "ssh", "x"])).toEqual(["/usr/bin/sshpass", "-p", REDACTED, "ssh", "x"]);
+    expect(redactArgv(["tool", "-u", "admin", "-pMyS3cret"])).toEqual(["tool", "-u", "admin", `-p${REDACTED}`]);
+    expect(redactArgv(["curl", "-u", "admin:MyS3cret", "https://x"])).toEqual(["curl", "-u", `admin:${REDACTED}`, "https://x"]);
+    expect(redactArgv(["sh", "-c", "mysql -uroot -pMyS3cret db"])).toEqual(["sh", "-c", `mysql -uroot -p${REDACTED} db`]);
+    // not a password: kube-proxy's flags, a port, a -p without a password command or a user flag before it
+    for (const a of [["kube-proxy", "--v=2", "--proxy-mode=ipvs", "-p", "80"], ["psql", "-p", "5432"], ["app", "-pfoo"]]) expect(redactArgv(a)).toEqual(a);
+  });
+
+  it("a captured DaemonSet's commands, an Event and a Pod condition keep no short-option password", () => {
+    const o = structuredClone(web.objects);
+    o.daemonSets = [{
+      apiVersion: "apps/v1",
+      kind: "DaemonSet",
+      metadata: { name: "db-backup", namespace: "default" },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: "dump", command: ["mysqldump", "-u", "backup", "-pDsMysqlPw1"], args: ["--all-databases"] },
+              { name: "push", command: ["sh", "-c", "curl -sf --user backup:DsCurlPw2 -T /dump https://store"] },
+            ],
+          },
+        },
+      },
+    } as DaemonSet];
+    o.events = [{
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "db-0.1", namespace: "default" },
+      involvedObject: { kind: "Pod", name: "db-0", namespace: "default" },
+      type: "Warning",
+      reason: "Unhealthy",
+      message: 'Liveness probe failed: mysqladmin -uroot -pEvMysqlPw3 ping; auth: {"auth":"ZXY6cHc0"}',
+    } as KubeEvent];
+    const pod = o.pods[0]!;
+    pod.status = { ...pod.status, conditions: [{ type: "Ready", status: "False", message: "probe: sshpass -p CondPw5 ssh x" }] } as Pod["status"];
+    const kept = JSON.stringify(allowListObjects(o));
+    for (const secret of ["DsMysqlPw1", "DsCurlPw2", "EvMysqlPw3", "ZXY6cHc0", "CondPw5"]) expect(kept).not.toContain(secret);
+    expect(kept).toContain(`"mysqldump","-u","backup","-p${REDACTED}"`);
+    expect(kept).toContain(`--user backup:${REDACTED} -T /dump https://store`);
   });
 
   it("allowListObjects is idempotent and does not modify its input", () => {

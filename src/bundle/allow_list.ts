@@ -59,10 +59,11 @@ export const PROXY_CONFIG_KEYS: readonly string[] = ["config.conf", "config"];
 
 /**
  * A field name that says its value is a credential: token, password, secret, credential(s), api key, private key,
- * client key, certificate/key data.
+ * client key, auth key, certificate/key data, and `auth` as a whole name (a Docker config's
+ * `"auths": {"registry": {"auth": "<base64 of user:password>"}}`, `--auth VALUE`, `basic_auth=…`).
  */
 const SECRET_NAME = String
-  .raw`(?:[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|passphrase|pwd|secret|credential|signature|authorization|api[-_]?key|access[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*|(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]*[_.-])?pass)`;
+  .raw`(?:[A-Za-z0-9_.-]*(?:token|passw(?:or)?d|passphrase|pwd|secret|credential|signature|authorization|api[-_]?key|access[-_]?key|auth[-_]?key|private[-_]?key|client[-_]?key|(?:certificate|cert|key)[-_]?data)[A-Za-z0-9_.-]*|(?<![A-Za-z0-9])(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|auth)(?![A-Za-z0-9]))`;
 /**
  * `name = value` / `name: value` under a secret-named key. The value: a quoted string (escaped quotes inside it
  * included), else, after `:` (YAML, a header, a log line), the rest of the line up to `,` `;` or a bracket (a value
@@ -93,8 +94,9 @@ const SIG_PARAM = /([?&]sig=)(?!<redacted)[^&\s]+/gi;
  * `Bearer`/`Basic` credentials, JWTs, the password of `scheme://user:password@host`, a query's `sig=`, and the value
  * of `NAME=VALUE` / `NAME: VALUE` where NAME says token, password, passphrase, secret, credential, signature,
  * api/access key, private/client key, or certificate/key data (`--password=x`, `token: abc`, `"client-key-data": "…"`),
- * the value after such a flag inside one string (`sh -c "kube-proxy --token abc"`), and a YAML block scalar under
- * such a key (`token: |` and the lines below it).
+ * the value after such a flag inside one string (`sh -c "kube-proxy --token abc"`), a YAML block scalar under
+ * such a key (`token: |` and the lines below it), and the short options that carry a password in each command of the
+ * text ({@link redactShortOptions}: `curl -u user:password`, `mysql -u root -pPASSWORD`).
  * @param text any string from the cluster.
  * @returns the text with those values replaced (unchanged when none is found).
  */
@@ -113,7 +115,88 @@ export function redactText(text: string): string {
       (m: string, name: string, value: string, at: number, all: string) =>
         value.includes("<redacted") || all.slice(at + m.length).trimStart().startsWith("<redacted") ? m : `${name}${REDACTED}`,
     )
-    .replace(SECRET_FLAG_INLINE, (m, flag: string, value: string) => (value === REDACTED || value.startsWith("<redacted") ? m : `${flag}${REDACTED}`));
+    .replace(SECRET_FLAG_INLINE, (m, flag: string, value: string) => (value === REDACTED || value.startsWith("<redacted") ? m : `${flag}${REDACTED}`))
+    .replace(COMMAND_SEGMENT, redactSegment);
+}
+
+/**
+ * Commands whose `-p` takes a password: MySQL's and MariaDB's clients (`-pPASSWORD`, glued: MySQL 8.4 Reference
+ * Manual, 6.2.2.2 "Using Options on the Command Line", `--password[=password], -p[password]`), sshpass (`-p password`)
+ * and MongoDB's shell and tools (`-p, --password`). Not psql, pg_dump or redis-cli, whose `-p` is the port, nor curl,
+ * whose `-p` is `--proxytunnel`.
+ */
+const PASSWORD_P_COMMAND = /^(?:mysql|mysqladmin|mysqldump|mysqlpump|mysqlimport|mysqlcheck|mysqlshow|mysqlslap|mysqlsh|mariadb|mariadb-[a-z]+|sshpass|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles)$/;
+/** Words after which a command name is the command run (`exec mysql`, `sudo mysql`, `env A=1 mysql`). */
+const COMMAND_PREFIX = /^(?:exec|sudo|env|nohup|command|time|nice|ionice|doas|xargs|[A-Za-z_][A-Za-z0-9_]*=.*|.*:)$/;
+
+/**
+ * Whether word i is a command of {@link PASSWORD_P_COMMAND} where a command is run: its bare name or absolute path,
+ * first of the words, first in quotes, or after {@link COMMAND_PREFIX} (or a message's `failed:`). An iptables comment
+ * `"default/mysql"` is a Service's name, not a command: its `-p tcp` is left alone.
+ */
+function isCommandAt(words: readonly string[], i: number, quoted: boolean): boolean {
+  const m = /^(?:\/[^\s]*\/)?([^/\s]+)$/.exec(words[i]!);
+  if (!m || !PASSWORD_P_COMMAND.test(m[1]!)) return false;
+  return i === 0 || quoted || COMMAND_PREFIX.test(words[i - 1]!);
+}
+
+/** A user flag, before a glued `-pSECRET` (`mysql -u root -pSECRET`, `mysql --user=root -pSECRET`). */
+const USER_FLAG = /^(?:-u.*|--user(?:name)?(?:=.*)?)$/;
+/** Where one shell command ends inside a string: `;`, `&`, `|`, a newline, a backquote, `$(`, `(`, `)`. */
+const COMMAND_SEGMENT = /[^;&|\n`()]+/g;
+
+/**
+ * A word of a command inside free text: up to the next space, or, when a quoted string is glued to it, through that
+ * string (`-p'hunter 2'`, `--user="a b:c"`). A quote that opens a word does not join it to the next ones: in
+ * `sh -c 'sshpass -p pw ssh x'` the words inside the quotes are the command looked at.
+ */
+const SHELL_WORD = /[^\s"']+(?:"[^"]*"|'[^']*')[^\s"']*|\S+/g;
+
+/**
+ * The credentials given as short options in one command's words: the password of `-u user:password` /
+ * `-uuser:password` / `--user user:password` / `--user=user:password` (curl's `-u, --user <user:password>`), and the
+ * password of `-pPASSWORD` (glued) or `-p PASSWORD` in a command of {@link PASSWORD_P_COMMAND}, and of a glued
+ * `-pPASSWORD` after a user flag ({@link USER_FLAG}) in any command. `-p` elsewhere (iptables' `-p tcp`, a port) is
+ * left alone.
+ * @param words one command's words, quotes removed.
+ * @param quoted which words opened with a quote (the start of a quoted command string).
+ * @returns the words, those values replaced by {@link REDACTED}.
+ */
+function redactShortOptions(words: readonly string[], quoted?: readonly boolean[]): string[] {
+  let pCommand = false;
+  let userSeen = false;
+  return words.map((w, i) => {
+    const prev = i > 0 ? words[i - 1]! : "";
+    if (isCommandAt(words, i, quoted?.[i] ?? false)) pCommand = true;
+    let out = w;
+    // curl: the user and the password, split on the first colon
+    const glued = /^(-u|--user=)(.+)$/.exec(w);
+    const [head, userValue] = glued ? [glued[1]!, glued[2]!] : prev === "-u" || prev === "--user" ? ["", w] : ["", undefined];
+    const colon = userValue?.indexOf(":") ?? -1;
+    if (userValue !== undefined && colon !== -1 && colon + 1 < userValue.length && !userValue.slice(colon + 1).startsWith("<redacted")) {
+      out = `${head}${userValue.slice(0, colon + 1)}${REDACTED}`;
+    }
+    if (/^-p./.test(w) && !w.startsWith("-p<redacted") && (pCommand || userSeen)) out = `-p${REDACTED}`;
+    else if (prev === "-p" && pCommand && !w.startsWith("-") && !w.startsWith("<redacted")) out = REDACTED;
+    if (USER_FLAG.test(w)) userSeen = true;
+    return out;
+  });
+}
+
+/** {@link redactShortOptions} on the words of one command inside a string, the rest of the string unchanged. */
+function redactSegment(segment: string): string {
+  if (!/(?:^|\s)["']*-[pu]|--user/.test(segment)) return segment;
+  const tokens = [...segment.matchAll(SHELL_WORD)];
+  const words = tokens.map((t) => t[0].replace(/["']/g, ""));
+  const redacted = redactShortOptions(words, tokens.map((t) => /^["']/.test(t[0])));
+  let out = "";
+  let at = 0;
+  tokens.forEach((t, i) => {
+    // a redacted word is written without its quotes: the redaction holds none, and a quote left alone would be unpaired
+    out += segment.slice(at, t.index) + (redacted[i] === words[i] ? t[0] : redacted[i]);
+    at = t.index! + t[0].length;
+  });
+  return out + segment.slice(at);
 }
 
 /**
@@ -135,13 +218,15 @@ function redactBlocks(text: string): string {
 }
 
 /**
- * A command line with credentials redacted: each word as {@link redactText}, and the word after a bare secret-named
- * flag (`--password hunter2`, `--token abc`).
+ * A command line with credentials redacted: each word as {@link redactText}, the word after a bare secret-named
+ * flag (`--password hunter2`, `--token abc`), and the short options that carry a password ({@link redactShortOptions}:
+ * `-u user:password`, `mysql -pPASSWORD`, `sshpass -p PASSWORD`).
  * @param argv the words.
  * @returns a new list.
  */
 export function redactArgv(argv: readonly string[]): string[] {
-  return argv.map((w, i) => (i > 0 && SECRET_FLAG.test(argv[i - 1]!) ? REDACTED : redactText(w)));
+  const short = redactShortOptions(argv);
+  return argv.map((w, i) => (i > 0 && SECRET_FLAG.test(argv[i - 1]!) ? REDACTED : short[i] !== w ? short[i]! : redactText(w)));
 }
 
 /**
