@@ -38,6 +38,22 @@ export interface ExecOutcome {
   stdoutCompressed: boolean;
 }
 
+/**
+ * Most bytes one exec's stdout (and, apart, its stderr) may hold, as they come over the stream and after a gzip stream
+ * is inflated: 256 MiB, the default `--max-bundle-size` (src/io/read_bundle.ts DEFAULT_MAX_BUNDLE_BYTES), so that what
+ * is collected can be read back from a bundle. A 10,000-Service iptables-save is ~30 MB; more comes only from a
+ * hostile or broken image (a gzip bomb: 17 MB on the wire inflated to 3.9 GB).
+ */
+export const MAX_EXEC_OUTPUT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * An exec's output that cannot be read: more than the limit ({@link MAX_EXEC_OUTPUT_BYTES}) as sent or once inflated,
+ * or a gzip stream that does not inflate. The collection of that node fails with this message (collect_node.ts).
+ */
+export class ExecOutputError extends Error {
+  override name = "ExecOutputError";
+}
+
 /** Options of {@link execInPod}. */
 export interface ExecOptions {
   /** Give up (terminate the socket) after this many ms. */
@@ -51,16 +67,38 @@ export interface ExecOptions {
    * client-node would close the socket), so the command must not wait for end of input.
    */
   stdin?: string;
+  /** Most bytes of stdout and of stderr, sent and inflated; default {@link MAX_EXEC_OUTPUT_BYTES}. */
+  maxOutputBytes?: number;
 }
 
+/** What a {@link Collector} could not read: too many bytes (sent, or inflated), or a gzip stream that does not inflate. */
+type Unreadable = { why: "sent" | "inflated"; limit: number } | { why: "corrupt"; detail: string };
+
+/** One channel's bytes, at most `limit` of them; past it, the rest is dropped and `overflowed` says so. */
 class Collector extends Writable {
   chunks: Buffer[] = [];
+  /** Bytes that came (kept or not). */
+  received = 0;
+  overflowed = false;
+  constructor(readonly limit: number, readonly onOverflow: () => void) {
+    super();
+  }
   override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    this.chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+    const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    this.received += b.length;
+    if (this.overflowed) return cb();
+    if (this.received > this.limit) {
+      // not kept: the exec is stopped (onOverflow) and the node's collection fails, saying why
+      this.overflowed = true;
+      this.chunks = [];
+      this.onOverflow();
+      return cb();
+    }
+    this.chunks.push(b);
     cb();
   }
   size(): number {
-    return this.chunks.reduce((n, c) => n + c.length, 0);
+    return this.received;
   }
   /** Whether the bytes are a gzip stream (magic 1f 8b). */
   gzip(): boolean {
@@ -71,19 +109,43 @@ class Collector extends Writable {
   }
   /**
    * The bytes as UTF-8; a gzip stream (magic 1f 8b: the whole-node collection compresses its stdout) is inflated
-   * first — a cut stream to the last byte that decodes (Z_SYNC_FLUSH), so its sections still read as truncated.
+   * first — a cut stream to the last byte that decodes (Z_SYNC_FLUSH), so its sections still read as truncated — to at
+   * most `limit` bytes (zlib's maxOutputLength).
+   * @returns the text, or what made it unreadable.
    */
-  text(): string {
+  text(): string | Unreadable {
+    if (this.overflowed) return { why: "sent", limit: this.limit };
     const b = Buffer.concat(this.chunks);
-    if (this.gzip()) {
-      try {
-        return gunzipSync(b, { finishFlush: zlibConstants.Z_SYNC_FLUSH }).toString("utf8");
-      } catch {
-        return "";
-      }
+    if (!this.gzip()) return b.toString("utf8");
+    let inflated: Buffer;
+    try {
+      inflated = gunzipSync(b, { finishFlush: zlibConstants.Z_SYNC_FLUSH, maxOutputLength: this.limit });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError) return { why: "inflated", limit: this.limit };
+      return { why: "corrupt", detail: (e as Error).message };
     }
-    return b.toString("utf8");
+    if (inflated.length >= this.limit) return { why: "inflated", limit: this.limit };
+    return inflated.toString("utf8");
   }
+}
+
+/**
+ * The message of an exec's unreadable output, with what to do.
+ * @param what `the stdout of pod NS/NAME`.
+ */
+function unreadableMessage(what: string, u: Unreadable): string {
+  const next = "the image may be broken or hostile: collect the node with another image (--via debug-pod, --image), or analyse the other nodes only (--node NAME for each)";
+  if (u.why === "corrupt") return `${what} is a corrupt gzip stream (${u.detail}): not read; ${next}`;
+  const limit = formatLimit(u.limit);
+  return u.why === "sent"
+    ? `${what} exceeded ${limit} as sent: not read, the exec was stopped; ${next}`
+    : `${what} exceeded ${limit} after decompression (a gzip bomb, or node state far beyond any cluster's): not read; ${next}`;
+}
+
+/** `256 MiB`. */
+function formatLimit(n: number): string {
+  return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
 }
 
 /** What this module uses of a `ws` socket (client-node's WebSocketHandler drives the rest). */
@@ -112,6 +174,8 @@ function exitCodeOf(st: { status?: string; details?: { causes?: { reason?: strin
  * @returns the output and how the stream ended (a cut stream resolves, with `end` saying so).
  * @throws {KubeApiError} when the server refuses the upgrade (403 pods/exec, 404 pod, 400 container not found).
  * @throws {ApiUnreachableError} when the socket cannot be opened at all, or the upgrade times out.
+ * @throws {ExecOutputError} when stdout or stderr exceeds `o.maxOutputBytes` ({@link MAX_EXEC_OUTPUT_BYTES}) as sent
+ *   or once inflated, or is a gzip stream that does not inflate; the message says so and what to do.
  */
 export async function execInPod(
   kc: KubeConfig,
@@ -146,8 +210,10 @@ export async function execInPod(
   const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
   const handler = new WebSocketHandler(kc, factory as never, { stdin: new PassThrough(), stdout: sink(), stderr: sink() });
   const exec = new Exec(kc, handler);
-  const out = new Collector();
-  const err = new Collector();
+  const limit = o.maxOutputBytes ?? MAX_EXEC_OUTPUT_BYTES;
+  // past the limit, nothing more is wanted: the socket is closed (the stream reads as cut, and the error says why)
+  const out = new Collector(limit, () => socket?.terminate());
+  const err = new Collector(limit, () => socket?.terminate());
   let status: ExecOutcome["status"];
   let end: ExecOutcome["end"] | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -192,7 +258,11 @@ export async function execInPod(
       else ws.on("close", () => resolve());
     });
     end ??= status ? "status" : "closed";
-    return { stdout: out.text(), stderr: err.text(), ...(status ? { status } : {}), protocol: ws.protocol, end, stdoutBytes: out.size(), stdoutCompressed: out.gzip() };
+    const stdout = out.text();
+    if (typeof stdout !== "string") throw new ExecOutputError(unreadableMessage(`the output of pod ${namespace}/${pod}`, stdout));
+    const stderr = err.text();
+    if (typeof stderr !== "string") throw new ExecOutputError(unreadableMessage(`the stderr of pod ${namespace}/${pod}`, stderr));
+    return { stdout, stderr, ...(status ? { status } : {}), protocol: ws.protocol, end, stdoutBytes: out.size(), stdoutCompressed: out.gzip() };
   } finally {
     clearTimeout(timer);
     timer = undefined;
