@@ -15,6 +15,7 @@
 import { parseAllDocuments } from "yaml";
 import { serializeExact } from "../model/exact_serialize.ts";
 import type { KubeObject } from "../model/k8s.ts";
+import { pushAll } from "../model/arrays.ts";
 import { compareText } from "../model/order.ts";
 import {
   type Bundle,
@@ -297,7 +298,7 @@ export function decodeBundle(text: string, name: string): Bundle {
       const bad = checkObjectShape(item, kind, `objects.${key}[${i}]`);
       if (bad) throw new BundleError(`${name}: ${bad}`);
     }
-    (bundle.objects[key as keyof BundleObjects] as unknown[]).push(...value);
+    pushAll(bundle.objects[key as keyof BundleObjects] as unknown[], value);
   }
   const seenNodes = new Map<string, number>();
   for (const [i, n] of ((doc.nodes ?? []) as unknown[]).entries()) {
@@ -324,7 +325,7 @@ export function decodeBundle(text: string, name: string): Bundle {
     doc.warnings.forEach((w, i) => {
       if (typeof w !== "string") throw new BundleError(`${name}: warnings[${i}] is ${describeValue(w)}: want a string`);
     });
-    bundle.warnings.unshift(...(doc.warnings as string[]));
+    bundle.warnings = pushAll([...(doc.warnings as string[])], bundle.warnings);
   }
   return bundle;
 }
@@ -411,11 +412,11 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
       const inner = decodeBundle(f.text, `${dirName}/${f.path}`);
       bundle.capture = { ...inner.capture, ...bundle.capture };
       for (const key of Object.keys(inner.objects) as (keyof BundleObjects)[]) {
-        (bundle.objects[key] as unknown[]).push(...inner.objects[key]);
+        pushAll(bundle.objects[key] as unknown[], inner.objects[key]);
         objects += inner.objects[key].length;
       }
       for (const n of inner.nodes) nodes.set(n.name, n);
-      bundle.warnings.push(...inner.warnings);
+      pushAll(bundle.warnings, inner.warnings);
       continue;
     }
     for (const d of docs) objects += addObjects(bundle, d, `${dirName}/${f.path}`);

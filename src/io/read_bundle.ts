@@ -262,7 +262,11 @@ export function readBundle(path: string, options: ReadBundleOptions = {}): Bundl
     const where = (e as { path?: string }).path ?? path;
     if (code === "EACCES") throw new BundleError(`--from ${path}: permission denied reading ${where}: make it readable`);
     if (code === "EISDIR" || code === "ELOOP" || code === "EIO") throw new BundleError(`--from ${path}: cannot read ${where} (${code}): check the path`);
-    if (e instanceof RangeError) throw new BundleError(`--from ${path}: too large to read (${e.message}): give a smaller bundle`);
+    // Only what says the input is too large to hold is said so: a string or buffer past the runtime's limit. Any other
+    // RangeError (a call stack exceeded by a list spread into arguments was one) is a bug, reported as such.
+    if (code === "ERR_STRING_TOO_LONG" || code === "ERR_FS_FILE_TOO_LARGE" || code === "ERR_BUFFER_TOO_LARGE" || (e instanceof RangeError && /^(Invalid string length|Array buffer allocation failed|Invalid array length)/.test(e.message))) {
+      throw new BundleError(`--from ${path}: too large to read (${(e as Error).message}): give a smaller bundle`);
+    }
     throw e;
   }
 }

@@ -16,6 +16,7 @@
  * Events of the object.
  * @module
  */
+import { pushAll } from "../model/arrays.ts";
 import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
@@ -224,7 +225,7 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
   objects.services.push(sanitizeObject({ apiVersion: "v1", kind: "Service", ...svc }));
 
   const slices = await rest.list<EndpointSlice>(R.endpointSlices(q.namespace), { labelSelector: `kubernetes.io/service-name=${q.service}` });
-  objects.endpointSlices.push(...slices.items.map((s) => sanitizeObject(s)).sort(byName));
+  pushAll(objects.endpointSlices, slices.items.map((s) => sanitizeObject(s)).sort(byName));
 
   // Pods referenced by endpoints (targetRef kind Pod), in the slices' namespace.
   const podNames = new Set<string>();
@@ -265,7 +266,7 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
       if (notReady.length > 0) {
         const names = new Set(notReady.map((p) => p.metadata.name));
         const events = await rest.list<KubeEvent>(R.events(q.namespace), { fieldSelector: "involvedObject.kind=Pod,reason=Unhealthy" }, 100, 100);
-        objects.events.push(...events.items.filter((e) => names.has(e.involvedObject?.name ?? "")).map((e) => sanitizeObject({ apiVersion: "v1", kind: "Event", ...e })));
+        pushAll(objects.events, events.items.filter((e) => names.has(e.involvedObject?.name ?? "")).map((e) => sanitizeObject({ apiVersion: "v1", kind: "Event", ...e })));
       }
     } catch (e) {
       if (!(e instanceof KubeApiError)) throw e;
@@ -284,18 +285,18 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     fromPod = { name, namespace: q.namespace, ip, ips: podAddresses(p), node: p.spec.nodeName };
     if (!pods.some((x) => x.metadata.name === name)) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
   }
-  objects.pods.push(...pods.map((p) => sanitizeObject(p)).sort(byName));
+  pushAll(objects.pods, pods.map((p) => sanitizeObject(p)).sort(byName));
 
   let collect: string[];
   if (q.allNodes) {
     const all = await rest.list<Node>(R.nodes());
-    objects.nodes.push(...all.items.map((n) => sanitizeObject(n)).sort(byName));
+    pushAll(objects.nodes, all.items.map((n) => sanitizeObject(n)).sort(byName));
     collect = objects.nodes.map((n) => n.metadata.name);
   } else {
     const explicit = new Set(q.nodes ?? []);
     if (fromPod) explicit.add(fromPod.node);
     const wanted = [...new Set([...endpointNodes, ...explicit])].sort();
-    objects.nodes.push(...(await getNodes(rest, wanted, explicit, warnings, q.apiOnly === true)).map((n) => sanitizeObject(n)).sort(byName));
+    pushAll(objects.nodes, (await getNodes(rest, wanted, explicit, warnings, q.apiOnly === true)).map((n) => sanitizeObject(n)).sort(byName));
     const present = new Set(objects.nodes.map((n) => n.metadata.name));
     collect = q.nodes ? [...q.nodes] : fromPod ? [fromPod.node] : [...endpointNodes].filter((n) => present.has(n)).sort();
   }
@@ -308,8 +309,8 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     );
   }
   const proxyConfig = await kubeProxyConfig(rest, warnings);
-  objects.configMaps.push(...proxyConfig.configMaps);
-  objects.daemonSets.push(...proxyConfig.daemonSets);
+  pushAll(objects.configMaps, proxyConfig.configMaps);
+  pushAll(objects.daemonSets, proxyConfig.daemonSets);
   const out: ServiceObjects = { objects, nodes: collect, warnings };
   if (fromPod) out.fromPod = fromPod;
   return out;
@@ -340,7 +341,7 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
         throw e;
       });
       const others = bound.items.filter((p) => p.spec?.nodeName && !(p.metadata.name === name && p.metadata.namespace === namespace));
-      objects.pods.push(...others.map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+      pushAll(objects.pods, others.map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
       // a namespaceSelector other than {} needs the namespaces' labels: one more list, names and labels kept
       const terms = [pod, ...others].flatMap((p) => [
         ...(p === pod ? p.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [] : []),
@@ -349,7 +350,7 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
       if (terms.some((t) => t.namespaceSelector && !isEmptySelector(t.namespaceSelector))) {
         try {
           const ns = await rest.list<Namespace>(R.namespaces());
-          objects.namespaces.push(...ns.items.map((n) => sanitizeObject({ apiVersion: "v1", kind: "Namespace", ...n })).sort(byName));
+          pushAll(objects.namespaces, ns.items.map((n) => sanitizeObject({ apiVersion: "v1", kind: "Namespace", ...n })).sort(byName));
         } catch (e) {
           if (!(e instanceof KubeApiError && e.status === 403)) throw e;
           warnings.push(`list namespaces is forbidden (403): a pod affinity term's namespaceSelector is left undecided`);
@@ -406,7 +407,7 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
   if (kind === "pvc") {
     // Pods of the namespace that mount the claim (a WaitForFirstConsumer claim waits for one).
     const pods = await rest.list<Pod>(R.pods(namespace));
-    objects.pods.push(...pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name)).map((p) => sanitizeObject(p)));
+    pushAll(objects.pods, pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name)).map((p) => sanitizeObject(p)));
   }
   // Cluster-scoped reads a namespaced role may not grant: without them the answer is partial, not impossible. The
   // warning names the verb and resource (the pending analysis turns a missing Node list into its own finding).
@@ -421,30 +422,30 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
       throw e;
     }
   };
-  objects.persistentVolumes.push(...(await forbiddenOk("list persistentvolumes", async () => (await rest.list<PersistentVolume>(R.pvs())).items)).map((p) => sanitizeObject(p)).sort(byName));
-  objects.storageClasses.push(...(await forbiddenOk("list storageclasses", async () => (await rest.list<StorageClass>(R.storageClasses())).items)).map((s) => sanitizeObject(s)).sort(byName));
-  objects.nodes.push(...(await forbiddenOk("list nodes", async () => (await rest.list<Node>(R.nodes())).items)).map((n) => sanitizeObject(n)).sort(byName));
+  pushAll(objects.persistentVolumes, (await forbiddenOk("list persistentvolumes", async () => (await rest.list<PersistentVolume>(R.pvs())).items)).map((p) => sanitizeObject(p)).sort(byName));
+  pushAll(objects.storageClasses, (await forbiddenOk("list storageclasses", async () => (await rest.list<StorageClass>(R.storageClasses())).items)).map((s) => sanitizeObject(s)).sort(byName));
+  pushAll(objects.nodes, (await forbiddenOk("list nodes", async () => (await rest.list<Node>(R.nodes())).items)).map((n) => sanitizeObject(n)).sort(byName));
   // VolumeBinding's capacity check: a claim still to provision under a WaitForFirstConsumer class whose CSIDriver
   // tracks storage capacity needs the CSIStorageCapacities (two lists, only then)
   const toProvision = objects.persistentVolumeClaims.filter((c) => !c.spec?.volumeName).map((c) => objects.storageClasses.find((sc) => sc.metadata.name === c.spec?.storageClassName))
     .filter((sc) => sc?.volumeBindingMode === "WaitForFirstConsumer").map((sc) => sc!.provisioner);
   if (toProvision.length > 0) {
     const drivers = await forbiddenOk("list csidrivers", async () => (await rest.list<CSIDriver>(R.csiDrivers())).items);
-    objects.csiDrivers.push(...drivers.map((d) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", ...d })).sort(byName));
+    pushAll(objects.csiDrivers, drivers.map((d) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", ...d })).sort(byName));
     if (drivers.some((d) => d.spec?.storageCapacity === true && toProvision.includes(d.metadata.name))) {
-      objects.csiStorageCapacities.push(...(await forbiddenOk("list csistoragecapacities", async () => (await rest.list<CSIStorageCapacity>(R.csiStorageCapacities())).items))
+      pushAll(objects.csiStorageCapacities, (await forbiddenOk("list csistoragecapacities", async () => (await rest.list<CSIStorageCapacity>(R.csiStorageCapacities())).items))
         .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIStorageCapacity", ...c })).sort(byName));
     }
   }
   // NodeVolumeLimits: the CSI drivers' attach limits per node, when an unscheduled pod mounts a claim
   if (kind === "pod" && claimNames.size > 0 && !objects.pods[0]?.spec?.nodeName) {
-    objects.csiNodes.push(...(await forbiddenOk("list csinodes", async () => (await rest.list<CSINode>(R.csiNodes())).items))
+    pushAll(objects.csiNodes, (await forbiddenOk("list csinodes", async () => (await rest.list<CSINode>(R.csiNodes())).items))
       .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSINode", ...c })).sort(byName));
   }
   const involved = kind === "pod" ? [{ kind: "Pod", name }, ...[...claimNames].map((c) => ({ kind: "PersistentVolumeClaim", name: c }))] : [{ kind: "PersistentVolumeClaim", name }];
   for (const inv of involved) {
     const ev = await forbiddenOk("list events", async () => (await rest.list<KubeEvent>(R.events(namespace), { fieldSelector: `involvedObject.kind=${inv.kind},involvedObject.name=${inv.name}` })).items);
-    objects.events.push(...ev);
+    pushAll(objects.events, ev);
   }
   return { objects, nodes: [], warnings };
 }
