@@ -21,6 +21,51 @@ import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../
  */
 export const DEFAULT_MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * Default limit of a bundle's YAML structure (its bytes but the text of block scalars, `stdout: |` dumps): 8 MiB.
+ * The `yaml` parser builds a document tree first: measured on Node 20 (this project's CI machine) with block-style
+ * pods as `kubectl get -o yaml` and `capture -o FILE.yaml` write them, 2 MB took 1.4 s and 230 MB of memory, 4 MB
+ * 4.2 s and 380 MB, 8 MB 6.4 s and 680 MB, 16 MB 11.5 s and 1.3 GB, and 120 MB ran out of heap (V8 OOM); a 34 MB
+ * YAML bundle that is mostly one iptables-save in a block scalar took 0.4 s and 230 MB. JSON is read at ~100 MB/s,
+ * within {@link DEFAULT_MAX_BUNDLE_BYTES}. An explicit `maxBytes` (`--max-bundle-size`) is the YAML limit too.
+ */
+export const DEFAULT_MAX_YAML_STRUCTURE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Bytes of a YAML text's structure: every line but the content lines of block scalars (`key: |`, `- >-` and the lines
+ * indented below), which the parser reads as plain text at little cost. 0 for JSON (it starts with `{` or `[`).
+ * @param text a YAML or JSON text.
+ * @returns the count, in UTF-16 code units (bytes for ASCII).
+ */
+export function yamlStructureBytes(text: string): number {
+  if (/^\s*[{[]/.test(text.slice(0, 4096))) return 0;
+  let total = 0;
+  let pos = 0;
+  let blockIndent = -1;
+  while (pos < text.length) {
+    let end = text.indexOf("\n", pos);
+    if (end === -1) end = text.length;
+    let i = pos;
+    while (i < end && text.charCodeAt(i) === 32) i++;
+    const blank = i === end || (i + 1 === end && text.charCodeAt(i) === 13);
+    if (blockIndent >= 0 && (blank || i - pos > blockIndent)) {
+      pos = end + 1;
+      continue;
+    }
+    total += end - pos + 1;
+    blockIndent = -1;
+    // a block scalar's header (a line over 4 KiB is none): its content is indented more than its key, or than its
+    // dash when it is a list item
+    const m = end - pos <= 4096 ? BLOCK_HEADER.exec(text.slice(pos, end)) : null;
+    if (m) blockIndent = m[2] !== undefined ? m[1]!.length : m[1]!.replace(/- *$/, "").length;
+    pos = end + 1;
+  }
+  return total;
+}
+
+/** A YAML line that opens a block scalar: `key: |`, `- >-`, `- key: |2` (a comment may follow); group 1 is what is before the key or last dash. */
+const BLOCK_HEADER = /^((?: *- +)* *)([^\s#-][^#]*?:[ \t]+)?[|>][1-9]?[-+]?[1-9]?[ \t]*(?:#.*)?\r?$/;
+
 /** Most files a bundle directory may hold (1,000 nodes × every section, and the object files). */
 const MAX_FILES = 20_000;
 
@@ -44,7 +89,10 @@ const BUNDLE_DIR_SHAPE = "a bundle directory holds *.yaml/*.json files of Kubern
 
 /** Options of {@link readBundle}. */
 export interface ReadBundleOptions {
-  /** Most bytes read (a file, or all files of a directory together); default {@link DEFAULT_MAX_BUNDLE_BYTES}. */
+  /**
+   * Most bytes read (a file, or all files of a directory together); default {@link DEFAULT_MAX_BUNDLE_BYTES}. Given,
+   * it is also the limit of YAML structure (default {@link DEFAULT_MAX_YAML_STRUCTURE_BYTES}).
+   */
   maxBytes?: number;
   /**
    * For a directory bundle: files (paths relative to it) not to read at all, e.g. the node dumps when only the API
@@ -68,6 +116,12 @@ export function formatBytes(n: number): string {
 function tooBig(what: string, size: number, max: number): BundleError {
   return new BundleError(
     `${what} is ${formatBytes(size)}, more than the ${formatBytes(max)} a bundle may have: check the path, or raise the limit with --max-bundle-size ${suggestLimit(size)}`,
+  );
+}
+
+function tooMuchYaml(what: string, size: number, max: number): BundleError {
+  return new BundleError(
+    `${what} holds ${formatBytes(size)} of YAML structure (block-scalar dumps not counted), more than the ${formatBytes(max)} a bundle may have: YAML takes ~0.7 s and ~75 MB of memory per MB to parse; give the bundle as JSON (kubectl netpath capture -o FILE.json; kubectl get -o json), or raise the limit with --max-bundle-size ${suggestLimit(size)}`,
   );
 }
 
@@ -236,11 +290,13 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
  * @param path file or directory.
  * @param options the size limit.
  * @returns the bundle.
- * @throws {BundleError} when the path does not exist, is unreadable, too large, not a regular file or directory, or
- *   not (one) bundle; the message says what to do.
+ * @throws {BundleError} when the path does not exist, is unreadable, too large (bytes; or YAML structure, see
+ *   {@link DEFAULT_MAX_YAML_STRUCTURE_BYTES}), not a regular file or directory, or not (one) bundle; the message says
+ *   what to do.
  */
 export function readBundle(path: string, options: ReadBundleOptions = {}): Bundle {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE_BYTES;
+  const yamlLimit = options.maxBytes ?? DEFAULT_MAX_YAML_STRUCTURE_BYTES;
   const st = statOrExplain(path, `--from ${path}`);
   try {
     if (st.isDirectory()) {
@@ -250,12 +306,17 @@ export function readBundle(path: string, options: ReadBundleOptions = {}): Bundl
       if (found.length < all.length && found.every((f) => !/\.(ya?ml|json)$/.test(f.rel) || /^capture\.ya?ml$/.test(f.rel))) return emptyBundle({});
       for (const f of found) if (!f.rel.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.rel)) sniff(f.full, f.size, `${path}/${f.rel}`);
       const files: BundleFile[] = found.map((f) => ({ path: f.rel, text: readText(f.full) }));
+      const yaml = files.reduce((n, f) => n + (!f.path.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.path) ? yamlStructureBytes(f.text) : 0), 0);
+      if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path} (its YAML files)`, yaml, yamlLimit);
       return bundleFromFiles(files, path);
     }
     if (!st.isFile()) throw new BundleError(`--from ${path} is ${kindOf(st)}: give a bundle file or directory (kubectl netpath capture -o FILE writes one)`);
     if (st.size > maxBytes) throw tooBig(`--from ${path}`, st.size, maxBytes);
     sniff(path, st.size, path);
-    return decodeBundle(readText(path), path);
+    const text = readText(path);
+    const yaml = yamlStructureBytes(text);
+    if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path}`, yaml, yamlLimit);
+    return decodeBundle(text, path);
   } catch (e) {
     if (e instanceof BundleError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
