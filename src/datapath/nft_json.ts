@@ -78,6 +78,46 @@ interface Ctx {
 /** A JSON expression that could not be rendered: the statement that holds it becomes `unknown`. */
 class Undecodable extends Error {}
 
+/**
+ * Most levels of expressions nested in one another that are decoded (selectorText, valueOf, hintOf): 64. nft prints
+ * a handful (a `vmap` on a `concat` of payloads, a bitwise `&` on a `meta mark`: libnftables src/json.c); a dump nested
+ * thousands of levels deep (hand-made or hostile) would overflow the call stack. Past it, the rule or element is a
+ * {@link DumpParseError} "nesting too deep" of its node only.
+ */
+export const MAX_NFT_JSON_NESTING = 64;
+
+/** An expression nested past {@link MAX_NFT_JSON_NESTING}; turned into a DumpParseError where the line is known. */
+class NestingTooDeep extends Error {}
+
+/** Current nesting of the recursive decoders. */
+let nesting = 0;
+
+/** Runs one level of a recursive decoder, refusing past {@link MAX_NFT_JSON_NESTING}. */
+function nested<T>(f: () => T): T {
+  if (nesting >= MAX_NFT_JSON_NESTING) throw new NestingTooDeep();
+  nesting++;
+  try {
+    return f();
+  } finally {
+    nesting--;
+  }
+}
+
+/** JSON.stringify for messages and unknown statements; a value too deep for it is {@link NestingTooDeep}. */
+function jsonText(v: J): string {
+  try {
+    return JSON.stringify(v);
+  } catch (e) {
+    if (e instanceof RangeError) throw new NestingTooDeep();
+    throw e;
+  }
+}
+
+/** The DumpParseError of a rule or element nested too deep, quoting its first 120 characters. */
+function tooDeep(line: number, quoted: string): DumpParseError {
+  return new DumpParseError(FORMAT, line, `nesting too deep (more than ${MAX_NFT_JSON_NESTING} levels of expressions; nft prints a handful)`, quoted.slice(0, 120) + (quoted.length > 120 ? "…" : ""));
+}
+
 function quote(s: string): string {
   return `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
@@ -95,6 +135,10 @@ function scalarText(v: string | number | boolean, hint: Hint): string {
 
 /** Hint for values compared with / assigned to a selector JSON expression. */
 function hintOf(e: J): Hint {
+  return nested(() => hintOfExpr(e));
+}
+
+function hintOfExpr(e: J): Hint {
   const k = soleKey(e);
   if (k === undefined || !isObject(e)) return "default";
   const body = e[k];
@@ -115,6 +159,10 @@ function hintOfType(type: string): Hint {
 
 /** Renders a selector (left-hand expression) the way nft prints it. Throws Undecodable for unknown shapes. */
 function selectorText(e: J): string {
+  return nested(() => selectorTextOf(e));
+}
+
+function selectorTextOf(e: J): string {
   const k = soleKey(e);
   if (k === undefined || !isObject(e)) throw new Undecodable();
   const b = e[k];
@@ -173,6 +221,10 @@ function selectorText(e: J): string {
 
 /** Decodes a right-hand value. Throws Undecodable for shapes it does not know. */
 function valueOf(v: J, hint: Hint): NftValue {
+  return nested(() => valueOfExpr(v, hint));
+}
+
+function valueOfExpr(v: J, hint: Hint): NftValue {
   if (typeof v === "string") {
     if (v.startsWith("@")) return { kind: "set-ref", text: v, name: v.slice(1) };
     return { kind: "literal", text: scalarText(v, hint), value: v };
@@ -242,8 +294,8 @@ function unknownText(e: J): string {
     const xt = e.xt;
     return `xt ${String(xt.type)} ${quote(String(xt.name))}`;
   }
-  if (k !== undefined && isObject(e)) return e[k] === null ? k : `${k} ${JSON.stringify(e[k])}`;
-  return JSON.stringify(e);
+  if (k !== undefined && isObject(e)) return e[k] === null ? k : `${k} ${jsonText(e[k])}`;
+  return jsonText(e);
 }
 
 function natFlags(b: JObject): string[] {
@@ -691,7 +743,13 @@ function num(v: J): number | undefined {
 }
 
 function badItem(line: number, what: string, item: J): DumpParseError {
-  return new DumpParseError(FORMAT, line, what, JSON.stringify(item));
+  let quoted: string;
+  try {
+    quoted = jsonText(item);
+  } catch {
+    return tooDeep(line, "");
+  }
+  return new DumpParseError(FORMAT, line, what, quoted);
 }
 
 /**
@@ -820,10 +878,15 @@ class JsonRule implements NftRule {
     for (const e of expr) {
       let st: NftStatement;
       try {
-        st = statementOf(e, ctx);
+        try {
+          st = statementOf(e, ctx);
+        } catch (err) {
+          if (!(err instanceof Undecodable)) throw err;
+          st = { kind: "unknown", text: unknownText(e) };
+        }
       } catch (err) {
-        if (!(err instanceof Undecodable)) throw err;
-        st = { kind: "unknown", text: unknownText(e) };
+        if (!(err instanceof NestingTooDeep)) throw err;
+        throw tooDeep(this.line, this.#doc ? this.#doc.text.slice(this.#start, Math.min(this.#end, this.#start + 200)) : "");
       }
       statements.push(st);
     }
@@ -1208,7 +1271,13 @@ class Builder {
           table: str(b.table) ?? "",
           line,
           text: `${key} ${str(b.name) ?? ""}`.trim(),
-          context: JSON.stringify(item).slice(0, 200),
+          context: (() => {
+            try {
+              return jsonText(item).slice(0, 200);
+            } catch {
+              return `(nested more than ${MAX_NFT_JSON_NESTING} levels deep)`;
+            }
+          })(),
         });
       }
     }
@@ -1335,8 +1404,14 @@ function addElements(set: NftSet, elems: J, line: number, unparsed: (NftRule | N
     try {
       set.elements.push(elementOf(set, raw, keyHints, dataHint));
     } catch (err) {
+      if (err instanceof NestingTooDeep) throw tooDeep(line, `${set.kind} ${set.name}`);
       if (!(err instanceof Undecodable)) throw err;
-      const text = JSON.stringify(raw);
+      let text: string;
+      try {
+        text = jsonText(raw);
+      } catch {
+        throw tooDeep(line, `${set.kind} ${set.name}`);
+      }
       set.elements.push({ keyText: text, key: [text], text });
       unparsed.push({ family: set.family, table: set.table, line, text, context: `${set.kind} ${set.name}` });
     }
