@@ -342,12 +342,15 @@ export interface BundleFile {
  * @param files every file below the directory.
  * @param dirName the directory name, for messages.
  * @returns the bundle; unreadable and unknown files are listed in `warnings`.
- * @throws {BundleError} when the directory holds neither objects nor node dumps.
+ * @throws {BundleError} when the directory holds neither objects nor node dumps, or two files of one node's section
+ *   (`nodes/k8s1/iptables-save.txt` and `iptables-save.out`), among others; the message says what to do.
  */
 export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
   const bundle = emptyBundle({});
   const nodes = new Map<string, NodeCapture>();
   const exits = new Map<string, number>();
+  /** `node/section` → the file its dump came from. */
+  const dumps = new Map<string, string>();
   const sorted = [...files].sort((a, b) => compareText(a.path, b.path));
   let objects = 0;
   const oneFileBundles: string[] = [];
@@ -364,6 +367,14 @@ export function bundleFromFiles(files: BundleFile[], dirName: string): Bundle {
         }
         bundle.warnings.push(`${dirName}/${f.path}: unknown section "${section}" (want one of ${SECTION_NAMES.join(", ")}); ignored`);
         continue;
+      }
+      if (!base.endsWith(".exit")) {
+        // two dumps of one section (iptables-save.txt and iptables-save.out): which one the node had cannot be told
+        const before = dumps.get(`${node}/${section}`);
+        if (before !== undefined) {
+          throw new BundleError(`${dirName}: ${before} and ${f.path} are both the ${section} dump of node ${node}: keep one (remove or rename the other) (docs/bundle.md)`);
+        }
+        dumps.set(`${node}/${section}`, f.path);
       }
       if (base.endsWith(".exit")) {
         const code = f.text.trim();
