@@ -54,6 +54,25 @@ export interface LiveSettings {
   dryRunFormat: "yaml" | "json";
   /** Where nodes are collected (`--via`). */
   via: CollectVia;
+  /** Set when `--image` is not pinned by digest: the warning a run that may create debug pods gives. */
+  imageWarning?: string;
+}
+
+/**
+ * An image reference pinned by digest: `NAME[:TAG]@ALGORITHM:HEX` (distribution/reference's grammar, reference.go:
+ * `digest := algorithm ":" encoded`, e.g. `@sha256:` and 64 hex digits). The runtime then pulls exactly that content;
+ * a tag alone is resolved at each pull and can be moved.
+ */
+const PINNED_BY_DIGEST = /@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
+
+/**
+ * The warning for an `--image` without a digest (kubectl-netpath pins the pods it creates by digest), or undefined.
+ * Not a refusal: the flag exists to let users pick their image.
+ * @param image the `--image` value.
+ */
+export function unpinnedImageWarning(image: string): string | undefined {
+  if (PINNED_BY_DIGEST.test(image)) return undefined;
+  return `--image ${image} is not pinned by digest: its tag can be moved to other content, which the debug pods would then run with NET_ADMIN (or SYS_ADMIN) on each node; pin it as ${image.replace(/@.*$/, "")}@sha256:<digest> (the digest as \`crane digest ${image}\` or \`docker buildx imagetools inspect ${image}\` prints it)`;
 }
 
 /**
@@ -86,6 +105,7 @@ export function liveSettings(o: LiveOptions): LiveSettings {
     dryRun: o.dryRun === true,
     dryRunFormat: o.dryRunFormat === "json" ? "json" : "yaml",
     via: via as CollectVia,
+    ...(o.image !== undefined && unpinnedImageWarning(o.image) ? { imageWarning: unpinnedImageWarning(o.image)! } : {}),
   };
 }
 
@@ -282,6 +302,10 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   // What a bundle keeps (and the analyses read): the allow-list of each kind, credentials redacted.
   bundle.objects = allowListObjects(found.objects);
   bundle.warnings.push(...found.warnings);
+  // a debug pod may run the image (--via kube-proxy creates none, --no-exec collects nothing): a warning of the run
+  // (the dry run prints it itself, as it returns before the bundle's warnings are printed)
+  const imageWarning = s.imageWarning !== undefined && s.exec && s.via !== "kube-proxy" ? s.imageWarning : undefined;
+  if (imageWarning && !s.dryRun) bundle.warnings.push(imageWarning);
   if (found.fromPod) {
     const svc = found.objects.services[0]!;
     const port = svc.spec.ports?.[0];
@@ -300,6 +324,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     if (s.dryRun && s.via === "kube-proxy") {
       io.stderr(`dry run: nothing is created; with --via kube-proxy kubectl-netpath only execs into each node's kube-proxy pod in ${KUBE_PROXY_NAMESPACE} and creates no pod\n`);
     } else if (s.dryRun) {
+      if (imageWarning) io.stderr(`warning: ${imageWarning}\n`);
       const how = s.via === "debug-pod" ? "create this debug pod" : "exec into its kube-proxy pod, or else create this debug pod";
       io.stderr(`dry run: nothing is created; for each node kubectl-netpath would ${how} in ${s.debugNamespace}:\n`);
       io.stdout(dryRunManifests(found.nodes, s, creator(cluster)));
