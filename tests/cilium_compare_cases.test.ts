@@ -47,3 +47,50 @@ describe("controls: a real difference is still drift", () => {
     expect(drift.every((d) => d.kind === "missing-on-node" && d.endpoint!.startsWith("["))).toBe(true);
   });
 });
+
+// Defects found against Cilium's sources: each bundle is a fixture above edited to the shape Cilium writes.
+type Entry = { spec: { "frontend-address": { ip: string; port: number }; flags: { type: string; name?: string; namespace?: string }; "backend-addresses": { ip: string; port: number; state?: string; nodeName?: string }[] } };
+const edit = (dir: string, change: (table: Entry[], b: ReturnType<typeof readBundle>) => void) => {
+  const b = readBundle(`${DIR}/${dir}`);
+  const sec = b.nodes[0]!.sections["cilium-services"]!;
+  const table = JSON.parse(sec.stdout) as Entry[];
+  change(table, b);
+  sec.stdout = JSON.stringify(table);
+  return b;
+};
+
+describe("Cilium's table as releases and features write it", () => {
+  it("Cilium 1.14–1.17: a LocalRedirect frontend under the policy's name is the redirect, not a missing ClusterIP", () => {
+    // pkg/redirectpolicy/manager.go upsertService: `<policy>-local-redirect` in the policy's namespace
+    const b = edit("lrp", (t) => {
+      for (const e of t.filter((x) => x.spec.flags.type === "LocalRedirect")) e.spec.flags.name = "nodelocaldns-local-redirect";
+    });
+    const n = explainService(b, "kube-system", "kube-dns").nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toMatch(/is redirected on this node by a CiliumLocalRedirectPolicy/);
+  });
+
+  it("a ClusterMesh global Service: backends from other clusters are a note, not stale; without the annotation, stale", () => {
+    const remote = (global: boolean) =>
+      edit("scope", (t, b) => {
+        const cip = t.find((x) => x.spec.flags.type === "ClusterIP")!;
+        cip.spec["backend-addresses"].push({ ip: "10.245.1.40", port: 8080, state: "active", nodeName: "cluster2-worker" });
+        if (global) b.objects.services.find((s) => s.metadata.name === "web")!.metadata.annotations = { "service.cilium.io/global": "true" };
+      });
+    const g = explainService(remote(true), "shop", "web").nodes[0]!;
+    expect(g.drift).toEqual([]);
+    expect(g.notes.join("\n")).toMatch(/also balances to 10\.245\.1\.40:8080, which this cluster's API does not list: the Service is a ClusterMesh global Service/);
+    expect(explainService(remote(false), "shop", "web").nodes[0]!.drift.map((d) => [d.kind, d.endpoint])).toEqual([["stale-on-node", "10.245.1.40:8080"]]);
+  });
+
+  it("an endpoint ready and terminating (publishNotReadyAddresses) is a terminating backend, as Cilium marks it", () => {
+    // pkg/k8s/endpoints.go ParseEndpointSliceV1: Terminating whenever conditions.terminating is true
+    const b = edit("scope", (t, bundle) => {
+      const sl = bundle.objects.endpointSlices.find((s) => s.metadata.labels?.["kubernetes.io/service-name"] === "web")!;
+      const ep = sl.endpoints!.find((e) => e.addresses[0] === "10.244.0.17")!;
+      ep.conditions = { ready: true, serving: true, terminating: true };
+      for (const e of t) for (const be of e.spec["backend-addresses"]) if (be.ip === "10.244.0.17") be.state = "terminating";
+    });
+    expect(explainService(b, "shop", "web").nodes[0]!.drift).toEqual([]);
+  });
+});

@@ -28,6 +28,9 @@ export const KEPT_ANNOTATIONS: readonly string[] = [
   // Services: whether kube-proxy follows topology hints before v1.31 (src/service/topology.ts)
   "service.kubernetes.io/topology-mode",
   "service.kubernetes.io/topology-aware-hints",
+  // Services: a Cilium ClusterMesh global Service balances to other clusters' endpoints too (src/service/cilium_compare.ts)
+  "service.cilium.io/global",
+  "io.cilium/global-service",
 ];
 
 /**

@@ -47,7 +47,18 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   const s = resolved.summary;
   const named = table.some((e) => e.name !== undefined);
   const addresses = new Set([...s.clusterIPs, ...s.externalIPs, ...s.loadBalancerIngress]);
-  const mine = table.filter((e) => named ? e.namespace === s.namespace && e.name === s.name : addresses.has(e.frontend.ip));
+  // A CiliumLocalRedirectPolicy's frontend on a ClusterIP of the Service: before Cilium 1.18 the redirect manager
+  // upserts it under the policy's name (pkg/redirectpolicy/manager.go upsertService, `<policy>-local-redirect`), which
+  // then overrides the ClusterIP entry (pkg/service/service.go createSVCInfoIfNotExist); 1.18 keeps the Service's name.
+  const clusterIPs = new Set(s.clusterIPs);
+  const mine = table.filter((e) =>
+    named ? (e.namespace === s.namespace && e.name === s.name) || (e.type === "LocalRedirect" && clusterIPs.has(e.frontend.ip)) : addresses.has(e.frontend.ip)
+  );
+  // A ClusterMesh global Service (annotation service.cilium.io/global, io.cilium/global-service before 1.12): the agent
+  // merges the endpoints of the same Service in other clusters into its backends (pkg/k8s/service_cache.go, external
+  // endpoints): backends this cluster's API does not list are expected there.
+  const annotations = resolved.service.metadata.annotations ?? {};
+  const global = annotations["service.cilium.io/global"] === "true" || annotations["io.cilium/global-service"] === "true";
   const out: CiliumComparison = { drift: [], notes: [], frontends: [] };
   out.notes.push(`compared with Cilium's service table on this node (${mine.length} frontend(s) of ${s.namespace}/${s.name}, ${table.length} in all)`);
   const hinted = resolved.endpoints.some((e) => (e.hintsForZones ?? []).length > 0);
@@ -65,7 +76,10 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   const expectedFor = (sp: ServicePortSummary, local: boolean, v6: boolean): Map<string, EndpointInfo> => {
     const withPort = resolved.endpoints.filter((ep) => ep.ports.some((p) => p.portKey === sp.portKey) && isIPv6(ep.address) === v6);
     const pool = local ? withPort.filter((ep) => ep.node === undefined || ep.node === "" || ep.node === node) : withPort;
-    const ready = pool.filter((ep) => ep.ready);
+    // Cilium marks a backend terminating whenever the endpoint's terminating condition is true, ready or not (a Service
+    // with publishNotReadyAddresses has ready and terminating endpoints; pkg/k8s/endpoints.go ParseEndpointSliceV1):
+    // active backends are the ready endpoints that are not terminating, else the terminating ones
+    const ready = pool.filter((ep) => ep.ready && !ep.terminating);
     const chosen = ready.length > 0 ? ready : pool.filter((ep) => ep.serving && ep.terminating);
     const m = new Map<string, EndpointInfo>();
     for (const ep of chosen) {
@@ -83,7 +97,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     const expected = expectedFor(sp, local, isIPv6(fe.frontend.ip));
     const active = new Map(fe.backends.filter((b) => b.state === "active").map((b) => [hostPort(b.ip, b.port), b] as const));
     const all = new Set(fe.backends.map((b) => hostPort(b.ip, b.port)));
-    const anyReady = [...expected.values()].some((ep) => ep.ready);
+    const anyReady = [...expected.values()].some((ep) => ep.ready && !ep.terminating);
     for (const [addr, ep] of expected) {
       const present = anyReady ? active.has(addr) : all.has(addr);
       if (present) continue;
@@ -92,14 +106,22 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
         portKey: sp.portKey,
         kind: "missing-on-node",
         endpoint: addr,
-        message: `${addr}${ep.pod ? ` (pod ${ep.pod})` : ""} is ${ep.ready ? "ready" : "serving-terminating"} in the API but ${all.has(addr) ? `not active (${fe.backends.find((b) => hostPort(b.ip, b.port) === addr)!.state})` : "no backend"} of Cilium's ${kind} frontend ${wantText}`,
+        message: `${addr}${ep.pod ? ` (pod ${ep.pod})` : ""} is ${ep.ready && !ep.terminating ? "ready" : "serving-terminating"} in the API but ${all.has(addr) ? `not active (${fe.backends.find((b) => hostPort(b.ip, b.port) === addr)!.state})` : "no backend"} of Cilium's ${kind} frontend ${wantText}`,
       });
     }
     const apiAll = new Set(resolved.endpoints.flatMap((ep) => ep.ports.filter((p) => p.portKey === sp.portKey).map((p) => hostPort(ep.address, p.port))));
+    const remote: string[] = [];
     for (const [addr] of active) {
       if (expected.has(addr)) continue;
+      if (global && !apiAll.has(addr)) {
+        remote.push(addr);
+        continue;
+      }
       const why = apiAll.has(addr) ? "the API has it but not as a ready endpoint for this node's traffic policy" : "the API does not list it";
       out.drift.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: addr, message: `Cilium's ${kind} frontend ${wantText} still balances to ${addr}: ${why}` });
+    }
+    if (remote.length > 0) {
+      out.notes.push(`${kind} frontend ${wantText} also balances to ${remote.join(", ")}, which this cluster's API does not list: the Service is a ClusterMesh global Service (service.cilium.io/global), whose backends include the other clusters' endpoints, so they are not called stale`);
     }
   };
 
