@@ -85,6 +85,22 @@ describe("ipvs-lab (seed 000, node k8s-01, IPVS mode)", () => {
     expect(explainService(b, "kube-system", "kube-dns").nodes[0]!.drift.filter((x) => x.kind === "weight")).toEqual([]);
   });
 
+  it("an `ipvsadm -Ln --stats` listing shows no scheduler, persistence or weights: none is claimed, no affinity drift", () => {
+    // ipvsadm.c print_service_entry: the --stats layout prints counters in place of scheduler, flags and weights
+    const stats = withIpvsadm(b, (t) =>
+      t.replace("Prot LocalAddress:Port Scheduler Flags\n  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn", "Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes\n  -> RemoteAddress:Port")
+        .replace(/^((?:TCP|UDP|SCTP) {2}\S+) .*$/gm, "$1  0 0 0 0 0")
+        .replace(/^( {2}-> \S+) +Masq +\d+ +\d+ +\d+ *$/gm, "$1  0 0 0 0 0")
+    );
+    stats.objects.services.find((x) => x.metadata.name === "kube-dns")!.spec.sessionAffinity = "ClientIP";
+    const r = explainService(stats, "kube-system", "kube-dns");
+    const e = entry(r, "dns", "ClusterIP");
+    expect(e.balancing.scheduler?.unlisted).toBe(true);
+    expect(e.balancing.scheduler?.description).toMatch(/^not shown: the listing is `ipvsadm -Ln --stats`/);
+    expect(e.balancing.sessionAffinity).toMatch(/on the node not shown/);
+    expect(r.nodes[0]!.drift.filter((d) => d.kind === "affinity-timeout")).toEqual([]);
+  });
+
   it("live-count schedulers have no fixed share", () => {
     const wlc = withIpvsadm(b, (t) => t.replace("UDP  10.96.0.10:53 rr", "UDP  10.96.0.10:53 wlc"));
     const e = entry(explainService(wlc, "kube-system", "kube-dns"), "dns", "ClusterIP");

@@ -324,7 +324,9 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           if (ipvsBal) entry.balancing = ipvsBal;
           if (svc.sessionAffinity === "ClientIP") entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s`;
           // IPVS: ClientIP affinity is the virtual server's persistence (drift.ts persistenceDrift)
-          if (ipvsBal?.scheduler && !notForKubeProxy.ignored) {
+          if (ipvsBal?.scheduler?.unlisted && svc.sessionAffinity === "ClientIP") {
+            entry.balancing.sessionAffinity = `ClientIP, ${svc.affinityTimeoutSeconds} s in the API; on the node not shown (the listing has no persistence column)`;
+          } else if (ipvsBal?.scheduler && !notForKubeProxy.ignored) {
             const d = persistenceDrift(svc, sp, entry.destination, nodeName, ipvsBal.scheduler.persistentSeconds);
             if (d) {
               const held = ipvsBal.scheduler.persistentSeconds;

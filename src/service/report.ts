@@ -165,7 +165,11 @@ export interface EntryPointReport {
   balancing: {
     method: "iptables-probability-cascade" | "ipvs" | "nftables-numgen" | "none";
     /** IPVS scheduler, when IPVS. */
-    scheduler?: { name: string; description: string; deterministicShares: boolean; persistentSeconds?: number };
+    /**
+     * IPVS: the virtual server's scheduler and persistence; `unlisted` when the listing (`ipvsadm -Ln --stats` /
+     * `--rate`) shows neither them nor the weights.
+     */
+    scheduler?: { name: string; description: string; deterministicShares: boolean; persistentSeconds?: number; unlisted?: true };
     /** Shares seen by a pod on this node (the common case); per-client sets are in `clients`. */
     shares: EndpointShare[];
     sessionAffinity?: string;

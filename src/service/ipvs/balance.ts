@@ -105,6 +105,20 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
     lookup(ip, port, proto): EntryPointReport["balancing"] | undefined {
       const vs = index.get(key(proto, ip, port));
       if (!vs) return undefined;
+      if (table.columns === "stats" || table.columns === "rate") {
+        // ipvsadm.c print_service_entry: the --stats and --rate layouts print counters, not the scheduler, the
+        // persistence or the weights; none of them is known from this listing
+        return {
+          method: "ipvs",
+          scheduler: {
+            name: "unknown",
+            description: `not shown: the listing is \`ipvsadm -Ln --${table.columns}\`, which prints neither the scheduler, nor persistence, nor weights (the default \`ipvsadm -Ln\` does)`,
+            deterministicShares: false,
+            unlisted: true,
+          },
+          shares: sharesOf(vs),
+        };
+      }
       const name = vs.scheduler ?? "unknown";
       const info = SCHEDULERS[name];
       const refusal = refusalOf(vs);
