@@ -461,7 +461,7 @@ describe("DynamicResources: the pod's ResourceClaims", () => {
       "claim gpu (template gpu-tpl) has no ResourceClaim yet: the ResourceClaim controller of kube-controller-manager creates it",
     );
     expect(ask(withClaims(gpuPod([{ name: "gpu", resourceClaimTemplateName: "gpu-tpl" }], [{ name: "gpu", resourceClaimName: "train-gpu-x7k2" }]), []), "train").answer).toContain(
-      "ResourceClaim train-gpu-x7k2 does not exist",
+      "Root cause: ResourceClaim default/train-gpu-x7k2 does not exist (claim gpu of pod default/train).",
     );
   });
 
@@ -480,6 +480,38 @@ describe("DynamicResources: the pod's ResourceClaims", () => {
     const r = ask(withClaims(gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]), [deleting], [event("train", msg)]), "train");
     expect(r.answer.split("\n")[0]).toBe('Pod default/train cannot be scheduled: 0/3 nodes are available: resourceclaim "train-gpu" is being deleted.');
     expect(r.pods[0]!.reconciliation.status).toBe("agree");
+  });
+
+  // dynamicresources.go PreFilter → podResourceClaims → foreachPodResourceClaim: the claim's Get error, as is
+  // (UnschedulableAndUnresolvable): the assume cache's `could not find ResourceClaim "ns/name"` from v1.31, the
+  // lister's `resourceclaim.resource.k8s.io "name" not found` in v1.27–v1.30; PreEnqueue runs the same check first
+  it("a claim the pod names that does not exist: PreFilter rejects every node, in the words of the scheduler's release", () => {
+    const named = () => gpuPod([{ name: "gpu", resourceClaimName: "train-gpu" }]);
+    const versioned = (v: string) => three().map((n) => ({ ...n, status: { ...n.status, nodeInfo: { kubeletVersion: v } } }) as Node);
+    const current = ask(withClaims(named(), []), "train");
+    expect(verdicts(current)).toEqual({ n1: "DynamicResources", n2: "DynamicResources", n3: "DynamicResources" });
+    expect(current.answer.split("\n")[0]).toBe(
+      'Pod default/train cannot be scheduled: 0/3 nodes are available: could not find ResourceClaim "default/train-gpu". Root cause: ResourceClaim default/train-gpu does not exist (claim gpu of pod default/train).',
+    );
+    expect(current.findings[0]).toMatchObject({ id: "resource-claim-missing", severity: "error" });
+    expect(current.pods[0]!.notes!.join(" ")).toContain("DynamicResources' PreEnqueue holds the pod back from scheduling while it is missing");
+    // a v1.30 scheduler read claims from the lister; its event agrees with the same claim in either release's words
+    const msg30 = '0/3 nodes are available: resourceclaim.resource.k8s.io "train-gpu" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.';
+    const b30 = bundleOf(versioned("v1.30.4"), [named()], [event("train", msg30)]);
+    const old = ask(b30, "train");
+    expect(old.pods[0]!.summary!.message).toBe('0/3 nodes are available: resourceclaim.resource.k8s.io "train-gpu" not found.');
+    expect(old.pods[0]!.reconciliation.status).toBe("agree");
+    const b33 = bundleOf(versioned("v1.33.4"), [named()], [event("train", msg30)]);
+    expect(ask(b33, "train").pods[0]!.reconciliation.status).toBe("agree");
+    // another claim's name is not the same reason
+    const other = bundleOf(versioned("v1.33.4"), [named()], [event("train", msg30.replace('"train-gpu"', '"other"'))]);
+    expect(ask(other, "train").pods[0]!.reconciliation.status).toBe("disagree");
+    // reading it was forbidden: its state is unknown, no node is rejected for it, and the finding says what decides it
+    const hidden = withClaims(named(), []);
+    hidden.warnings.push("get resourceclaims is forbidden (403): the state of ResourceClaim train-gpu is unknown");
+    const unknown = ask(hidden, "train");
+    expect(unknown.pods[0]!.summary!.feasibleNodes).toEqual(["n1", "n2", "n3"]);
+    expect(unknown.findings.find((f) => f.id === "resource-claim-unknown")!.suggestion).toContain('grant "get" on resourceclaims');
   });
 
   it("an allocated claim pinned by its node selector: the other nodes fail with the scheduler's words, and the event agrees", () => {

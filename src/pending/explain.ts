@@ -18,8 +18,8 @@
  * - VolumeBinding (bound PVs' node affinity via CheckNodeAffinity on node labels; WaitForFirstConsumer claims: static
  *   match or provisioning allowed by allowedTopologies), VolumeZone (PV zone/region labels);
  * - PodTopologySpread (filters/topology_spread.ts), InterPodAffinity (filters/pod_affinity.ts);
- * - DynamicResources (filters/dra.ts): claims not created, missing or unallocated are said, not simulated; an allocated
- *   claim's node selector filters.
+ * - DynamicResources (filters/dra.ts): a ResourceClaim missing or being deleted rejects every node at PreFilter; claims
+ *   not created or unallocated are said, not simulated; an allocated claim's node selector filters.
  * Pod counts are over the pods the bundle holds. Before the filters: `spec.schedulingGates` (SchedulingGated) and a
  * `schedulerName` no scheduler answered for; the PodScheduled condition stands in for expired FailedScheduling Events.
  * VolumeBinding checks CSIStorageCapacity for a claim to provision when the driver tracks capacity
@@ -72,6 +72,7 @@ import {
 import {
   classifyReason,
   CURRENT_WORDING,
+  missingResourceClaimName,
   formatSchedulerMessage,
   parseSchedulerMessage,
   reasonText,
@@ -189,7 +190,10 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
  *   ({@link volumeBindingNarrowing}: v1.27 until v1.32.0 / v1.31.3 / v1.30.7 / v1.29.11);
  * - VolumeZone (volume_zone.go `getPVbyPod`, a PreFilter since v1.27, kubernetes#114149): a bound claim whose
  *   PersistentVolume does not exist, `persistentvolume "NAME" not found` (before v1.27 VolumeBinding's Filter said it
- *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`).
+ *   per node: `node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)`);
+ * - DynamicResources (last: default_plugins.go applyFeatureGates puts it before DefaultPreemption): the first of the
+ *   pod's ResourceClaims, in spec order, that is being deleted (`resourceclaim "NAME" is being deleted`) or does not
+ *   exist ({@link resourceClaimNotFoundMessage}; a claim whose read was forbidden is left undecided, and a finding says so).
  * @param version the cluster's version (kubelet), for the v1.24+ and v1.27+ steps; unknown: current releases.
  * @returns the rejection, or the nodes the PreFilterResults keep (NodeAffinity's `metadata.name` terms from v1.24,
  *   merged with VolumeBinding's in the releases that have it; computed once, for the node rows too), and the notes
@@ -233,11 +237,47 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
   }
   const gone = uses.find((u) => u.volumeName && !ephemeral.has(u.volume) && !ctx.volumes.has(u.volumeName));
   if (gone) return { ...reject({ plugin: "VolumeZone", message: `persistentvolume "${gone.volumeName}" not found` }), notes };
-  // DynamicResources (last in PreFilter order): a claim being deleted holds the pod on every node
-  // (dynamicresources.go foreachPodResourceClaim: `resourceclaim "x" is being deleted`, UnschedulableAndUnresolvable)
-  const deleting = podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? []).find((c) => c.deleting);
-  if (deleting) return { ...reject({ plugin: "DynamicResources", message: `resourceclaim "${deleting.claimName}" is being deleted` }), notes };
+  // DynamicResources (last in PreFilter order): the pod's claims in spec order, the first that does not exist or is
+  // being deleted holds the pod on every node (dynamicresources.go PreFilter → podResourceClaims →
+  // foreachPodResourceClaim, whose error is returned UnschedulableAndUnresolvable with err.Error())
+  const forbidden = (name: string) => ctx.bundle.warnings.some((w) => w.startsWith("get resourceclaims is forbidden") && w.endsWith(`ResourceClaim ${name} is unknown`));
+  const stop = podResourceClaims(pod, ctx.bundle.objects.resourceClaims ?? [])
+    .find((c) => c.deleting || (c.state === "not-found" && !forbidden(c.claimName ?? "")));
+  if (stop?.deleting) return { ...reject({ plugin: "DynamicResources", message: `resourceclaim "${stop.claimName}" is being deleted` }), notes };
+  if (stop) {
+    return {
+      ...reject({ plugin: "DynamicResources", message: resourceClaimNotFoundMessage(ns, stop.claimName ?? "", version) }),
+      notes: [...notes, resourceClaimPreEnqueueNote(stop.claimName ?? "", version)],
+    };
+  }
   return { rejection: null, ...(narrowed ? { narrowed } : {}), notes };
+}
+
+/**
+ * DynamicResources' words for a ResourceClaim the pod names that does not exist (dynamicresources.go
+ * foreachPodResourceClaim, the claim's Get error as is): v1.31+ reads claims from the scheduler's assume cache
+ * (scheduler.go `assumecache.NewAssumeCache(…, "ResourceClaim", …)`; assumecache NotFoundError `could not find %v %q`,
+ * keyed `namespace/name`); v1.27–v1.30 from the informer's lister (`resourceclaim.resource.k8s.io "NAME" not found`).
+ * @param namespace the pod's namespace.
+ * @param name the ResourceClaim's name.
+ * @param version the scheduler's release as the bundle tells it (the newest kubelet); undefined: a current release.
+ * @returns the message, as FailedScheduling prints it.
+ */
+export function resourceClaimNotFoundMessage(namespace: string, name: string, version: string | undefined): string {
+  return atLeast(version, 31) ? `could not find ResourceClaim "${namespace}/${name}"` : `resourceclaim.resource.k8s.io "${name}" not found`;
+}
+
+/**
+ * The note on a missing ResourceClaim: DynamicResources' PreEnqueue (v1.27+) runs the same check before the pod may
+ * enter the active queue (dynamicresources.go PreEnqueue; scheduling_queue.go runPreEnqueuePlugins only logs), so while
+ * the claim is missing the scheduler does not try the pod at all; PreFilter says it only when the claim vanished
+ * between the two.
+ */
+function resourceClaimPreEnqueueNote(name: string, version: string | undefined): string {
+  return `ResourceClaim ${name} does not exist: DynamicResources' PreEnqueue holds the pod back from scheduling while it is missing ` +
+    `(no attempt, so no FailedScheduling event and no PodScheduled condition from the scheduler); the message above is what PreFilter says ` +
+    `when the claim disappears between the two, in the words of ${version ? `the scheduler's release taken from the newest kubelet, ${version}` : "a current release (no node reports a kubelet version)"}. ` +
+    `The scheduler tries the pod again once the claim is created.`;
 }
 
 /** What PreFilter decides: a rejection of every node, or else the nodes a PreFilterResult keeps (undefined: all). */
@@ -804,7 +844,7 @@ function reconcile(
     (r.kind === "volume-limits" && !checked.has("volumeLimits")) ||
     // modelled when the bundle holds the CSIDrivers (and their CSIStorageCapacities)
     (r.kind === "not-enough-storage" && !checked.has("storageCapacity")) ||
-    (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason)) && !summary.reasons.some((o) => o.reason === r.reason)) ||
+    (r.kind === "dra" && !(checked.has("dra") && /not available on the node/.test(r.reason)) && !summary.reasons.some((o) => o.reason === r.reason || sameMissingResourceClaim(o.reason, r.reason))) ||
     (r.kind === "pod-affinity" && !checked.has("podAffinity")) || (r.kind === "topology-spread" && !checked.has("topologySpread"))
   );
   for (const r of unmodelled) {
@@ -872,6 +912,12 @@ function reconcile(
   }
   if (details.length === 0) details.push("The counts differ.");
   return { status: "disagree", details };
+}
+
+/** Whether two reasons both say one ResourceClaim is missing, whatever release's words each is in ({@link missingResourceClaimName}). */
+function sameMissingResourceClaim(a: string, b: string): boolean {
+  const name = missingResourceClaimName(a);
+  return name !== null && name === missingResourceClaimName(b);
 }
 
 /**
@@ -1073,6 +1119,41 @@ function deviceClassMissing(p: PodReport): Finding | undefined {
   };
 }
 
+/**
+ * A ResourceClaim the pod names (spec.resourceClaims[].resourceClaimName, or the name its template's claim got in
+ * status.resourceClaimStatuses) that the bundle does not hold: DynamicResources holds the pod on every node until it
+ * exists (PreEnqueue, then PreFilter: dynamicresources.go foreachPodResourceClaim). When reading it was forbidden the
+ * claim's state is unknown, and the finding says that instead.
+ */
+function resourceClaimsMissing(ctx: PendingContext, p: PodReport): Finding[] {
+  return (p.resourceClaims ?? []).filter((c) => c.state === "not-found").map((c): Finding => {
+    const name = c.claimName ?? "";
+    const get = `kubectl get resourceclaim -n ${shellWord(p.namespace)} ${shellWord(name)}`;
+    const forbidden = ctx.bundle.warnings.find((w) => w.startsWith("get resourceclaims is forbidden") && w.endsWith(`ResourceClaim ${name} is unknown`));
+    if (forbidden) {
+      return {
+        id: "resource-claim-unknown",
+        severity: "warning",
+        title: `ResourceClaim ${p.namespace}/${name} (claim ${c.podClaimName} of pod ${p.namespace}/${p.name}) could not be read`,
+        detail: `Whether it exists decides whether DynamicResources holds the pod on every node (a missing claim keeps the scheduler from trying the pod at all); the bundle cannot tell.`,
+        evidence: [forbidden],
+        suggestion: `${get}, or grant "get" on resourceclaims (resource.k8s.io) and run again.`,
+      };
+    }
+    return {
+      id: "resource-claim-missing",
+      severity: "error",
+      title: `ResourceClaim ${p.namespace}/${name} does not exist (claim ${c.podClaimName} of pod ${p.namespace}/${p.name})`,
+      detail: `DynamicResources holds the pod until it exists: its PreEnqueue keeps the scheduler from trying the pod, and its PreFilter rejects every node if the claim disappears during an attempt. ` +
+        (c.template ? `The pod's status names it as the claim made from template ${c.template}: the ResourceClaim controller of kube-controller-manager created it, and it was deleted since.` : `The pod names it in spec.resourceClaims[].resourceClaimName: nothing creates it but you.`),
+      evidence: [`Pod ${p.namespace}/${p.name}: resource claim ${c.podClaimName} → ResourceClaim ${name}`],
+      suggestion: c.template
+        ? `${get} to confirm it is gone (and not just left out of the bundle); a pod whose generated claim was deleted does not get a new one: recreate the pod.`
+        : `${get} to confirm it is gone (and not just left out of the bundle); create it, or fix resourceClaimName in the pod (immutable: recreate the pod).`,
+    };
+  });
+}
+
 function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
   const out: Finding[] = [];
   for (const c of claims) {
@@ -1229,7 +1310,10 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
           : "");
     }
     // DRA: claims not created, missing or not allocated hold the pod where the node filters do not say why
-    const draText = draWaitText(p.resourceClaims ?? []);
+    // a claim the PreFilter message already names as missing is not said twice
+    const draText = draWaitText((p.resourceClaims ?? []).filter((c) =>
+      !(c.state === "not-found" && p.summary?.preFilter && missingResourceClaimName(p.summary.preFilter) === c.claimName)
+    ));
     if (draText && (!p.summary || p.summary.feasibleNodes.length > 0)) {
       return `pod ${p.namespace}/${p.name} waits for Dynamic Resource Allocation: ${draText}` +
         (p.summary ? ` (by the other rules checked here ${p.summary.feasibleNodes.length}/${p.summary.total} nodes fit)` : "") + ".";
@@ -1311,6 +1395,7 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
       if (never) findings.push(never);
       const cls = deviceClassMissing(p);
       if (cls) findings.push(cls);
+      findings.push(...resourceClaimsMissing(ctx, p));
     }
     if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({

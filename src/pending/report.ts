@@ -366,7 +366,9 @@ export type FindingId =
   | "pod-scheduled"
   | "volume-attributes-class-missing"
   | "preemption-never"
-  | "device-class-missing";
+  | "device-class-missing"
+  | "resource-claim-missing"
+  | "resource-claim-unknown";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {

@@ -90,6 +90,18 @@ export class SchedulerMessageParseError extends Error {
   }
 }
 
+/**
+ * The ResourceClaim a DynamicResources "not found" reason names (dynamicresources.go foreachPodResourceClaim, the
+ * claim's Get error), in either release's words: `could not find ResourceClaim "NAMESPACE/NAME"` (v1.31+, the
+ * scheduler's assume cache) or `resourceclaim.resource.k8s.io "NAME" not found` (v1.27–v1.30, the lister).
+ * @param reason one reason of a FailedScheduling message.
+ * @returns the claim's name, or null when the reason is not that.
+ */
+export function missingResourceClaimName(reason: string): string | null {
+  const m = /^could not find ResourceClaim "(?:[^"/]*\/)?([^"/]+)"$/.exec(reason.trim()) ?? /^resourceclaim\.resource\.k8s\.io "([^"]+)" not found$/.exec(reason.trim());
+  return m ? m[1] as string : null;
+}
+
 interface KindRule {
   kind: SchedulerReasonKind;
   re: RegExp;
