@@ -156,6 +156,36 @@ describe("scheduler model and reconciliation", () => {
     expect(gone("v1.26.4").summary!.message).toBe("0/2 nodes are available: 2 node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s).");
   });
 
+  // VolumeRestrictions' PreFilter comes before VolumeBinding's (default_plugins.go): readWriteOncePodPVCsForPod gets
+  // every persistentVolumeClaim volume's claim, ephemeral ones not, and returns NotFound as UnschedulableAndUnresolvable
+  test("a Lost claim before a missing one: VolumeRestrictions' PreFilter names the missing one first (v1.27+); an ephemeral claim is VolumeBinding's", () => {
+    const lostThenGone = (version?: string) =>
+      explainPending(
+        bundleOf([
+          node("n1", version ? { version } : {}),
+          node("n2", version ? { version } : {}),
+          pvc("lost", { boundTo: "pv-x", phase: "Lost" }),
+          pod("app-0", { claims: ["lost", "gone"] }),
+          event("Pod", "default", "app-0", "FailedScheduling", '0/2 nodes are available: persistentvolumeclaim "gone" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.'),
+        ]),
+        { kind: "pod", namespace: "default", name: "app-0" },
+      ).pods[0]!;
+    const now = lostThenGone("v1.33.4");
+    expect(now.summary!.message).toBe('0/2 nodes are available: persistentvolumeclaim "gone" not found.');
+    expect(now.nodes[0]!.rejectedBy!.plugin).toBe("VolumeRestrictions");
+    expect(now.reconciliation.status).toBe("agree");
+    expect(lostThenGone().nodes[0]!.rejectedBy!.plugin).toBe("VolumeRestrictions");
+    // before v1.27 ReadWriteOncePod was alpha, off by default, and VolumeRestrictions looked no claim up
+    expect(lostThenGone("v1.26.4").summary!.message).toBe('0/2 nodes are available: persistentvolumeclaim "lost" bound to non-existent persistentvolume "pv-x".');
+    // a Lost claim and a generic ephemeral volume whose claim is not created yet: VolumeRestrictions does not look at
+    // the ephemeral one, so VolumeBinding's podHasPVCs speaks, volume by volume
+    const eph = pod("app-0", { claims: ["lost"] });
+    eph.spec!.volumes!.push({ name: "scratch", ephemeral: { volumeClaimTemplate: { spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } } } } as never);
+    const r = explainPending(bundleOf([node("n1"), node("n2"), pvc("lost", { boundTo: "pv-x", phase: "Lost" }), eph]), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(r.pods[0]!.summary!.message).toBe('0/2 nodes are available: persistentvolumeclaim "lost" bound to non-existent persistentvolume "pv-x".');
+    expect(r.pods[0]!.nodes[0]!.rejectedBy!.plugin).toBe("VolumeBinding");
+  });
+
   // VolumeBinding's PreFilterResult (binder.go GetEligibleNodes, kubernetes#109877): a bound local PV keeps only the
   // nodes named by its hostname values, from v1.27 until kubernetes#125398 (v1.32.0, v1.31.3, v1.30.7, v1.29.11)
   describe("a bound local PersistentVolume", () => {

@@ -165,7 +165,7 @@ function claimUses(ctx: PendingContext, pod: Pod): PodClaimUse[] {
 
 /** A PreFilter status that rejects every node: the plugin, and its message as FailedScheduling prints it. */
 interface PreFilterRejection {
-  plugin: "NodeAffinity" | "VolumeBinding" | "VolumeZone" | "DynamicResources";
+  plugin: "NodeAffinity" | "VolumeRestrictions" | "VolumeBinding" | "VolumeZone" | "DynamicResources";
   message: string;
 }
 
@@ -183,6 +183,9 @@ function nodeAffinityPreFilter(pod: Pod): PreFilterRejection | null {
 /**
  * The PreFilter message that rejects every node, or null, in the default profile's PreFilter order:
  * - NodeAffinity's conflict ({@link nodeAffinityPreFilter});
+ * - VolumeRestrictions (volume_restrictions.go `readWriteOncePodPVCsForPod`, v1.27+): the first persistentVolumeClaim
+ *   volume, in spec order, whose claim is not found (`persistentvolumeclaim "NAME" not found`; ephemeral volumes are
+ *   not looked at);
  * - VolumeBinding (plugins/volumebinding/volume_binding.go `podHasPVCs`, each volume in order): a claim not found
  *   (for a generic ephemeral volume: `waiting for ephemeral volume controller to create the persistentvolumeclaim`),
  *   a Lost claim (`bound to non-existent persistentvolume`), a claim being deleted; then unbound Immediate claims;
@@ -206,6 +209,12 @@ function podPreFilter(ctx: PendingContext, pod: Pod, uses: PodClaimUse[], versio
   const ns = pod.metadata.namespace ?? "";
   const volume = (message: string): PreFilterOutcome => reject({ plugin: "VolumeBinding", message });
   const ephemeral = new Set((pod.spec?.volumes ?? []).filter((v) => v["ephemeral"] !== undefined && v["ephemeral"] !== null).map((v) => v.name));
+  // VolumeRestrictions' PreFilter runs before VolumeBinding's (default_plugins.go order): readWriteOncePodPVCsForPod
+  // gets the claim of every persistentVolumeClaim volume (not an ephemeral one), and a NotFound is returned
+  // UnschedulableAndUnresolvable with err.Error() (volume_restrictions.go PreFilter), since ReadWriteOncePod is on by
+  // default (beta v1.27, GA v1.29; before, the plugin skipped that lookup)
+  const unfound = atLeast(version, 27) ? uses.find((u) => !u.found && !ephemeral.has(u.volume)) : undefined;
+  if (unfound) return reject({ plugin: "VolumeRestrictions", message: `persistentvolumeclaim "${unfound.claim}" not found` });
   for (const u of uses) {
     if (!u.found) {
       return volume(ephemeral.has(u.volume) ? `waiting for ephemeral volume controller to create the persistentvolumeclaim "${u.claim}"` : `persistentvolumeclaim "${u.claim}" not found`);
