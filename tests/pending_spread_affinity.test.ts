@@ -413,6 +413,28 @@ describe("VolumeRestrictions: a ReadWriteOncePod claim already in use", () => {
     return b;
   }
 
+  // readWriteOncePodPVCsForPod (the pod to place) and NodeInfo.updatePVCRefCounts (the pods on the nodes) count only
+  // persistentVolumeClaim volumes: a generic ephemeral volume's claim is on neither side
+  it("a generic ephemeral volume's claim is not counted, on either side (readWriteOncePodPVCsForPod, updatePVCRefCounts)", () => {
+    const ephemeral = (name: string, spec: Record<string, unknown> = {}) =>
+      pod(name, { app: "db" }, { ...spec, volumes: [{ name: "data", ephemeral: { volumeClaimTemplate: { spec: { accessModes: ["ReadWriteOncePod"], resources: { requests: { storage: "1Gi" } } } } } }] });
+    const rwop = (claimName: string, pods: Pod[]) => {
+      const b = bundleOf([node("n1", "a"), node("n2", "a"), node("n3", "b")], pods);
+      b.objects.persistentVolumeClaims.push({ ...claim(claimName, ["ReadWriteOncePod"]), metadata: { name: claimName, namespace: "default", annotations: { "pv.kubernetes.io/bind-completed": "yes" } }, spec: { accessModes: ["ReadWriteOncePod"], volumeName: "pv-data", storageClassName: "" } } as never);
+      b.objects.persistentVolumes.push({ ...volume("data"), spec: { ...volume("data").spec, claimRef: { namespace: "default", name: claimName } } } as never);
+      return b;
+    };
+    // the pod to place mounts its RWOP claim through an ephemeral volume, another pod mounts that claim by name
+    const mine = ask(rwop("db-new-data", [ephemeral("db-new"), mounting("db-old", "db-new-data", { nodeName: "n2" })]), "db-new");
+    expect(verdicts(mine)).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+    // the pod on n2 holds it through its ephemeral volume, the pod to place names it
+    const theirs = ask(rwop("db-old-data", [mounting("db-new", "db-old-data"), ephemeral("db-old", { nodeName: "n2" })]), "db-new");
+    expect(verdicts(theirs)).toEqual({ n1: "fits", n2: "fits", n3: "fits" });
+    // by name on both sides: the conflict
+    expect(verdicts(ask(rwop("shared", [mounting("db-new", "shared"), mounting("db-old", "shared", { nodeName: "n2" })]), "db-new")))
+      .toEqual({ n1: "VolumeRestrictions", n2: "VolumeRestrictions", n3: "VolumeRestrictions" });
+  });
+
   it("held by a running pod: every node fails with the scheduler's words, and the event agrees", () => {
     const msg = "0/3 nodes are available: 3 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
     const r = ask(withClaims([mounting("db-new", "data"), mounting("db-old", "data", { nodeName: "n2" })], ["ReadWriteOncePod"], [event("db-new", msg)]), "db-new");

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Pod } from "../../model/k8s.ts";
-import { getClaim, type PendingContext, podClaimNames } from "../context.ts";
+import { getClaim, type PendingContext } from "../context.ts";
 
 /** The scheduler's reason (volumerestrictions ErrReasonReadWriteOncePodConflict). */
 export const RWOP_REASON = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
@@ -29,21 +29,31 @@ export interface ReadWriteOncePodConflict {
 }
 
 /**
- * The pending pod's ReadWriteOncePod claims that scheduled pods hold (empty: no conflict).
+ * The claims a pod names in `persistentVolumeClaim` volumes, in spec order: the only ones VolumeRestrictions counts,
+ * for the pod to place (readWriteOncePodPVCsForPod) and for the pods on the nodes (framework/types.go NodeInfo
+ * updatePVCRefCounts, behind StorageInfos().IsPVCUsedByPods); a generic ephemeral volume's claim is not among them.
+ */
+function pvcVolumeClaims(pod: Pod): string[] {
+  return (pod.spec?.volumes ?? []).flatMap((v) => v.persistentVolumeClaim?.claimName !== undefined ? [v.persistentVolumeClaim.claimName] : []);
+}
+
+/**
+ * The pending pod's ReadWriteOncePod claims that scheduled pods hold (empty: no conflict), both sides counted over
+ * `persistentVolumeClaim` volumes only ({@link pvcVolumeClaims}).
  * @param ctx the pending context (claims, pods by node).
  * @param pod the pending pod.
  */
 export function readWriteOncePodConflicts(ctx: PendingContext, pod: Pod): ReadWriteOncePodConflict[] {
   const ns = pod.metadata.namespace ?? "";
   const out: ReadWriteOncePodConflict[] = [];
-  for (const { claim } of podClaimNames(pod)) {
+  for (const claim of new Set(pvcVolumeClaims(pod))) {
     const pvc = getClaim(ctx, ns, claim);
     if (!pvc || !(pvc.spec?.accessModes ?? []).includes("ReadWriteOncePod")) continue;
     const holders: string[] = [];
     for (const [node, pods] of ctx.podsByNode) {
       for (const p of pods) {
         if (p === pod || (p.metadata.namespace ?? "") !== ns) continue;
-        if (podClaimNames(p).some((c) => c.claim === claim)) holders.push(`${ns}/${p.metadata.name} on ${node}`);
+        if (pvcVolumeClaims(p).includes(claim)) holders.push(`${ns}/${p.metadata.name} on ${node}`);
       }
     }
     if (holders.length > 0) out.push({ claim, holders: holders.sort() });
