@@ -629,6 +629,65 @@ describe("NodeVolumeLimits: CSI attach limits", () => {
     }
   });
 
+  // csi.go filterAttachableVolumes runs for every pod on the node as for the pod to place: inline migratable disks
+  // (checkAttachableInlineVolume) and claims without a PersistentVolume yet (getCSIDriverInfoFromSC) count too
+  it("a pod on n1 with an inline in-tree disk, or with a claim not yet provisioned, takes one of n1's attachments", () => {
+    const one = (extra: (b: ReturnType<typeof bundleOf>) => void) => {
+      const b = bundleOf([node("n1", "a"), node("n2", "a")], []);
+      b.objects.csiNodes.push(csiNode("n1", 1) as never, csiNode("n2", 1) as never);
+      b.objects.storageClasses.push({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "gp3" }, provisioner: "ebs.csi.aws.com", volumeBindingMode: "WaitForFirstConsumer" } as never);
+      b.objects.persistentVolumeClaims.push(claimOf("new-data", "pv-new") as never);
+      b.objects.persistentVolumes.push(boundPv("pv-new", "default", "new-data") as never);
+      b.objects.pods.push(withVolumes("db", ["new-data"]));
+      extra(b);
+      return ask(b, "db");
+    };
+    // an inline awsElasticBlockStore volume of a running pod: counted under ebs.csi.aws.com (n1 has a CSINode)
+    const inline = one((b) => b.objects.pods.push(pod("legacy", { app: "legacy" }, { nodeName: "n1", volumes: [{ name: "d", awsElasticBlockStore: { volumeID: "aws://eu-west-1a/vol-0abc" } }] })));
+    expect(verdicts(inline)).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
+    expect(inline.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volumeLimits")!.detail).toMatch(/^ebs\.csi\.aws\.com: 1 attached \+ 1 new > limit 1/);
+    // a pod placed on n1 whose WaitForFirstConsumer claim has no volume yet: counted by its StorageClass's provisioner
+    const unbound = one((b) => {
+      b.objects.persistentVolumeClaims.push(claimOf("placed-data") as never);
+      b.objects.pods.push(withVolumes("placed", ["placed-data"], "n1"));
+    });
+    expect(verdicts(unbound)).toEqual({ n1: "NodeVolumeLimits", n2: "fits" });
+    // the same claim, bound later to the same volume as the pod to place: counted once
+    const shared = one((b) => b.objects.pods.push(withVolumes("reader", ["new-data"], "n1")));
+    expect(verdicts(shared)).toEqual({ n1: "fits", n2: "fits" });
+    // a pod on n1 whose claim the bundle does not hold, and no PersistentVolume names: not counted, and said
+    const hidden = one((b) => b.objects.pods.push(withVolumes("other", ["elsewhere"], "n1")));
+    expect(verdicts(hidden)).toEqual({ n1: "fits", n2: "fits" });
+    expect(hidden.pods[0]!.nodes[0]!.checks.find((c) => c.rule === "volumeLimits")!.detail).toContain("not counted, as the bundle holds neither the claim nor a PersistentVolume bound to it: default/elsewhere");
+  });
+
+  it("an inline gcePersistentDisk of a running pod counts under pd.csi.storage.gke.io; the pending pod's own inline disk counts too", () => {
+    const b = bundleOf([node("n1", "a")], []);
+    const cn = csiNode("n1", 1) as { spec: { drivers: { name: string }[] } };
+    cn.spec.drivers[0]!.name = "pd.csi.storage.gke.io";
+    b.objects.csiNodes.push(cn as never);
+    b.objects.pods.push(pod("legacy", { app: "legacy" }, { nodeName: "n1", volumes: [{ name: "d", gcePersistentDisk: { pdName: "old-disk" } }] }));
+    b.objects.pods.push(pod("db", { app: "db" }, { volumes: [{ name: "d", gcePersistentDisk: { pdName: "new-disk" } }] }));
+    expect(verdicts(ask(b, "db"))).toEqual({ n1: "NodeVolumeLimits" });
+    // without a CSINode the in-tree disk is not migrated there (isCSIMigrationOn): no CSI count
+    b.objects.csiNodes.length = 0;
+    expect(verdicts(ask(b, "db"))).toEqual({ n1: "fits" });
+    // a Cinder disk is one volume by its ID, in the bundle as kept: the same disk twice is counted once
+    const cinder = (mine: string) => {
+      const c = bundleOf([node("n1", "a")], [
+        pod("legacy", { app: "legacy" }, { nodeName: "n1", volumes: [{ name: "d", cinder: { volumeID: "c-1", fsType: "ext4", secretRef: { name: "os" } } }] }),
+        pod("db", { app: "db" }, { volumes: [{ name: "d", cinder: { volumeID: mine } }] }),
+      ]);
+      const node1 = csiNode("n1", 1) as { spec: { drivers: { name: string }[] } };
+      node1.spec.drivers[0]!.name = "cinder.csi.openstack.org";
+      c.objects.csiNodes.push(node1 as never);
+      return { ...c, objects: allowListObjects(c.objects) };
+    };
+    expect(verdicts(ask(cinder("c-2"), "db"))).toEqual({ n1: "NodeVolumeLimits" });
+    expect(verdicts(ask(cinder("c-1"), "db"))).toEqual({ n1: "fits" });
+    expect(JSON.stringify(cinder("c-1").objects.pods[0]!.spec!.volumes)).not.toMatch(/secretRef|fsType/);
+  });
+
   it("the scheduler's event agrees; without CSINodes the check is not made and the reconciliation says it has no data", () => {
     const msg = "0/2 nodes are available: 1 node(s) exceed max volume count, 1 node(s) had untolerated taint {dedicated: db}.";
     const b = cluster(2);
@@ -647,10 +706,11 @@ describe("live: CSINodes are read for a pod that mounts a claim", () => {
     const { run } = await import("./helpers/live_cli.ts");
     const withClaim = pod("db", { app: "db" }, { volumes: [{ name: "d", persistentVolumeClaim: { claimName: "data" } }] });
     const plain = pod("plain", { app: "plain" });
+    const legacy = pod("legacy", { app: "legacy" }, { volumes: [{ name: "d", awsElasticBlockStore: { volumeID: "vol-0abc" } }] });
     const claim = { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data", namespace: "default" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "gp3" }, status: { phase: "Pending" } };
     const sc = { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "gp3" }, provisioner: "ebs.csi.aws.com", volumeBindingMode: "WaitForFirstConsumer" };
     const cn = { apiVersion: "storage.k8s.io/v1", kind: "CSINode", metadata: { name: "n1" }, spec: { drivers: [{ name: "ebs.csi.aws.com", nodeID: "i-0abc", allocatable: { count: 0 } }] } };
-    const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a")], pods: [withClaim, plain], persistentVolumeClaims: [claim as never], storageClasses: [sc as never], csiNodes: [cn as never] } });
+    const s = await startFakeApiServer({ objects: { nodes: [node("n1", "a")], pods: [withClaim, plain, legacy], persistentVolumeClaims: [claim as never], storageClasses: [sc as never], csiNodes: [cn as never] } });
     try {
       const r = await run(["pod/db", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
       expect(r.code, r.stderr).toBe(0);
@@ -664,6 +724,11 @@ describe("live: CSINodes are read for a pod that mounts a claim", () => {
       const r2 = await run(["pod/plain", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
       expect(r2.code, r2.stderr).toBe(0);
       expect(s.requests.slice(before).filter((x) => x.path.includes("csinodes"))).toHaveLength(0);
+      // an inline in-tree disk counts under its CSI driver (checkAttachableInlineVolume): the CSINodes are read for it
+      const mark = s.requests.length;
+      const r3 = await run(["pod/legacy", "-n", "default", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r3.code, r3.stderr).toBe(0);
+      expect(s.requests.slice(mark).filter((x) => x.path === "/apis/storage.k8s.io/v1/csinodes")).toHaveLength(1);
     } finally {
       await s.close();
     }

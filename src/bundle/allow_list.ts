@@ -361,6 +361,10 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
         // VolumeRestrictions' disk conflicts (src/pending/filters/volume_restrictions.ts): the inline disks' identity
         gcePersistentDisk: { pdName: true, readOnly: true },
         awsElasticBlockStore: { volumeID: true },
+        // NodeVolumeLimits counts these inline disks under their CSI driver (src/pending/filters/volume_limits.ts)
+        azureDisk: { diskName: true },
+        cinder: { volumeID: true },
+        portworxVolume: { volumeID: true },
         rbd: { monitors: true, pool: true, image: true, readOnly: true },
         iscsi: { iqn: true, readOnly: true },
       }],

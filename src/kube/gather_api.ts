@@ -437,8 +437,10 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
         .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSIStorageCapacity", ...c })).sort(byName));
     }
   }
-  // NodeVolumeLimits: the CSI drivers' attach limits per node, when an unscheduled pod mounts a claim
-  if (kind === "pod" && claimNames.size > 0 && !objects.pods[0]?.spec?.nodeName) {
+  // NodeVolumeLimits: the CSI drivers' attach limits per node, when an unscheduled pod mounts a claim or an inline
+  // in-tree disk the scheduler counts under its CSI driver (nodevolumelimits/csi.go checkAttachableInlineVolume)
+  const inlineDisks = (objects.pods[0]?.spec?.volumes ?? []).some((v) => ["gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder", "portworxVolume"].some((k) => (v as Record<string, unknown>)[k] != null));
+  if (kind === "pod" && (claimNames.size > 0 || inlineDisks) && !objects.pods[0]?.spec?.nodeName) {
     pushAll(objects.csiNodes, (await forbiddenOk("list csinodes", async () => (await rest.list<CSINode>(R.csiNodes())).items))
       .map((c) => sanitizeObject({ apiVersion: "storage.k8s.io/v1", kind: "CSINode", ...c })).sort(byName));
   }

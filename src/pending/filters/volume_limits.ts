@@ -5,21 +5,27 @@
  * - The limit of a driver on a node is its CSINode entry's `allocatable.count`, or the Node's
  *   `status.allocatable["attachable-volumes-csi-<driver>"]` (the older place); a driver with neither has no limit.
  *   A node without a CSINode object has only the Node's limits.
- * - A volume is counted once per node by its unique name `<driver>/<volume>`: a bound claim by its PersistentVolume
- *   (a `csi` source's driver; an in-tree awsElasticBlockStore, gcePersistentDisk, azureDisk or cinder source under
- *   the CSI driver it migrates to when the node has a CSINode, portworxVolume when the CSINode's
- *   `storage.alpha.kubernetes.io/migrated-plugins` annotation lists it; azureFile and vsphereVolume are not counted:
- *   utils.go `isCSIMigrationOn`), an unbound claim of the pending pod by its StorageClass's provisioner (an in-tree
- *   provisioner likewise).
- * - Attached: the volumes of the pods already on the node (their claims are found through the PersistentVolumes'
- *   `claimRef`; an unbound claim of a running pod is not counted). New: the pending pod's volumes not already attached.
+ * - A volume is counted once per node by its unique name `<driver>/<volume>` (`filterAttachableVolumes`, the same for
+ *   the pod to place and for every pod already on the node):
+ *   - a `persistentVolumeClaim` or generic `ephemeral` volume by its claim (`getCSIDriverInfo`): the PersistentVolume
+ *     named by the claim's `spec.volumeName` (a `csi` source's driver; an in-tree awsElasticBlockStore,
+ *     gcePersistentDisk, azureDisk or cinder source under the CSI driver it migrates to when the node has a CSINode,
+ *     portworxVolume when the CSINode's `storage.alpha.kubernetes.io/migrated-plugins` annotation lists it; azureFile
+ *     and vsphereVolume are not counted: utils.go `isCSIMigrationOn`); a claim with no `volumeName`, or whose
+ *     PersistentVolume does not exist, by its StorageClass's provisioner (`getCSIDriverInfoFromSC`; an in-tree
+ *     provisioner likewise; no class, or a class not found: not counted);
+ *   - an inline in-tree volume (`checkAttachableInlineVolume`): gcePersistentDisk, awsElasticBlockStore, azureDisk,
+ *     cinder, portworxVolume, under its CSI driver when `isCSIMigrationOn` says so for the node, by its disk's identity.
+ * - An existing pod's claim the bundle does not hold (a live capture holds only the pending pod's claims) is found
+ *   through the PersistentVolumes' `claimRef`; without one it cannot be counted, and the detail says so.
+ * - Attached: the volumes of the pods already on the node. New: the pending pod's volumes not already attached.
  * - For each driver: attached + new > limit → `node(s) exceed max volume count`.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { CSINode, Node, PersistentVolume, Pod } from "../../model/k8s.ts";
-import { claimClassName, getClaim, type PendingContext, podClaimNames } from "../context.ts";
+import type { CSINode, Node, PersistentVolume, PersistentVolumeClaim, Pod } from "../../model/k8s.ts";
+import { claimClassName, getClaim, type PendingContext } from "../context.ts";
 
 /** The scheduler's reason (nodevolumelimits ErrReasonMaxVolumeCountExceeded). */
 export const VOLUME_LIMIT_REASON = "node(s) exceed max volume count";
@@ -83,13 +89,101 @@ export interface VolumeLimitVerdict {
   detail: string;
 }
 
+/** An inline volume's in-tree sources with the identity csi-translation-lib makes its volume handle from. */
+interface InlineSources {
+  gcePersistentDisk?: { pdName?: string };
+  awsElasticBlockStore?: { volumeID?: string };
+  azureDisk?: { diskName?: string; diskURI?: string };
+  cinder?: { volumeID?: string };
+  portworxVolume?: { volumeID?: string };
+}
+
+/**
+ * The unique name of an inline in-tree volume counted on a node (csi.go `checkAttachableInlineVolume`), or null when
+ * the scheduler does not count it there (not a migratable source, or `isCSIMigrationOn` false for the node). The
+ * handle stands for the translated one (csi-translation-lib TranslateInTreeInlineVolumeToCSI): the disk's name or ID;
+ * an AWS `aws://zone/vol-…` ID is the `vol-…` (KubernetesVolumeIDToEBSVolumeID).
+ */
+function inlineVolume(v: InlineSources, csiNode: CSINode | undefined): { key: string; driver: string } | null {
+  const id: [keyof typeof IN_TREE, string | undefined][] = [
+    ["gcePersistentDisk", v.gcePersistentDisk?.pdName],
+    ["awsElasticBlockStore", v.awsElasticBlockStore?.volumeID?.replace(/^aws:\/\/[^/]*\//, "")],
+    ["azureDisk", v.azureDisk?.diskURI ?? v.azureDisk?.diskName],
+    ["cinder", v.cinder?.volumeID],
+    ["portworxVolume", v.portworxVolume?.volumeID],
+  ];
+  for (const [source, handle] of id) {
+    if (v[source as keyof InlineSources] === undefined || v[source as keyof InlineSources] === null) continue;
+    const m = IN_TREE[source]!;
+    return migrated(csiNode, m.plugin) ? { key: `${m.driver}/inline:${handle ?? "?"}`, driver: m.driver } : null;
+  }
+  return null;
+}
+
+/**
+ * The driver and unique name a claim counts under on a node (csi.go `getCSIDriverInfo`): the PersistentVolume its
+ * `spec.volumeName` names, else (no name, or that volume does not exist) its StorageClass's provisioner
+ * (`getCSIDriverInfoFromSC`, keyed by the claim, as the scheduler's random prefix + namespace/name is).
+ * @returns null when the scheduler does not count it.
+ */
+function claimVolume(ctx: PendingContext, pvc: PersistentVolumeClaim, csiNode: CSINode | undefined): { key: string; driver: string } | null {
+  const pv = pvc.spec?.volumeName ? ctx.volumes.get(pvc.spec.volumeName) : undefined;
+  if (pv) {
+    const d = driverOfVolume(pv, csiNode);
+    return d ? { key: `${d}/pv:${pv.metadata.name}`, driver: d } : null;
+  }
+  const cls = claimClassName(pvc);
+  const sc = cls ? ctx.classes.get(cls) : undefined;
+  if (!sc) return null;
+  const inTree = IN_TREE_BY_PLUGIN.get(sc.provisioner);
+  const d = inTree ? (migrated(csiNode, sc.provisioner) ? inTree : null) : sc.provisioner;
+  return d ? { key: `${d}/claim:${pvc.metadata.namespace ?? ""}/${pvc.metadata.name}`, driver: d } : null;
+}
+
+/**
+ * The volumes of one pod that count against a node's attach limits (csi.go `filterAttachableVolumes`), added to
+ * `result` (unique name → driver). A claim the bundle does not hold is looked up through the PersistentVolumes'
+ * `claimRef` (`claimToVolume`); when that fails too it is added to `unknown` (`namespace/claim`), except for the pod to
+ * place, whose missing claim PreFilter rejects already.
+ */
+function attachableVolumes(
+  ctx: PendingContext,
+  pod: Pod,
+  csiNode: CSINode | undefined,
+  claimToVolume: ReadonlyMap<string, PersistentVolume>,
+  result: Map<string, string>,
+  unknown?: string[],
+): void {
+  const ns = pod.metadata.namespace ?? "";
+  for (const v of pod.spec?.volumes ?? []) {
+    const claim = v.persistentVolumeClaim?.claimName ??
+      (v["ephemeral"] !== undefined && v["ephemeral"] !== null ? `${pod.metadata.name}-${v.name}` : undefined);
+    if (claim === undefined) {
+      const inline = inlineVolume(v as InlineSources, csiNode);
+      if (inline) result.set(inline.key, inline.driver);
+      continue;
+    }
+    const pvc = getClaim(ctx, ns, claim);
+    if (pvc) {
+      const c = claimVolume(ctx, pvc, csiNode);
+      if (c) result.set(c.key, c.driver);
+      continue;
+    }
+    const pv = claimToVolume.get(`${ns}/${claim}`);
+    const d = pv ? driverOfVolume(pv, csiNode) : null;
+    if (pv && d) result.set(`${d}/pv:${pv.metadata.name}`, d);
+    else if (!pv) unknown?.push(`${ns}/${claim}`);
+  }
+}
+
 /**
  * Checks one node.
  * @param ctx the pending context (claims, volumes, classes, pods by node).
  * @param pod the pending pod.
  * @param node the node.
  * @param csiNode the node's CSINode, if the bundle has it.
- * @param claimToVolume `namespace/claim` → PersistentVolume, from the volumes' claimRef.
+ * @param claimToVolume `namespace/claim` → PersistentVolume, from the volumes' claimRef (for claims not in the bundle).
+ * @returns the verdict, or null when the pod has no volume counted here or the node no limit for its drivers.
  */
 export function volumeLimitsCheck(
   ctx: PendingContext,
@@ -98,35 +192,16 @@ export function volumeLimitsCheck(
   csiNode: CSINode | undefined,
   claimToVolume: ReadonlyMap<string, PersistentVolume>,
 ): VolumeLimitVerdict | null {
-  const ns = pod.metadata.namespace ?? "";
   const newVolumes = new Map<string, string>();
-  for (const { claim } of podClaimNames(pod)) {
-    const pvc = getClaim(ctx, ns, claim);
-    if (!pvc) continue;
-    const pv = pvc.spec?.volumeName ? ctx.volumes.get(pvc.spec.volumeName) : undefined;
-    if (pv) {
-      const d = driverOfVolume(pv, csiNode);
-      if (d) newVolumes.set(`${d}/${pv.metadata.name}`, d);
-      continue;
-    }
-    const cls = claimClassName(pvc);
-    const sc = cls ? ctx.classes.get(cls) : undefined;
-    if (!sc) continue;
-    const inTree = IN_TREE_BY_PLUGIN.get(sc.provisioner);
-    const d = inTree ? (migrated(csiNode, sc.provisioner) ? inTree : null) : sc.provisioner;
-    if (d) newVolumes.set(`${d}/claim:${ns}/${claim}`, d);
-  }
+  attachableVolumes(ctx, pod, csiNode, claimToVolume, newVolumes);
   if (newVolumes.size === 0) return null;
   const limits = volumeLimits(node, csiNode);
   if (limits.size === 0) return null;
   const attached = new Map<string, string>();
+  const unknown: string[] = [];
   for (const p of ctx.podsByNode.get(node.metadata.name) ?? []) {
     if (p === pod) continue;
-    for (const { claim } of podClaimNames(p)) {
-      const pv = claimToVolume.get(`${p.metadata.namespace ?? ""}/${claim}`);
-      const d = pv ? driverOfVolume(pv, csiNode) : null;
-      if (pv && d) attached.set(`${d}/${pv.metadata.name}`, d);
-    }
+    attachableVolumes(ctx, p, csiNode, claimToVolume, attached, unknown);
   }
   for (const k of attached.keys()) newVolumes.delete(k);
   const perDriver = (m: Map<string, string>) => {
@@ -147,7 +222,8 @@ export function volumeLimitsCheck(
     parts.push(`${d}: ${used} attached + ${n} new ${over ? ">" : "≤"} limit ${limit}`);
   }
   if (parts.length === 0) return null;
-  return { passed, detail: parts.join("; ") + ` (${csiNode ? "CSINode" : "Node allocatable"}; attached volumes counted over the pods the bundle holds on this node)` };
+  const undecided = unknown.length === 0 ? "" : `; not counted, as the bundle holds neither the claim nor a PersistentVolume bound to it: ${[...new Set(unknown)].sort().join(", ")} (each, if its StorageClass's driver is one of these, takes one more)`;
+  return { passed, detail: parts.join("; ") + ` (${csiNode ? "CSINode" : "Node allocatable"}; attached volumes counted over the pods the bundle holds on this node${undecided})` };
 }
 
 /**
