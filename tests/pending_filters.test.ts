@@ -11,6 +11,7 @@ import { explainPending } from "../src/pending/explain.ts";
 import { fitsResources, podRequests, requestMilli } from "../src/pending/filters/resources.ts";
 import { BundleError } from "../src/bundle/decode.ts";
 import { classifyReason } from "../src/pending/scheduler_message.ts";
+import { allowListObjects } from "../src/bundle/allow_list.ts";
 
 const node = (name: string, alloc: Record<string, string>): Node => ({
   apiVersion: "v1",
@@ -173,6 +174,34 @@ describe("the reason in the first line, in the scheduler's words", () => {
     expect(higher.summary!.message).toBe("0/1 nodes are available: 1 Insufficient cpu.");
     expect(higher.nodes[0]!.checks.find((c) => c.rule === "resources")!.detail).toMatch(/1 of them nominated to it \(default\/q\) by a preemption/);
     expect(run(-5).summary!.feasibleNodes).toEqual(["n1"]);
+  });
+
+  // default_preemption.go PodEligibleToPreemptOthers / podTerminatingByPreemption, schedule_one.go
+  // evaluateNominatedNode: a pod nominated by a preemption waits for its victims to go, then is tried there first
+  it("a pod nominated to n1 whose lower-priority victim is terminating there: the first line says it waits for that victim, and what it holds", () => {
+    const msg = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.";
+    const run = (victimConditions: unknown[], victimPriority = 0) => {
+      const victim = pod("victim", { nodeName: "n1", priority: victimPriority, containers: [req({ cpu: "3", memory: "512Mi" })] }, { phase: "Running", conditions: victimConditions });
+      victim.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+      const p = pod("p", { priority: 1000, containers: [req({ cpu: "2" })] }, { phase: "Pending", nominatedNodeName: "n1" });
+      const b = cluster([p, victim], [event("p", msg)], [node("n1", { cpu: "4", memory: "8Gi" })]);
+      // the bundle keeps what this reads: nominatedNodeName, deletionTimestamp, priority, the conditions' reason
+      return explainPending({ ...b, objects: allowListObjects(b.objects) }, { kind: "pod", namespace: "default", name: "p" });
+    };
+    const preempted = [{ type: "DisruptionTarget", status: "True", reason: "PreemptionByScheduler", message: "Kubernetes default-scheduler: preempting to accommodate a higher priority pod" }];
+    const r = run(preempted);
+    expect(r.answer).toBe(
+      "Pod default/p is nominated to n1 by a preemption and waits for 1 lower-priority pod(s) evicted for it to terminate: default/victim (priority 0, requests cpu 3000m, memory 512Mi); " +
+        "once they are gone the scheduler tries it there first (until then: 0/1 nodes are available: 1 Insufficient cpu).",
+    );
+    expect(r.pods[0]!.nominatedNodeName).toBe("n1");
+    expect(r.findings.find((f) => f.id === "preemption-victims-terminating")!.evidence).toEqual([
+      "Pod default/p: status.nominatedNodeName n1, priority 1000",
+      "Pod default/victim on n1: deletionTimestamp set, DisruptionTarget PreemptionByScheduler",
+    ]);
+    // terminating for another reason (no PreemptionByScheduler condition), or not of lower priority: not a victim it waits for
+    expect(run([]).answer).toBe("Pod default/p cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu.");
+    expect(run(preempted, 1000).findings.some((f) => f.id === "preemption-victims-terminating")).toBe(false);
   });
 
   it("a host port held by a pod on n1: NodePorts rejects n1 only", () => {

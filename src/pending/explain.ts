@@ -85,6 +85,7 @@ import { evaluateTaints, TAINT_NOT_READY, TAINT_UNREACHABLE, toleratesUnschedula
 import {
   EXTENDED_RESOURCE_CONFIG,
   fitsResources,
+  requestsText,
   hostPortConflicts,
   hostPorts,
   isExtendedResourceName,
@@ -1062,6 +1063,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     phase: pod.status?.phase ?? null,
     nodeName: pod.spec?.nodeName ?? null,
     schedulerName: pod.spec?.schedulerName ?? "default-scheduler",
+    ...(nominatedNode(pod) && !scheduled ? { nominatedNodeName: nominatedNode(pod) } : {}),
     ...(gates.length > 0 ? { schedulingGates: gates } : {}),
     claims: uses,
     nodeSelector: { ...(pod.spec?.nodeSelector ?? {}) },
@@ -1080,6 +1082,79 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...(pre.inlineDisks ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes),
+  };
+}
+
+/** A pod's `status.nominatedNodeName`, or undefined. */
+function nominatedNode(pod: Pod): string | undefined {
+  return (pod.status as { nominatedNodeName?: string } | undefined)?.nominatedNodeName || undefined;
+}
+
+/** A pod's priority (`spec.priority`, set from its PriorityClass at admission; 0 without one). */
+const priorityOf = (p: Pod): number => (p.spec as { priority?: number } | undefined)?.priority ?? 0;
+
+/** A lower-priority pod terminating on the node a pending pod is nominated to. */
+interface TerminatingVictim {
+  /** `namespace/name`. */
+  pod: string;
+  priority: number;
+  /** Its DisruptionTarget condition says PreemptionByScheduler: the scheduler evicted it for a preemption. */
+  byPreemption: boolean;
+  /** What it holds on the node, as NodeResourcesFit counts it ({@link requestsText}). */
+  holds: string;
+}
+
+/**
+ * The lower-priority pods terminating (`metadata.deletionTimestamp`) on the node a preemption nominated `pod` to, the
+ * ones the scheduler evicted for it first (DisruptionTarget condition, reason PreemptionByScheduler:
+ * default_preemption.go `podTerminatingByPreemption`). While one of those is there, `PodEligibleToPreemptOthers`
+ * says `not eligible due to a terminating pod on the nominated node` and the scheduler preempts nothing more; once
+ * they are gone their room is the pod's (schedule_one.go: the nominated node is tried first, evaluateNominatedNode).
+ * @returns the node and its victims, or undefined when the pod is not nominated or no such pod is on that node.
+ */
+function terminatingVictims(ctx: PendingContext, pod: Pod): { node: string; victims: TerminatingVictim[] } | undefined {
+  const node = nominatedNode(pod);
+  if (!node || pod.spec?.nodeName) return undefined;
+  const victims = (ctx.podsByNode.get(node) ?? [])
+    .filter((p) => p !== pod && p.metadata.deletionTimestamp && priorityOf(p) < priorityOf(pod))
+    .map((p): TerminatingVictim => ({
+      pod: `${p.metadata.namespace ?? ""}/${p.metadata.name}`,
+      priority: priorityOf(p),
+      byPreemption: (p.status?.conditions ?? []).some((c) => c.type === "DisruptionTarget" && c.status === "True" && c.reason === "PreemptionByScheduler"),
+      holds: requestsText(p),
+    }))
+    .sort((a, b) => Number(b.byPreemption) - Number(a.byPreemption) || cmp(a.pod, b.pod));
+  return victims.length > 0 ? { node, victims } : undefined;
+}
+
+/** The words for one victim: `default/victim (priority 0, requests cpu 3000m)`. */
+const victimText = (v: TerminatingVictim) => `${v.pod} (priority ${v.priority}, ${v.holds === "no requests" ? "no requests" : `requests ${v.holds}`})`;
+
+/**
+ * The finding for a pod nominated to a node where the pods preempted for it still terminate ({@link terminatingVictims}).
+ */
+function preemptionVictimsTerminating(ctx: PendingContext, p: PodReport, pod: Pod): Finding | undefined {
+  const w = terminatingVictims(ctx, pod);
+  const preempted = w?.victims.filter((v) => v.byPreemption) ?? [];
+  if (!w || preempted.length === 0) return undefined;
+  const others = w.victims.filter((v) => !v.byPreemption);
+  const [ns, name] = preempted[0]!.pod.split("/") as [string, string];
+  return {
+    id: "preemption-victims-terminating",
+    severity: "info",
+    title: `Pod ${p.namespace}/${p.name} is nominated to ${w.node} by a preemption and waits for ${preempted.length} lower-priority pod(s) evicted for it to terminate: ${preempted.map(victimText).join(", ")}`,
+    detail: `The scheduler preempted them for this pod (DisruptionTarget condition, reason PreemptionByScheduler) and nominated it to ${w.node}; ` +
+      `once they are gone the scheduler tries it there first (schedule_one.go evaluateNominatedNode), and the node's verdict above still counts them, as the scheduler's snapshot does until they are deleted. ` +
+      `Meanwhile DefaultPreemption preempts nothing more for it ("not eligible due to a terminating pod on the nominated node"). ` +
+      `How long depends on their graceful termination (terminationGracePeriodSeconds, preStop hooks, finalizers).` +
+      (others.length > 0
+        ? ` Also terminating there, not evicted by the scheduler (no DisruptionTarget PreemptionByScheduler), which it does not wait for (PodDisruptionConditions, on by default since v1.26): ${others.map(victimText).join(", ")}.`
+        : ""),
+    evidence: [
+      `Pod ${p.namespace}/${p.name}: status.nominatedNodeName ${w.node}, priority ${priorityOf(pod)}`,
+      ...w.victims.map((v) => `Pod ${v.pod} on ${w.node}: deletionTimestamp set${v.byPreemption ? ", DisruptionTarget PreemptionByScheduler" : ""}`),
+    ],
+    suggestion: `Nothing to do if they finish terminating; if one hangs in Terminating: kubectl get pod -n ${shellWord(ns)} ${shellWord(name)} -o yaml (finalizers; the kubelet on ${w.node}).`,
   };
 }
 
@@ -1327,6 +1402,12 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
       return `pod ${p.namespace}/${p.name} waits for Dynamic Resource Allocation: ${draText}` +
         (p.summary ? ` (by the other rules checked here ${p.summary.feasibleNodes.length}/${p.summary.total} nodes fit)` : "") + ".";
     }
+    // a preemption already made room for it on its nominated node: it waits for the victims to go
+    const waiting = findings.find((f) => f.id === "preemption-victims-terminating" && f.evidence[0]?.startsWith(`Pod ${p.namespace}/${p.name}: status.nominatedNodeName `));
+    if (waiting && p.nominatedNodeName) {
+      return `${waiting.title.charAt(0).toLowerCase()}${waiting.title.slice(1)}; once they are gone the scheduler tries it there first` +
+        (p.summary ? ` (until then: ${p.summary.message.replace(/\.$/, "")})` : "") + ".";
+    }
     if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "");
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };
@@ -1405,6 +1486,8 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
       const cls = deviceClassMissing(p);
       if (cls) findings.push(cls);
       findings.push(...resourceClaimsMissing(ctx, p));
+      const waiting = preemptionVictimsTerminating(ctx, p, pods[podReports.indexOf(p)]!);
+      if (waiting) findings.push(waiting);
     }
     if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({

@@ -318,6 +318,12 @@ export interface PodReport {
   /** `spec.nodeName`: set once scheduled. */
   nodeName: string | null;
   schedulerName: string;
+  /**
+   * `status.nominatedNodeName`, when a preemption nominated the pod to a node (DefaultPreemption's PostFilter): the
+   * scheduler places it there once the lower-priority pods it preempted are gone (finding
+   * `preemption-victims-terminating`).
+   */
+  nominatedNodeName?: string;
   /** `spec.schedulingGates` names, when any: the scheduler does not try the pod until they are gone (v1.30 GA). */
   schedulingGates?: string[];
   claims: PodClaimUse[];
@@ -368,7 +374,8 @@ export type FindingId =
   | "preemption-never"
   | "device-class-missing"
   | "resource-claim-missing"
-  | "resource-claim-unknown";
+  | "resource-claim-unknown"
+  | "preemption-victims-terminating";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {

@@ -174,6 +174,16 @@ function fmt(resource: string, milli: number): string {
 }
 
 /**
+ * A pod's requests in words, resource by resource in name order (`cpu 3000m, memory 512Mi`), as NodeResourcesFit
+ * counts them ({@link podRequests}); `no requests` when it has none.
+ * @throws {BundleError} when a request is not a Kubernetes quantity.
+ */
+export function requestsText(pod: Pod): string {
+  const reqs = [...podRequests(pod)].filter(([, v]) => v > 0).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return reqs.length === 0 ? "no requests" : reqs.map(([k, v]) => `${k} ${fmt(k, v)}`).join(", ");
+}
+
+/**
  * Whether kube-scheduler treats a resource name as an extended resource, which its configuration may tell it to ignore
  * (k8s.io/kubernetes pkg/apis/core/v1/helper `IsExtendedResourceName`: not native — a name with a "/" outside the
  * `kubernetes.io/` domain — and not a quota `requests.` name).
