@@ -186,6 +186,34 @@ describe("scheduler model and reconciliation", () => {
     expect(r.pods[0]!.nodes[0]!.rejectedBy!.plugin).toBe("VolumeBinding");
   });
 
+  // Only the scheduler writes volume.kubernetes.io/selected-node (VolumeBinding PreBind); a pod created with
+  // spec.nodeName never passes it, so its WaitForFirstConsumer claim is never provisioned (StorageClass docs)
+  test("a pod with spec.nodeName and a WaitForFirstConsumer claim: both questions say the claim is never provisioned, and what to do", () => {
+    const placed = pod("app-0", { claims: ["data"], nodeName: "n1" });
+    placed.status = { phase: "Pending" };
+    const objects = () => [node("n1"), node("n2"), storageClass("wffc", { mode: "WaitForFirstConsumer" }), pvc("data", { class: "wffc" }), placed];
+    const byClaim = explainPending(bundleOf(objects()), { kind: "pvc", namespace: "default", name: "data" });
+    expect(byClaim.claims[0]!.state.reason).toBe("NodeNameBypassesScheduler");
+    expect(byClaim.answer).toMatch(/^PersistentVolumeClaim default\/data: Pending, and never provisioned this way: StorageClass "wffc" has volumeBindingMode WaitForFirstConsumer/);
+    expect(byClaim.answer).toContain("app-0 (spec.nodeName n1)");
+    expect(byClaim.answer).not.toContain("see why they cannot be scheduled");
+    expect(byClaim.findings[0]).toMatchObject({ id: "node-name-bypasses-scheduler", severity: "error" });
+    const byPod = explainPending(bundleOf(objects()), { kind: "pod", namespace: "default", name: "app-0" });
+    expect(byPod.answer).toBe(
+      "Pod default/app-0 names node n1 in spec.nodeName, so the scheduler never sees it and its WaitForFirstConsumer claim(s) data are never provisioned: " +
+        "place it with nodeSelector or nodeAffinity instead, or use a StorageClass with volumeBindingMode Immediate.",
+    );
+    expect(byPod.findings.find((f) => f.id === "pod-scheduled")).toMatchObject({ severity: "error" });
+    expect(byPod.answer).not.toContain("waits for the kubelet");
+    // another consumer the scheduler can place gives the claim a node: the usual wait for the first consumer
+    const other = pod("app-1", { claims: ["data"] });
+    const mixed = explainPending(bundleOf([...objects(), other]), { kind: "pvc", namespace: "default", name: "data" });
+    expect(mixed.claims[0]!.state.reason).toBe("WaitForFirstConsumer");
+    // once the scheduler picked a node (the annotation), it is a provisioning like any other
+    const chosen = explainPending(bundleOf([node("n1"), storageClass("wffc", { mode: "WaitForFirstConsumer" }), pvc("data", { class: "wffc", annotations: { "volume.kubernetes.io/selected-node": "n1" } }), placed]), { kind: "pvc", namespace: "default", name: "data" });
+    expect(chosen.claims[0]!.state.reason).toBe("Provisioning");
+  });
+
   // VolumeBinding's PreFilterResult (binder.go GetEligibleNodes, kubernetes#109877): a bound local PV keeps only the
   // nodes named by its hostname values, from v1.27 until kubernetes#125398 (v1.32.0, v1.31.3, v1.30.7, v1.29.11)
   describe("a bound local PersistentVolume", () => {

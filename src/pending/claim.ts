@@ -324,7 +324,23 @@ export function analyseClaim(ctx: PendingContext, namespace: string, name: strin
     const failed = lastEvent(events, ["ProvisioningFailed", "ProvisioningSucceeded"]);
     const noProvisioner = summary.provisioner === NO_PROVISIONER || summary.provisioner === "";
     if (noProvisioner) staticList = staticCandidates(ctx, pvc);
-    if (summary.volumeBindingMode === "WaitForFirstConsumer" && !selected) {
+    // Only the scheduler sets volume.kubernetes.io/selected-node (VolumeBinding's PreBind, binder.go BindPodVolumes),
+    // and only then does the provisioner (or, for static binding, the scheduler itself) act: a pod that sets
+    // spec.nodeName never passes the scheduler, so its WaitForFirstConsumer claim waits forever (pv_controller.go
+    // syncUnboundClaim delays binding until that annotation is there; the StorageClass docs warn against nodeName)
+    const live = users.filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
+    const placed = live.filter((p) => p.spec?.nodeName);
+    if (summary.volumeBindingMode === "WaitForFirstConsumer" && !selected && placed.length > 0 && placed.length === live.length) {
+      const who = placed.map((p) => `${p.metadata.name} (spec.nodeName ${p.spec!.nodeName})`).join(", ");
+      state = withEvent({
+        status: "Pending",
+        reason: "NodeNameBypassesScheduler",
+        message: `Pending, and never ${noProvisioner ? "bound" : "provisioned"} this way: ${scName(summary.name)} has volumeBindingMode WaitForFirstConsumer, ` +
+          `so the claim is ${noProvisioner ? "bound" : "provisioned"} only for the node the scheduler picks for a pod that uses it (it writes ${ANN_SELECTED_NODE}), ` +
+          `but every pod that uses it sets its node itself: ${who}. The scheduler never sees such a pod, so the claim waits forever and the pod with it. ` +
+          `Place the pod with nodeSelector or nodeAffinity (kubernetes.io/hostname) instead of spec.nodeName, or use a StorageClass with volumeBindingMode Immediate.`,
+      }, lastEvent(events, ["WaitForFirstConsumer", "WaitForPodScheduled"]));
+    } else if (summary.volumeBindingMode === "WaitForFirstConsumer" && !selected) {
       state = withEvent({
         status: "Pending",
         reason: "WaitForFirstConsumer",

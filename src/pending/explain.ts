@@ -1294,6 +1294,20 @@ function claimFindings(ctx: PendingContext, claims: ClaimReport[]): Finding[] {
           suggestion: `Read the provisioner's logs (${c.storageClass?.provisioner ?? "?"}); the event above is its last word.`,
         });
         break;
+      case "NodeNameBypassesScheduler":
+        out.push({
+          id: "node-name-bypasses-scheduler",
+          severity: "error",
+          title: `${ref} is never ${c.storageClass?.provisioner === NO_PROVISIONER ? "bound" : "provisioned"}: it waits for its first consumer, and the pods that use it bypass the scheduler with spec.nodeName`,
+          detail: c.state.message,
+          evidence: [
+            ...ev,
+            `StorageClass ${c.storageClass?.name ?? "?"}: volumeBindingMode WaitForFirstConsumer; no ${ANN_SELECTED_NODE} annotation on the claim`,
+            ...podsUsingClaim(ctx, c.namespace, c.name).filter((p) => p.spec?.nodeName).map((p) => `Pod ${c.namespace}/${p.metadata.name}: spec.nodeName ${p.spec!.nodeName}`),
+          ],
+          suggestion: `Recreate the pod without spec.nodeName, placed by nodeSelector (kubernetes.io/hostname: NODE) or nodeAffinity; or give the claim a StorageClass with volumeBindingMode Immediate (storageClassName is immutable: recreate the claim).`,
+        });
+        break;
       case "WaitForFirstConsumer":
         out.push({
           id: "wait-for-first-consumer",
@@ -1363,11 +1377,22 @@ function nodesMissingFinding(ctx: PendingContext, pods: PodReport[]): Finding {
 
 const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 } as const;
 
+/** The pod's claims that are never provisioned because their consumers set spec.nodeName (claim.ts `NodeNameBypassesScheduler`). */
+function bypassedClaims(claims: readonly ClaimReport[], p: PodReport): ClaimReport[] {
+  if (!p.nodeName) return [];
+  return claims.filter((c) => c.namespace === p.namespace && c.state.reason === "NodeNameBypassesScheduler" && p.claims.some((u) => u.claim === c.name));
+}
+
 function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodReport[], findings: Finding[], nodesListed: boolean): string {
   const rootCause = findings.find((f) => f.severity === "error");
   const cause = rootCause ? ` Root cause: ${rootCause.title}.` : "";
   const noNodes = nodesListed ? "" : " No Node objects in the bundle, so no per-node verdict.";
   const podLine = (p: PodReport): string => {
+    const stranded = bypassedClaims(claims, p);
+    if (p.nodeName && stranded.length > 0) {
+      return `pod ${p.namespace}/${p.name} names node ${p.nodeName} in spec.nodeName, so the scheduler never sees it and its WaitForFirstConsumer claim(s) ${stranded.map((c) => c.name).join(", ")} are never provisioned: ` +
+        `place it with nodeSelector or nodeAffinity instead, or use a StorageClass with volumeBindingMode Immediate`;
+    }
     if (p.nodeName) return `pod ${p.namespace}/${p.name} is scheduled on ${p.nodeName}`;
     if (p.schedulingGates && p.schedulingGates.length > 0) {
       return `pod ${p.namespace}/${p.name} is SchedulingGated: the scheduler does not try to place it until every spec.schedulingGates entry is removed (${p.schedulingGates.join(", ")}), by whoever added it`;
@@ -1414,7 +1439,8 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   if (q.kind === "pod") {
     const p = pods[0] as PodReport;
     const line = podLine(p);
-    return line.charAt(0).toUpperCase() + line.slice(1) + (p.nodeName ? "; it is not waiting for the scheduler." : "") + (p.nodeName ? "" : cause) + noNodes;
+    const bypassed = bypassedClaims(claims, p).length > 0;
+    return line.charAt(0).toUpperCase() + line.slice(1) + (p.nodeName ? (bypassed ? "." : "; it is not waiting for the scheduler.") : "") + (p.nodeName ? "" : cause) + noNodes;
   }
   const c = claims[0] as ClaimReport;
   const head = `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message}`;
@@ -1472,7 +1498,20 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
   findings.push(...claimFindings(ctx, claims));
   findings.push(...pendingHints({ ctx, claims, pods: podReports }));
   for (const p of podReports) {
-    if (p.nodeName) {
+    const stranded = bypassedClaims(claims, p);
+    if (p.nodeName && stranded.length > 0) {
+      // spec.nodeName set by its creator: the scheduler never saw the pod, and its WaitForFirstConsumer claims, which
+      // only the scheduler gives a node (volume.kubernetes.io/selected-node), are never provisioned
+      findings.push({
+        id: "pod-scheduled",
+        severity: "error",
+        title: `Pod ${p.namespace}/${p.name} names node ${p.nodeName} in spec.nodeName, so its WaitForFirstConsumer claim(s) ${stranded.map((c) => c.name).join(", ")} are never provisioned`,
+        detail: `spec.nodeName is set (phase ${p.phase ?? "unknown"}) and no scheduler placed it: the kubelet on ${p.nodeName} waits for the volume(s), which are provisioned only for a node the scheduler picks ` +
+          `(${ANN_SELECTED_NODE}, written by VolumeBinding while binding a pod). It stays ${p.phase ?? "Pending"} for ever.`,
+        evidence: stranded.map((c) => `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message.split(". ")[0]}.`),
+        suggestion: `Recreate the pod without spec.nodeName, placed by nodeSelector (kubernetes.io/hostname: ${shellWord(p.nodeName)}) or nodeAffinity; or use a StorageClass with volumeBindingMode Immediate.`,
+      });
+    } else if (p.nodeName) {
       findings.push({
         id: "pod-scheduled",
         severity: "info",

@@ -95,6 +95,11 @@ export type ClaimReasonCode =
   | "StorageClassNotFound"
   /** volumeBindingMode WaitForFirstConsumer and no pod has been scheduled for it yet. */
   | "WaitForFirstConsumer"
+  /**
+   * volumeBindingMode WaitForFirstConsumer, and every pod that uses it names its node in `spec.nodeName`: the scheduler
+   * never sees them, so nothing writes `volume.kubernetes.io/selected-node` and the claim is never provisioned (or bound).
+   */
+  | "NodeNameBypassesScheduler"
   /** The provisioner reports ProvisioningFailed. */
   | "ProvisioningFailed"
   /** Waiting for the provisioner (no failure reported). */
@@ -375,7 +380,8 @@ export type FindingId =
   | "device-class-missing"
   | "resource-claim-missing"
   | "resource-claim-unknown"
-  | "preemption-victims-terminating";
+  | "preemption-victims-terminating"
+  | "node-name-bypasses-scheduler";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {
