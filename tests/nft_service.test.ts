@@ -672,7 +672,7 @@ describe("traceNft on hand-written tables: semantics and failure paths", () => {
       // address the bundle cannot place: not a confident "not local"
       name: "fib daddr type local for an address whose locality was not collected: assumed not to match, said",
       body: `${PRE}\t\tfib daddr type local tcp dport 30080 dnat to 10.1.1.1:80\n\t}`,
-      packet: v4({ dst: "10.99.0.7", dport: 30080, dstLocal: false, dstLocalAssumed: true }),
+      packet: v4({ dst: "10.99.0.7", dport: 30080, dstLocal: false, dstLocalAssumed: true, dstLocalUnknown: true }),
       want: { "no-match": 1 },
       caveat: "depends on whether 10.99.0.7 is a local address of the node (not collected: the node's `ip -o addr`) (fib daddr type local); assumed not to match",
     },

@@ -25,6 +25,8 @@ export interface PacketFacts {
   sysctls?: NodeSysctls;
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
+  /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
+  nodeAddresses?: string[];
 }
 
 /**
@@ -42,15 +44,23 @@ export function answerPacket(
   ifaces?: { pod: string; uplink: string },
   facts: PacketFacts = {},
 ): PacketAnswer {
-  const srcLocal = isLocal ? isLocal(q.source) : q.source === s.nodeIP;
+  // Without the node's addresses: its InternalIP, the other addresses its Node object lists, and loopback (always
+  // local: 127.0.0.0/8 and ::1) are known local; any other address cannot be placed
+  const knownLocal = (ip: string) =>
+    ip === s.nodeIP || (facts.nodeAddresses ?? []).includes(ip) || ip === "::1" || (!isIPv6(ip) && cidrContains("127.0.0.0/8", ip));
+  const srcLocal = isLocal ? isLocal(q.source) : knownLocal(q.source);
   // a source in this node's pod CIDR that is no Pod of the bundle (a live run keeps only the endpoints' pods) is a pod
   // of this node all the same: it arrives on the pod interface, and its replies stay on the node
   const podNode = sourcePod?.node ?? (facts.podCIDRs ?? []).find((n) => n.cidrs.some((c) => isIPv6(c) === isIPv6(q.source) && cidrContains(c, q.source)))?.node;
   const podHere = podNode === node;
-  const dstLocal = isLocal ? isLocal(q.destination) : q.destination === s.nodeIP;
+  const dstLocal = isLocal ? isLocal(q.destination) : knownLocal(q.destination);
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
-  // Only the node's InternalIP is known to be local; any other address outside the Service's ClusterIPs may be bound.
-  if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) pkt.dstLocalAssumed = true;
+  // Only the addresses above are known to be local; any other address outside the Service's ClusterIPs may be bound
+  // (the Service's load-balancer IPs and externalIPs are taken as not local, as kube-proxy's rules for them assume)
+  if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) {
+    pkt.dstLocalAssumed = true;
+    if (!svc.loadBalancerIngress.includes(q.destination) && !svc.externalIPs.includes(q.destination)) pkt.dstLocalUnknown = true;
+  }
   // Interface-based local-traffic detection: a pod of this node arrives on the pod interface, a local process on none.
   if (ifaces) pkt.inInterface = srcLocal ? "" : podHere ? ifaces.pod : ifaces.uplink;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
@@ -61,7 +71,7 @@ export function answerPacket(
     checkReplyPath(v, srcLocal || podHere ? "this-node" : "elsewhere", node, facts.endpoints);
     if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls);
   }
-  checkRouteLocalnet(v, facts.sysctls, isLocal ?? ((ip) => ip === s.nodeIP));
+  checkRouteLocalnet(v, facts.sysctls, isLocal ?? knownLocal);
   const a: PacketAnswer = {
     node,
     source: q.source,

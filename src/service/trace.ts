@@ -41,6 +41,12 @@ export interface TracePacket {
    * LoadBalancer IP may or may not be bound on the node). Verdicts that depend on it say so.
    */
   dstLocalAssumed?: boolean;
+  /**
+   * Whether the destination is local cannot be told at all (a one-packet question to an address that is none of the
+   * node's known ones nor the Service's, the node's addresses not collected): `--dst-type LOCAL` and `fib daddr type
+   * local` are then unknown (assumed not to match, said), not a confident "not local".
+   */
+  dstLocalUnknown?: boolean;
   /** Input interface when known (`-i`); unknown interfaces make `-i` matches "unknown". */
   inInterface?: string;
   /** Output interface when known (`-o`). */

@@ -192,6 +192,9 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
         if (o.name !== "dst-type" && o.name !== "src-type") continue;
         const isLocal = o.name === "dst-type" ? p.dstLocal : p.srcLocal;
         if (type !== "LOCAL") return { kind: "unknown", why: `addrtype ${o.name} ${type} is not modelled` };
+        if (o.name === "dst-type" && p.dstLocalUnknown && !p.dstLocal) {
+          return { kind: "unknown", why: `depends on whether ${p.dst} is a local address of the node (not collected: the node's \`ip -o addr\`)` };
+        }
         if (!neg(o, isLocal)) {
           const who = o.name === "dst-type" ? `destination ${p.dst}` : `source ${p.src}`;
           return explain ? { kind: "no", why: `${who} is ${isLocal ? "" : "not "}a local address of the node (rule wants ${shown(o, `--${o.name} LOCAL`)})` } : NO;

@@ -87,7 +87,7 @@ export function fieldOf(selector: string, p: TracePacket): FieldResult {
     const src = m[1] === "saddr";
     // the node's addresses were not collected and the destination is not its known address: whether it is local is
     // not known (kube-proxy's `fib daddr type local … @service-nodeports` answers on every local address)
-    if (!src && p.dstLocalAssumed && !p.dstLocal) {
+    if (!src && p.dstLocalUnknown && !p.dstLocal) {
       return { unknown: `depends on whether ${p.dst} is a local address of the node (not collected: the node's \`ip -o addr\`)` };
     }
     return {

@@ -1,0 +1,37 @@
+// One-packet questions on a node whose addresses were not collected (no ip-addr section): loopback is always local
+// (a host process to 127.0.0.1:NodePort starts in nat OUTPUT and is DNATed by KUBE-NODEPORTS, route_localnet
+// permitting), the Node object's own addresses are local, and any other address cannot be placed: `--dst-type LOCAL`
+// is then unknown (assumed not to match, said), not a confident "not local" (measured in a network namespace with
+// kube-proxy's TestOverallIPTablesRules: 127.0.0.1 → 127.0.0.1:3003 is DNATed to 10.180.0.3:80; a secondary node
+// address at :3003 too).
+import { describe, expect, it } from "vitest";
+import { explainService } from "../src/service/explain.ts";
+import { bundleOf, fixture, overallObjects } from "./helpers/bundles.ts";
+
+const bundle = () => {
+  const { services, slices } = overallObjects("test-node", true);
+  return bundleOf({ dump: fixture("kube-proxy/TestOverallIPTablesRules.iptables-save"), nodeName: "test-node", nodeIP: "192.168.0.2", services, slices });
+};
+const ask = (b: ReturnType<typeof bundle>, source: string, destination: string, port: number) =>
+  explainService(b, "ns3", "svc3", { packet: { source, destination, port, protocol: "tcp" } }).packet![0]!;
+
+describe("packet locality without the node's addresses", () => {
+  it("127.0.0.1 → 127.0.0.1:NodePort: a host process (nat OUTPUT), DNATed by KUBE-NODEPORTS", () => {
+    const a = ask(bundle(), "127.0.0.1", "127.0.0.1", 3003);
+    expect(a.outcome).toBe("forwarded");
+    expect(a.endpoints.map((e) => e.endpoint)).toEqual(["10.180.0.3:80"]);
+    expect(a.caveats.join("\n")).toMatch(/traced as a host-network client \(nat OUTPUT\)/);
+  });
+
+  it("an address of the Node object other than the InternalIP is local", () => {
+    const b = bundle();
+    b.objects.nodes[0]!.status!.addresses!.push({ type: "ExternalIP", address: "192.168.99.11" });
+    expect(ask(b, "8.8.8.8", "192.168.99.11", 3003).outcome).toBe("forwarded");
+  });
+
+  it("an address the bundle cannot place: the LOCAL match is unknown and said, not a silent 'not handled'", () => {
+    const a = ask(bundle(), "8.8.8.8", "192.168.99.11", 3003);
+    expect(a.outcome).toBe("not-handled");
+    expect(a.caveats.join("\n")).toMatch(/KUBE-SERVICES -j KUBE-NODEPORTS\) depends on whether 192\.168\.99\.11 is a local address of the node \(not collected: the node's `ip -o addr`\); assumed not to match/);
+  });
+});
