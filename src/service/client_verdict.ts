@@ -188,6 +188,8 @@ function explain(
       const by = marked.markedForDrop!.by;
       return `marked for drop by ${lineOf({ ...marked, decidedBy: by })} (${by?.chain}), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
     }
+    const untracked = all.find((o) => o.untrackedBy !== undefined)?.untrackedBy;
+    if (untracked) return `untracked by raw ${lineOf({ ...all[0]!, decidedBy: untracked })} (${untracked.chain}, NOTRACK): nat is skipped, so kube-proxy's rules do not translate it; it goes where it is addressed`;
     return "no kube-proxy rule matches this destination on this node: the packet leaves untranslated";
   }
   if (masquerade === "n/a") return "";

@@ -144,6 +144,11 @@ export interface TraceOutcome {
    */
   assumedNotMatched?: RuleRef[];
   /**
+   * iptables: a raw-table rule untracked the packet (NOTRACK, `CT --notrack`), so nat, kube-proxy's DNAT, never saw it
+   * (the verdict is then `no-match`).
+   */
+  untrackedBy?: RuleRef;
+  /**
    * iptables layouts before v1.25: the packet carries kubelet's drop mark (`mark`, set by `by`, normally a jump to
    * KUBE-MARK-DROP; the mark is the one the dump's filter KUBE-FIREWALL drops), but goes where KUBE-FIREWALL is not
    * hooked (FORWARD), so it is not dropped.

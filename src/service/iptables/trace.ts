@@ -73,6 +73,8 @@ interface State {
   assumed?: RuleRef[];
   /** Carries kubelet's drop mark that no KUBE-FIREWALL acts on where the packet goes (TraceOutcome markedForDrop). */
   markedForDrop?: TraceOutcome["markedForDrop"];
+  /** The raw-table rule that untracked the packet (TraceOutcome untrackedBy): nat, kube-proxy's DNAT, is skipped. */
+  untrackedBy?: RuleRef;
 }
 
 interface Ended extends State {
@@ -507,8 +509,20 @@ export function traceIptables(
   const postNat = new Map<string, { parts: PostNatPart[]; otherFilterRules: boolean }>();
   const notes: string[] = [];
   const start: State = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
-  const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
-  const afterNatRaw = t.run("nat", natEntry, [start], 0);
+  // The raw table runs before nat: a packet it untracks (NOTRACK, `CT --notrack`: NodeLocal DNSCache's rules for the
+  // kube-dns ClusterIP) never traverses nat, so kube-proxy's DNAT does not apply (netfilter: nat sees only tracked
+  // connections; nf_nat_inet_fn returns NF_ACCEPT without a conntrack entry)
+  const raw = rawUntracked(dump, start.packet, hook, options.ipsets);
+  start.caveats.push(...raw.caveats);
+  let afterNatRaw: Ended[];
+  if (raw.rule) {
+    start.untrackedBy = raw.rule;
+    start.caveats.push(`untracked by raw ${raw.rule.chain}:${raw.rule.line} (${raw.text}): the packet skips nat, so kube-proxy's rules do not translate it; it goes to ${start.packet.dst}:${start.packet.dport} as addressed (NodeLocal DNSCache, for one, listens on the kube-dns ClusterIP this way)`);
+    afterNatRaw = [{ ...start, how: "return" }];
+  } else {
+    const natEntry = t.entry("nat", hook, "KUBE-SERVICES", notes);
+    afterNatRaw = t.run("nat", natEntry, [start], 0);
+  }
   const afterNat: Ended[] = [];
   let sharesFixed = true;
   for (const e of afterNatRaw) {
@@ -828,6 +842,45 @@ function splitDnat(to: string): [string, number | undefined] {
   return [to.slice(0, i), Number(to.slice(i + 1))];
 }
 
+/**
+ * Whether the raw table untracks the packet at `hook`: the builtin chain's rules in order, jumps followed (RETURN and
+ * ACCEPT end the walk), the first matching `-j NOTRACK` or `-j CT --notrack` decides. A rule whose match cannot be
+ * told is assumed not to match, said. No raw table, or no such rule: tracked.
+ * @returns the untracking rule and its text, and caveats.
+ */
+function rawUntracked(dump: IptablesDump, packet: TracePacket, hook: "PREROUTING" | "OUTPUT", ipsets: TraceOptions["ipsets"]): { rule?: RuleRef; text?: string; caveats: string[] } {
+  const raw = dump.tables.get("raw");
+  const caveats: string[] = [];
+  if (!raw) return { caveats };
+  const untracks = (r: IptablesRule) => r.target === "NOTRACK" || (r.target === "CT" && r.raw.includes("--notrack"));
+  // raw chains carry few rules: only those that untrack, or jump to a chain, are read
+  const walk = (name: string, depth: number): { rule?: IptablesRule; stop?: true } => {
+    const chain = raw.chains.get(name);
+    if (!chain || depth > 16) return {};
+    for (let i = 0; i < chain.ruleCount; i++) {
+      const text = chain.rawRules[i]!;
+      if (!/ -j (NOTRACK|CT|RETURN|ACCEPT|[A-Za-z0-9_.-]+)/.test(text)) continue;
+      const r = chain.rule(i);
+      const user = r.target !== undefined && raw.chains.has(r.target);
+      if (!untracks(r) && !user && r.target !== "RETURN" && r.target !== "ACCEPT") continue;
+      const m = matchRule(r, packet, ipsets, false);
+      if (m.kind === "no") continue;
+      if (m.kind !== "yes") {
+        if (untracks(r) || user) caveats.push(`raw ${name}:${r.line} (${r.raw.replace(/^-A \S+ /, "")}) ${m.kind === "unknown" ? m.why : "matches by chance"}; assumed not to match`);
+        continue;
+      }
+      if (untracks(r)) return { rule: r };
+      if (r.target === "RETURN") return {};
+      if (r.target === "ACCEPT") return { stop: true };
+      const inner = walk(r.target!, depth + 1);
+      if (inner.rule || inner.stop) return inner;
+    }
+    return {};
+  };
+  const found = walk(hook, 0).rule;
+  return found ? { rule: ruleRef(found), text: found.raw.replace(/^-A \S+ /, ""), caveats } : { caveats };
+}
+
 function finish(
   s: State,
   verdict: TraceOutcome["verdict"],
@@ -848,6 +901,7 @@ function finish(
   if (decidedBy) o.decidedBy = decidedBy;
   if (s.assumed && s.assumed.length > 0) o.assumedNotMatched = s.assumed;
   if (s.markedForDrop) o.markedForDrop = s.markedForDrop;
+  if (s.untrackedBy) o.untrackedBy = s.untrackedBy;
   return o;
 }
 
