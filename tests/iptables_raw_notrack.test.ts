@@ -44,3 +44,26 @@ describe("raw-table NOTRACK before kube-proxy (NodeLocal DNSCache)", () => {
     expect(explainService(lab(false), "kube-system", "kube-dns").nodes[0]!.drift).toEqual([]);
   });
 });
+
+// iptables-nft-save warns "iptables-legacy tables present" (in its output or on stderr): both backends' hooks see
+// every packet (a NOTRACK loaded with iptables-legacy untracked the queries in a namespace whose nft tables hold
+// kube-proxy's rules), so the answers say what they could not see.
+describe("the other iptables backend's tables", () => {
+  const WARNING = "# Warning: iptables-legacy tables present, use iptables-legacy-save to see them\n";
+  const ask = (edit: (s: { stdout: string; stderr?: string }) => void) => {
+    const b = lab(false);
+    edit(b.nodes[0]!.sections["iptables-save"]!);
+    return explainService(b, "kube-system", "kube-dns", { packet: { source: "10.244.0.9", destination: "10.96.0.10", port: 53, protocol: "udp" } });
+  };
+  it.each([
+    ["in the output", (s: { stdout: string }) => (s.stdout = WARNING + s.stdout)],
+    ["on stderr", (s: { stderr?: string }) => (s.stderr = WARNING.slice(2))],
+  ])("the warning %s: each answer and the node's notes say the legacy tables were not collected", (_, edit) => {
+    const r = ask(edit);
+    expect(r.packet![0]!.caveats.join("\n")).toMatch(/iptables-legacy tables are present on this node besides these nf_tables ones/);
+    expect(r.nodes[0]!.notes.join("\n")).toMatch(/iptables-legacy tables are present/);
+  });
+  it("no warning, no such caveat", () => {
+    expect(ask(() => {}).packet![0]!.caveats.join("\n")).not.toMatch(/iptables-legacy tables/);
+  });
+});

@@ -72,6 +72,8 @@ export interface NodeDatapath {
   iptables?: IptablesDump;
   /** Problems reading the node's sections: shown as node notes, or as the node's error when nothing answers. */
   problems: string[];
+  /** What every answer on this node depends on and the bundle lacks: said under each packet answer. */
+  answerCaveats: string[];
   /** The ipvsadm section could not be parsed: the node's error when it runs kube-proxy in IPVS mode. */
   ipvsadmError?: DumpParseError;
 }
@@ -91,7 +93,7 @@ export type DatapathBuilder = (node: NodeCapture, family: 4 | 6, objects: Bundle
  */
 export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleObjects): NodeDatapath {
   const read = readIptables(node, family);
-  const out: NodeDatapath = { signals: read.signals, problems: read.problems };
+  const out: NodeDatapath = { signals: read.signals, problems: read.problems, answerCaveats: read.answerCaveats };
   if (read.dump) out.iptables = read.dump;
   const ipvs = readIpvs(node);
   out.problems.push(...ipvs.problems);

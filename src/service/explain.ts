@@ -483,6 +483,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           nodeAddresses: (nodeObj?.status?.addresses ?? []).map((a) => a.address),
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
+        answer.caveats.push(...dp.answerCaveats);
         answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
         packets.push(answer);
       }

@@ -25,6 +25,8 @@ export interface IptablesReading {
   signals: RuleModeSignals;
   /** Why a section could not be read, or what its partial form cannot show. */
   problems: string[];
+  /** What every answer on this node depends on and the section lacks (the other iptables backend's tables). */
+  answerCaveats: string[];
 }
 
 function usable(s: CommandOutput | undefined): string | undefined {
@@ -64,6 +66,7 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
   const dp: IptablesReading = {
     signals: { iptablesServiceChains: 0, ipvsMatchSets: false, ipvsVirtualServers: 0, nftablesTable: false },
     problems: [],
+    answerCaveats: [],
   };
   const name = family === 6 ? "ip6tables-save" : "iptables-save";
   const section = node.sections[name];
@@ -81,6 +84,13 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
       try {
         dp.dump = parseShared(section.stdout);
         countSignals(dp);
+        // iptables-nft-save warns when the other backend holds tables too (in its output or on stderr): both backends'
+        // hooks see every packet, so rules there (a NOTRACK, a DNAT, a DROP) act as well and are not in this dump
+        if (dp.dump.legacyTablesPresent || /iptables-legacy tables present/.test(section.stderr ?? "")) {
+          const why = `${name} says iptables-legacy tables are present on this node besides these nf_tables ones: their rules see every packet too and were not collected, so what they do (untrack, translate, drop) is not in these answers; \`iptables-legacy-save\` on the node shows them`;
+          dp.problems.push(why);
+          dp.answerCaveats.push(why);
+        }
       } catch (e) {
         if (e instanceof DumpParseError) dp.problems.push(e.message);
         else throw e;
