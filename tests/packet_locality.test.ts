@@ -35,3 +35,17 @@ describe("packet locality without the node's addresses", () => {
     expect(a.caveats.join("\n")).toMatch(/KUBE-SERVICES -j KUBE-NODEPORTS\) depends on whether 192\.168\.99\.11 is a local address of the node \(not collected: the node's `ip -o addr`\); assumed not to match/);
   });
 });
+
+// A client that is an endpoint of the Service, known from its EndpointSlice (nodeName) without a Pod object: it is a
+// pod of that node, so a branch back to itself is a hairpin (bridge hairpin_mode, bridge-nf-call-iptables decide it).
+describe("an endpoint client known from its EndpointSlice only", () => {
+  it("is a pod of the node its slice names: the branch back to itself carries the hairpin caveat", () => {
+    const b = bundle();
+    const sl = b.objects.endpointSlices.find((s) => s.metadata.labels?.["kubernetes.io/service-name"] === "svc4")!;
+    for (const ep of sl.endpoints ?? []) ep.nodeName = "test-node";
+    b.objects.pods = [];
+    const a = explainService(b, "ns4", "svc4", { packet: { source: "10.180.0.5", destination: "172.30.0.44", port: 80, protocol: "tcp" } }).packet![0]!;
+    expect(a.outcome).toBe("forwarded");
+    expect(a.caveats.join("\n")).toMatch(/hairpin_mode/);
+  });
+});

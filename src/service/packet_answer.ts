@@ -51,7 +51,10 @@ export function answerPacket(
   const srcLocal = isLocal ? isLocal(q.source) : knownLocal(q.source);
   // a source in this node's pod CIDR that is no Pod of the bundle (a live run keeps only the endpoints' pods) is a pod
   // of this node all the same: it arrives on the pod interface, and its replies stay on the node
-  const podNode = sourcePod?.node ?? (facts.podCIDRs ?? []).find((n) => n.cidrs.some((c) => isIPv6(c) === isIPv6(q.source) && cidrContains(c, q.source)))?.node;
+  // (an endpoint of the Service whose EndpointSlice names its node is on that node, Pod object or not)
+  const podNode = sourcePod?.node ??
+    (facts.endpoints ?? []).find((e) => e.address === q.source && e.node !== undefined && !e.nodeFromPod)?.node ??
+    (facts.podCIDRs ?? []).find((n) => n.cidrs.some((c) => isIPv6(c) === isIPv6(q.source) && cidrContains(c, q.source)))?.node;
   const podHere = podNode === node;
   const dstLocal = isLocal ? isLocal(q.destination) : knownLocal(q.destination);
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
