@@ -49,3 +49,14 @@ describe("an endpoint client known from its EndpointSlice only", () => {
     expect(a.caveats.join("\n")).toMatch(/hairpin_mode/);
   });
 });
+
+// A source that is another node's address (a host process or a hostNetwork pod there): its packets to a Service are
+// translated in that node's nat OUTPUT first; traced here, the answer says so and where to trace it.
+describe("a source that is another node's address", () => {
+  it("says the packet is translated on that node first", () => {
+    const b = bundle();
+    b.objects.nodes.push({ apiVersion: "v1", kind: "Node", metadata: { name: "node-b" }, status: { addresses: [{ type: "InternalIP", address: "192.168.0.3" }] } } as never);
+    const a = explainService(b, "ns3", "svc3", { packet: { source: "192.168.0.3", destination: "172.30.0.43", port: 80, protocol: "tcp" } }).packet![0]!;
+    expect(a.caveats.join("\n")).toMatch(/192\.168\.0\.3 is an address of node node-b: a host process or hostNetwork pod there has its packets translated by node-b's rules first \(nat OUTPUT\)/);
+  });
+});

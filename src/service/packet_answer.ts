@@ -27,6 +27,8 @@ export interface PacketFacts {
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
   nodeAddresses?: string[];
+  /** The other nodes' addresses in their Node objects: a source there is a host process (or hostNetwork pod) of that node. */
+  otherNodeAddresses?: { node: string; address: string }[];
 }
 
 /**
@@ -116,6 +118,14 @@ export function answerPacket(
   if (!sourcePod && podNode !== undefined && podNode !== node) {
     a.caveats.push(
       `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
+    );
+  }
+  const otherHost = srcLocal ? undefined : (facts.otherNodeAddresses ?? []).find((x) => x.address === q.source && x.node !== node);
+  if (otherHost) {
+    // a host process (or hostNetwork pod) of another node: its packet to a Service address is translated in that
+    // node's nat OUTPUT before it leaves, so it does not reach this node addressed to the Service
+    a.caveats.push(
+      `${q.source} is an address of node ${otherHost.node}: a host process or hostNetwork pod there has its packets translated by ${otherHost.node}'s rules first (nat OUTPUT); this answer is for the packet as if it entered ${node} untranslated (use --node ${otherHost.node} to trace it where it starts)`,
     );
   }
   if (sourcePod && sourcePod.node !== node) {
