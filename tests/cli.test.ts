@@ -94,7 +94,7 @@ describe("bad input: one clear line, exit 1; usage: exit 2", () => {
     { name: "no target", args: ["--from", IPTABLES_LAB], code: 2, err: "error: a target is required" },
     { name: "unknown target type", args: ["deploy/web"], code: 2, err: 'error: unknown target type "deploy": use svc/NAME, pvc/NAME or pod/NAME' },
     { name: "empty name", args: ["svc/"], code: 2, err: "error: svc: a name is required" },
-    { name: "--source without --dest", args: ["svc/web", "--source", "10.0.0.1"], code: 2, err: "error: --source and --dest go together" },
+    { name: "--source without --dest", args: ["svc/web", "--source", "10.0.0.1"], code: 2, err: "error: --source needs --dest (the packet's destination, IP:PORT[/proto])" },
     { name: "bad --dest", args: ["svc/web", "--source", "10.0.0.1", "--dest", "10.0.0.1"], code: 2, err: 'error: --dest "10.0.0.1": want IP:PORT[/tcp|udp|sctp]' },
     { name: "bad -o", args: ["svc/web", "-o", "xml"], code: 2, err: "error: option '-o, --output <format>' argument 'xml' is invalid" },
     { name: "--why-pending on a Service", args: ["svc/web", "--why-pending"], code: 2, err: "error: --why-pending may only be used with a pvc/NAME or pod/NAME target" },

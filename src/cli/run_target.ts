@@ -46,12 +46,19 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   if (target.kind !== "service" && (o.output === "mermaid" || o.output === "dot")) {
     throw new UsageError(`-o ${o.output} draws a Service's path; for --why-pending use -o text, wide, json or yaml`);
   }
-  if ((o.source === undefined) !== (o.dest === undefined)) throw new UsageError("--source and --dest go together");
+  if (o.fromPod !== undefined && o.source !== undefined) throw new UsageError("--from-pod gives the packet's source: leave out --source");
+  if (o.source !== undefined && o.dest === undefined) throw new UsageError("--source needs --dest (the packet's destination, IP:PORT[/proto])");
+  if (o.dest !== undefined && o.source === undefined && o.fromPod === undefined) throw new UsageError("--dest needs --source (or --from-pod, whose address is the source)");
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
   if (o.dryRun && o.from !== undefined) throw new UsageError("--dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them");
   const plan: RunPlan = { target, output: o.output as RunPlan["output"] };
   if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
   if (o.node) plan.nodes = o.node;
+  if (o.dest !== undefined && o.source === undefined) {
+    // --from-pod with --dest: the source is the pod's address of the destination's family, filled in once the pod is read
+    const d = parseDest(o.dest);
+    plan.packet = { source: "", destination: d.ip, port: d.port, protocol: d.protocol };
+  }
   if (o.source !== undefined && o.dest !== undefined) {
     const d = parseDest(o.dest);
     const source = parseSource(o.source);

@@ -28,7 +28,7 @@ import { type KubeRest, R } from "./rest.ts";
 import { sanitizeObject } from "./sanitize.ts";
 import { isEmptySelector } from "../model/label_selector.ts";
 import { kubeProxyConfigFile } from "../service/proxy_config.ts";
-import { podAddresses } from "../service/from_pod.ts";
+import { fromPodRef, podAddresses } from "../service/from_pod.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
 export const POD_GET_LIMIT = 50;
@@ -202,12 +202,6 @@ function selectorString(sel: Record<string, string> | undefined): string | undef
   return Object.entries(sel).map(([k, v]) => `${k}=${v}`).join(",");
 }
 
-/** `pod/NAME`, `pods/NAME`, `po/NAME` or `NAME`. */
-export function podNameOf(text: string): string {
-  const m = /^(?:pods?|po)\/(.+)$/.exec(text);
-  return m ? m[1]! : text;
-}
-
 /**
  * Reads the objects for `svc/NAME` (see the module comment for the exact requests).
  * @param rest the REST client.
@@ -276,13 +270,13 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
 
   let fromPod: FromPod | undefined;
   if (q.fromPod !== undefined) {
-    const name = podNameOf(q.fromPod);
-    const p = await rest.getOptional<Pod>(R.pods(q.namespace, name));
-    if (!p) throw new TargetNotFoundError("pod", name, q.namespace);
+    const { namespace: podNamespace, name } = fromPodRef(q.fromPod, q.namespace);
+    const p = await rest.getOptional<Pod>(R.pods(podNamespace, name));
+    if (!p) throw new TargetNotFoundError("pod", name, podNamespace);
     if (!p.spec?.nodeName) throw new TargetStateError(`--from-pod ${name}: the pod is not scheduled to a node yet (phase ${p.status?.phase ?? "unknown"})`);
     const ip = p.status?.podIP;
     if (!ip) throw new TargetStateError(`--from-pod ${name}: the pod has no IP address yet (phase ${p.status?.phase ?? "unknown"})`);
-    fromPod = { name, namespace: q.namespace, ip, ips: podAddresses(p), node: p.spec.nodeName };
+    fromPod = { name, namespace: podNamespace, ip, ips: podAddresses(p), node: p.spec.nodeName };
     if (!pods.some((x) => x.metadata.name === name)) pods.push({ apiVersion: "v1", kind: "Pod", ...p });
   }
   pushAll(objects.pods, pods.map((p) => sanitizeObject(p)).sort(byName));

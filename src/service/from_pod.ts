@@ -33,6 +33,21 @@ export function noAddressOfFamily(name: string, ips: readonly string[], destinat
   );
 }
 
+/**
+ * Reads `--from-pod`: `NAME`, `pod/NAME`, or `NAMESPACE/NAME` (a client pod in another namespace than the Service's:
+ * an application pod asking for kube-system/kube-dns).
+ * @param text the flag's value.
+ * @param namespace the Service's namespace (`-n`), the pod's when the value names none.
+ * @returns the pod's namespace and name.
+ * @throws {UsageError} when a part is empty or has more than one `/`.
+ */
+export function fromPodRef(text: string, namespace: string): { namespace: string; name: string } {
+  const bare = text.replace(/^(pods?|po)\//, "");
+  const parts = bare.split("/");
+  if (parts.length > 2 || parts.some((p) => p === "")) throw new UsageError(`--from-pod ${text}: give NAME, pod/NAME or NAMESPACE/NAME`);
+  return parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : { namespace, name: bare };
+}
+
 /** The packet question and the node of a `--from-pod` client. */
 export interface FromPodQuestion {
   packet: PacketQuestion;
@@ -45,7 +60,7 @@ export interface FromPodQuestion {
  * Resolves `--from-pod` against a bundle.
  * @param objects the bundle's objects.
  * @param namespace the namespace of the Service (and of the pod, as kubectl's `-n`).
- * @param fromPod `NAME` or `pod/NAME`.
+ * @param fromPod `NAME`, `pod/NAME` or `NAMESPACE/NAME` ({@link fromPodRef}).
  * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given).
  * @param packet a `--dest` already given: only its source is replaced.
  * @returns the packet and the pod's node.
@@ -53,11 +68,15 @@ export interface FromPodQuestion {
  * @throws {UsageError} when the pod has no node or IP in the bundle, or the Service no ClusterIP and no --dest.
  */
 export function packetFromPod(objects: BundleObjects, namespace: string, fromPod: string, service: string, packet?: PacketQuestion): FromPodQuestion {
-  const name = fromPod.replace(/^(pods?|po)\//, "");
-  const pod = objects.pods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace);
+  const ref = fromPodRef(fromPod, namespace);
+  const name = ref.name;
+  const pod = objects.pods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === ref.namespace);
   if (!pod) {
     const elsewhere = objects.pods.filter((p) => p.metadata.name === name).map((p) => p.metadata.namespace ?? "default");
-    throw new NotFoundError("pod", name, namespace, elsewhere);
+    const e = new NotFoundError("pod", name, ref.namespace);
+    // -n names the Service's namespace: a client pod elsewhere is written NAMESPACE/NAME
+    if (elsewhere.length > 0) e.message += `; it exists in namespace${elsewhere.length > 1 ? "s" : ""} ${elsewhere.map((n) => `"${n}"`).join(", ")}: use --from-pod ${elsewhere[0]}/${name}`;
+    throw e;
   }
   const node = pod.spec?.nodeName;
   const ips = podAddresses(pod);
