@@ -12,6 +12,7 @@ import { registerCapture } from "./capture.ts";
 import { registerCleanup } from "./cleanup.ts";
 import { registerCompletion } from "./completion.ts";
 import type { CliIo } from "./io.ts";
+import { type Interruption, interruption } from "../kube/interrupt.ts";
 import { UsageError } from "./target.ts";
 import { VERSION } from "./version.ts";
 
@@ -146,7 +147,9 @@ function shortEquals(argv: string[]): string[] {
 }
 
 /**
- * Runs the CLI and returns the exit code: 0 success, 1 error (printed as one line, `error: …`), 2 usage error.
+ * Runs the CLI and returns the exit code: 0 success, 1 error (printed as one line, `error: …`), 2 usage error, 130 / 143
+ * after SIGINT / SIGTERM interrupted a live run (then nothing more is printed: the signal handler has said what it
+ * does, and this waits until it has done it).
  * Never throws and never prints a stack trace, except with `KUBECTL_NETPATH_DEBUG=1`.
  * @param argv arguments after the program name.
  * @param io streams and environment.
@@ -156,8 +159,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io, result);
   try {
     await program.parseAsync(shortEquals(argv), { from: "user" });
+    const stopped = interruption();
+    if (stopped) return await afterInterruption(stopped);
     return result.code;
   } catch (e) {
+    // Ctrl-C during a live run: its requests were aborted and reject ("cancelled"); that is no error of its own. The
+    // signal handler deletes the debug pods, says so, and exits 130/143 (src/kube/pod_lifecycle.ts).
+    const stopped = interruption();
+    if (stopped) return await afterInterruption(stopped);
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
       return 2; // commander already printed "error: …" and the hint
@@ -171,6 +180,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`error: ${describeError(e)}\n`);
     return 1;
   }
+}
+
+/** Waits for the signal handler's cleanup (it exits the process itself), then gives its exit code. */
+async function afterInterruption(stopped: Interruption): Promise<number> {
+  await stopped.done;
+  return stopped.exitCode;
 }
 
 /**

@@ -29,6 +29,7 @@ import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
 import { mapLimit } from "./pool.ts";
 import { nodeProgress } from "./progress.ts";
 import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
+import { interruption, InterruptedError } from "./interrupt.ts";
 import type { ClusterOptions, GatherHooks, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
 
@@ -219,11 +220,14 @@ export async function collectNodes(
       captured?.(r.capture);
       return r;
     });
+    // interrupted as the last node ended: no report (the signal handler deletes the pods and exits 130/143)
+    if (interruption()) throw new InterruptedError("interrupted");
     for (const r of results) warnings.push(...r.warnings);
     return { captures: results.map((r) => r.capture), warnings };
   } finally {
-    // Every exit path: pods left by a failure in flight are deleted here (normally each node deleted its own).
-    const failed = await registry.deleteAll(rest);
+    // Every exit path: pods left by a failure in flight are deleted here (normally each node deleted its own). After
+    // SIGINT/SIGTERM the signal handler deletes them, says so, and exits (pod_lifecycle.ts installInterruptCleanup).
+    const failed = interruption() ? [] : await registry.deleteAll(rest);
     for (const f of failed) warnings.push(`could not delete debug pod ${f}; it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
     uninstall();
   }

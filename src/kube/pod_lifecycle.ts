@@ -14,6 +14,7 @@ import type { V1Pod } from "@kubernetes/client-node";
 import type { Pod } from "../model/k8s.ts";
 import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
+import { recordInterruption } from "./interrupt.ts";
 import { podState } from "./pod_state.ts";
 import { type KubeRest, R } from "./rest.ts";
 
@@ -92,7 +93,10 @@ export async function deletePod(rest: KubeRest, namespace: string, name: string,
 
 /**
  * Installs SIGINT/SIGTERM handlers that abort `abort`, delete the registry's pods and exit (130 / 143). A second
- * signal exits at once. Returns the uninstaller (call it when the run is over).
+ * signal exits at once. The interruption is recorded (interrupt.ts {@link recordInterruption}) as the first signal
+ * lands, so that the run's own failure (its aborted requests reject with "cancelled") is neither reported nor turned
+ * into exit code 1 (src/cli/program.ts runCli waits for this handler instead). Returns the uninstaller (call it when
+ * the run is over; once interrupted it leaves the handlers in place, so a second signal is still answered).
  * @param write where to say what happens (stderr).
  */
 export function installInterruptCleanup(registry: PodRegistry, rest: KubeRest, abort: AbortController, write: (s: string) => void): () => void {
@@ -104,19 +108,26 @@ export function installInterruptCleanup(registry: PodRegistry, rest: KubeRest, a
       process.exit(code);
     }
     interrupted = true;
+    let finished!: () => void;
+    recordInterruption(signal, new Promise<void>((r) => (finished = r)));
     abort.abort();
     const n = registry.names().length;
     if (n > 0) write(`\ninterrupted: deleting ${n} debug pod${n === 1 ? "" : "s"} (${registry.names().join(", ")})…\n`);
+    const exit = () => {
+      finished();
+      process.exit(code);
+    };
     registry.deleteAll(rest).then((failed) => {
       if (failed.length > 0) write(`could not delete: ${failed.join("; ")}; they stop on their own (activeDeadlineSeconds) — remove them with: kubectl netpath cleanup\n`);
-      process.exit(code);
-    }, () => process.exit(code));
+      exit();
+    }, exit);
   };
   const onInt = () => handler("SIGINT");
   const onTerm = () => handler("SIGTERM");
   process.on("SIGINT", onInt);
   process.on("SIGTERM", onTerm);
   return () => {
+    if (interrupted) return;
     process.removeListener("SIGINT", onInt);
     process.removeListener("SIGTERM", onTerm);
   };

@@ -63,9 +63,11 @@ export async function run(argv: string[], env: Record<string, string | undefined
 /**
  * Builds a runnable CLI (Node ESM, shebang) with capture/cleanup into a per-process directory under .tmp/, plus a
  * `kubectl-netpath` shell shim next to it for kubectl's plugin discovery.
+ * @param o `entry: "bin"`: the executable's own entry (src/cli/bin.ts, as dist/kubectl-netpath.cjs: its exit calls
+ *   included) instead of a stand-in that only sets the exit code.
  * @returns the JS path, the bin directory (for PATH) and a remover.
  */
-export async function buildCli(): Promise<{ js: string; binDir: string; remove(): void }> {
+export async function buildCli(o: { entry?: "bin" } = {}): Promise<{ js: string; binDir: string; remove(): void }> {
   const dir = resolve(`.tmp/live-cli-${process.pid}-${Date.now()}`);
   const binDir = join(dir, "bin");
   mkdirSync(binDir, { recursive: true });
@@ -78,7 +80,7 @@ export async function buildCli(): Promise<{ js: string; binDir: string; remove()
   ].join("\n"));
   const js = join(dir, "cli.mjs");
   const { build } = await import("esbuild");
-  await build({ entryPoints: [entry], outfile: js, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", banner: { js: "#!/usr/bin/env node" }, define: { "import.meta.main": "false" }, logLevel: "error" });
+  await build({ entryPoints: [o.entry === "bin" ? resolve("src/cli/bin.ts") : entry], outfile: js, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", banner: { js: "#!/usr/bin/env node" }, define: { "import.meta.main": "false" }, logLevel: "error" });
   writeFileSync(join(binDir, "kubectl-netpath"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(js)} "$@"\n`, { mode: 0o755 });
   return { js, binDir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
