@@ -190,14 +190,33 @@ describe("API errors are rewritten for humans", () => {
       want: 'the API server https://10.0.0.1:6443 rejected the credentials of context "prod" (user "jane") (401 Unauthorized): log in again or refresh the token, then check with `kubectl --context prod auth whoami`',
     },
     {
-      name: "403 on pods/exec names the grant and --no-exec",
-      input: [403, st(403, "Forbidden", 'pods "kube-proxy-x" is forbidden: User "jane" cannot create resource "pods/exec"'), { verb: "create", resource: "pods/exec", namespace: "kube-system", name: "kube-proxy-x" }],
-      want: 'not allowed to create pods/exec "kube-proxy-x" in namespace "kube-system" (403 Forbidden): RBAC must grant verb "create" on "pods/exec" in namespace "kube-system"; or run with --no-exec to analyse from the API alone',
+      // a WebSocket exec is a GET: the authorizer's refusal names "get"
+      name: "403 on pods/exec names the authorizer's verb, how exec is authorized, and --no-exec",
+      input: [403, st(403, "Forbidden", 'pods "kube-proxy-x" is forbidden: User "jane" cannot get resource "pods/exec" in API group "" in the namespace "kube-system"'), { verb: "get", resource: "pods/exec", namespace: "kube-system", name: "kube-proxy-x" }],
+      want: 'not allowed to exec into pod "kube-proxy-x" in namespace "kube-system" (403 Forbidden): RBAC must grant verb "get" on "pods/exec" in namespace "kube-system" (an exec over WebSocket is an HTTP GET, authorized as "get" on pods/exec, and from Kubernetes v1.35 also as "create" (AuthorizePodWebsocketUpgradeCreatePermission)); or run with --no-exec to analyse from the API alone',
+    },
+    {
+      // v1.35's second check (ExecREST.Connect → ensureAuthorizedForVerb "create"): the authorizer's bare reason
+      name: "403 on pods/exec from the v1.35 create check",
+      input: [403, st(403, "Forbidden", 'pods "kube-proxy-x" is forbidden: '), { verb: "get", resource: "pods/exec", namespace: "kube-system", name: "kube-proxy-x" }],
+      want: 'not allowed to exec into pod "kube-proxy-x" in namespace "kube-system" (403 Forbidden): RBAC must grant verb "create" on "pods/exec" in namespace "kube-system" (an exec over WebSocket is an HTTP GET, authorized as "get" on pods/exec, and from Kubernetes v1.35 also as "create" (AuthorizePodWebsocketUpgradeCreatePermission)); or run with --no-exec to analyse from the API alone',
     },
     {
       name: "403 on a list",
-      input: [403, st(403, "Forbidden", "x"), { verb: "list", resource: "endpointslices.discovery.k8s.io", namespace: "shop" }],
+      input: [403, st(403, "Forbidden", 'endpointslices.discovery.k8s.io is forbidden: User "jane" cannot list resource "endpointslices" in API group "discovery.k8s.io" in the namespace "shop"'), { verb: "list", resource: "endpointslices.discovery.k8s.io", namespace: "shop" }],
       want: 'not allowed to list endpointslices.discovery.k8s.io in namespace "shop" (403 Forbidden): RBAC must grant verb "list" on "endpointslices.discovery.k8s.io" in namespace "shop"',
+    },
+    {
+      // not the authorizer: the webhook's words, as kubectl prints them; no RBAC claim
+      name: "403 from an admission webhook on the debug pod's create",
+      input: [403, st(403, "Forbidden", 'admission webhook "validation.gatekeeper.sh" denied the request: [psp-privileged] Privileged container is not allowed: debug'), { verb: "create", resource: "pods", namespace: "kube-system" }],
+      want: 'could not create pods in namespace "kube-system": Error from server (Forbidden): admission webhook "validation.gatekeeper.sh" denied the request: [psp-privileged] Privileged container is not allowed: debug; the debug pod needs hostNetwork and NET_ADMIN/NET_RAW (--profile sysadmin: privileged): have it allowed, or pass --debug-namespace with a namespace where it is; or run with --no-exec to analyse from the API alone',
+    },
+    {
+      // kubectl proxy's filter answers a rejected path with plain text (k8s.io/kubectl/pkg/proxy FilterServer)
+      name: "plain-text 403 on exec (kubectl proxy)",
+      input: [403, "Forbidden\n", { verb: "get", resource: "pods/exec", namespace: "kube-system", name: "kube-proxy-x" }],
+      want: 'could not exec into pod "kube-proxy-x" in namespace "kube-system": Error from server (Forbidden): Forbidden (a plain-text answer, not the API server\'s Status: a proxy between refused it; kubectl proxy refuses exec unless its --reject-paths allows it); or run with --no-exec to analyse from the API alone',
     },
     {
       name: "403 Pod Security",

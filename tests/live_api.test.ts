@@ -292,6 +292,15 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
   });
 
+  it("an admission webhook refuses the debug pod (403, not RBAC): its message is quoted as kubectl does, no RBAC claim", async () => {
+    const denial = 'admission webhook "validation.gatekeeper.sh" denied the request: [psp-privileged] Privileged container is not allowed: debug';
+    const s = await fake({ ...noProxy, faults: [{ method: "POST", path: /\/namespaces\/kube-system\/pods$/, status: 403, message: denial }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: node k8s-guide-worker: could not create pods in namespace "kube-system": Error from server (Forbidden): ${denial}; the debug pod needs hostNetwork and NET_ADMIN/NET_RAW`);
+    expect(r.stdout + r.stderr).not.toMatch(/RBAC/);
+  });
+
   it("Pod Security Admission rejects the debug pod", async () => {
     const s = await fake({ ...noProxy, namespaces: { "kube-system": { "pod-security.kubernetes.io/enforce": "baseline" } } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);

@@ -75,11 +75,40 @@ export function grantNeeded(r: RequestDescription): string {
   return `verb "${r.verb}" on "${r.resource}"${r.namespace !== undefined ? ` in namespace "${r.namespace}"` : " (a ClusterRole)"}`;
 }
 
+/** How the API server authorizes an exec (for messages). */
+export const EXEC_VERBS = `an exec over WebSocket is an HTTP GET, authorized as "get" on pods/exec, and from Kubernetes v1.35 also as "create" (AuthorizePodWebsocketUpgradeCreatePermission)`;
+
+/**
+ * The verb of the authorizer's refusal in a 403's message, or undefined when the 403 is not the authorizer's (an
+ * admission webhook, a quota, a proxy). kube-apiserver words its refusal as `User "u" cannot VERB resource "R" in API
+ * group "G" in the namespace "NS"` (or `at the cluster scope`; `cannot VERB path "/p"` for non-resource URLs):
+ * staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go forbiddenMessage (v1.19+).
+ */
+export function rbacDenial(serverMessage: string): string | undefined {
+  return /\bcannot ([a-z]+) (?:resource|path) "/.exec(serverMessage)?.[1];
+}
+
+/**
+ * The refusal of v1.35's second check of an exec (pkg/registry/core/pod/rest/subresources.go ExecREST.Connect →
+ * ensureAuthorizedForVerb "create", gate AuthorizePodWebsocketUpgradeCreatePermission): `pods "NAME" is forbidden: `
+ * followed by the authorizer's reason, empty or RBAC's own (`RBAC: …`), not the `cannot VERB` sentence.
+ */
+const EXEC_CREATE_CHECK = /^pods "[^"]*" is forbidden: ?(RBAC: .*)?$/;
+
+/** What was being done, in words: `exec into pod "x"`, `create pods`, `get services "web"`. */
+function action(r: RequestDescription): string {
+  return r.resource === "pods/exec" ? `exec into pod${r.name !== undefined ? ` "${r.name}"` : "s"}` : `${r.verb} ${what(r)}`;
+}
+
 /**
  * Turns an error status of the API server into a {@link KubeApiError} with a message for humans.
  * - 401: the credentials of the context were rejected: log in again.
  * - 403 with "violates PodSecurity": Pod Security Admission of the namespace rejected the debug pod.
- * - 403: RBAC denies the verb on the resource in the namespace: names the grant needed (and `--no-exec` for exec).
+ * - 403 from the authorizer (its `cannot VERB resource "R"` message, {@link rbacDenial}): names the grant needed, with
+ *   the authorizer's verb (and `--no-exec` for exec and debug pods).
+ * - any other 403 (an admission webhook, a quota, a proxy in between): the server's message, as kubectl quotes it
+ *   (`Error from server (Forbidden): <message>`, k8s.io/kubectl/pkg/cmd/util/helpers.go StandardErrorMessage); no
+ *   RBAC claim.
  * - 404, 409, 410, 422, 429, 5xx: the server's message with what was being done.
  * @param status HTTP status code.
  * @param body the response body (a Status object when the server sent one, else text).
@@ -109,10 +138,24 @@ export function apiError(status: number, body: string, r: RequestDescription, se
       `pod-security.kubernetes.io/enforce=privileged (kubectl label ns ${shellWord(r.namespace ?? "")} pod-security.kubernetes.io/enforce=privileged --overwrite), ` +
       `or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone`;
   } else if (status === 403) {
-    msg = `not allowed to ${r.verb} ${what(r)}${where(r)} (403 Forbidden): RBAC must grant ${grantNeeded(r)}` +
-      (r.resource === "pods/exec" || (r.resource === "pods" && (r.verb === "create" || r.verb === "delete"))
-        ? "; or run with --no-exec to analyse from the API alone"
-        : "");
+    const denied = rbacDenial(serverMessage) ?? (r.resource === "pods/exec" && EXEC_CREATE_CHECK.test(serverMessage) ? "create" : undefined);
+    const noExec = r.resource === "pods/exec" || (r.resource === "pods" && (r.verb === "create" || r.verb === "delete"))
+      ? "; or run with --no-exec to analyse from the API alone"
+      : "";
+    if (denied !== undefined) {
+      // the authorizer's own verb: an exec over WebSocket is checked as "get", and from v1.35 also as "create"
+      msg = `not allowed to ${action(r)}${where(r)} (403 Forbidden): RBAC must grant ${grantNeeded({ ...r, verb: denied })}` +
+        (r.resource === "pods/exec" ? ` (${EXEC_VERBS})` : "") + noExec;
+    } else {
+      // Not the authorizer (an admission webhook, a quota, a proxy in between): its words, as kubectl quotes them
+      const plain = st.kind !== "Status" && serverMessage !== "";
+      msg = `could not ${action(r)}${where(r)}: Error from server (Forbidden): ${serverMessage || "no message"}` +
+        (plain ? ` (a plain-text answer, not the API server's Status: a proxy between refused it${r.resource === "pods/exec" ? "; kubectl proxy refuses exec unless its --reject-paths allows it" : ""})` : "") +
+        (r.resource === "pods" && r.verb === "create"
+          ? "; the debug pod needs hostNetwork and NET_ADMIN/NET_RAW (--profile sysadmin: privileged): have it allowed, or pass --debug-namespace with a namespace where it is" +
+            noExec
+          : noExec);
+    }
   } else if (status === 404) {
     msg = `${what(r)} not found${where(r)}`;
   } else if (status === 409) {

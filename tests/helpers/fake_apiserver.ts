@@ -457,7 +457,9 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
   const denied = (verb: string, resource: string, ns: string | undefined) =>
     (o.denials ?? []).some((d) => (d.verb === verb || d.verb === "*") && d.resource === resource && (d.namespace === undefined || d.namespace === ns));
   const forbidden = (user: string, verb: string, resource: string, sub: string | undefined, ns: string | undefined, name: string | undefined, group: string) =>
-    status(403, "Forbidden", `${resource}${sub ? `/${sub}` : ""}${name ? ` "${name}"` : ""} is forbidden: User "${user}" cannot ${verb} resource "${resource}"${sub ? ` subresource "${sub}"` : ""} in API group "${group}"${ns ? ` in the namespace "${ns}"` : " at the cluster scope"}`, { name, kind: resource });
+    // kube-apiserver's words: NewForbidden(group resource, name, forbiddenMessage) (apiserver
+    // pkg/endpoints/handlers/responsewriters/errors.go), the subresource joined to the resource with "/"
+    status(403, "Forbidden", `${resource}${group ? `.${group}` : ""}${name ? ` "${name}"` : ""} is forbidden: User "${user}" cannot ${verb} resource "${resource}${sub ? `/${sub}` : ""}" in API group "${group}"${ns ? ` in the namespace "${ns}"` : " at the cluster scope"}`, { name, kind: resource });
 
   const psaViolation = (ns: string, pod: Obj): string | undefined => {
     const level = o.namespaces?.[ns]?.["pod-security.kubernetes.io/enforce"];
