@@ -265,6 +265,20 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(s.requests.filter((x) => x.path.endsWith("selfsubjectaccessreviews")).length).toBe(4);
   });
 
+  it("exec refused (403) in the kube-proxy pod, the access review unavailable: the authorizer's verb \"get\" is named, and no debug pod is made in the same namespace", async () => {
+    const s = await fake({ denials: [{ verb: "get", resource: "pods/exec", namespace: "kube-system" }], faults: [{ path: /selfsubjectaccessreviews$/, status: 403 }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      'not analysed: the kube-proxy pod kube-proxy-k8s-guide-worker cannot be used: not allowed to exec into pod "kube-proxy-k8s-guide-worker" in namespace "kube-system" (403 Forbidden): ' +
+        'RBAC must grant verb "get" on "pods/exec" in namespace "kube-system" (an exec over WebSocket is an HTTP GET, authorized as "get" on pods/exec, and from Kubernetes v1.35 also as "create" ' +
+        '(AuthorizePodWebsocketUpgradeCreatePermission)); or run with --no-exec to analyse from the API alone. No debug pod is created: it would be in the same namespace "kube-system", ' +
+        "where exec is refused alike; pass --debug-namespace with a namespace where you may create pods and exec into them",
+    );
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+    expect(s.requests.filter((x) => x.kind === "exec").length).toBe(1);
+  });
+
   it("RBAC denies creating pods and there is no kube-proxy pod: the node reports what is missing", async () => {
     const s = await fake({ ...noProxy, denials: [{ verb: "create", resource: "pods", namespace: "kube-system" }] });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);

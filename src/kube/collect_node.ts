@@ -421,6 +421,14 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         if (o.signal.aborted) throw e;
         if (!(e instanceof KubeApiError)) throw e;
         kpRan = undefined;
+        // exec is authorized per namespace (RBAC on pods/exec): a debug pod in the same namespace would be created,
+        // privileged, only for its exec to be refused alike
+        if (e.status === 403 && o.debugNamespace === o.namespace) {
+          throw new Error(
+            `the kube-proxy pod ${kpPod.metadata.name} cannot be used: ${e.message}. No debug pod is created: it would be in the same namespace "${o.namespace}", ` +
+              `where exec is refused alike; pass --debug-namespace with a namespace where you may create pods and exec into them`,
+          );
+        }
         warnings.push(`node ${name}: exec into kube-proxy pod ${kpPod.metadata.name} refused: ${e.message}`);
       }
       const stopped = kpRan?.result.complete ? [kpRan.result.sections["iptables-save"], kpRan.result.sections["nft-text"]].find(isDeferred) : undefined;

@@ -187,7 +187,8 @@ export async function execInPod(
 ): Promise<ExecOutcome> {
   const { Exec, WebSocketHandler } = await import("./client_node.ts");
   const server = kc.getCurrentCluster()?.server ?? "";
-  const request = describeRequest("create", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
+  // An exec over WebSocket is an HTTP GET: authorized as "get" on pods/exec (and, from v1.35, also as "create": errors.ts EXEC_VERBS)
+  const request = describeRequest("get", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
   let socket: WsLike | undefined;
   let refused: KubeApiError | undefined;
   const factory = (uri: string, protocols: string[], opts: unknown): WsLike => {
