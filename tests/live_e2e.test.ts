@@ -257,6 +257,18 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(node.sections["iptables-save"]!.stdout.length).toBeGreaterThan(0);
   });
 
+  it("the exec stream cut before the first section (10 bytes, no Status): the stream is blamed, not the image, and the kube-proxy pod is not given up on", async () => {
+    // worker: its kube-proxy pod; worker2: a debug pod (its kube-proxy image has no shell)
+    const s = await cluster({ exec: { cutAfterBytes: 10 } });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("not analysed: the exec in kube-proxy pod kube-proxy-k8s-guide-worker ended before the collection began (stream cut after 10 bytes, without the exec's Status); nothing was collected: run again");
+    expect(r.stdout).toMatch(/not analysed: the exec in debug pod kubectl-netpath-k8s-guide-worker2-[a-z0-9]{5} ended before the collection began \(stream cut after 10 bytes, without the exec's Status\); nothing was collected: run again/);
+    expect(r.stdout + r.stderr).not.toMatch(/cannot run the collection script|--image/);
+    // no debug pod for the node whose kube-proxy pod's stream was cut
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length).toBe(1);
+  });
+
   it("kubectl's plugin dispatch: `kubectl netpath svc/web --whole-node` prints the same report as --from the captured bundle", async () => {
     const kubectl = findTool("kubectl");
     expect(kubectl, "kubectl must be installed (scripts/ci-setup.sh)").toBeDefined();

@@ -267,6 +267,19 @@ function cutWarning(node: string, where: string, ran: Ran, timeoutMs: number): s
 }
 
 /**
+ * The error of an exec that ended before the collection script printed its first section and without the exec's
+ * Status (channel 3): the stream was cut (or the time limit reached), which says nothing of the image. Only a run that
+ * ended with its Status and printed no section tells that the image cannot run the script.
+ * @param where `kube-proxy pod NAME` / `debug pod NAME`.
+ */
+function cutBeforeStart(where: string, ran: Ran, timeoutMs: number): string {
+  if (ran.outcome.end === "timeout") {
+    return `the exec in ${where} did not begin the collection within ${formatMs(timeoutMs)} (--timeout); nothing was collected: raise --timeout and run again`;
+  }
+  return `the exec in ${where} ended before the collection began (stream cut after ${ran.outcome.stdoutBytes} bytes, without the exec's Status); nothing was collected: run again`;
+}
+
+/**
  * A cut stream or a section stopped at its time limit: when iptables-save itself is not whole the node cannot be
  * analysed (its `error` says why, the partial sections stay in the bundle, marked truncated); when only other
  * sections are, a warning.
@@ -439,6 +452,11 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         // nft's listing of a big table needs more memory than a debug pod's default limit (debug_pod.ts)
         const elements = stopped === kpRan.result.sections["nft-text"] ? serviceIpsElements(why) : undefined;
         if (elements !== undefined) sizeForElements(elements);
+      } else if (kpRan && !kpRan.result.started && kpRan.outcome.end !== "status") {
+        // Cut before its first section (no exec Status): the stream, not the image; as a later cut, run again.
+        capture.error = cutBeforeStart(`kube-proxy pod ${kpPod.metadata.name}`, kpRan, o.timeoutMs);
+        capture.source = { kind: "kube-proxy-pod", pod: kpPod.metadata.name, namespace: o.namespace, detail: "" };
+        return { capture, warnings };
       } else if (kpRan && !kpRan.result.started) {
         kpWhy = `its image cannot run the collection script (${firstLine(kpRan.outcome.stderr) || firstLine(kpRan.outcome.status?.message) || "no output"})`;
       } else if (kpRan && !kpRan.result.complete) {
@@ -487,6 +505,7 @@ async function collectKubeProxyState(o: CollectOptions, node: Node, found: { cil
         await startDebugPod(o.rest, pod, { registry: o.registry, deadline: deadline === Infinity ? Date.now() + 24 * 3600_000 : deadline, timeoutMs: o.timeoutMs, signal: o.signal, progress, node: name });
         progress("collecting");
         const ran = await runScript(o, node, o.debugNamespace, podName, DEBUG_CONTAINER, deadline);
+        if (!ran.result.started && ran.outcome.end !== "status") throw new Error(cutBeforeStart(`debug pod ${podName}`, ran, o.timeoutMs));
         if (!ran.result.started) {
           throw new Error(`the debug pod's image ${o.image} cannot run the collection script (${firstLine(ran.outcome.stderr) || firstLine(ran.outcome.status?.message) || "no output"}): pass --image with an image that has sh, iptables, ipset, ipvsadm and nft`);
         }
