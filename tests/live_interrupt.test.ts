@@ -18,9 +18,9 @@ describe("SIGINT during a multi-node live run", () => {
   });
   afterAll(() => cli?.remove());
 
-  function start(s: FakeApiServer): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; stderr: string; stdout: string }> } {
+  function start(s: FakeApiServer, extra: string[] = []): { child: ChildProcess; done: Promise<{ code: number | null; signal: string | null; stderr: string; stdout: string }> } {
     // both nodes of the Service's endpoints, no kube-proxy pods: a debug pod on each
-    const child = spawn(process.execPath, [cli.js, "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--timeout", "20s"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cli.js, "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--timeout", "20s", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     let stdout = "";
     child.stderr!.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
@@ -56,6 +56,40 @@ describe("SIGINT during a multi-node live run", () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/^interrupted: deleting [12] debug pods? \(kube-system\/kubectl-netpath-k8s-guide-worker2?-[a-z0-9]{5}(, kube-system\/kubectl-netpath-k8s-guide-worker2?-[a-z0-9]{5})?\)…$/);
       expect(res.stderr).not.toMatch(/error:|cancelled/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  // --debug-namespace other than kube-system: `kubectl netpath cleanup` alone looks in kube-system and finds nothing
+  it("a pod the handler cannot delete in --debug-namespace: the cleanup command names -n NS", async () => {
+    const s = await startFakeApiServer({ objects: web.objects, kubeProxyPods: false, denials: [{ verb: "delete", resource: "pods", namespace: "netpath-debug" }], faults: [{ path: /selfsubjectaccessreviews$/, status: 500 }], pods: { startDelayMs: 4000 } });
+    try {
+      const { child, done } = start(s, ["--node", "k8s-guide-worker", "--debug-namespace", "netpath-debug"]);
+      await s.waitForArrival((r) => r.method === "POST" && r.path === "/api/v1/namespaces/netpath-debug/pods");
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill("SIGINT");
+      const res = await done;
+      expect(res.code).toBe(130);
+      expect(res.stderr).toMatch(/could not delete debug pod netpath-debug\/kubectl-netpath-k8s-guide-worker-[a-z0-9]{5} \(not allowed to delete pods .*\); it stops on its own at its deadline \(activeDeadlineSeconds\) — then remove it with: kubectl netpath cleanup -n netpath-debug\n/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("interrupted again while deleting in --debug-namespace: the cleanup command names -n NS", async () => {
+    const s = await startFakeApiServer({ objects: web.objects, kubeProxyPods: false, faults: [{ method: "DELETE", path: /\/pods\/kubectl-netpath-/, delayMs: 3000 }], pods: { startDelayMs: 4000 } });
+    try {
+      const { child, done } = start(s, ["--node", "k8s-guide-worker", "--debug-namespace", "netpath-debug"]);
+      await s.waitForArrival((r) => r.method === "POST" && r.path === "/api/v1/namespaces/netpath-debug/pods");
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill("SIGINT");
+      await s.waitForArrival((r) => r.method === "DELETE");
+      child.kill("SIGINT");
+      const res = await done;
+      expect(res.code).toBe(130);
+      expect(res.stderr).toContain("interrupted again: exiting without waiting; leftover pods stop on their own (activeDeadlineSeconds) — then remove them with: kubectl netpath cleanup -n netpath-debug\n");
+      await new Promise((r) => setTimeout(r, 3200)); // the delete on the wire completes
     } finally {
       await s.close();
     }

@@ -148,7 +148,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const live = await import("../kube/live.ts");
   const s = live.liveSettings(request);
   const cluster = await live.openCluster(request, io, s.requestTimeoutMs);
-  const { bundle, namespace } = await live.gatherWith(cluster, request, s, io);
+  const { bundle, namespace, leftBehind = [] } = await live.gatherWith(cluster, request, s, io);
   plan.namespace = namespace;
   if (s.dryRun) return 0;
   const format = /\.ya?ml$/i.test(o.output) ? "yaml" : "json";
@@ -170,7 +170,8 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   if (o.output !== "-") {
     io.stderr(`analyse it with: kubectl netpath ${shellWord(`${kind}/${target.name}`)} -n ${shellWord(plan.namespace)}${target.kind === "service" ? "" : " --why-pending"} --from ${shellWord(o.output)}\n`);
   }
-  return failed.length > 0 ? 1 : 0;
+  if (leftBehind.length > 0) io.stderr(`error: ${live.leftBehindMessage(leftBehind)}\n`);
+  return failed.length > 0 || leftBehind.length > 0 ? 1 : 0;
 }
 
 /**

@@ -71,8 +71,9 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   return plan;
 }
 
-async function gather(plan: RunPlan, o: MainOptions, io: CliIo, hooks: GatherHooks = {}): Promise<Bundle> {
-  if (o.from !== undefined) return readBundle(o.from, o.maxBundleSize !== undefined ? { maxBytes: parseByteSize("--max-bundle-size", o.maxBundleSize) } : {});
+/** The bundle of a run, and the debug pods a live run could not delete (`namespace/name`). */
+async function gather(plan: RunPlan, o: MainOptions, io: CliIo, hooks: GatherHooks = {}): Promise<{ bundle: Bundle; leftBehind: string[] }> {
+  if (o.from !== undefined) return { bundle: readBundle(o.from, o.maxBundleSize !== undefined ? { maxBytes: parseByteSize("--max-bundle-size", o.maxBundleSize) } : {}), leftBehind: [] };
   const live = await import("../kube/live.ts").catch((e: Error) => {
     throw new Error(`live cluster access is not available in this build (${e.message}); analyse a saved bundle with --from`);
   });
@@ -80,7 +81,7 @@ async function gather(plan: RunPlan, o: MainOptions, io: CliIo, hooks: GatherHoo
   plan.namespace = got.namespace;
   if (got.packet) plan.packet = got.packet;
   if (got.nodes) plan.nodes = got.nodes;
-  return got.bundle;
+  return { bundle: got.bundle, leftBehind: got.leftBehind ?? [] };
 }
 
 /**
@@ -132,7 +133,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
   }
   // live: each node is analysed as its collection ends, while the others are still collected
   const streamed = plan.target.kind === "service" && o.from === undefined ? streamedExplain(plan.target.name) : undefined;
-  const bundle = await gather(plan, o, io, streamed?.hooks);
+  const { bundle, leftBehind } = await gather(plan, o, io, streamed?.hooks);
   if (o.dryRun) return 0; // the debug pod it would create was printed; nothing was created or analysed
   for (const w of bundle.warnings) io.stderr(`warning: ${w}\n`);
   const namespace = plan.namespace ?? "default";
@@ -171,7 +172,8 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
       io.stderr(`error: node ${n.node}: ${n.error}; ${what}\n`);
     }
     if (report.nodes.length === 0) io.stderr("warning: the bundle holds no node state: only the API side was analysed\n");
-    return failed.length > 0 ? 1 : 0;
+    if (leftBehind.length > 0) io.stderr(`error: ${(await import("../kube/live.ts")).leftBehindMessage(leftBehind)}\n`);
+    return failed.length > 0 || leftBehind.length > 0 ? 1 : 0;
   }
   const pending = await import("./run_pending.ts");
   return pending.runPending(bundle, plan, namespace, o, io);

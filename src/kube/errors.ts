@@ -105,7 +105,7 @@ function action(r: RequestDescription): string {
  * - 401: the credentials of the context were rejected: log in again.
  * - 403 with "violates PodSecurity": Pod Security Admission of the namespace rejected the debug pod.
  * - 403 from the authorizer (its `cannot VERB resource "R"` message, {@link rbacDenial}): names the grant needed, with
- *   the authorizer's verb (and `--no-exec` for exec and debug pods).
+ *   the authorizer's verb (and `--no-exec` for exec and a debug pod's create).
  * - any other 403 (an admission webhook, a quota, a proxy in between): the server's message, as kubectl quotes it
  *   (`Error from server (Forbidden): <message>`, k8s.io/kubectl/pkg/cmd/util/helpers.go StandardErrorMessage); no
  *   RBAC claim.
@@ -139,7 +139,8 @@ export function apiError(status: number, body: string, r: RequestDescription, se
       `or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone`;
   } else if (status === 403) {
     const denied = rbacDenial(serverMessage) ?? (r.resource === "pods/exec" && EXEC_CREATE_CHECK.test(serverMessage) ? "create" : undefined);
-    const noExec = r.resource === "pods/exec" || (r.resource === "pods" && (r.verb === "create" || r.verb === "delete"))
+    // not for a delete: `cleanup` deletes pods too, and --no-exec means nothing there
+    const noExec = r.resource === "pods/exec" || (r.resource === "pods" && r.verb === "create")
       ? "; or run with --no-exec to analyse from the API alone"
       : "";
     if (denied !== undefined) {

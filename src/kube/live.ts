@@ -28,7 +28,7 @@ import { gatherPendingObjects, gatherServiceObjects } from "./gather_api.ts";
 import { loadKubeconfig, type LoadedKubeconfig } from "./kubeconfig.ts";
 import { mapLimit } from "./pool.ts";
 import { nodeProgress } from "./progress.ts";
-import { installInterruptCleanup, PodRegistry } from "./pod_lifecycle.ts";
+import { installInterruptCleanup, leftPodsMessage, PodRegistry } from "./pod_lifecycle.ts";
 import { interruption, InterruptedError } from "./interrupt.ts";
 import type { ClusterOptions, GatherHooks, GatherIo, GatherRequest, GatherResult, LiveOptions } from "./options.ts";
 import { KubeRest } from "./rest.ts";
@@ -153,7 +153,8 @@ function commandLine(o: GatherRequest, namespace: string): string {
  * Collects the nodes of a run: permission check, then one collection per node with at most `parallel` at once.
  * @param service the keys of a targeted collection (one Service's rules); absent: whole tables.
  * @param captured called with each node's capture as its collection ends (before the others may have).
- * @returns one NodeCapture per node (failed ones carry `error`) and warnings.
+ * @returns one NodeCapture per node (failed ones carry `error`), warnings, and the debug pods that could not be
+ *   deleted (`namespace/name`; a warning says why and how to remove them).
  * @throws {PermissionDeniedError} when exec is denied outright (nothing could be collected anywhere).
  */
 export async function collectNodes(
@@ -163,7 +164,7 @@ export async function collectNodes(
   io: GatherIo,
   service?: TargetKeys,
   captured?: (capture: NodeCapture) => void,
-): Promise<{ captures: NodeCapture[]; warnings: string[] }> {
+): Promise<{ captures: NodeCapture[]; warnings: string[]; leftBehind: string[] }> {
   const { rest, config } = cluster;
   // --via kube-proxy creates no pod: only exec into the kube-proxy pods' namespace is asked about
   const execNamespace = s.via === "kube-proxy" ? KUBE_PROXY_NAMESPACE : s.debugNamespace;
@@ -194,6 +195,7 @@ export async function collectNodes(
   const createdBy = creator(cluster);
   const tracker = nodeProgress(nodes.length, io.stderr, io.stderrIsTTY);
   const warnings: string[] = [];
+  const leftBehind: string[] = [];
   try {
     const results = await mapLimit(nodes, s.parallel, async (node: Node) => {
       tracker.started(node.metadata.name);
@@ -223,14 +225,24 @@ export async function collectNodes(
     // interrupted as the last node ended: no report (the signal handler deletes the pods and exits 130/143)
     if (interruption()) throw new InterruptedError("interrupted");
     for (const r of results) warnings.push(...r.warnings);
-    return { captures: results.map((r) => r.capture), warnings };
+    return { captures: results.map((r) => r.capture), warnings, leftBehind };
   } finally {
     // Every exit path: pods left by a failure in flight are deleted here (normally each node deleted its own). After
     // SIGINT/SIGTERM the signal handler deletes them, says so, and exits (pod_lifecycle.ts installInterruptCleanup).
     const failed = interruption() ? [] : await registry.deleteAll(rest);
-    for (const f of failed) warnings.push(`could not delete debug pod ${f}; it stops on its own (activeDeadlineSeconds) — remove it with: kubectl netpath cleanup`);
+    if (failed.length > 0) warnings.push(leftPodsMessage(failed));
+    leftBehind.push(...failed.map((f) => `${f.namespace}/${f.name}`));
     uninstall();
   }
+}
+
+/**
+ * The sentence for a run that left debug pods behind (`namespace/name`; its warning says why and how to remove them):
+ * the run fails (exit 1) even when its answer is whole, since it left state in the cluster.
+ */
+export function leftBehindMessage(pods: readonly string[]): string {
+  const one = pods.length === 1;
+  return `the run left debug pod${one ? "" : "s"} ${pods.join(", ")} in the cluster (could not delete ${one ? "it" : "them"}: see the warning above)`;
 }
 
 /** `kubectl-netpath VERSION (context C, user U)`: the `created-by` annotation of a run's debug pods. */
@@ -338,9 +350,10 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   }
   const keys = request.collect === "node" ? undefined : serviceTargetKeys(found.objects, namespace, request.target.name, result.packet);
   const captured = hooks.nodeCaptured ? (c: NodeCapture) => hooks.nodeCaptured!(c, result, nodeObjs.length) : undefined;
-  const { captures, warnings } = await collectNodes(cluster, nodeObjs, s, io, keys, captured);
+  const { captures, warnings, leftBehind } = await collectNodes(cluster, nodeObjs, s, io, keys, captured);
   bundle.nodes = captures;
   bundle.warnings.push(...warnings);
+  if (leftBehind.length > 0) result.leftBehind = leftBehind;
   return result;
 }
 

@@ -97,4 +97,9 @@ export interface GatherResult {
   packet?: PacketQuestion;
   /** The nodes collected, when the question narrowed them (`--from-pod` collects the client pod's node). */
   nodes?: string[];
+  /**
+   * Debug pods the run created and could not delete (`namespace/name`): the answer may be whole, but the run left
+   * state in the cluster (the bundle's warnings say why and how to remove them); the CLI then exits 1.
+   */
+  leftBehind?: string[];
 }

@@ -16,6 +16,7 @@ import { formatMs } from "./duration.ts";
 import { KubeApiError } from "./errors.ts";
 import { recordInterruption } from "./interrupt.ts";
 import { podState } from "./pod_state.ts";
+import { shellWord } from "../model/shell_word.ts";
 import { type KubeRest, R } from "./rest.ts";
 
 /** A debug pod that could not be brought to Running; `message` says why and what to do. */
@@ -30,6 +31,38 @@ interface Entry {
   namespace: string;
   name: string;
   created: Promise<unknown>;
+}
+
+/** A debug pod a run could not delete, and why (the error's message). */
+export interface LeftPod {
+  namespace: string;
+  name: string;
+  reason: string;
+}
+
+/**
+ * The command that removes a run's leftover debug pods once they have stopped, for messages: `kubectl netpath
+ * cleanup`, with `-n NS` for a namespace other than its default (kube-system), one command per namespace. (Inside its
+ * deadline a pod is kept by cleanup, which cannot tell a leftover from a pod of a run in flight: src/kube/cleanup.ts.)
+ * @param namespaces the namespaces of the pods.
+ */
+export function cleanupCommand(namespaces: readonly string[]): string {
+  const ns = [...new Set(namespaces)].sort();
+  if (ns.length === 0) return "kubectl netpath cleanup";
+  return ns.map((n) => (n === CLEANUP_DEFAULT_NAMESPACE ? "kubectl netpath cleanup" : `kubectl netpath cleanup -n ${shellWord(n)}`)).join("; ");
+}
+
+/** The namespace `kubectl netpath cleanup` looks in without `-n` (src/cli/cleanup.ts). */
+const CLEANUP_DEFAULT_NAMESPACE = "kube-system";
+
+/**
+ * The sentence for debug pods a run could not delete: each with why, that it stops at its deadline
+ * (activeDeadlineSeconds, when the kubelet fails it), and the cleanup command for its namespace.
+ */
+export function leftPodsMessage(left: readonly LeftPod[]): string {
+  const one = left.length === 1;
+  return `could not delete debug pod${one ? "" : "s"} ${left.map((p) => `${p.namespace}/${p.name} (${p.reason})`).join("; ")}; ` +
+    `${one ? "it stops" : "they stop"} on ${one ? "its" : "their"} own at ${one ? "its" : "their"} deadline (activeDeadlineSeconds) — then remove ${one ? "it" : "them"} with: ${cleanupCommand(left.map((p) => p.namespace))}`;
 }
 
 /** The debug pods this process created and has not deleted yet. */
@@ -56,11 +89,16 @@ export class PodRegistry {
     return [...this.#pods.keys()];
   }
 
+  /** The namespaces of the registered pods, sorted. */
+  namespaces(): string[] {
+    return [...new Set([...this.#pods.values()].map((e) => e.namespace))].sort();
+  }
+
   /**
    * Deletes every registered pod, after waiting (at most `waitMs`) for creations in flight.
-   * @returns the pods that could not be deleted (with the reason).
+   * @returns the pods that could not be deleted, with the reason.
    */
-  async deleteAll(rest: KubeRest, waitMs = 5000): Promise<string[]> {
+  async deleteAll(rest: KubeRest, waitMs = 5000): Promise<LeftPod[]> {
     const entries = [...this.#pods.values()];
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
@@ -68,13 +106,13 @@ export class PodRegistry {
       new Promise((r) => (timer = setTimeout(r, waitMs))),
     ]);
     clearTimeout(timer);
-    const failed: string[] = [];
+    const failed: LeftPod[] = [];
     await Promise.all(entries.map(async (e) => {
       try {
         await deletePod(rest, e.namespace, e.name, Math.min(rest.requestTimeoutMs || 10_000, 10_000));
         this.remove(e.namespace, e.name);
       } catch (err) {
-        failed.push(`${e.namespace}/${e.name} (${(err as Error).message})`);
+        failed.push({ namespace: e.namespace, name: e.name, reason: (err as Error).message });
       }
     }));
     return failed;
@@ -104,7 +142,7 @@ export function installInterruptCleanup(registry: PodRegistry, rest: KubeRest, a
   const handler = (signal: "SIGINT" | "SIGTERM") => {
     const code = signal === "SIGINT" ? 130 : 143;
     if (interrupted) {
-      write(`\ninterrupted again: exiting without waiting; leftover pods stop on their own (activeDeadlineSeconds) — remove them with: kubectl netpath cleanup\n`);
+      write(`\ninterrupted again: exiting without waiting; leftover pods stop on their own (activeDeadlineSeconds) — then remove them with: ${cleanupCommand(registry.namespaces())}\n`);
       process.exit(code);
     }
     interrupted = true;
@@ -118,7 +156,7 @@ export function installInterruptCleanup(registry: PodRegistry, rest: KubeRest, a
       process.exit(code);
     };
     registry.deleteAll(rest).then((failed) => {
-      if (failed.length > 0) write(`could not delete: ${failed.join("; ")}; they stop on their own (activeDeadlineSeconds) — remove them with: kubectl netpath cleanup\n`);
+      if (failed.length > 0) write(`${leftPodsMessage(failed)}\n`);
       exit();
     }, exit);
   };
