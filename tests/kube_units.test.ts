@@ -223,6 +223,12 @@ describe("API errors are rewritten for humans", () => {
       input: [403, st(403, "Forbidden", 'pods "d" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true, hostPID=true)'), { verb: "create", resource: "pods", namespace: "kube-system" }],
       want: 'Pod Security Admission of namespace "kube-system" (level "baseline:latest") rejected the debug pod: host namespaces (hostNetwork=true, hostPID=true). The debug pod needs hostNetwork and NET_ADMIN/NET_RAW: label the namespace pod-security.kubernetes.io/enforce=privileged (kubectl label ns kube-system pod-security.kubernetes.io/enforce=privileged --overwrite), or pass --debug-namespace with a namespace that allows it, or run with --no-exec to analyse from the API alone',
     },
+    {
+      // NamespaceLifecycle admission: the debug namespace does not exist (not the pod)
+      name: "404 on a create in a namespace that does not exist",
+      input: [404, JSON.stringify({ kind: "Status", status: "Failure", code: 404, reason: "NotFound", message: 'namespaces "netpath-debug" not found', details: { name: "netpath-debug", kind: "namespaces" } }), { verb: "create", resource: "pods", namespace: "netpath-debug" }],
+      want: 'namespace "netpath-debug" does not exist: Error from server (NotFound): namespaces "netpath-debug" not found; pass --debug-namespace with an existing namespace (or create it: kubectl create namespace netpath-debug)',
+    },
     { name: "404", input: [404, st(404, "NotFound", 'nodes "x" not found'), { verb: "get", resource: "nodes", name: "x" }], want: 'nodes "x" not found (cluster-scoped)' },
     {
       name: "500",

@@ -315,6 +315,14 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(r.stdout + r.stderr).not.toMatch(/RBAC/);
   });
 
+  it("--debug-namespace that does not exist (404 namespaces \"NS\" not found on the create): the namespace is named, not the pod", async () => {
+    const s = await fake({ ...noProxy, faults: [{ method: "POST", path: /\/namespaces\/netpath-debug\/pods$/, status: 404, message: 'namespaces "netpath-debug" not found' }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker", "--debug-namespace", "netpath-debug"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: node k8s-guide-worker: namespace "netpath-debug" does not exist: Error from server (NotFound): namespaces "netpath-debug" not found; pass --debug-namespace with an existing namespace (or create it: kubectl create namespace netpath-debug);');
+    expect(r.stdout + r.stderr).not.toContain("pods not found");
+  });
+
   it("Pod Security Admission rejects the debug pod", async () => {
     const s = await fake({ ...noProxy, namespaces: { "kube-system": { "pod-security.kubernetes.io/enforce": "baseline" } } });
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);

@@ -95,6 +95,16 @@ export function rbacDenial(serverMessage: string): string | undefined {
  */
 const EXEC_CREATE_CHECK = /^pods "[^"]*" is forbidden: ?(RBAC: .*)?$/;
 
+/**
+ * The namespace a 404 says does not exist, or undefined. kube-apiserver refuses a create in a namespace that does not
+ * exist with NewNotFound(Resource("namespaces"), ns) (plugin/pkg/admission/namespace/lifecycle/admission.go Admit):
+ * message `namespaces "NS" not found`, details `{ name: NS, kind: "namespaces" }` (apimachinery pkg/api/errors NewNotFound).
+ */
+function missingNamespace(st: KubeStatus): string | undefined {
+  if (st.details?.kind === "namespaces" && st.details.name) return st.details.name;
+  return /^namespaces "([^"]+)" not found$/.exec(st.message ?? "")?.[1];
+}
+
 /** What was being done, in words: `exec into pod "x"`, `create pods`, `get services "web"`. */
 function action(r: RequestDescription): string {
   return r.resource === "pods/exec" ? `exec into pod${r.name !== undefined ? ` "${r.name}"` : "s"}` : `${r.verb} ${what(r)}`;
@@ -109,7 +119,10 @@ function action(r: RequestDescription): string {
  * - any other 403 (an admission webhook, a quota, a proxy in between): the server's message, as kubectl quotes it
  *   (`Error from server (Forbidden): <message>`, k8s.io/kubectl/pkg/cmd/util/helpers.go StandardErrorMessage); no
  *   RBAC claim.
- * - 404, 409, 410, 422, 429, 5xx: the server's message with what was being done.
+ * - 404 whose Status names a namespace (`namespaces "NS" not found`): that namespace does not exist (with
+ *   --debug-namespace for the debug pod's create), quoting the server as kubectl does; another 404: the object is not
+ *   found.
+ * - 409, 410, 422, 429, 5xx: the server's message with what was being done.
  * @param status HTTP status code.
  * @param body the response body (a Status object when the server sent one, else text).
  * @param r what the request was.
@@ -158,7 +171,16 @@ export function apiError(status: number, body: string, r: RequestDescription, se
           : noExec);
     }
   } else if (status === 404) {
-    msg = `${what(r)} not found${where(r)}`;
+    const ns = missingNamespace(st);
+    if (ns !== undefined && !r.resource.startsWith("namespaces")) {
+      // the namespace of the request does not exist (NamespaceLifecycle admission refuses the create), not the object
+      msg = `namespace "${ns}" does not exist: Error from server (NotFound): ${serverMessage}` +
+        (r.resource === "pods" && r.verb === "create"
+          ? `; pass --debug-namespace with an existing namespace (or create it: kubectl create namespace ${shellWord(ns)})`
+          : "");
+    } else {
+      msg = `${what(r)} not found${where(r)}`;
+    }
   } else if (status === 409) {
     msg = `conflict on ${what(r)}${where(r)} (409 ${reason}): ${serverMessage}`;
   } else if (status === 429) {
