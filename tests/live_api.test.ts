@@ -262,7 +262,8 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('error: not allowed to exec into pods in namespace "kube-system": RBAC must grant verb "get" on "pods/exec" there (an exec over WebSocket is authorized as "get", and from Kubernetes v1.35 also as "create") to collect the nodes\' rules; or run with --no-exec to analyse from the API alone\n');
     expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
-    expect(s.requests.filter((x) => x.path.endsWith("selfsubjectaccessreviews")).length).toBe(4);
+    // get/create pods/exec, create/watch/get/delete pods
+    expect(s.requests.filter((x) => x.path.endsWith("selfsubjectaccessreviews")).length).toBe(6);
   });
 
   it("exec refused (403) in the kube-proxy pod, the access review unavailable: the authorizer's verb \"get\" is named, and no debug pod is made in the same namespace", async () => {
@@ -285,6 +286,14 @@ describe("node collection failures that need no exec: each node says why, no pod
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('not analysed: cannot create a debug pod on node k8s-guide-worker (the kube-proxy pod cannot be used: no running kube-proxy pod on the node in namespace kube-system): RBAC must grant verb "create" on "pods" in namespace "kube-system"');
     expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods"))).toEqual([]);
+  });
+
+  it("RBAC denies watching pods and there is no kube-proxy pod: nothing is created, the node names the watch", async () => {
+    const s = await fake({ ...noProxy, denials: [{ verb: "watch", resource: "pods", namespace: "kube-system" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('not analysed: cannot create a debug pod on node k8s-guide-worker (the kube-proxy pod cannot be used: no running kube-proxy pod on the node in namespace kube-system): RBAC must grant verb "watch" on "pods" in namespace "kube-system"');
+    expect(s.requests.filter((x) => x.method !== "GET" && !x.path.endsWith("selfsubjectaccessreviews"))).toEqual([]);
   });
 
   it("--via kube-proxy and no kube-proxy pod: the node says why and what lets a debug pod collect; only exec is reviewed, nothing is created", async () => {

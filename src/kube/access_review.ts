@@ -6,7 +6,9 @@
  * The checks for node collection, all in the namespace of the debug pods (kube-system, where kube-proxy runs too):
  * - `create` and `get` on `pods/exec`: an exec over WebSocket is an HTTP GET, authorized as `get` on pods/exec; since
  *   Kubernetes v1.35 (feature AuthorizePodWebsocketUpgradeCreatePermission, KEP-4006) `create` is required as well;
- * - `create` and `delete` on `pods`: the debug pod, when the kube-proxy pod cannot be used.
+ * - `create` and `delete` on `pods`: the debug pod, when the kube-proxy pod cannot be used;
+ * - `watch` and `get` on `pods`: waiting for the debug pod to run (a watch by `metadata.name`, then a get when it ends
+ *   early: pod_lifecycle.ts startDebugPod); without them a privileged pod would be created only to be deleted unused.
  * @module
  */
 import { grantNeeded, KubeApiError, type RequestDescription } from "./errors.ts";
@@ -30,7 +32,7 @@ export interface AccessAnswer extends AccessCheck {
 
 /**
  * The permissions node collection needs in `namespace`: exec (an exec over WebSocket is authorized as `get`, and from
- * Kubernetes v1.35 also as `create`, on pods/exec) and, when it may make debug pods, create and delete pods.
+ * Kubernetes v1.35 also as `create`, on pods/exec) and, when it may make debug pods, create, watch, get and delete pods.
  * @param debugPods false when the run creates no pod (`--via kube-proxy`). @default true
  */
 export function collectionChecks(namespace: string, debugPods = true): AccessCheck[] {
@@ -39,7 +41,13 @@ export function collectionChecks(namespace: string, debugPods = true): AccessChe
     { verb: "create", resource: "pods/exec", namespace },
   ];
   if (!debugPods) return exec;
-  return [...exec, { verb: "create", resource: "pods", namespace }, { verb: "delete", resource: "pods", namespace }];
+  return [
+    ...exec,
+    { verb: "create", resource: "pods", namespace },
+    { verb: "watch", resource: "pods", namespace },
+    { verb: "get", resource: "pods", namespace },
+    { verb: "delete", resource: "pods", namespace },
+  ];
 }
 
 /**

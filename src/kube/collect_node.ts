@@ -68,6 +68,7 @@ export const DEFER_UNCOMPRESSED_NFT_ELEMENTS = 2700;
 /** What collection may do, from the SelfSubjectAccessReviews (undefined = unknown: try). */
 export interface CollectAccess {
   exec: boolean | undefined;
+  /** Whether a debug pod may be created and waited for (create, watch and get on pods). */
   createPods: boolean | undefined;
   deletePods: boolean | undefined;
   /** The sentence naming what is missing, for messages. */

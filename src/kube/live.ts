@@ -173,7 +173,8 @@ export async function collectNodes(
   const and = (a: boolean | undefined, b: boolean | undefined) => (a === false || b === false ? false : a === undefined || b === undefined ? undefined : true);
   const access: CollectAccess = {
     exec: and(find("get", "pods/exec"), find("create", "pods/exec")),
-    createPods: find("create", "pods"),
+    // a debug pod is created, then watched (and read) until it runs: without watch/get it would be made for nothing
+    createPods: and(find("create", "pods"), and(find("watch", "pods"), find("get", "pods"))),
     deletePods: find("delete", "pods"),
     missing: `RBAC must grant ${missingPermissions(answers)}`,
   };
