@@ -156,6 +156,18 @@ describe("errors a user can meet, in words", () => {
     expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (user "token-user") (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --context fake auth whoami\`\n`);
   });
 
+  it("a context without a user: the cluster's CA is still used (TLS succeeds), and the server's 401 says what is missing", async () => {
+    const s = await fake();
+    const kc = JSON.parse(readFileSync(s.kubeconfig, "utf8"));
+    delete kc.contexts[0].context.user;
+    const p = join(s.dir, "no-user");
+    writeFileSync(p, JSON.stringify(kc));
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --context fake auth whoami\`\n`);
+    expect(s.requests.length).toBe(1);
+  });
+
   it("TLS: the kubeconfig trusts another CA", async () => {
     const s = await fake();
     const other = makePki({ user: "x" }, "node:crypto");

@@ -180,6 +180,16 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
   if (c.user && !raw.users.some((u) => u.name === c.user)) {
     throw new KubeconfigError(`context "${contextName}" refers to user "${c.user}", which is not in kubeconfig ${where}`);
   }
+  if (!c.user) {
+    // A context without a user (kubectl sends no credentials then): client-node 1.4 applyHTTPSOptions returns before it
+    // applies the cluster's certificate-authority or insecure-skip-tls-verify when there is no current user
+    // (dist/config.js), which fails TLS with a CA the kubeconfig names. An empty user of its own keeps the cluster's TLS
+    // settings; the server's 401/403 then says what is missing.
+    let anon = "kubectl-netpath:no-user";
+    while (raw.users.some((u) => u.name === anon)) anon += "_";
+    raw.users.push({ name: anon, user: {} });
+    ctx.context = { ...c, user: anon };
+  }
   adaptUsers(raw);
   raw["current-context"] = contextName;
   const { KubeConfig } = await import("./client_node.ts");
