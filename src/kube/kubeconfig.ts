@@ -180,6 +180,13 @@ export async function loadKubeconfig(o: KubeconfigOptions): Promise<LoadedKubeco
   if (c.user && !raw.users.some((u) => u.name === c.user)) {
     throw new KubeconfigError(`context "${contextName}" refers to user "${c.user}", which is not in kubeconfig ${where}`);
   }
+  if (/^http:\/\//i.test(String((cluster.cluster as { server?: unknown } | undefined)?.server ?? ""))) {
+    // A plain http:// server (kubectl proxy's `http://127.0.0.1:8001`), which kubectl (client-go) talks to without TLS.
+    // client-node 1.4 createAgent refuses http:// unless insecure-skip-tls-verify is set (dist/config.js: "HTTP protocol
+    // is not allowed when skipTLSVerify is not set or false"), and with it makes a plain http.Agent (and ws:// for
+    // exec, web-socket-handler.js): set here, there being no TLS to verify.
+    cluster.cluster = { ...(cluster.cluster as Record<string, unknown>), "insecure-skip-tls-verify": true };
+  }
   if (!c.user) {
     // A context without a user (kubectl sends no credentials then): client-node 1.4 applyHTTPSOptions returns before it
     // applies the cluster's certificate-authority or insecure-skip-tls-verify when there is no current user

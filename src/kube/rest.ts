@@ -130,12 +130,7 @@ export class KubeRest {
         await this.#kc.applyToHTTPSOptions(options);
         shareTlsAgent(this.#kc, options as Record<string, unknown>);
       } catch (e) {
-        // client-node refuses http:// servers unless TLS verification is off: say so in kubeconfig terms.
-        if (/HTTP protocol is not allowed/.test((e as Error).message)) {
-          throw new ApiUnreachableError(
-            `the server of context "${this.context}" is ${this.server}, plain HTTP: use its https:// address, or set insecure-skip-tls-verify: true for that cluster in your kubeconfig`,
-          );
-        }
+        // (a plain http:// server is given insecure-skip-tls-verify by kubeconfig.ts, which client-node needs for it)
         throw credentialPluginError(e, this.#kc, this.context) ?? e;
       }
       return { options, url: new URL(this.server) };
