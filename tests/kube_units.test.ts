@@ -7,6 +7,7 @@ import { apiError, networkError } from "../src/kube/errors.ts";
 import { KubeconfigShapeError, mergeKubeconfigs } from "../src/kube/kubeconfig_merge.ts";
 import { mapLimit } from "../src/kube/pool.ts";
 import { nodeNotReady, podState } from "../src/kube/pod_state.ts";
+import { retryAfterMs } from "../src/kube/rest.ts";
 import { REDACTED, sanitizeObject } from "../src/kube/sanitize.ts";
 import { UsageError } from "../src/cli/target.ts";
 import type { Node, Pod } from "../src/model/k8s.ts";
@@ -177,6 +178,23 @@ describe("pod and node state", () => {
   ])("node $name", ({ cond, want }) => {
     const n: Node = { metadata: { name: "n1" }, status: { conditions: cond } };
     expect(nodeNotReady(n)).toBe(want);
+  });
+});
+
+describe("which answers are retried after Retry-After (client-go rest/with_retry.go checkWait)", () => {
+  it.each([
+    { answer: { status: 429, retryAfter: "2" }, method: "POST", want: 2000 },
+    { answer: { status: 429, retryAfter: "0" }, method: "GET", want: 0 },
+    { answer: { status: 503, retryAfter: "1" }, method: "GET", want: 1000 },
+    { answer: { status: 500, retryAfter: "1" }, method: "DELETE", want: 1000 },
+    // a create that failed with 5xx may have created the pod: not sent again
+    { answer: { status: 503, retryAfter: "1" }, method: "POST", want: undefined },
+    { answer: { status: 429 }, method: "GET", want: undefined },
+    // an HTTP date is not read (client-go's retryAfterSeconds is strconv.Atoi)
+    { answer: { status: 429, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT" }, method: "GET", want: undefined },
+    { answer: { status: 404, retryAfter: "1" }, method: "GET", want: undefined },
+  ])("$answer.status Retry-After $answer.retryAfter to $method → $want", ({ answer, method, want }) => {
+    expect(retryAfterMs(answer, method)).toBe(want);
   });
 });
 

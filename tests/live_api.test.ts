@@ -168,6 +168,53 @@ describe("errors a user can meet, in words", () => {
     expect(s.requests.length).toBe(1);
   });
 
+  // client-go retries a 429 (or a 5xx) that carries Retry-After, up to 10 times, within its request timeout
+  // (k8s.io/client-go/rest/with_retry.go); API Priority and Fairness answers a rejected request that way
+  const THROTTLED = "Too many requests, please try again later.";
+  const svcGets = (s: FakeApiServer) => s.requests.filter((x) => x.path === "/api/v1/namespaces/default/services/web").length;
+
+  it("429 with Retry-After: the request is sent again after the wait, and the run answers", async () => {
+    const s = await fake({ faults: [{ path: /\/services\/web$/, status: 429, message: THROTTLED, retryAfterSeconds: 1, times: 2 }] });
+    const t = Date.now();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.stderr).toBe("warning: the bundle holds no node state: only the API side was analysed\n");
+    expect(r.code).toBe(0);
+    expect(svcGets(s)).toBe(3);
+    expect(Date.now() - t).toBeGreaterThanOrEqual(2000);
+  });
+
+  it("429 with Retry-After every time: 10 retries, then one line (no --parallel for an API read)", async () => {
+    const s = await fake({ faults: [{ path: /\/services\/web$/, status: 429, message: THROTTLED, retryAfterSeconds: 0 }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(1);
+    expect(svcGets(s)).toBe(11);
+    expect(r.stderr).toBe(`error: the API server is throttling requests (429 TooManyRequests: ${THROTTLED}) while trying to get services "web" in namespace "default", when it asks to wait (Retry-After) the request is retried, up to 10 times within --request-timeout: try again later\n`);
+  });
+
+  it("429 whose Retry-After outlasts --request-timeout: not waited for", async () => {
+    const s = await fake({ faults: [{ path: /\/services\/web$/, status: 429, message: THROTTLED, retryAfterSeconds: 5 }] });
+    const t = Date.now();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "--request-timeout", "2s"]);
+    expect(r.code).toBe(1);
+    expect(svcGets(s)).toBe(1);
+    expect(Date.now() - t).toBeLessThan(2000);
+  });
+
+  it("503 with Retry-After to a GET is retried", async () => {
+    const s = await fake({ faults: [{ path: /\/services\/web$/, status: 503, message: "the server is shutting down", retryAfterSeconds: 0, times: 1 }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(r.code).toBe(0);
+    expect(svcGets(s)).toBe(2);
+  });
+
+  it("429 on the debug pod's create during node collection: retried; exhausted, the node names --parallel", async () => {
+    const s = await fake({ kubeProxyPods: false, faults: [{ method: "POST", path: /\/namespaces\/kube-system\/pods$/, status: 429, message: THROTTLED, retryAfterSeconds: 0 }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker"]);
+    expect(r.code).toBe(1);
+    expect(s.requests.filter((x) => x.method === "POST" && x.path.endsWith("/pods")).length).toBe(11);
+    expect(r.stderr).toContain(`error: node k8s-guide-worker: the API server is throttling requests (429 TooManyRequests: ${THROTTLED}) while trying to create pods in namespace "kube-system", when it asks to wait (Retry-After) the request is retried, up to 10 times within --request-timeout: try again later, or lower --parallel;`);
+  });
+
   it("TLS: the kubeconfig trusts another CA", async () => {
     const s = await fake();
     const other = makePki({ user: "x" }, "node:crypto");

@@ -184,7 +184,11 @@ export function apiError(status: number, body: string, r: RequestDescription, se
   } else if (status === 409) {
     msg = `conflict on ${what(r)}${where(r)} (409 ${reason}): ${serverMessage}`;
   } else if (status === 429) {
-    msg = `the API server is throttling requests (429 TooManyRequests) while trying to ${r.verb} ${what(r)}: try again later or lower --parallel`;
+    // --parallel sets how many nodes are collected at once: it matters only to the requests of node collection (pods
+    // of kube-system listed per node, debug pods created, watched and deleted, execs), not to the API reads before
+    msg = `the API server is throttling requests (429 TooManyRequests${serverMessage ? `: ${serverMessage}` : ""}) while trying to ${action(r)}${where(r)}, ` +
+      `when it asks to wait (Retry-After) the request is retried, up to 10 times within --request-timeout: try again later` +
+      (r.resource === "pods/exec" || (r.resource === "pods" && r.verb !== "get") ? ", or lower --parallel" : "");
   } else if (status >= 500) {
     msg = `the API server failed to ${r.verb} ${what(r)}${where(r)} (${status} ${reason}): ${serverMessage || "no message"}; try again`;
   } else {

@@ -70,6 +70,23 @@ export function encodeQuery(q: Query | undefined): string {
   return parts.length > 0 ? `?${parts.join("&")}` : "";
 }
 
+/**
+ * Most retries of one request answered with Retry-After, so at most 11 tries (client-go rest/request.go maxRetries 10;
+ * with_retry.go IsNextRetry stops once its attempts exceed it).
+ */
+export const MAX_RETRIES = 10;
+
+/**
+ * The wait (ms) an answer asks for before the request is sent again, or undefined when it is not to be retried:
+ * 429, or >= 500 to anything but a POST, with `Retry-After` in whole seconds (an HTTP date is not read, as client-go
+ * rest/with_retry.go retryAfterSeconds does not).
+ */
+export function retryAfterMs(answer: { status: number; retryAfter?: string }, method: string): number | undefined {
+  if (!(answer.status === 429 || (answer.status >= 500 && method !== "POST"))) return undefined;
+  if (answer.retryAfter === undefined || !/^\s*\d+\s*$/.test(answer.retryAfter)) return undefined;
+  return Number(answer.retryAfter) * 1000;
+}
+
 /** The RBAC view of a request, for messages. */
 export function describeRequest(verb: string, r: ResourceRef): RequestDescription {
   const res = `${r.resource}${r.group !== "" ? `.${r.group}` : ""}${r.subresource !== undefined ? `/${r.subresource}` : ""}`;
@@ -156,10 +173,40 @@ export class KubeRest {
   }
 
   /**
-   * Sends one request and resolves with the status and body text.
-   * @throws {ApiUnreachableError} on network/TLS errors and timeouts.
+   * Sends a request and resolves with the status and body text. A 429, or a 5xx to a GET, whose answer carries
+   * `Retry-After: SECONDS` is sent again after that wait, as client-go does (k8s.io/client-go/rest/with_retry.go
+   * checkWait and retryAfterSeconds: 429 or >= 500 with an integer Retry-After; request.go maxRetries 10): at most
+   * {@link MAX_RETRIES} retries, all within `timeoutMs` (client-go's request timeout also covers its retries), and the wait
+   * ends with `signal`. Unlike client-go, a POST is not sent again after a 5xx: it may have created the object (a
+   * debug pod), and a second create would answer 409 for it. The last answer is returned when no retry is left.
+   * @param timeoutMs the time for the request and its retries (0 = none).
+   * @throws {ApiUnreachableError} on network/TLS errors and timeouts, and when `signal` aborts.
    */
   async raw(method: string, path: string, body?: unknown, timeoutMs = this.requestTimeoutMs, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+    const start = Date.now();
+    for (let tries = 1; ; tries++) {
+      const left = timeoutMs > 0 ? Math.max(1, timeoutMs - (Date.now() - start)) : 0;
+      const answer = await this.#once(method, path, body, left, timeoutMs, signal);
+      const waitMs = retryAfterMs(answer, method);
+      if (waitMs === undefined || tries > MAX_RETRIES) return answer;
+      if (timeoutMs > 0 && Date.now() - start + waitMs >= timeoutMs) return answer;
+      await new Promise<void>((resolveWait, reject) => {
+        const onAbort = () => {
+          clearTimeout(timer);
+          reject(new ApiUnreachableError(`request cancelled: ${method} ${path.split("?")[0]}`));
+        };
+        const timer = setTimeout(() => {
+          signal?.removeEventListener("abort", onAbort);
+          resolveWait();
+        }, waitMs);
+        if (signal?.aborted) onAbort();
+        else signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    }
+  }
+
+  /** One try of {@link raw}: `timeoutMs` for this try, `statedMs` the time limit messages name. */
+  async #once(method: string, path: string, body: unknown, timeoutMs: number, statedMs: number, signal?: AbortSignal): Promise<{ status: number; text: string; retryAfter?: string }> {
     const { options, url } = await this.#prepare();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string> = {
@@ -193,12 +240,13 @@ export class KubeRest {
       }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => done(() => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") })));
+        const retryAfter = res.headers["retry-after"];
+        res.on("end", () => done(() => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), ...(retryAfter !== undefined ? { retryAfter } : {}) })));
         res.on("error", (e) => done(() => reject(networkError(e, this.#serverInfo()))));
       });
       const timer = timeoutMs > 0
         ? setTimeout(() => {
-          done(() => reject(new ApiUnreachableError(`the API server ${this.server} did not answer within ${formatMs(timeoutMs)} (${method} ${path.split("?")[0]}); raise --request-timeout or check the cluster`)));
+          done(() => reject(new ApiUnreachableError(`the API server ${this.server} did not answer within ${formatMs(statedMs)} (${method} ${path.split("?")[0]}); raise --request-timeout or check the cluster`)));
           req.destroy();
         }, timeoutMs)
         : undefined;

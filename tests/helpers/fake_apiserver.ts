@@ -69,6 +69,8 @@ export interface Fault {
   times?: number;
   /** For pod creation: create the pod, then answer with `status` (the client cannot know it exists). */
   afterCreate?: boolean;
+  /** With `status`: a `Retry-After` header of this many seconds (as API Priority and Fairness sends with its 429). */
+  retryAfterSeconds?: number;
 }
 
 /** One recorded request. */
@@ -383,7 +385,7 @@ function status(code: number, reason: string, message: string, details?: Record<
   return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, ...(details ? { details } : {}), code };
 }
 
-const REASONS: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "AlreadyExists", 410: "Expired", 422: "Invalid", 500: "InternalError", 503: "ServiceUnavailable" };
+const REASONS: Record<number, string> = { 400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "AlreadyExists", 410: "Expired", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable" };
 
 /**
  * Starts the fake API server on 127.0.0.1 (random port) and writes its kubeconfigs.
@@ -513,9 +515,9 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     }
   };
 
-  const send = (res: ServerResponse, code: number, body: unknown) => {
+  const send = (res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = JSON.stringify(body);
-    res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+    res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
     (res as unknown as { bytesOut?: number }).bytesOut = Buffer.byteLength(text);
     res.end(text);
     return code;
@@ -530,7 +532,10 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
       if (f.left <= 0 || (f.method && f.method !== req.method) || !f.path.test(url.pathname)) continue;
       f.left--;
       if (f.delayMs) await new Promise((r) => later(f.delayMs!, () => r(undefined)));
-      if (f.status !== undefined && !f.afterCreate) return send(res, f.status, status(f.status, REASONS[f.status] ?? "Unknown", f.message ?? `fake fault on ${url.pathname}`));
+      if (f.status !== undefined && !f.afterCreate) {
+        const headers: Record<string, string> = f.retryAfterSeconds !== undefined ? { "Retry-After": String(f.retryAfterSeconds) } : {};
+        return send(res, f.status, status(f.status, REASONS[f.status] ?? "Unknown", f.message ?? `fake fault on ${url.pathname}`), headers);
+      }
       if (f.afterCreate) (req as unknown as { fault: typeof f }).fault = f;
     }
     if (url.pathname === "/version") return send(res, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-fake" });
