@@ -168,7 +168,12 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     for (const n of uncaptured) io.stderr(`warning: node ${n}: the bundle holds no capture of it: not analysed (capture it with --all-nodes)\n`);
     const failed = report.nodes.filter((n) => n.error !== undefined && !uncaptured.has(n.node));
     for (const n of failed) {
-      const what = o.from !== undefined ? "fix or re-capture that node's dump" : "see the reason and retry that node (--node)";
+      // a NotReady node is not retried into health (pod_state.ts nodeNotReady says why and what to check)
+      const what = o.from !== undefined
+        ? "fix or re-capture that node's dump"
+        : /^node \S+ is NotReady\b/.test(n.error ?? "")
+        ? "wait until the node is Ready (or fix its kubelet), then run again"
+        : "see the reason and retry that node (--node)";
       io.stderr(`error: node ${n.node}: ${n.error}; ${what}\n`);
     }
     if (report.nodes.length === 0) io.stderr("warning: the bundle holds no node state: only the API side was analysed\n");
