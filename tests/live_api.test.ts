@@ -526,6 +526,15 @@ describe("--dry-run, capture, cleanup", () => {
     expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
   });
 
+  it("--dry-run --no-exec prints no debug pod (none would be created) and says so", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run", "--no-exec"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("dry run: nothing is created; with --no-exec kubectl-netpath reads the API alone and creates no pod\n");
+    expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
+  });
+
   it("--via debug-pod --dry-run prints the debug pod of every node; an unknown --via is a usage error", async () => {
     const s = await fake();
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run", "--via", "debug-pod"]);

@@ -338,7 +338,9 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   }
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
-    if (s.dryRun && s.via === "kube-proxy") {
+    if (s.dryRun && !s.exec) {
+      io.stderr("dry run: nothing is created; with --no-exec kubectl-netpath reads the API alone and creates no pod\n");
+    } else if (s.dryRun && s.via === "kube-proxy") {
       io.stderr(`dry run: nothing is created; with --via kube-proxy kubectl-netpath only execs into each node's kube-proxy pod in ${KUBE_PROXY_NAMESPACE} and creates no pod\n`);
     } else if (s.dryRun) {
       if (imageWarning) io.stderr(`warning: ${imageWarning}\n`);
