@@ -535,6 +535,14 @@ describe("--dry-run, capture, cleanup", () => {
     expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
   });
 
+  it("capture -n with a name that cannot be a namespace: a usage error before any request, as the main command", async () => {
+    const s = await fake();
+    const r = await run(["capture", "svc/web", "-n", "Bad_NS", "--kubeconfig", s.kubeconfig, "-o", join(s.dir, "b.json")]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: -n "Bad_NS" is not a valid namespace name (lower-case letters, digits and \'-\', at most 63)\n(run with --help for usage)\n');
+    expect(s.requests).toEqual([]);
+  });
+
   it("--via debug-pod --dry-run prints the debug pod of every node; an unknown --via is a usage error", async () => {
     const s = await fake();
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--dry-run", "--via", "debug-pod"]);

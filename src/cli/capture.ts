@@ -17,7 +17,7 @@ import type { CliIo } from "./io.ts";
 import type { MainOptions } from "./program.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { RunPlan } from "./run_target.ts";
-import { parseTarget, UsageError } from "./target.ts";
+import { parseNamespace, parseTarget, UsageError } from "./target.ts";
 import { withRootOptions } from "./root_options.ts";
 import { shellWord } from "../model/shell_word.ts";
 
@@ -138,7 +138,8 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   }
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
   const plan: RunPlan = { target, output: "text" };
-  if (o.namespace !== undefined) plan.namespace = o.namespace;
+  // as the main command (run_target.ts validate): a usage error, before any request
+  if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
   if (o.node) plan.nodes = o.node;
   const { output: _file, ...flags } = o;
   const outPath = o.output === "-" ? undefined : isAbsolute(o.output) ? o.output : resolve(io.cwd, o.output);
