@@ -535,6 +535,11 @@ describe("--dry-run, capture, cleanup", () => {
     expect(s.requests.filter((x) => x.method !== "GET")).toEqual([]);
   });
 
+  it("--dry-run -o mermaid: a usage error (a dry run prints manifests, not a picture), not YAML in silence", async () => {
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", "/nonexistent", "--dry-run", "-o", "mermaid"]);
+    expect(r).toEqual({ code: 2, stdout: "", stderr: "error: --dry-run prints the debug pods a live run would create, as YAML or JSON (-o yaml, -o json); -o mermaid draws a traced path, which a dry run does not trace: leave out one of them\n(run with --help for usage)\n" });
+  });
+
   it("capture -n with a name that cannot be a namespace: a usage error before any request, as the main command", async () => {
     const s = await fake();
     const r = await run(["capture", "svc/web", "-n", "Bad_NS", "--kubeconfig", s.kubeconfig, "-o", join(s.dir, "b.json")]);

@@ -51,6 +51,10 @@ export function validate(words: string[], o: MainOptions): RunPlan {
   if (o.dest !== undefined && o.source === undefined && o.fromPod === undefined) throw new UsageError("--dest needs --source (or --from-pod, whose address is the source)");
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
   if (o.dryRun && o.from !== undefined) throw new UsageError("--dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them");
+  // a dry run prints Pod manifests, as YAML (text, wide, yaml) or JSON: a picture of a path it does not trace is none
+  if (o.dryRun && (o.output === "mermaid" || o.output === "dot")) {
+    throw new UsageError(`--dry-run prints the debug pods a live run would create, as YAML or JSON (-o yaml, -o json); -o ${o.output} draws a traced path, which a dry run does not trace: leave out one of them`);
+  }
   const plan: RunPlan = { target, output: o.output as RunPlan["output"] };
   if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
   if (o.node) plan.nodes = o.node;
