@@ -374,6 +374,18 @@ describe("status.loadBalancer.ingress[].ipMode: Proxy (point 3)", () => {
     );
   });
 
+  it("the node's rules still take the ipMode Proxy IP: stale-on-node drift, and the packet answer says stale, not 'not handled (expected)'", () => {
+    // the ruleset as kube-proxy wrote it while the ingress IP was a VIP (5.6.7.8 still in its maps)
+    const b = exampleWith("nftables-lab", {}, proxyMode);
+    const r = explainService(b, "ns5", "svc5", { packet: { source: "203.0.113.10", destination: "5.6.7.8", port: 80, protocol: "tcp" } });
+    const d = r.nodes[0]!.drift.filter((x) => x.kind === "stale-on-node");
+    expect(d.map((x) => x.message)).toEqual([expect.stringMatching(/^ns5\/svc5:p80: test-node has rules for LoadBalancer ingress 5\.6\.7\.8:80\/tcp, which has ipMode Proxy: .* so these are stale$/)]);
+    const a = r.packet![0]!;
+    expect(a.outcome).not.toBe("not-handled");
+    expect(a.caveats.join("\n")).toMatch(/5\.6\.7\.8 is a LoadBalancer ingress IP with ipMode Proxy, for which kube-proxy programs no rule, yet this node's rules take it \(above\): they are stale/);
+    expect(a.caveats.join("\n")).not.toMatch(/\(expected\)/);
+  });
+
   it("a v1.29 node (LoadBalancerIPMode alpha, off): kube-proxy still programs the IP, so it stays an entry point, with a note", () => {
     const b = exampleWith("nftables-lab", {}, (dir) => {
       proxyMode(dir);

@@ -441,6 +441,23 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
         }
       }
+      // ipMode Proxy ingress IPs: kube-proxy (v1.30+, where it honours ipMode) writes no rule for them; a node whose
+      // rules still take one from outside has stale rules (pkg/proxy/serviceport.go newBaseServiceInfo)
+      if (!notForKubeProxy.ignored && ipMode.honoured && report.proxyMode.mode !== "ipvs") {
+        for (const ip of proxyIngress.filter((x) => isIPv6(x) === (family === 6))) {
+          for (const sp of svc.ports) {
+            const t = datapath.trace(tracePacket(sources.external, ip, sp.port, lowerProtocol(sp.protocol), family, false, false), "PREROUTING", traceContext);
+            const taken = t.outcomes.find((o) => o.verdict === "dnat" || o.verdict === "drop" || o.verdict === "reject");
+            if (!taken) continue;
+            report.drift.push({
+              portKey: sp.portKey,
+              kind: "stale-on-node",
+              message: `${sp.portKey}: ${nodeName} has rules for LoadBalancer ingress ${formatDestination(ip, sp.port, lowerProtocol(sp.protocol))}, which has ipMode Proxy: kube-proxy here honours ipMode and writes no rule for it, so these are stale`,
+              ...(taken.decidedBy ? { evidence: [taken.decidedBy] } : taken.path.length > 0 ? { evidence: [taken.path[0]!] } : {}),
+            });
+          }
+        }
+      }
       if (!notForKubeProxy.ignored && report.proxyMode.mode === "nftables") {
         // only for a ClusterIP the node serves (forwarded, or rejected for no endpoints): a Service gone from the
         // node's rules altogether has its own drift already
@@ -485,7 +502,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...dp.answerCaveats);
-        answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip))));
+        answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip)), answer.outcome));
         packets.push(answer);
       }
     }

@@ -154,6 +154,8 @@ export const IPVS_DEPRECATION: Finding = {
  * What a packet answer adds when its destination is outside kube-proxy's scope: an ingress IP with ipMode Proxy, or a
  * NodePort on a node address nodePortAddresses leaves out.
  * @param isLocal whether an address is the node's (its collected addresses, else its InternalIP).
+ * @param outcome the answer's outcome (`not-handled`, `forwarded`, …): rules that take an ipMode Proxy address are said
+ *   to be stale, not "not handled (expected)".
  */
 export function scopeCaveats(
   q: PacketQuestion,
@@ -162,12 +164,16 @@ export function scopeCaveats(
   honoured: boolean,
   nodePorts: NodePortScope | undefined,
   isLocal: (ip: string) => boolean,
+  outcome?: string,
 ): string[] {
   const out: string[] = [];
   if (honoured && proxyIngress.includes(q.destination)) {
     const np = svc.ports.filter((p) => p.nodePort !== undefined && p.port === q.port).map((p) => p.nodePort);
+    const via = `Clients reach the Service through the load balancer, which connects to ${np.length > 0 ? `NodePort ${np.join(", ")} on the nodes` : "the NodePort on the nodes"} or to the endpoints (ask: --dest NODE-IP:NODEPORT)`;
     out.push(
-      `${q.destination} is a LoadBalancer ingress IP with ipMode Proxy: kube-proxy programs no rule for it, so a packet to it is not handled by kube-proxy here (expected). Clients reach the Service through the load balancer, which connects to ${np.length > 0 ? `NodePort ${np.join(", ")} on the nodes` : "the NodePort on the nodes"} or to the endpoints (ask: --dest NODE-IP:NODEPORT)`,
+      outcome === undefined || outcome === "not-handled"
+        ? `${q.destination} is a LoadBalancer ingress IP with ipMode Proxy: kube-proxy programs no rule for it, so a packet to it is not handled by kube-proxy here (expected). ${via}`
+        : `${q.destination} is a LoadBalancer ingress IP with ipMode Proxy, for which kube-proxy programs no rule, yet this node's rules take it (above): they are stale (written before ipMode Proxy was set), or kube-proxy here does not honour ipMode (its version is read from the Node). ${via}`,
     );
   }
   const isNodePort = svc.ports.some((p) => p.nodePort === q.port && p.protocol.toLowerCase() === q.protocol);
