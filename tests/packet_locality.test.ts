@@ -60,3 +60,17 @@ describe("a source that is another node's address", () => {
     expect(a.caveats.join("\n")).toMatch(/192\.168\.0\.3 is an address of node node-b: a host process or hostNetwork pod there has its packets translated by node-b's rules first \(nat OUTPUT\)/);
   });
 });
+
+// The packet tree's text: what no dump shows is said under the answers (conntrack keeps existing connections on their
+// endpoint), and a question no node answers says which nodes failed and why.
+describe("the packet tree's text", () => {
+  it("ends with the limits line, and a node without a capture is named as the reason no node answered", async () => {
+    const { renderPacketTree } = await import("../src/report/packet_tree.ts");
+    const { readBundle } = await import("../src/io/read_bundle.ts");
+    const lab = readBundle("examples/iptables-lab");
+    const ok = renderPacketTree(explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.0.9", destination: "10.96.0.10", port: 53, protocol: "udp" } }));
+    expect(ok).toMatch(/\nNot visible in a dump: conntrack state: connections that already exist keep the endpoint/);
+    const none = renderPacketTree(explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.2.9", destination: "10.96.0.10", port: 53, protocol: "udp" }, nodes: ["k8s2"] }));
+    expect(none).toMatch(/no node answered: node k8s2: no datapath state was collected from this node/);
+  });
+});

@@ -93,7 +93,16 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
     out.push(`  masquerade: ${a.reason}`);
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));
   }
-  if (answers.length === 0) out.push("no node of the bundle answers for this packet's address family");
+  if (answers.length === 0) {
+    // why no node answered: the nodes' own errors (a node the bundle holds no capture of), else the address family
+    const failed = r.nodes.filter((n) => n.error !== undefined).map((n) => `node ${n.node}: ${n.error}`);
+    out.push(failed.length > 0 ? `no node answered: ${failed.join("; ")}` : "no node of the bundle answers for this packet's address family");
+  }
+  // what no dump shows (conntrack: an existing connection keeps its endpoint and SNAT; the sysctls when not collected)
+  if (answers.length > 0 && r.limits.length > 0) {
+    out.push("");
+    out.push(st.dim("Not visible in a dump: " + r.limits.join("; ") + "."));
+  }
   const warnings = r.findings.filter((f) => f.severity !== "info");
   if (warnings.length > 0) out.push("");
   for (const f of warnings) out.push(`${f.severity === "error" ? st.red("ERROR") : st.yellow("WARN")} ${f.node ? `[${f.node}] ` : ""}${f.message}`);
