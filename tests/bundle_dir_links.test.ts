@@ -66,6 +66,8 @@ describe("symbolic links in a bundle directory", () => {
     symlinkSync(join(outside, "k8s2"), join(dir, "nodes/k8s2"));
     expect(() => readBundle(dir)).toThrow(BundleError);
     expect(refusal(dir).message).not.toContain("SECRETHASH");
+    // named for what it is: a link out of the bundle (it said "is a directory, not a file")
+    expect(refusal(dir).message).toBe(`--from ${dir}: nodes/k8s2 is a symbolic link to something outside the bundle directory, which is not read: copy it itself into the bundle, or remove the link`);
   });
 
   it("a link that stays inside the bundle is read", () => {

@@ -86,6 +86,10 @@ describe("a --source that is a pod of another node", () => {
     expect(r.packet![0]!.caveats).toContainEqual(expect.stringMatching(/^10\.244\.2\.21 is pod coredns-78fcd69978-hf5sj on node k8s2: its packets are first handled by k8s2's rules, not k8s1's/));
     expect(r.findings.find((f) => f.code === "ClientNodeNotTraced")?.message).toMatch(/on node k8s2, whose rules are not in the bundle/);
   });
+  it("a pod of another namespace than the Service's is named as --from-pod takes it (NAMESPACE/NAME)", () => {
+    const r = explainService(lab, "default", "kubernetes", { packet: { source: "10.244.2.21", destination: "10.96.0.1", port: 443, protocol: "tcp" } });
+    expect(r.packet![0]!.caveats.join("\n")).toMatch(/use --from-pod kube-system\/coredns-78fcd69978-hf5sj, or --node k8s2/);
+  });
   it("a pod of the traced node gets no such caveat", () => {
     const r = explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp" } });
     expect(r.packet![0]!.caveats.some((c) => c.includes("first handled by"))).toBe(false);

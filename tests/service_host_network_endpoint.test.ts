@@ -34,4 +34,16 @@ describe("a host-network endpoint on the node", () => {
   it("a pod endpoint of the node is the hairpin client, as before", () => {
     expect(run("10.244.0.9", false)).toContain("hairpin");
   });
+
+  it("a hostNetwork pod of the same name in another namespace does not take the endpoint's hairpin client away", () => {
+    const s = eps("10.244.0.9");
+    s.endpoints![0]!.targetRef = { kind: "Pod", name: "ing-a", namespace: "ingress" };
+    const b = bundleOf({ dump: kubeProxyRules([svc], [s], "10.244.0.0/16"), nodeName: "node-a", nodeIP: "192.168.1.1", services: [svc], slices: [s], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.pods.push(pod("ing-a", "10.244.0.9", false));
+    const other = pod("ing-a", "192.168.1.1", true);
+    other.metadata.namespace = "monitoring";
+    b.objects.pods.push(other);
+    const clients = explainService(b, "ingress", "web").nodes[0]!.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!.clients.map((c) => c.client);
+    expect(clients).toContain("hairpin");
+  });
 });

@@ -247,15 +247,16 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
   let total = 0;
   const add = (full: string) => {
     const st = statOrExplain(full, `--from ${root}: ${relative(root, full)}`);
-    // a FIFO, a device or a socket (or a link to one) is not read, and not skipped in silence: the answer would lack it
-    if (!st.isFile()) throw new BundleError(`--from ${root}: ${relative(root, full)} is ${kindOf(st)}, not a file: check the bundle (put the file itself there, or remove it)`);
-    // a link (of the file, or of its node directory) out of the bundle: its target is not the bundle's to give
+    // a link (of the file, or of its node directory, or a node directory itself) out of the bundle: its target is not
+    // the bundle's to give; said before what the target is, which is none of the bundle's business
     const real = realpathSync(full);
     if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
       throw new BundleError(
-        `--from ${root}: ${relative(root, full)} is a symbolic link to a file outside the bundle directory, which is not read: copy the file itself into the bundle, or remove the link`,
+        `--from ${root}: ${relative(root, full)} is a symbolic link to ${st.isFile() ? "a file" : "something"} outside the bundle directory, which is not read: copy ${st.isFile() ? "the file" : "it"} itself into the bundle, or remove the link`,
       );
     }
+    // a FIFO, a device or a socket (or a link to one) is not read, and not skipped in silence: the answer would lack it
+    if (!st.isFile()) throw new BundleError(`--from ${root}: ${relative(root, full)} is ${kindOf(st)}, not a file: check the bundle (put the file itself there, or remove it)`);
     total += st.size;
     found.push({ full, rel: relative(root, full).split(sep).join("/"), size: st.size });
     if (found.length > MAX_FILES) {

@@ -173,7 +173,7 @@ export class KubeRest {
   }
 
   /**
-   * Sends a request and resolves with the status and body text. A 429, or a 5xx to a GET, whose answer carries
+   * Sends a request and resolves with the status and body text. A 429, or a 5xx to any request but a POST, whose answer carries
    * `Retry-After: SECONDS` is sent again after that wait, as client-go does (k8s.io/client-go/rest/with_retry.go
    * checkWait and retryAfterSeconds: 429 or >= 500 with an integer Retry-After; request.go maxRetries 10): at most
    * {@link MAX_RETRIES} retries, all within `timeoutMs` (client-go's request timeout also covers its retries), and the wait

@@ -82,7 +82,8 @@ export function chooseSources(
   // A hairpin client is a pod endpoint of this node. A host-network endpoint (its address is the node's) sends from the
   // node itself: its packets start in nat OUTPUT as a local process's do, which the host-network client already
   // traces (kube-proxy's KUBE-EXT `--src-type LOCAL` rules send them to the Service chain, masqueraded).
-  const hostNetworkPods = new Set(objects.pods.filter((p) => p.spec?.hostNetwork).map((p) => p.metadata.name));
+  // the endpoint's pod is in the Service's namespace (an EndpointSlice's targetRef)
+  const hostNetworkPods = new Set(objects.pods.filter((p) => p.spec?.hostNetwork && (p.metadata.namespace ?? "default") === resolved.summary.namespace).map((p) => p.metadata.name));
   const nodeAddresses = new Set([s.nodeIP, ...(node?.status?.addresses ?? []).map((a) => a.address)]);
   const local = resolved.endpoints.find((e) =>
     e.node === nodeName && isIPv6(e.address) === (family === 6) && !nodeAddresses.has(e.address) && !(e.pod !== undefined && hostNetworkPods.has(e.pod))

@@ -279,8 +279,9 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   if (!client || client.outcome === "unknown" || client.outcome === "not-handled" || client.outcome === "mixed") return [];
   // a client outside loadBalancerSourceRanges is dropped at a LoadBalancer IP whatever the policy (KUBE-FW-*,
   // nftables firewall chains): no policy can be read from it (the ranges' own check is driftFor's)
-  const ranges = resolved.summary.loadBalancerSourceRanges;
-  if (entry.kind === "LoadBalancer" && ranges.length > 0 && !ranges.some((r) => cidrContains(r.trim(), client.source))) return [];
+  // kube-proxy keeps the ranges of its own family (serviceport.go MapCIDRsByIPFamily): none of it, no firewall
+  const ranges = resolved.summary.loadBalancerSourceRanges.map((r) => r.trim()).filter((r) => isIPv6(r) === isIPv6(client.source));
+  if (entry.kind === "LoadBalancer" && ranges.length > 0 && !ranges.some((r) => cidrContains(r, client.source))) return [];
   const v6 = entry.destination.startsWith("[");
   const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);

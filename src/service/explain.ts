@@ -88,7 +88,8 @@ export interface ServiceExplain {
     notForKubeProxy: ReturnType<typeof kubeProxyIgnores>;
     proxyIngress: string[];
     proxyConfig: ReturnType<typeof readKubeProxyConfig>;
-    sourcePod?: { name: string; node: string };
+    /** The pod a packet question's source is, when the bundle has it; `ref` is how --from-pod names it from here. */
+    sourcePod?: { name: string; node: string; ref: string };
   };
 }
 
@@ -153,7 +154,11 @@ export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace
   // The pod a packet question's source belongs to, if the bundle has it: its node handles the packet first.
   const srcPod = options.packet ? bundle.objects.pods.find((p) => p.status?.podIP === options.packet!.source && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
   const ctx: ServiceExplain["ctx"] = { builder, families, notForKubeProxy, proxyIngress, proxyConfig };
-  if (srcPod) ctx.sourcePod = { name: srcPod.metadata.name, node: srcPod.spec!.nodeName! };
+  if (srcPod) {
+    const podNs = srcPod.metadata.namespace ?? "default";
+    // --from-pod takes NAME in the Service's namespace, NAMESPACE/NAME elsewhere (from_pod.ts fromPodRef)
+    ctx.sourcePod = { name: srcPod.metadata.name, node: srcPod.spec!.nodeName!, ref: podNs === namespace ? srcPod.metadata.name : `${podNs}/${srcPod.metadata.name}` };
+  }
   return { namespace, name, options, resolved, findings, ctx };
 }
 

@@ -42,7 +42,7 @@ export function answerPacket(
   s: Sources,
   svc: ResolvedService["summary"],
   isLocal?: (ip: string) => boolean,
-  sourcePod?: { name: string; node: string },
+  sourcePod?: { name: string; node: string; ref?: string },
   ifaces?: { pod: string; uplink: string },
   facts: PacketFacts = {},
 ): PacketAnswer {
@@ -130,7 +130,7 @@ export function answerPacket(
   }
   if (sourcePod && sourcePod.node !== node) {
     a.caveats.push(
-      `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
+      `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
     );
   }
   if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
