@@ -42,6 +42,9 @@ describe("raw-table NOTRACK before kube-proxy (NodeLocal DNSCache)", () => {
     expect(d.map((x) => [x.kind, x.portKey])).toEqual([["unverifiable", "kube-system/kube-dns:dns"]]);
     expect(d[0]!.message).toMatch(/untracks packets to 10\.96\.0\.10:53\/udp in its raw table/);
     expect(explainService(lab(false), "kube-system", "kube-dns").nodes[0]!.drift).toEqual([]);
+    // the verdict carries the rule (a field, not its wording read back)
+    const pod = explainService(lab(true), "kube-system", "kube-dns").nodes[0]!.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!.clients.find((c) => c.client === "pod-same-node")!;
+    expect([pod.untrackedBy?.table, pod.untrackedBy?.chain]).toEqual(["raw", "PREROUTING"]);
   });
 });
 

@@ -95,6 +95,8 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   if (assumed.size > 0) v.assumedNotMatched = [...assumed.values()];
   const held = trace.outcomes.find((o) => o.heldBySessionAffinity !== undefined)?.heldBySessionAffinity;
   if (held !== undefined) v.heldBySessionAffinity = held;
+  const untracked = trace.outcomes.find((o) => o.untrackedBy !== undefined)?.untrackedBy;
+  if (untracked !== undefined) v.untrackedBy = untracked;
   return v;
 }
 

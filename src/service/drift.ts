@@ -158,11 +158,12 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   }
   // a raw-table NOTRACK before kube-proxy (NodeLocal DNSCache on the kube-dns ClusterIP): the node's own choice, not
   // kube-proxy's state: its rules cannot be compared from these clients
-  if (ref.outcome === "not-handled" && /^untracked by raw /.test(ref.reason ?? "")) {
+  if (ref.outcome === "not-handled" && ref.untrackedBy) {
     out.push({
       portKey: sp.portKey,
       kind: "unverifiable",
-      message: `${sp.portKey}: ${node} untracks packets to ${cip.destination} in its raw table (${ref.reason!.replace(/^untracked by raw /, "").replace(/:.*$/, "")}), before kube-proxy's nat rules: they go to whatever listens on that address on the node (NodeLocal DNSCache, for one), so kube-proxy's endpoints for it cannot be compared with the API`,
+      message: `${sp.portKey}: ${node} untracks packets to ${cip.destination} in its raw table (${ref.untrackedBy.chain} line ${ref.untrackedBy.line}, NOTRACK), before kube-proxy's nat rules: they go to whatever listens on that address on the node (NodeLocal DNSCache, for one), so kube-proxy's endpoints for it cannot be compared with the API`,
+      evidence: [ref.untrackedBy],
     });
     return out;
   }

@@ -145,6 +145,11 @@ export interface ClientVerdict {
    */
   heldBySessionAffinity?: string;
   /**
+   * iptables: the raw-table rule that untracked this client's packet (NOTRACK, `CT --notrack`; NodeLocal DNSCache on
+   * the kube-dns ClusterIP): nat never saw it, so kube-proxy's rules say nothing of where it goes.
+   */
+  untrackedBy?: RuleRef;
+  /**
    * Rules whose match could not be told (a match module kubectl-netpath does not model) that would change where the
    * packet goes: the answer assumes they do not match, so `endpoints` and their shares rest on that.
    */
