@@ -112,7 +112,7 @@ export function answerPacket(
   if (v.rejected) a.rejected = v.rejected;
   if (v.notHandled) a.notHandled = v.notHandled;
   if (v.outcome === "not-handled" && dstLocal) {
-    a.caveats.push(`${q.destination} is an address of this node${isLocal ? "" : " (assumed)"}: no kube-proxy rule stops the packet, so it is delivered to the node itself — whatever listens on port ${q.port}/${q.protocol} there answers`);
+    a.caveats.push(`${q.destination} is an address of this node: no kube-proxy rule stops the packet, so it is delivered to the node itself — whatever listens on port ${q.port}/${q.protocol} there answers`);
   }
   if (srcLocal) a.caveats.push(`${q.source} is ${isLocal ? "a local address of the node" : "this node's address"}: traced as a host-network client (nat OUTPUT)`);
   if (!sourcePod && podNode !== undefined && podNode !== node) {
