@@ -42,7 +42,7 @@ describe("symbolic links in a bundle directory", () => {
     const e = refusal(dir);
     expect(e).toBeInstanceOf(BundleError);
     expect(e.message).toBe(
-      `--from ${dir}: nodes/k8s1/iptables-save.txt is a symbolic link to a file outside the bundle directory, which is not read: copy the file itself into the bundle, or remove the link`,
+      `--from ${dir}: nodes/k8s1/iptables-save.txt is a symbolic link to a file outside the bundle directory, which is not read: give a bundle that holds the file itself, not a link out of it`,
     );
     expect(e.message).not.toContain("SECRETHASH");
   });
@@ -67,7 +67,7 @@ describe("symbolic links in a bundle directory", () => {
     expect(() => readBundle(dir)).toThrow(BundleError);
     expect(refusal(dir).message).not.toContain("SECRETHASH");
     // named for what it is: a link out of the bundle (it said "is a directory, not a file")
-    expect(refusal(dir).message).toBe(`--from ${dir}: nodes/k8s2 is a symbolic link to something outside the bundle directory, which is not read: copy it itself into the bundle, or remove the link`);
+    expect(refusal(dir).message).toBe(`--from ${dir}: nodes/k8s2 is a symbolic link to something outside the bundle directory, which is not read: give a bundle that holds it itself, not a link out of it`);
   });
 
   it("a link that stays inside the bundle is read", () => {

@@ -252,7 +252,7 @@ function scanBundleDir(root: string, maxBytes: number): Found[] {
     const real = realpathSync(full);
     if (real !== realRoot && !real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) {
       throw new BundleError(
-        `--from ${root}: ${relative(root, full)} is a symbolic link to ${st.isFile() ? "a file" : "something"} outside the bundle directory, which is not read: copy ${st.isFile() ? "the file" : "it"} itself into the bundle, or remove the link`,
+        `--from ${root}: ${relative(root, full)} is a symbolic link to ${st.isFile() ? "a file" : "something"} outside the bundle directory, which is not read: give a bundle that holds ${st.isFile() ? "the file" : "it"} itself, not a link out of it`,
       );
     }
     // a FIFO, a device or a socket (or a link to one) is not read, and not skipped in silence: the answer would lack it

@@ -247,18 +247,49 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   if (hc) report.notes.push(hc);
   let current: 4 | 6 = families[0] ?? 4;
   try {
+    // Each family's state first: kube-proxy runs one mode for both (NewDualStackProxier builds both proxiers of the
+    // mode), so the mode is read from both families' signals together, once, not from whichever family came last
+    const read: { family: 4 | 6; dp: ReturnType<typeof builder> }[] = [];
     for (const family of families) {
       current = family;
-      const dp = builder(capture, family, bundle.objects);
+      read.push({ family, dp: builder(capture, family, bundle.objects) });
+    }
+    const signals = read.map((r) => r.dp.signals).reduce((a, b) => ({
+      iptablesServiceChains: a.iptablesServiceChains + b.iptablesServiceChains,
+      ipvsMatchSets: a.ipvsMatchSets || b.ipvsMatchSets,
+      ipvsVirtualServers: Math.max(a.ipvsVirtualServers, b.ipvsVirtualServers),
+      nftablesTable: a.nftablesTable || b.nftablesTable,
+    }));
+    report.proxyMode = detectProxyMode(capture, bundle.objects, signals);
+    for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
+    // a family whose state is missing or unreadable while the other's was read: that family's half of the Service is
+    // not compared (said per ServicePort), the other's answers stand (a node where kube-proxy runs IPv4 alone, its
+    // IPv6 unsupported: server_linux.go platformCheckSupported; or an ip6tables-save not collected)
+    const anyRead = read.some((r) => r.dp.datapath !== undefined);
+    for (const { family, dp } of read) {
+      current = family;
       const datapath = dp.datapath;
       if (datapath) report.notes.push(...dp.problems);
-      report.proxyMode = detectProxyMode(capture, bundle.objects, dp.signals);
       // In IPVS mode the virtual servers decide where packets go: an unreadable ipvsadm dump leaves nothing to answer with.
       if (report.proxyMode.mode === "ipvs" && dp.ipvsadmError) throw dp.ipvsadmError;
-      for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });
       if (!datapath) {
-        if (dp.problems.length > 0) report.error = dp.problems.join("; ");
-        else report.notes.push(`no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`);
+        const why = dp.problems.length > 0 ? dp.problems.join("; ") : `no ${family === 6 ? "ip6tables-save" : "iptables-save"} output for this node`;
+        if (!anyRead) {
+          if (dp.problems.length > 0) report.error = why;
+          else report.notes.push(why);
+          continue;
+        }
+        report.notes.push(why);
+        const addresses = svc.clusterIPs.filter((ip) => isIPv6(ip) === (family === 6));
+        if (addresses.length > 0 || resolved.endpoints.some((e) => isIPv6(e.address) === (family === 6))) {
+          for (const sp of svc.ports) {
+            report.drift.push({
+              portKey: sp.portKey,
+              kind: "unverifiable",
+              message: `${sp.portKey}: ${nodeName}'s IPv${family} state was not read (${why}): the Service's IPv${family} ${addresses.length > 0 ? `ClusterIP ${addresses.join(", ")} and ` : ""}endpoints cannot be compared with the API; its IPv${family === 6 ? 4 : 6} half is answered`,
+            });
+          }
+        }
         continue;
       }
       const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0

@@ -82,6 +82,11 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
         return dp;
       }
       try {
+        // ip6tables-save prints nothing where the node has no IPv6 tables (kube-proxy handles no IPv6 there)
+        if (family === 6 && section.stdout.trim() === "") {
+          dp.problems.push(`${name} printed nothing: the node has no IPv6 tables, so kube-proxy handles no IPv6 here`);
+          return dp;
+        }
         dp.dump = parseShared(section.stdout);
         countSignals(dp);
         // iptables-nft-save warns when the other backend holds tables too (in its output or on stderr): both backends'
@@ -92,7 +97,8 @@ export function readIptables(node: NodeCapture, family: 4 | 6): IptablesReading 
           dp.answerCaveats.push(why);
         }
       } catch (e) {
-        if (e instanceof DumpParseError) dp.problems.push(e.message);
+        // the parser names its format "iptables-save": the IPv6 section is ip6tables-save
+        if (e instanceof DumpParseError) dp.problems.push(family === 6 ? e.message.replace(/^iptables-save /, `${name} `) : e.message);
         else throw e;
       }
     }
