@@ -156,6 +156,13 @@ describe("states kube-proxy's IPVS proxier writes are not drift", () => {
     expect(drift("lb6", "v4src").filter((m) => m.includes("ipset"))).toEqual([expect.stringContaining("ipset KUBE-LOAD-BALANCER-SOURCE-CIDR on n1 lacks 203.0.113.20,tcp:80,198.51.100.0/24")]);
     expect(drift("lb6", "v6src").filter((m) => m.includes("ipset"))).toEqual([expect.stringContaining("ipset KUBE-6-LOAD-BALANCER-SOURCE-CID on n1 lacks 2001:db8::10,tcp:80,2001:db8:1::/48")]);
   });
+  it("the missing source-range entry is the one drift: the allowed client it drops is not also blamed on externalTrafficPolicy", () => {
+    // KUBE-LOAD-BALANCER-FW drops a client without a KUBE-LOAD-BALANCER-SOURCE-CIDR entry (ipvs/proxier.go)
+    for (const dir of ["v4src", "v6src"]) {
+      const kinds = explainService(readBundle(DIR(dir)), "default", "lb6").nodes[0]!.drift.map((d) => d.kind);
+      expect(kinds, dir).toEqual(["ipset-missing"]);
+    }
+  });
 });
 
 describe("a real server that is an address of this node (host-network endpoint): IPVS delivers in LOCAL_IN, not masqueraded", () => {

@@ -283,6 +283,9 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   // kube-proxy keeps the ranges of its own family (serviceport.go MapCIDRsByIPFamily): none of it, no firewall
   const ranges = resolved.summary.loadBalancerSourceRanges.map((r) => r.trim()).filter((r) => isIPv6(r) === isIPv6(client.source));
   if (entry.kind === "LoadBalancer" && ranges.length > 0 && !ranges.some((r) => cidrContains(r, client.source))) return [];
+  // IPVS: a source-range ipset entry missing (KUBE-LOAD-BALANCER-SOURCE-CIDR, KUBE-LOAD-BALANCER-FW) already explains a client
+  // dropped or sent elsewhere at the LoadBalancer IP: not also blamed on the policy
+  if (entry.kind === "LoadBalancer" && internalDrift.some((d) => d.kind === "ipset-missing" && /LOAD-BALANCER-(SOURCE-C|FW)/.test(d.message))) return [];
   const v6 = entry.destination.startsWith("[");
   const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);

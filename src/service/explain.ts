@@ -450,6 +450,11 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const usable = programs(resolved.summary.internalTrafficPolicy);
         const topologyNote = `${sp.portKey}: endpoints this node programs: ${usable.why} (kube-proxy pkg/proxy/topology.go)`;
         if (usable.why && !report.notes.includes(topologyNote)) report.notes.push(topologyNote);
+        // IPVS mode: the KUBE-* ipsets the Service's entries need (an allowed client dropped for want of a
+        // KUBE-LOAD-BALANCER-SOURCE-CIDR entry is that, not another externalTrafficPolicy)
+        const ipsetItems = !notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets
+          ? ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets)
+          : [];
         if (!notForKubeProxy.ignored) {
           const internal = driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable);
           report.drift.push(...internal);
@@ -457,7 +462,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           // when internalTrafficPolicy is Local (iptables/nftables proxier.go: externalPolicyChain is the cluster
           // chain unless ExternalPolicyLocal; ipvs syncEndpoint(…, ExternalPolicyLocal()))
           const external = programs(resolved.summary.externalTrafficPolicy === "Local" ? "Local" : "Cluster");
-          report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, internal));
+          report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, [...internal, ...ipsetItems]));
         }
         if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {
           // nftables mode: kube-proxy gives each affinity set the Service's timeout (proxier.go: StickyMaxAgeSeconds)
@@ -473,9 +478,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           const held = sets.reduce((n, s) => n + s.clients, 0);
           if (sets.length > 0) report.notes.push(`${sp.portKey}: session affinity on ${nodeName}: ${sets.length} affinity set(s) in the dump holding ${held} client(s) as captured (a held client returns to its endpoint; --source IP traces it)`);
         }
-        if (!notForKubeProxy.ignored && report.proxyMode.mode === "ipvs" && datapath.ipsets) {
-          report.drift.push(...ipsetDrift({ ...resolved, summary: svcHere }, sp, nodeName, family, sources.nodeIP!, datapath.ipsets));
-        }
+        report.drift.push(...ipsetItems);
       }
       // ipMode Proxy ingress IPs: kube-proxy (v1.30+, where it honours ipMode) writes no rule for them; a node whose
       // rules still take one from outside has stale rules (pkg/proxy/serviceport.go newBaseServiceInfo)
