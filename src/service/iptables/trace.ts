@@ -858,8 +858,7 @@ function rawUntracked(dump: IptablesDump, packet: TracePacket, hook: "PREROUTING
     const chain = raw.chains.get(name);
     if (!chain || depth > 16) return {};
     for (let i = 0; i < chain.ruleCount; i++) {
-      const text = chain.rawRules[i]!;
-      if (!/ -j (NOTRACK|CT|RETURN|ACCEPT|[A-Za-z0-9_.-]+)/.test(text)) continue;
+      if (!chain.rawRules[i]!.includes(" -j ")) continue;
       const r = chain.rule(i);
       const user = r.target !== undefined && raw.chains.has(r.target);
       if (!untracks(r) && !user && r.target !== "RETURN" && r.target !== "ACCEPT") continue;
