@@ -159,8 +159,9 @@ describe("states kube-proxy's IPVS proxier writes are not drift", () => {
   it("the missing source-range entry is the one drift: the allowed client it drops is not also blamed on externalTrafficPolicy", () => {
     // KUBE-LOAD-BALANCER-FW drops a client without a KUBE-LOAD-BALANCER-SOURCE-CIDR entry (ipvs/proxier.go)
     for (const dir of ["v4src", "v6src"]) {
-      const kinds = explainService(readBundle(DIR(dir)), "default", "lb6").nodes[0]!.drift.map((d) => d.kind);
-      expect(kinds, dir).toEqual(["ipset-missing"]);
+      const drift = explainService(readBundle(DIR(dir)), "default", "lb6").nodes[0]!.drift;
+      expect(drift.map((d) => d.kind), dir).toEqual(["ipset-missing"]);
+      expect(drift[0]!.ipset, dir).toBe(dir === "v6src" ? "KUBE-6-LOAD-BALANCER-SOURCE-CID" : "KUBE-LOAD-BALANCER-SOURCE-CIDR");
     }
   });
 });

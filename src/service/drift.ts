@@ -36,7 +36,7 @@ export function ipsetDrift(
   const check = (set: string, flags: string, p: TracePacket, entry: string, why: string) => {
     const name = family === 6 ? set.replace(/^KUBE-/, six).slice(0, 31) : set;
     if (has(name, flags.split(","), p) === false) {
-      out.push({ portKey: sp.portKey, kind: "ipset-missing", message: `${sp.portKey}: ipset ${name} on ${node} lacks ${entry}: ${why}` });
+      out.push({ portKey: sp.portKey, kind: "ipset-missing", ipset: name, message: `${sp.portKey}: ipset ${name} on ${node} lacks ${entry}: ${why}` });
     }
   };
   const svc = resolved.summary;
@@ -285,7 +285,7 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   if (entry.kind === "LoadBalancer" && ranges.length > 0 && !ranges.some((r) => cidrContains(r, client.source))) return [];
   // IPVS: a source-range ipset entry missing (KUBE-LOAD-BALANCER-SOURCE-CIDR, KUBE-LOAD-BALANCER-FW) already explains a client
   // dropped or sent elsewhere at the LoadBalancer IP: not also blamed on the policy
-  if (entry.kind === "LoadBalancer" && internalDrift.some((d) => d.kind === "ipset-missing" && /LOAD-BALANCER-(SOURCE-C|FW)/.test(d.message))) return [];
+  if (entry.kind === "LoadBalancer" && internalDrift.some((d) => /^KUBE-(6-)?LOAD-BALANCER-(SOURCE-C|FW)/.test(d.ipset ?? ""))) return [];
   const v6 = entry.destination.startsWith("[");
   const expected = new Set(external.endpoints.filter((e) => e.startsWith("[") === v6));
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);

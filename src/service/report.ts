@@ -206,6 +206,8 @@ export interface DriftItem {
     | "stale-virtual-server";
   endpoint?: string;
   message: string;
+  /** `ipset-missing`: the set that lacks the entry (`KUBE-LOAD-BALANCER-SOURCE-CIDR`, `KUBE-6-…`). */
+  ipset?: string;
   evidence?: RuleRef[];
 }
 
