@@ -499,11 +499,32 @@ describe("scheduler model and reconciliation", () => {
     expect(p.lastFailedScheduling!.parsed!.reasons.map((x) => [x.count, x.kind])).toEqual([[2, "node-declared-features"], [1, "unschedulable"]]);
     expect(p.reconciliation.details[0]).toBe(
       'The scheduler reported "2 node declared features check failed - unsatisfied requirements: FeatureA, FeatureB": those nodes do not declare, in status.declaredFeatures, features the pod needs ' +
-        "(NodeDeclaredFeatures, v1.35+ alpha; the scheduler infers the pod's needs from its spec, which this analysis does not model). " +
+        "(NodeDeclaredFeatures; the scheduler infers the pod's needs from its spec, which this analysis does not model). " +
         "FeatureA: declared by n3; FeatureB: declared by n2, n3.",
     );
     // unmodelled: not read as "node-declared-features: the event says 2 node(s), the bundle gives 0"
     expect(p.reconciliation.details.some((d) => d.startsWith("node-declared-features:"))).toBe(false);
+  });
+
+  test("NodeDeclaredFeatures (later releases): the message names no feature; what each node declares, fewest first", () => {
+    // plugins/nodedeclaredfeatures errReasonUnsatisfiedRequirements, written without the features since the Filter
+    // stopped computing the difference
+    const msg = "0/3 nodes are available: 2 node(s) didn't match Pod's required features, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+    const full = node("n3", { unschedulable: true });
+    full.status!.declaredFeatures = ["RestartAllContainersOnContainerExits", "VolumeBindMountOptions"];
+    const some = node("n2");
+    some.status!.declaredFeatures = ["RestartAllContainersOnContainerExits"];
+    const r = explainPending(bundleOf([node("n1"), some, full, pod("app-0"), event("Pod", "default", "app-0", "FailedScheduling", msg)]), { kind: "pod", namespace: "default", name: "app-0" });
+    const p = r.pods[0]!;
+    expect(p.lastFailedScheduling!.parsed!.reasons.map((x) => [x.count, x.kind])).toEqual([[2, "node-declared-features"], [1, "unschedulable"]]);
+    expect(p.reconciliation.details[0]).toBe(
+      `The scheduler reported "2 node(s) didn't match Pod's required features": those nodes do not declare, in status.declaredFeatures, features the pod needs ` +
+        "(NodeDeclaredFeatures; the scheduler infers the pod's needs from its spec, which this analysis does not model). " +
+        "This release's message does not name the features: what each node declares, fewest first: n1: none; n2: RestartAllContainersOnContainerExits; " +
+        "n3: RestartAllContainersOnContainerExits, VolumeBindMountOptions.",
+    );
+    // one detail for the reason, not also a count disagreement
+    expect(p.reconciliation.details.filter((d) => /required features/.test(d))).toHaveLength(1);
   });
 
   test("DRAExtendedResource's 'cannot fit resource' is explained, not left as a reason not modelled", () => {

@@ -931,20 +931,32 @@ function sameMissingResourceClaim(a: string, b: string): boolean {
 }
 
 /**
- * What a NodeDeclaredFeatures rejection means (plugins/nodedeclaredfeatures, v1.35+ alpha, feature gate
+ * What a NodeDeclaredFeatures rejection means (plugins/nodedeclaredfeatures, v1.35+, feature gate
  * NodeDeclaredFeatures): the nodes lack features the pod needs, which the scheduler infers from the pod's spec (not
- * modelled here); a node declares its features in status.declaredFeatures. Names the nodes of the bundle that declare
- * each feature the message lists.
+ * modelled here: component-helpers/nodedeclaredfeatures' registry changes with each release); a node declares its
+ * features in status.declaredFeatures. When the message lists the features (v1.35: `… unsatisfied requirements: A, B`),
+ * names the nodes of the bundle that declare each; when it does not (later releases: `node(s) didn't match Pod's
+ * required features`), lists what each node of the bundle declares, so that the nodes that declare less stand out.
  * @param count the nodes the scheduler rejected so.
- * @param reason the reason as written (`node declared features check failed - unsatisfied requirements: A, B`).
+ * @param reason the reason as written.
  * @param nodes the bundle's nodes.
  * @returns one sentence.
  */
 function declaredFeaturesDetail(count: number, reason: string, nodes: readonly Node[]): string {
-  const features = reason.replace(/^[^:]*:\s*/, "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+  const named = /:\s*(.*)$/.exec(reason);
+  const features = (named?.[1] ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
   const lead = `The scheduler reported "${count} ${reason}": those nodes do not declare, in status.declaredFeatures, features the pod needs ` +
-    `(NodeDeclaredFeatures, v1.35+ alpha; the scheduler infers the pod's needs from its spec, which this analysis does not model)`;
+    `(NodeDeclaredFeatures; the scheduler infers the pod's needs from its spec, which this analysis does not model)`;
   if (!nodes.some((n) => Array.isArray(n.status?.declaredFeatures))) return `${lead}; no node of this bundle lists declaredFeatures (an older kubelet, or a bundle that does not keep them).`;
+  if (features.length === 0) {
+    // the message names no feature: what each node declares, fewest first
+    const per = [...nodes]
+      .map((n) => ({ name: n.metadata.name, declared: n.status?.declaredFeatures ?? [] }))
+      .sort((a, b) => a.declared.length - b.declared.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((n) => `${n.name}: ${n.declared.length > 0 ? n.declared.join(", ") : "none"}`);
+    return `${lead}. This release's message does not name the features: ` +
+      `what each node declares, fewest first: ${per.join("; ")}.`;
+  }
   const per = features.map((f) => {
     const having = nodes.filter((n) => (n.status?.declaredFeatures ?? []).includes(f)).map((n) => n.metadata.name);
     return `${f}: ${having.length > 0 ? `declared by ${having.join(", ")}` : "declared by no node of this bundle"}`;

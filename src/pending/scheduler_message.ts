@@ -139,8 +139,10 @@ const KIND_RULES: KindRule[] = [
   // through a DeviceClass, and `cannot schedule extended resource claim` for the claim of an earlier cycle
   { kind: "dra", re: /cannot allocate all claims|resourceclaim|resource claim|waiting for resource driver|DynamicResources|device class \S+ does not exist|timed out trying to allocate devices|^cannot fit resource$/i },
   // NodeDeclaredFeatures' Filter (plugins/nodedeclaredfeatures, v1.35+ alpha): features the pod needs (inferred from
-  // its spec) that the node does not list in status.declaredFeatures
-  { kind: "node-declared-features", re: /^node declared features check failed(?: - unsatisfied requirements)?: \S/i },
+  // its spec) that the node does not list in status.declaredFeatures. v1.35 named them (`node declared features check
+  // failed - unsatisfied requirements: A, B`); later releases write errReasonUnsatisfiedRequirements, `node(s) didn't
+  // match Pod's required features`, without the names (the Filter no longer computes the difference)
+  { kind: "node-declared-features", re: /^node declared features check failed(?: - unsatisfied requirements)?: \S|didn't match Pod's required features$/i },
   { kind: "taint", re: /untolerated taint|had taints? .*didn't tolerate|had taints that the pod didn't tolerate/i },
   // NodeAffinity's Filter (errReasonEnforced, plugins/nodeaffinity/node_affinity.go): the node affinity the scheduler
   // profile adds to every pod (NodeAffinityArgs.addedAffinity), tested before the pod's own; not in the pod's spec
