@@ -647,6 +647,7 @@ function readRules(st: ScanState, index: ChainIndex, tableName: string): void {
   let runLine = 0;
   let runCount = 0;
   let runNameLength = 0;
+  let runName = "";
   let lineStart = pos;
   let lineEnd = pos;
   while (pos < len && text.charCodeAt(pos) === 45 /* - */ && text.charCodeAt(pos + 1) === 65 /* A */ && text.charCodeAt(pos + 2) === 32) {
@@ -657,17 +658,11 @@ function readRules(st: ScanState, index: ChainIndex, tableName: string): void {
     pos = end + 1;
     lineNo++;
     rules++;
-    if (run !== -1 && text.charCodeAt(lineStart + 3 + runNameLength) === 32 /* space */) {
-      // Same chain as the previous line? Compared with the run's first line in place, last characters first
-      // (kube-proxy's chain names differ in their hash suffix).
-      let i = runNameLength - 1;
-      const a = lineStart + 3;
-      const b = runStart + 3;
-      while (i >= 0 && text.charCodeAt(a + i) === text.charCodeAt(b + i)) i--;
-      if (i < 0) {
-        runCount++;
-        continue;
-      }
+    // Same chain as the previous line? Its name compared in place by the builtin (a loop over the characters here
+    // runs unoptimised for most of a dump's lines: the parser runs once per process)
+    if (run !== -1 && text.charCodeAt(lineStart + 3 + runNameLength) === 32 /* space */ && text.startsWith(runName, lineStart + 3)) {
+      runCount++;
+      continue;
     }
     if (run !== -1) index.addRun(run, runStart, runLine, runCount);
     let slot = -1;
@@ -695,7 +690,8 @@ function readRules(st: ScanState, index: ChainIndex, tableName: string): void {
       slot = found;
     }
     run = slot;
-    runNameLength = index.names[slot]!.length;
+    runName = index.names[slot]!;
+    runNameLength = runName.length;
     runStart = lineStart;
     runLine = lineNo;
     runCount = 1;
