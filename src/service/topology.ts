@@ -7,19 +7,23 @@
  *   ready endpoint has a node hint and one names this node — only with feature gate PreferSameTrafficDistribution,
  *   alpha (off) in v1.33, on by default from v1.34 (GA v1.35); else same-zone (`hints.forZones`) when every ready
  *   endpoint has a zone hint and one names the node's `topology.kubernetes.io/zone`; else every endpoint.
- * - v1.31–v1.32: zone hints alone decide (ServiceTrafficDistribution on by default from v1.31 makes kube-proxy
- *   follow hints without the annotation).
- * - v1.27–v1.30 (`canUseTopology`): zone hints are followed only when the Service's annotation says so: the
+ * - v1.30–v1.32: zone hints alone decide when feature gate ServiceTrafficDistribution is on (alpha, off, in v1.30;
+ *   beta, on by default, from v1.31): KEP-4444, kube-proxy "will always consider EndpointSlice hints" then.
+ * - v1.27–v1.32 with ServiceTrafficDistribution off (`canUseTopology`): zone hints are followed only when feature gate
+ *   TopologyAwareHints is on (by default from v1.24) and the Service's annotation says so: the
  *   deprecated `service.kubernetes.io/topology-aware-hints` when present (even empty: it takes precedence,
  *   pkg/proxy/service.go newBaseServiceInfo), else `service.kubernetes.io/topology-mode`; any value but "",
  *   `disabled`, `Disabled`.
- * - v1.24–v1.26: only `service.kubernetes.io/topology-aware-hints`, and only `Auto` or `auto`
- *   (`topology-mode` came in v1.27).
- * - before v1.24: never (feature gate TopologyAwareHints, off by default until v1.24).
- * The node's kubeProxyVersion (else kubeletVersion) stands for kube-proxy's; unknown → the current rules.
+ * - v1.21–v1.26: TopologyAwareHints on (alpha/beta off before v1.24) and only `service.kubernetes.io/topology-aware-hints`,
+ *   `Auto` or `auto` (`topology-mode` came in v1.27).
+ * - before v1.21: never.
+ * Feature gates are read from kube-proxy's configuration (`featureGates`, `--feature-gates`) where the version lets them
+ * be set, else taken at the version's default, said so ({@link featureGate}). The node's kubeProxyVersion (else
+ * kubeletVersion) stands for kube-proxy's; unknown → the current rules.
  * The usable set is the ready endpoints available for the topology; when none, every serving-and-terminating
  * endpoint (topology ignored). Under a Local traffic policy: this node's ready endpoints, else its serving-terminating
- * ones. The serving-terminating fallback is v1.26+ (feature gate ProxyTerminatingEndpoints, alpha and off before).
+ * ones. The serving-terminating fallback needs feature gate ProxyTerminatingEndpoints (alpha, off, v1.22; on by default
+ * from v1.26; GA v1.28), and before v1.24 applies only under a Local policy (kubernetes#108691).
  * The endpoints given are those of one address family: kube-proxy's proxier of a family reads only the EndpointSlices
  * of its addressType, so each family's hints are judged apart.
  *
@@ -71,10 +75,83 @@ export interface TopologyNode {
    * not read.
    */
   sameNodeGate?: { on: boolean; why: string };
+  /**
+   * kube-proxy's configured feature gates (`featureGates` of its configuration file, `--feature-gates`) and where they
+   * were read; absent when its configuration sets none or was not read (see `configRead`).
+   */
+  gates?: { value: Record<string, boolean>; source: string };
+  /** Whether kube-proxy's configuration was found in the bundle (a gate it does not set then has its default). */
+  configRead?: boolean;
 }
 
 /** The feature gate behind PreferSameNode (pkg/features/kube_features.go). */
 const SAME_NODE_GATE = "PreferSameTrafficDistribution";
+
+/**
+ * The feature gates that decide the endpoints kube-proxy programs, as pkg/features/kube_features.go's versioned specs
+ * give them: for each stage, the first minor release (1.x) of the stage, its default, and whether it is locked to that
+ * default (GA). Before the first stage the gate does not exist (the behaviour is off); after a GA gate is removed the
+ * behaviour stays on.
+ * - TopologyAwareHints: alpha (off) v1.21, beta off v1.23, beta on v1.24, GA v1.33.
+ * - ServiceTrafficDistribution: alpha (off) v1.30, beta (on) v1.31, GA v1.33 (KEP-4444; kube-proxy is one of its components).
+ * - ProxyTerminatingEndpoints: alpha (off) v1.22, beta (on) v1.26, GA v1.28 (KEP-1669), removed in v1.30.
+ * - PreferSameTrafficDistribution: alpha (off) v1.33, beta (on) v1.34, GA v1.35.
+ */
+const GATES: Record<string, ReadonlyArray<readonly [minor: number, on: boolean, locked: boolean]>> = {
+  TopologyAwareHints: [[21, false, false], [24, true, false], [33, true, true]],
+  ServiceTrafficDistribution: [[30, false, false], [31, true, false], [33, true, true]],
+  ProxyTerminatingEndpoints: [[22, false, false], [26, true, false], [28, true, true]],
+  [SAME_NODE_GATE]: [[33, false, false], [34, true, false], [35, true, true]],
+};
+
+/** The state of one feature gate in kube-proxy on a node, and the clause saying what decided it. */
+export interface GateState {
+  on: boolean;
+  /** The gate does not exist in this version (the behaviour it guards is absent). */
+  absent?: true;
+  /**
+   * One clause: why on/off (`feature gate X is off by default in kube-proxy v1.30 (…); kube-proxy's configuration is
+   * not in the bundle, so a featureGates setting there is not known`); "" when the gate is locked (nothing to say).
+   */
+  why: string;
+}
+
+function kubeProxyName(minor: number | undefined, versionFrom: string | undefined): string {
+  return minor === undefined ? "kube-proxy" : `kube-proxy v1.${minor}${versionFrom ? ` (${versionFrom})` : ""}`;
+}
+
+/**
+ * One feature gate of kube-proxy on a node: the value its configuration sets (`featureGates`, `--feature-gates`)
+ * where the gate can be set, else the version's default (pkg/features/kube_features.go, see {@link GATES}), saying
+ * when kube-proxy's configuration was not read. A locked gate (GA) takes its default: kube-proxy refuses to start with
+ * another value (component-base featuregate: "cannot set feature gate …, feature is locked to …").
+ * @param name a gate of {@link GATES}.
+ * @param minor kube-proxy's minor version; undefined: not known, taken as current (every gate here on).
+ * @param versionFrom where `minor` was read.
+ * @param gates kube-proxy's configured feature gates and their source, when set.
+ * @param configRead whether kube-proxy's configuration was found in the bundle.
+ */
+export function featureGate(
+  name: string,
+  minor: number | undefined,
+  versionFrom: string | undefined,
+  gates: { value: Record<string, boolean>; source: string } | undefined,
+  configRead: boolean,
+): GateState {
+  const stages = GATES[name] ?? [];
+  if (minor === undefined) return { on: true, why: `kube-proxy's version is not known: taken as current, where feature gate ${name} is on` };
+  const kp = kubeProxyName(minor, versionFrom);
+  const stage = [...stages].reverse().find(([m]) => minor >= m);
+  if (!stage) return { on: false, absent: true, why: `${kp} has no feature gate ${name} (it came in v1.${stages[0]?.[0]})` };
+  const [, def, locked] = stage;
+  if (locked) return { on: def, why: "" };
+  const set = gates?.value[name];
+  if (set !== undefined) return { on: set, why: `feature gate ${name} is ${set ? "on" : "off"} in ${gates!.source}` };
+  return {
+    on: def,
+    why: `feature gate ${name} is ${def ? "on" : "off"} by default in ${kp}${configRead ? " and kube-proxy's configuration does not set it" : "; kube-proxy's configuration is not in the bundle, so a featureGates setting there is not known"}`,
+  };
+}
 
 /**
  * Whether kube-proxy on a node follows `hints.forNodes` (PreferSameNode): feature gate PreferSameTrafficDistribution,
@@ -94,17 +171,9 @@ export function preferSameNodeGate(
   gates: { value: Record<string, boolean>; source: string } | undefined,
   configRead: boolean,
 ): { on: boolean; why: string } {
-  const kp = minor === undefined ? "kube-proxy" : `kube-proxy v1.${minor}${versionFrom ? ` (${versionFrom})` : ""}`;
-  if (minor === undefined) return { on: true, why: `kube-proxy's version is not known: taken as current, where feature gate ${SAME_NODE_GATE} is on` };
-  if (minor < 33) return { on: false, why: `${kp} has no PreferSameNode (feature gate ${SAME_NODE_GATE} came in v1.33)` };
-  if (minor >= 35) return { on: true, why: "" }; // GA and locked on: nothing to say
-  const set = gates?.value[SAME_NODE_GATE];
-  if (set !== undefined) return { on: set, why: `feature gate ${SAME_NODE_GATE} is ${set ? "on" : "off"} in ${gates!.source}` };
-  const on = minor >= 34;
-  return {
-    on,
-    why: `feature gate ${SAME_NODE_GATE} is ${on ? "on" : "off"} by default in ${kp}${configRead ? " and kube-proxy's configuration does not set it" : "; kube-proxy's configuration is not in the bundle, so a featureGates setting there is not known"}`,
-  };
+  const g = featureGate(SAME_NODE_GATE, minor, versionFrom, gates, configRead);
+  if (g.absent) return { on: false, why: `${kubeProxyName(minor, versionFrom)} has no PreferSameNode (feature gate ${SAME_NODE_GATE} came in v1.33)` };
+  return { on: g.on, why: g.why };
 }
 
 /**
@@ -114,6 +183,7 @@ export function preferSameNodeGate(
  * @param name the node's name.
  * @param node its Node object, when the bundle has it.
  * @param endpoints the Service's endpoints (for the zone of a node the bundle has no object of).
+ * @param proxyConfig kube-proxy's configuration as read (proxy_config.ts), when in the bundle: its feature gates.
  */
 export function topologyNode(
   name: string,
@@ -135,22 +205,43 @@ export function topologyNode(
     out.versionFrom = `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}`;
   }
   out.sameNodeGate = preferSameNodeGate(out.minor, out.versionFrom, proxyConfig?.featureGates, proxyConfig !== undefined);
+  if (proxyConfig?.featureGates) out.gates = proxyConfig.featureGates;
+  out.configRead = proxyConfig !== undefined;
   return out;
 }
 
 const TOPOLOGY_MODE = "service.kubernetes.io/topology-mode";
 const TOPOLOGY_AWARE_HINTS = "service.kubernetes.io/topology-aware-hints";
 
+const gateOf = (name: string, node: TopologyNode) => featureGate(name, node.minor, node.versionFrom, node.gates, node.configRead === true);
+
 /**
- * Before v1.31, whether the Service's annotation lets kube-proxy follow zone hints (see the module comment); the
- * sentence saying why not when it does not.
+ * Whether kube-proxy on `node` reads zone hints at all for this Service, and the clause saying why (see the module
+ * comment): v1.33+ always (`topologyModeFromHints`); v1.30–v1.32 when feature gate ServiceTrafficDistribution is on,
+ * whatever the annotations (KEP-4444 "Changes within kube-proxy": with the gate on kube-proxy "will always consider
+ * EndpointSlice hints"; canUseTopology then returns false only when neither it nor TopologyAwareHints is on, as
+ * Antrea's mirror of it, antrea-io/antrea#6604, has it); else when feature gate TopologyAwareHints is on (v1.27–v1.32
+ * `canUseTopology`; before v1.24 kube-proxy does not even watch its Node without it, cmd/kube-proxy/app/server.go) and
+ * the Service's annotation says so.
+ * @returns `follows`, and `why`: the clause saying why not, or what it rests on when it does (a gate's default, a
+ *   configured gate), "" when nothing is worth saying.
  */
-function annotationGate(annotations: Record<string, string>, minor: number, versionFrom: string | undefined): { follows: boolean; why: string } {
-  const kp = `kube-proxy v1.${minor}${versionFrom ? ` (${versionFrom})` : ""}`;
-  if (minor < 24) return { follows: false, why: `${kp} does not follow topology hints (feature gate TopologyAwareHints is off by default before v1.24)` };
+export function zoneHintsGate(annotations: Record<string, string>, node: TopologyNode): { follows: boolean; why: string } {
+  const minor = node.minor;
+  if (minor === undefined || minor >= 33) return { follows: true, why: "" };
+  const kp = kubeProxyName(minor, node.versionFrom);
+  const tah = gateOf("TopologyAwareHints", node);
+  const std = gateOf("ServiceTrafficDistribution", node);
+  if (!tah.on && !std.on) {
+    return { follows: false, why: `${kp} does not follow topology hints: ${tah.why}${std.absent ? "" : `, and ${std.why}`}` };
+  }
+  if (std.on) return { follows: true, why: std.why };
+  // the annotation decides; with ServiceTrafficDistribution off (v1.30–v1.32) say so: it is what drops that need
+  const stdClause = std.absent ? "" : ` (${std.why}; with it on, kube-proxy follows the hints without the annotation)`;
+  const tahClause = tah.why && !tah.why.includes("by default") ? ` (${tah.why})` : "";
   if (minor < 27) {
     const v = annotations[TOPOLOGY_AWARE_HINTS];
-    if (v === "Auto" || v === "auto") return { follows: true, why: "" };
+    if (v === "Auto" || v === "auto") return { follows: true, why: tahClause.slice(2, -1) };
     return {
       follows: false,
       why: v === undefined
@@ -161,12 +252,12 @@ function annotationGate(annotations: Record<string, string>, minor: number, vers
   // the deprecated annotation, when present at all, takes precedence over topology-mode
   const key = annotations[TOPOLOGY_AWARE_HINTS] !== undefined ? TOPOLOGY_AWARE_HINTS : TOPOLOGY_MODE;
   const v = annotations[key];
-  if (v !== undefined && v !== "" && v !== "disabled" && v !== "Disabled") return { follows: true, why: "" };
+  if (v !== undefined && v !== "" && v !== "disabled" && v !== "Disabled") return { follows: true, why: tahClause.slice(2, -1) };
   return {
     follows: false,
     why: v === undefined
-      ? `${kp} follows them only with the annotation ${TOPOLOGY_MODE}, which the Service lacks`
-      : `${kp} follows them only when the annotation ${key} is set and not disabled, and the Service has ${JSON.stringify(v)}${key === TOPOLOGY_AWARE_HINTS && annotations[TOPOLOGY_MODE] !== undefined ? ` (it takes precedence over ${TOPOLOGY_MODE})` : ""}`,
+      ? `${kp} follows them only with the annotation ${TOPOLOGY_MODE}, which the Service lacks${stdClause}`
+      : `${kp} follows them only when the annotation ${key} is set and not disabled, and the Service has ${JSON.stringify(v)}${key === TOPOLOGY_AWARE_HINTS && annotations[TOPOLOGY_MODE] !== undefined ? ` (it takes precedence over ${TOPOLOGY_MODE})` : ""}${stdClause}`,
   };
 }
 
@@ -178,24 +269,28 @@ function fmt(ip: string, port: number): string {
  * The topology mode kube-proxy on `node` uses for these endpoints (see the module comment).
  * @param withPort the Service's endpoints that have the ServicePort.
  * @param annotations the Service's annotations (before v1.31 they gate the hints).
+ * @param gate whether kube-proxy reads the zone hints at all ({@link zoneHintsGate}; computed when not given).
  */
-export function topologyMode(withPort: EndpointInfo[], annotations: Record<string, string>, node: TopologyNode): { mode: TopologyMode; why: string; undetermined?: string } {
+export function topologyMode(
+  withPort: EndpointInfo[],
+  annotations: Record<string, string>,
+  node: TopologyNode,
+  gate: { follows: boolean; why: string } = zoneHintsGate(annotations, node),
+): { mode: TopologyMode; why: string; undetermined?: string } {
   const ready = withPort.filter((e) => e.ready);
   if (ready.length === 0) return { mode: "", why: "" };
-  if (node.minor !== undefined && node.minor < 31) {
-    const gate = annotationGate(annotations, node.minor, node.versionFrom);
-    if (!gate.follows) {
-      const hinted = ready.some((e) => (e.hintsForZones ?? []).length > 0);
-      return { mode: "", why: hinted ? `the slices carry zone hints, but ${gate.why}: every endpoint is used` : "" };
-    }
+  if (!gate.follows) {
+    const hinted = ready.some((e) => (e.hintsForZones ?? []).length > 0);
+    return { mode: "", why: hinted ? `the slices carry zone hints, but ${gate.why}: every endpoint is used` : "" };
   }
-  const gate = node.sameNodeGate ?? preferSameNodeGate(node.minor, node.versionFrom, undefined, false);
+  const rests = gate.why ? ` (${gate.why})` : "";
+  const sameNode = node.sameNodeGate ?? preferSameNodeGate(node.minor, node.versionFrom, node.gates, node.configRead === true);
   const forThisNode = ready.every((e) => (e.hintsForNodes ?? []).length > 0) && ready.some((e) => e.hintsForNodes!.includes(node.name));
   // the gate decides only where node hints would: say it there (it is a guess from the version where not configured)
-  if (forThisNode && gate.on) return { mode: "PreferSameNode", why: `hints for node ${node.name}${gate.why ? ` (${gate.why})` : ""}` };
-  const ignoredNodeHints = forThisNode ? `; the slices carry hints for node ${node.name}, not followed: ${gate.why}` : "";
+  if (forThisNode && sameNode.on) return { mode: "PreferSameNode", why: `hints for node ${node.name}${sameNode.why ? ` (${sameNode.why})` : ""}` };
+  const ignoredNodeHints = forThisNode ? `; the slices carry hints for node ${node.name}, not followed: ${sameNode.why}` : "";
   if (ready.every((e) => (e.hintsForZones ?? []).length > 0)) {
-    if (node.zone !== undefined && ready.some((e) => e.hintsForZones!.includes(node.zone!))) return { mode: "PreferSameZone", why: `hints for zone ${node.zone}${ignoredNodeHints}` };
+    if (node.zone !== undefined && ready.some((e) => e.hintsForZones!.includes(node.zone!))) return { mode: "PreferSameZone", why: `hints for zone ${node.zone}${rests}${ignoredNodeHints}` };
     if (node.zoneUnknown) {
       return { mode: "", why: "", undetermined: `the endpoints carry zone hints, and ${node.name}'s zone is not known (its Node object is not in the bundle, and no endpoint on it names a zone): which endpoints it uses cannot be told; collect with a role that can get nodes` };
     }
@@ -216,7 +311,7 @@ export function topologyMode(withPort: EndpointInfo[], annotations: Record<strin
  * @param key the ServicePort's portKey.
  * @param policy the traffic policy of the traffic in question (internalTrafficPolicy for ClusterIP traffic).
  * @param annotations the Service's annotations (they gate hints before v1.31).
- * @param node the node's name, zone and kube-proxy version.
+ * @param node the node's name, zone, kube-proxy version and configured feature gates.
  * @returns the set and why.
  */
 export function nodeEndpoints(
@@ -226,20 +321,38 @@ export function nodeEndpoints(
   annotations: Record<string, string>,
   node: TopologyNode,
 ): NodeEndpointSet {
+  return endpointSet(endpoints, key, policy, annotations, node, zoneHintsGate(annotations, node));
+}
+
+function endpointSet(
+  endpoints: EndpointInfo[],
+  key: string,
+  policy: "Cluster" | "Local",
+  annotations: Record<string, string>,
+  node: TopologyNode,
+  gate: { follows: boolean; why: string },
+): NodeEndpointSet {
   const withPort = endpoints.map((e) => ({ e, p: e.ports.find((p) => p.portKey === key) })).filter((x) => x.p !== undefined);
   const out = (list: typeof withPort) => list.map((x) => fmt(x.e.address, x.p!.port));
-  // ProxyTerminatingEndpoints: the serving-terminating fallback, on by default from v1.26
-  const fallback = node.minor === undefined || node.minor >= 26;
-  const noFallback = `kube-proxy v1.${node.minor}${node.versionFrom ? ` (${node.versionFrom})` : ""} does not fall back to serving-terminating endpoints (feature gate ProxyTerminatingEndpoints is off by default before v1.26)`;
+  // ProxyTerminatingEndpoints: the serving-terminating fallback (alpha v1.22, on by default from v1.26, GA v1.28);
+  // before v1.24 (kubernetes#108691, KEP-1669 "All tests updated to cover all traffic policies (not just Local)")
+  // only for a Local policy
+  const pte = gateOf("ProxyTerminatingEndpoints", node);
+  const fallback = pte.on && (policy === "Local" || node.minor === undefined || node.minor >= 24);
+  const kp = kubeProxyName(node.minor, node.versionFrom);
+  const noFallback = pte.on
+    ? `${kp} falls back to serving-terminating endpoints only under a Local traffic policy (before v1.24)`
+    : `${kp} does not fall back to serving-terminating endpoints (${pte.why})`;
   if (policy === "Local") {
     const local = withPort.filter((x) => isLocalEndpoint(x.e, node.name));
     const ready = local.filter((x) => x.e.ready);
     if (ready.length > 0 || local.length === 0) return { endpoints: out(ready), mode: "", ready: true, why: "" };
     if (!fallback) return { endpoints: [], mode: "", ready: true, why: local.some((x) => x.e.serving && x.e.terminating) ? `no ready endpoint on this node, and ${noFallback}` : "" };
     const st = local.filter((x) => x.e.serving && x.e.terminating);
-    return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? "no ready endpoint on this node: its serving-terminating endpoints are used" : "" };
+    const rests = pte.why && node.minor !== undefined ? ` (${pte.why})` : "";
+    return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? `no ready endpoint on this node: its serving-terminating endpoints are used${rests}` : "" };
   }
-  const { mode, why, undetermined } = topologyMode(withPort.map((x) => x.e), annotations, node);
+  const { mode, why, undetermined } = topologyMode(withPort.map((x) => x.e), annotations, node, gate);
   const available = (e: EndpointInfo) =>
     mode === "" || (mode === "PreferSameNode" ? (e.hintsForNodes ?? []).includes(node.name) : (e.hintsForZones ?? []).includes(node.zone ?? ""));
   const ready = withPort.filter((x) => x.e.ready && available(x.e));
@@ -254,5 +367,6 @@ export function nodeEndpoints(
   }
   const st = withPort.filter((x) => x.e.serving && x.e.terminating);
   if (!fallback) return { endpoints: [], mode: "", ready: true, why: st.length > 0 ? `no ready endpoint anywhere, and ${noFallback}` : why };
-  return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? "no ready endpoint anywhere: the serving-terminating endpoints are used" : why };
+  const rests = pte.why && node.minor !== undefined ? ` (${pte.why})` : "";
+  return { endpoints: out(st), mode: "", ready: false, why: st.length > 0 ? `no ready endpoint anywhere: the serving-terminating endpoints are used${rests}` : why };
 }
