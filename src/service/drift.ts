@@ -208,6 +208,20 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     });
   }
   const unknown = [...onNode].filter((e) => e.startsWith("unknown ("));
+  // kube-proxy's version, which the API does not hold, decides between two sets (topology.ts nodeEndpoints
+  // `alternative`): a node programming the other one is not shown as drift; the item says what decides
+  const alt = usable?.alternative;
+  const altSet = new Set((alt?.endpoints ?? []).filter((e) => e.startsWith("[") === v6));
+  const sameSet = (a: Set<string>) => a.size === onNode.size && [...onNode].every((e) => a.has(e));
+  if (alt && unknown.length === 0 && ref.outcome === "forwarded" && sameSet(altSet) && !sameSet(expected)) {
+    out.push({
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      message: `${sp.portKey}: ${node} sends traffic to ${[...onNode].join(", ")}, as ${alt.when.replace(/:.*$/, "")}; the API's reading for it (${[...expected].join(", ")}) assumes the other side of v1.31: kube-proxy's version, which the API does not hold, decides whether this is drift (the kube-proxy image of this node's pod says it)`,
+    });
+    expected.clear();
+    onNode.clear();
+  }
   // a branch into a chain the dump lacks may lead to any endpoint: none can be said missing then
   for (const e of unknown.length > 0 ? [] : expected) {
     if (!onNode.has(e)) {
@@ -291,6 +305,9 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   const actual = new Set(client.outcome === "forwarded" ? client.endpoints.map((e) => e.endpoint) : []);
   if ([...actual].some((e) => e.startsWith("unknown ("))) return [];
   const same = expected.size === actual.size && [...expected].every((e) => actual.has(e));
+  // the other set kube-proxy's version may give (topology.ts nodeEndpoints `alternative`, said by driftFor)
+  const alt = new Set((external.alternative?.endpoints ?? []).filter((e) => e.startsWith("[") === v6));
+  if (external.alternative && alt.size === actual.size && [...alt].every((e) => actual.has(e))) return [];
   const where = `${entry.kind} ${entry.destination}`;
   if (policy === "Cluster") {
     if (same || internalDrift.some((d) => d.kind === "missing-on-node" || d.kind === "stale-on-node" || d.kind === "unexpected-reject")) return [];

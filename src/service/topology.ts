@@ -19,7 +19,9 @@
  * - before v1.21: never.
  * Feature gates are read from kube-proxy's configuration (`featureGates`, `--feature-gates`) where the version lets them
  * be set, else taken at the version's default, said so ({@link featureGate}). The node's kubeProxyVersion (else
- * kubeletVersion) stands for kube-proxy's; unknown → the current rules.
+ * kubeletVersion) stands for kube-proxy's; unknown → the current rules. Both are the kubelet's own version, and kube-proxy
+ * may run up to three minors from it: where v1.31 (zone hints without the annotation) lies within that reach, the set
+ * of the other side is kept as `alternative` and the note says what it rests on.
  * The usable set is the ready endpoints available for the topology; when none, every serving-and-terminating
  * endpoint (topology ignored). Under a Local traffic policy: this node's ready endpoints, else its serving-terminating
  * ones. The serving-terminating fallback needs feature gate ProxyTerminatingEndpoints (alpha, off, v1.22; on by default
@@ -52,6 +54,12 @@ export interface NodeEndpointSet {
    * endpoint of this node with a zone): the fact that decides it. `endpoints` then holds every usable endpoint.
    */
   undetermined?: string;
+  /**
+   * Set when kube-proxy's version, which the API does not hold, decides between this set and another (zone hints
+   * followed without the annotation from v1.31): the other set and the sentence saying when kube-proxy programs it. A
+   * node programming it is not drift (drift.ts).
+   */
+  alternative?: { endpoints: string[]; when: string };
 }
 
 /** The facts of the node that topology depends on. */
@@ -306,13 +314,27 @@ export function topologyMode(
 }
 
 /**
+ * The minor release on the other side of v1.31 (where ServiceTrafficDistribution turned on by default, so kube-proxy
+ * follows zone hints without the annotation) that kube-proxy on `node` may run, when its version is not its own: the
+ * Node's `kubeProxyVersion` and `kubeletVersion` are both written by the kubelet (pkg/kubelet/nodestatus VersionInfo:
+ * "kube-proxy might be different version from kubelet"), and kube-proxy "may be up to three minor versions older or
+ * newer than the kubelet instance it runs alongside" (kubernetes.io version skew policy). Unknown version: v1.30.
+ */
+function otherSideOfV131(minor: number | undefined): number | undefined {
+  if (minor === undefined) return 30;
+  if (minor >= 31 && minor - 3 <= 30) return 30;
+  if (minor >= 28 && minor <= 30) return 31;
+  return undefined;
+}
+
+/**
  * The endpoints kube-proxy on `node` programs for a ServicePort (pkg/proxy/topology.go CategorizeEndpoints).
  * @param endpoints the Service's endpoints of one address family (resolve.ts; see the module comment).
  * @param key the ServicePort's portKey.
  * @param policy the traffic policy of the traffic in question (internalTrafficPolicy for ClusterIP traffic).
  * @param annotations the Service's annotations (they gate hints before v1.31).
  * @param node the node's name, zone, kube-proxy version and configured feature gates.
- * @returns the set and why.
+ * @returns the set and why; `alternative` when kube-proxy's version, not collected, decides between two sets.
  */
 export function nodeEndpoints(
   endpoints: EndpointInfo[],
@@ -321,7 +343,26 @@ export function nodeEndpoints(
   annotations: Record<string, string>,
   node: TopologyNode,
 ): NodeEndpointSet {
-  return endpointSet(endpoints, key, policy, annotations, node, zoneHintsGate(annotations, node));
+  const set = endpointSet(endpoints, key, policy, annotations, node, zoneHintsGate(annotations, node));
+  if (policy === "Local" || set.undetermined !== undefined) return set;
+  // whether the zone hints are followed without the annotation turns on kube-proxy's version (v1.31), which the API
+  // does not hold: when the other reading gives another set, both are kept and the note says what decides
+  const otherMinor = otherSideOfV131(node.minor);
+  if (otherMinor === undefined || node.gates?.["value"]["ServiceTrafficDistribution"] !== undefined) return set;
+  const primary = zoneHintsGate(annotations, node);
+  const other = zoneHintsGate(annotations, { ...node, minor: otherMinor, versionFrom: undefined });
+  if (other.follows === primary.follows) return set;
+  const alt = endpointSet(endpoints, key, policy, annotations, node, other);
+  const same = alt.endpoints.length === set.endpoints.length && alt.endpoints.every((e) => set.endpoints.includes(e));
+  if (same) return set;
+  const read = node.minor === undefined ? "kube-proxy's version is not known (no Node object, or no status.nodeInfo)" : `the v1.${node.minor} read is ${node.versionFrom}, which the kubelet writes, and kube-proxy may run up to three minor versions from it`;
+  const followsAt = primary.follows ? "v1.31 or later" : "before v1.31";
+  const when = other.follows
+    ? `kube-proxy v1.31+ (feature gate ServiceTrafficDistribution on by default) follows the zone hints without the annotation: ${alt.why}`
+    : `kube-proxy before v1.31 follows the zone hints only with the annotation ${TOPOLOGY_MODE}, which the Service lacks: every endpoint is used`;
+  set.alternative = { endpoints: alt.endpoints, when };
+  set.why = `${set.why ? `${set.why}; ` : ""}this rests on kube-proxy being ${followsAt}: ${read}; ${when}`;
+  return set;
 }
 
 function endpointSet(
