@@ -134,6 +134,22 @@ describe("the table against the API", () => {
     expect(r.nodes[0]!.notes.join("\n")).toContain("Cilium follows them only with --enable-service-topology");
   });
 
+  // Cilium filters by zone hints all or none per frontend, and reads only the GA zone label of its node
+  // (pkg/loadbalancer/writer/writer.go DefaultSelectBackends: missingHints, node.Labels[corev1.LabelTopologyZone])
+  const missing = (r: ReturnType<typeof explainService>) => r.nodes[0]!.drift.filter((d) => d.kind === "missing-on-node").map((d) => d.endpoint).sort();
+  it("one backend without a zone hint: Cilium filters nothing, so an absent backend hinted for another zone is drift too", () => {
+    const r = explainService(cluster({ dnsEndpoints: [{ ip: "10.244.0.220", node: "kind-control-plane", hints: ["z0", "z1"] }, { ip: "10.244.1.184", node: "kind-worker", hints: ["z1"] }, { ip: "10.244.0.98", node: "kind-control-plane", hints: ["z0"] }, { ip: "10.244.0.99", node: "kind-control-plane" }] }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    expect(missing(r)).toEqual(["10.244.0.98:53", "10.244.0.98:53", "10.244.0.98:9153", "10.244.0.99:53", "10.244.0.99:53", "10.244.0.99:9153"]);
+    expect(r.nodes[0]!.notes.join("\n")).toMatch(/Cilium does not filter by them here whatever --enable-service-topology says: 10\.244\.0\.99 has no zone hint/);
+  });
+  it("a node with only the beta zone label: Cilium does not filter, an absent backend hinted for another zone is drift", () => {
+    const b = cluster({ dnsEndpoints: [{ ip: "10.244.0.220", node: "kind-control-plane", hints: ["z0", "z1"] }, { ip: "10.244.1.184", node: "kind-worker", hints: ["z1"] }, { ip: "10.244.0.99", node: "kind-control-plane", hints: ["z0"] }] });
+    b.objects.nodes[1]!.metadata.labels = { "kubernetes.io/hostname": "kind-worker", "failure-domain.beta.kubernetes.io/zone": "z1" };
+    const r = explainService(b, "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    expect(missing(r)).toEqual(["10.244.0.99:53", "10.244.0.99:53", "10.244.0.99:9153"]);
+    expect(r.nodes[0]!.notes.join("\n")).not.toMatch(/are not called drift/);
+  });
+
   it("an unreadable table: one note, nothing compared, no drift invented", () => {
     const r = explainService(cluster({ table: "Error: cannot get services list: Get \"http://localhost/v1/service\": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory" }), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift).toEqual([]);

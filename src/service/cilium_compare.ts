@@ -9,9 +9,13 @@
  * restricted to this node's endpoints under a Local traffic policy (`intTrafficPolicy` for ClusterIP, `extTrafficPolicy`
  * for the others: Cilium lists only the node's local backends then). Compared with the frontend's `active` backends:
  * a ready endpoint that is no active backend is `missing-on-node`; an active backend the API does not list is
- * `stale-on-node`; a frontend Cilium does not have is `service-missing`. EndpointSlice topology hints are honoured by
- * Cilium only with `--enable-service-topology`, which a dump does not show: with hints present, absent backends of other
- * zones are not called drift, and a note says which setting decides.
+ * `stale-on-node`; a frontend Cilium does not have is `service-missing`. EndpointSlice zone hints are honoured by
+ * Cilium only with `--enable-service-topology`, which a dump does not show, and then all or none per frontend
+ * (pkg/loadbalancer/writer/writer.go DefaultSelectBackends): only when the local Node has a
+ * `topology.kubernetes.io/zone` label (`node.Labels[corev1.LabelTopologyZone]`; the beta label is not read), every
+ * backend of the frontend has a zone hint (`missingHints` → no filtering) and one is hinted for this zone. Then absent
+ * backends of other zones are not called drift, and a note says which setting decides; otherwise Cilium filters
+ * nothing and every backend is expected.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -41,7 +45,8 @@ function backendText(b: CiliumBackend): string {
  * @param resolved the Service, its endpoints and slices.
  * @param table the node's parsed `cilium-dbg service list -o json`.
  * @param node the node's name.
- * @param nodeZone the node's zone, when known (for topology hints).
+ * @param nodeZone the node's `topology.kubernetes.io/zone` label (the GA label only: Cilium reads no other), else the
+ *   zone of an EndpointSlice endpoint on it (the controller copies that label), when known (for topology hints).
  */
 export function compareCiliumServices(resolved: ResolvedService, table: readonly CiliumService[], node: string, nodeZone?: string): CiliumComparison {
   const s = resolved.summary;
@@ -62,8 +67,26 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   const out: CiliumComparison = { drift: [], notes: [], frontends: [] };
   out.notes.push(`compared with Cilium's service table on this node (${mine.length} frontend(s) of ${s.namespace}/${s.name}, ${table.length} in all)`);
   const hinted = resolved.endpoints.some((e) => (e.hintsForZones ?? []).length > 0);
+  /**
+   * Whether Cilium, with --enable-service-topology, filters these backends by zone (writer.go DefaultSelectBackends):
+   * the node's zone known, every backend hinted, one hinted for this zone; else why not.
+   */
+  const zoneFilter = (pool: readonly EndpointInfo[]): { filters: boolean; why: string } => {
+    if (!nodeZone) return { filters: false, why: `${node} has no topology.kubernetes.io/zone label in the bundle (Cilium reads only that label, not the beta failure-domain.beta.kubernetes.io/zone)` };
+    const unhinted = pool.filter((e) => (e.hintsForZones ?? []).length === 0);
+    if (unhinted.length > 0) return { filters: false, why: `${unhinted.map((e) => e.address).join(", ")} ha${unhinted.length > 1 ? "ve" : "s"} no zone hint, and Cilium filters only when every backend has one` };
+    if (!pool.some((e) => (e.hintsForZones ?? []).includes(nodeZone))) return { filters: false, why: `no backend is hinted for zone ${nodeZone}` };
+    return { filters: true, why: "" };
+  };
+  // the backends Cilium holds: ready endpoints and serving-terminating ones
+  const backendPool = (list: readonly EndpointInfo[]) => list.filter((e) => e.ready || (e.serving && e.terminating));
   if (hinted) {
-    out.notes.push(`the EndpointSlices carry topology hints: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones${nodeZone ? ` than ${nodeZone}` : ""} may be absent and are not called drift`);
+    const f = zoneFilter(backendPool(resolved.endpoints));
+    out.notes.push(
+      f.filters
+        ? `the EndpointSlices carry zone hints for every backend: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones than ${nodeZone} may be absent and are not called drift`
+        : `the EndpointSlices carry zone hints, but Cilium does not filter by them here whatever --enable-service-topology says: ${f.why} (pkg/loadbalancer/writer DefaultSelectBackends), so every backend is expected`,
+    );
   }
   for (const e of mine) {
     const scope = e.frontend.scope === "internal" ? " (internal scope)" : "";
@@ -98,10 +121,14 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     const active = new Map(fe.backends.filter((b) => b.state === "active").map((b) => [hostPort(b.ip, b.port), b] as const));
     const all = new Set(fe.backends.map((b) => hostPort(b.ip, b.port)));
     const anyReady = [...expected.values()].some((ep) => ep.ready && !ep.terminating);
+    // all or none for this frontend: the backends it could hold (its family; the node's own under a Local policy)
+    const v6 = isIPv6(fe.frontend.ip);
+    const candidates = backendPool(resolved.endpoints.filter((ep) => ep.ports.some((p) => p.portKey === sp.portKey) && isIPv6(ep.address) === v6 && (!local || ep.node === undefined || ep.node === "" || ep.node === node)));
+    const filters = hinted && zoneFilter(candidates).filters;
     for (const [addr, ep] of expected) {
       const present = anyReady ? active.has(addr) : all.has(addr);
       if (present) continue;
-      if (hinted && nodeZone && (ep.hintsForZones ?? []).length > 0 && !(ep.hintsForZones ?? []).includes(nodeZone)) continue;
+      if (filters && !(ep.hintsForZones ?? []).includes(nodeZone!)) continue;
       out.drift.push({
         portKey: sp.portKey,
         kind: "missing-on-node",

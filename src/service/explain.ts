@@ -221,7 +221,9 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
     } else if (other.table) {
       // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
       try {
-        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, report.zone);
+        // Cilium reads the GA zone label only (writer.go), not nodeZone's beta fallback; without the Node object, the
+        // zone of an endpoint on the node (topologyNode)
+        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, topologyNode(nodeName, nodeObj, resolved.endpoints).zone);
         report.drift.push(...cmp.drift);
         report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
       } catch (e) {
