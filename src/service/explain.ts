@@ -590,13 +590,27 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
       `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, ${families.has(6) ? (families.has(4) ? "net.bridge.bridge-nf-call-iptables (IPv4) and bridge-nf-call-ip6tables (IPv6) decide" : "net.bridge.bridge-nf-call-ip6tables decides") : "net.bridge.bridge-nf-call-iptables decides"} whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
     );
   }
-  // Endpoints on nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes)
+  // Nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes): the endpoints' nodes
+  // and the analysed ones. An endpoint's zone then comes from its EndpointSlice (`endpoint.zone`) when set; the analysed
+  // node's kube-proxy version (status.nodeInfo) and zone label are not known (topology.ts topologyNode)
   const known = new Set(bundle.objects.nodes.map((n) => n.metadata.name));
-  const unknownNodes = [...new Set(resolved.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined && !known.has(n)))].sort();
+  const analysed = new Set(nodeNames);
+  const unknownNodes = [...new Set([...resolved.endpoints.map((e) => e.node), ...nodeNames].filter((n): n is string => n !== undefined && !known.has(n)))].sort();
   if (unknownNodes.length > 0) {
+    const there = resolved.endpoints.filter((e) => e.node !== undefined && unknownNodes.includes(e.node));
+    const noZone = there.filter((e) => e.zoneSource !== "endpoint" || !e.zone);
+    const zones = there.length === 0
+      ? []
+      : noZone.length === 0
+      ? [`the endpoints there take their zone from their EndpointSlice (endpoint.zone)`]
+      : [`the zone${noZone.length === 1 ? "" : "s"} of ${noZone.map((e) => e.address).join(", ")} (no endpoint.zone in ${noZone.length === 1 ? "its" : "their"} EndpointSlice: shown as no zone)`];
+    const analysedHere = unknownNodes.filter((n) => analysed.has(n));
+    const own = analysedHere.length === 0
+      ? []
+      : [`for ${analysedHere.join(", ")}, analysed here: kube-proxy's version (status.nodeInfo; the topology answers say which version they rest on) and the topology.kubernetes.io/zone label (the zone of an endpoint on it stands for it, when one names one)`];
     limits.push(
       `the Node object${unknownNodes.length === 1 ? "" : "s"} of ${unknownNodes.join(", ")} (not in the bundle; reading them needs get on nodes, cluster-scoped): ` +
-        `the zones of the endpoints there (shown as no zone), those nodes' addresses and readiness`,
+        [...zones, unknownNodes.length === 1 ? "that node's address and readiness" : "those nodes' addresses and readiness", ...own].join("; "),
     );
   }
   if (svc.sessionAffinity === "ClientIP") {
