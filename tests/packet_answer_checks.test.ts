@@ -60,6 +60,8 @@ describe("the reply path of a packet question", () => {
   // third node, as tests/service_reply_path.test.ts does for the report's clients
   const b = structuredClone(readBundle("examples/nftables-lab"));
   for (const s of b.objects.endpointSlices) if (s.metadata.labels?.["kubernetes.io/service-name"] === "svc2") for (const e of s.endpoints ?? []) e.nodeName = "node-c";
+  // the client, a Pod of another node (node-b): its node is known, so the reply path is definite
+  b.objects.pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: "client", namespace: "ns2" }, spec: { nodeName: "node-b", containers: [] }, status: { podIP: "10.180.5.7" } } as never);
   it("a pod of another node to the NodePort: not masqueraded, the reply bypasses this node", () => {
     const nodePort = b.objects.services.find((s) => s.metadata.name === "svc2")!.spec!.ports![0]!.nodePort!;
     const a = answer(b, "ns2", "svc2", "10.180.5.7", "192.168.0.2", nodePort);

@@ -152,7 +152,10 @@ export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace
     findings.push({ severity: "warning", code: "NoReadyEndpoints", message: "the Service has no ready endpoints: new connections to it are rejected (or go to serving-terminating endpoints, when there are any)" });
   }
   // The pod a packet question's source belongs to, if the bundle has it: its node handles the packet first.
-  const srcPod = options.packet ? bundle.objects.pods.find((p) => p.status?.podIP === options.packet!.source && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
+  // (status.podIPs holds every family's address, podIP the first one only: a dual-stack pod's IPv6 source is in podIPs)
+  const hasIP = (p: (typeof bundle.objects.pods)[number]) =>
+    p.status?.podIP === options.packet!.source || (p.status?.podIPs ?? []).some((x) => x.ip === options.packet!.source);
+  const srcPod = options.packet ? bundle.objects.pods.find((p) => hasIP(p) && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
   const ctx: ServiceExplain["ctx"] = { builder, families, notForKubeProxy, proxyIngress, proxyConfig };
   if (srcPod) {
     const podNs = srcPod.metadata.namespace ?? "default";

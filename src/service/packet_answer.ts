@@ -72,9 +72,17 @@ export function answerPacket(
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
   // what the rules alone do not decide, as for the report's clients (explain.ts): the reply path, the bridge, and a
   // loopback source's route out of the node
+  // the source's node: this one (a local address, or a pod here), another (a pod there, or another node's address), or
+  // not known — a pod address in no node's podCIDR (CNIs with their own IPAM, e.g. Calico, ignore spec.podCIDR) whose
+  // Pod the bundle does not hold (a live run keeps only the endpoints' pods): the reply path then depends on it
+  const otherHost = srcLocal ? undefined : (facts.otherNodeAddresses ?? []).find((x) => x.address === q.source && x.node !== node);
+  const place = srcLocal || podHere ? "this-node" : podNode !== undefined || otherHost ? "elsewhere" : "unknown";
   if (facts.endpoints) {
-    checkReplyPath(v, srcLocal || podHere ? "this-node" : "elsewhere", node, facts.endpoints);
+    checkReplyPath(v, place, node, facts.endpoints, "no Pod of the bundle has this address, and it is in no node's podCIDR");
     if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls);
+  }
+  if (ifaces && place === "unknown") {
+    v.caveats.push(`traced as arriving on ${ifaces.uplink} (a client of another node): if ${q.source} is a pod of ${node}, it arrives on ${ifaces.pod} instead, which the local-traffic detector's interface rules read`);
   }
   checkRouteLocalnet(v, facts.sysctls, isLocal ?? knownLocal);
   const a: PacketAnswer = {
@@ -120,7 +128,6 @@ export function answerPacket(
       `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
     );
   }
-  const otherHost = srcLocal ? undefined : (facts.otherNodeAddresses ?? []).find((x) => x.address === q.source && x.node !== node);
   if (otherHost) {
     // a host process (or hostNetwork pod) of another node: its packet to a Service address is translated in that
     // node's nat OUTPUT before it leaves, so it does not reach this node addressed to the Service

@@ -7,15 +7,21 @@
  * the cluster-wide chain without masquerade ("pod traffic for … external destinations"), and any other unmasqueraded
  * DNAT to a remote endpoint for a client routed through this node.
  * A client on this node, a host-network process of this node, and an endpoint on this node all get their replies
- * through this node: no finding.
+ * through this node: no finding. A client whose node is not known (a pod address in no node's `spec.podCIDRs` and no
+ * Pod of the bundle: CNIs with their own IPAM, such as Calico, assign pod IPs outside the podCIDR) gets the answer for
+ * both places, named by the fact that decides it: which node the client runs on.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
 import type { ClientVerdict, EndpointInfo } from "./report.ts";
 
-/** Where the client of a verdict is, as far as the reply is concerned. */
-export type ClientPlace = "this-node" | "elsewhere";
+/**
+ * Where the client of a verdict is, as far as the reply is concerned: on this node (its replies return through it),
+ * elsewhere (they return through it only when the endpoint is on this node or the client is masqueraded), or unknown
+ * (the answer depends on which node the client runs on, and says so).
+ */
+export type ClientPlace = "this-node" | "elsewhere" | "unknown";
 
 /**
  * Marks the endpoints whose replies cannot return through this node, and says so in the verdict.
@@ -24,8 +30,10 @@ export type ClientPlace = "this-node" | "elsewhere";
  * @param place where the client is.
  * @param node this node's name.
  * @param endpoints the Service's endpoints with their nodes (from the API).
+ * @param unknownWhy for `place` "unknown": why the client's node is not known (a clause, e.g. "no Pod of the bundle has
+ *   this address"), said in the caveat.
  */
-export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: string, endpoints: EndpointInfo[]): void {
+export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: string, endpoints: EndpointInfo[], unknownWhy?: string): void {
   if (place === "this-node" || v.outcome === "dropped" || v.outcome === "rejected") return;
   const nodeOf = (ep: string) => endpoints.find((e) => e.address === ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1"))?.node;
   const bypass: string[] = [];
@@ -38,10 +46,20 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
       unknown.push(e.endpoint);
       continue;
     }
-    e.replyFails = "bypasses-node";
+    // a client of unknown place: the reply bypasses this node only if the client is not on it, which is not known
+    if (place === "elsewhere") e.replyFails = "bypasses-node";
     bypass.push(`${e.endpoint} (on ${where})`);
   }
-  if (bypass.length > 0) {
+  if (bypass.length > 0 && place === "unknown") {
+    const one = bypass.length === 1;
+    v.caveats.push(
+      `reply path: the node ${v.source} runs on is not known${unknownWhy ? ` (${unknownWhy})` : ""}, and it decides whether the connection completes: ` +
+        `if ${v.source} is on ${node}, the replies return through ${node}, whose conntrack reverses the DNAT; if it is on another node, ${bypass.join(", ")} ${one ? "replies" : "reply"} straight to it, ` +
+        `not through ${node}, since the client is not masqueraded, and the connection does not complete`,
+    );
+    const all = v.endpoints.filter((e) => e.masqueraded === false).every((e) => bypass.some((b) => b.startsWith(`${e.endpoint} `)));
+    if (all && v.endpoints.length > 0) v.reason = `${v.reason}; whether the replies return through ${node} depends on which node ${v.source} runs on (not known)`;
+  } else if (bypass.length > 0) {
     v.caveats.push(
       `reply path: ${bypass.join(", ")} ${bypass.length === 1 ? "replies" : "reply"} straight to ${v.source}, not through ${node}, since the client is not masqueraded: ` +
         `${node}'s conntrack never reverses the DNAT, the client gets a reply from the endpoint's address instead of the one it sent to, and the connection does not complete`,
