@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { parseIpsetList } from "../src/datapath/ipset.ts";
+import { kubeProxyIpsets } from "../src/service/ipvs/kube_proxy_ipsets.ts";
 import { explainService } from "../src/service/explain.ts";
 import { ipsetMembership } from "../src/service/ipvs/ipset_membership.ts";
 import { kernelProbability } from "../src/service/iptables/probability.ts";
@@ -234,30 +235,54 @@ describe("no drift from state that was not read", () => {
   }
 });
 
+// kube-proxy writes KUBE-CLUSTER-IP (every ClusterIP,PROTO:PORT) and KUBE-LOOP-BACK (each local endpoint as
+// EP,PROTO:PORT,EP) itself at every sync (pkg/proxy/ipvs/proxier.go syncProxyRules): without the node's `ipset list`,
+// the answer takes them as kube-proxy fills them — the answer the collected sets give — and says it assumed so.
 describe("IPVS mode without the node's ipsets", () => {
   for (const c of [{ name: "not collected", edit: (b: Bundle) => delete b.nodes[0]!.sections.ipset }, { name: "not ipset output", edit: (b: Bundle) => (b.nodes[0]!.sections.ipset!.stdout = "junk\nName: \n") }]) {
-    it(`${c.name}: a masquerade that rests on ipset membership says so in its headline`, () => {
+    it(`${c.name}: a client outside the cluster CIDR is masqueraded, as with the sets read, and the headline says the set was assumed`, () => {
       const b = structuredClone(readBundle(IPVS_LAB));
       c.edit(b);
       const r = explainService(b, "kube-system", "kube-dns");
-      const host = client(r, "dns", "ClusterIP", "host-network");
-      expect(host.reason).toBe("not masqueraded if line 25 (KUBE-SERVICES) does not apply, which is not known: membership in ipset KUBE-CLUSTER-IP (the node's `ipset list` was not read)");
-      // with the sets read, the same client is masqueraded: the headline must not claim the opposite as known
-      expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", "host-network").masquerade).toBe("always");
+      for (const kind of ["host-network", "external"] as const) {
+        const v = client(r, "dns", "ClusterIP", kind);
+        expect(v.masquerade).toBe("always");
+        expect(v.reason).toMatch(/^masqueraded: marked by line 25 \(KUBE-SERVICES\), SNATed by line 23 \(assuming ipset KUBE-CLUSTER-IP holds what kube-proxy writes into it: the node's members were not collected\)$/);
+        expect(v.caveats.join("\n")).toMatch(/line 25 \(KUBE-SERVICES\) reads ipset KUBE-CLUSTER-IP, whose members were not read .*every Service's ClusterIP,PROTO:PORT \(pkg\/proxy\/ipvs\/proxier\.go syncProxyRules\)/);
+        expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", kind).masquerade).toBe("always");
+      }
+      // line 27 (`-m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT`) is answered: IPVS takes the packet, and the
+      // endpoints are compared with the API (no "unverifiable" drift)
+      expect(r.nodes[0]!.drift).toEqual([]);
+      expect(client(r, "dns", "ClusterIP", "external").assumedNotMatched).toBeUndefined();
     });
-    it(`${c.name}: the hairpin's MASQUERADE through KUBE-LOOP-BACK (not a marking rule) is named in the headline too`, () => {
+    it(`${c.name}: the hairpin is masqueraded through KUBE-LOOP-BACK when the endpoint picks itself, as with the sets read`, () => {
       const b = structuredClone(readBundle(IPVS_LAB));
       c.edit(b);
       const hairpin = client(explainService(b, "kube-system", "kube-dns"), "dns", "ClusterIP", "hairpin");
-      expect(hairpin.reason).toBe(
-        "not masqueraded if line 24 (KUBE-POSTROUTING) does not apply, which is not known: membership in ipset KUBE-LOOP-BACK (the node's `ipset list` was not read); " +
-          "line 25 (KUBE-SERVICES) does not apply: source 192.168.0.17 is in 192.168.0.0/16",
-      );
-      expect(hairpin.evidence.find((e) => e.rule.line === 24)!.role).toMatch(/^may masquerade \(SNAT\): membership in ipset KUBE-LOOP-BACK/);
-      // with the sets read: masqueraded when the endpoint picks itself
+      expect(hairpin.masquerade).toBe("some");
+      expect(hairpin.endpoints.map((e) => [e.endpoint, e.masqueraded])).toEqual([["192.168.0.17:53", true], ["192.168.0.18:53", false]]);
+      expect(hairpin.reason).toMatch(/^masqueraded only when sent to 192\.168\.0\.17:53 \(50% of new connections\): SNATed by line 24 \(KUBE-POSTROUTING\) \(assuming ipsets KUBE-CLUSTER-IP, KUBE-LOOP-BACK hold what kube-proxy writes into them/);
+      expect(hairpin.caveats.join("\n")).toMatch(/line 24 \(KUBE-POSTROUTING\) reads ipset KUBE-LOOP-BACK, whose members were not read .*each endpoint on k8s-01 as EP-IP,PROTO:PORT,EP-IP/);
       expect(client(explainService(readBundle(IPVS_LAB), "kube-system", "kube-dns"), "dns", "ClusterIP", "hairpin").masquerade).toBe("some");
     });
   }
+});
+
+describe("kube-proxy's own IPVS sets, from the API objects (ipvs/kube_proxy_ipsets.ts)", () => {
+  const sets = () => kubeProxyIpsets(readBundle(IPVS_LAB).objects, "k8s-01");
+  const pkt = (src: string, dst: string, dport: number, proto: "tcp" | "udp" = "udp") => ({ family: 4 as const, src, dst, proto, dport, srcLocal: false, dstLocal: false, mark: 0, ctstate: new Set(["NEW"]) });
+  it("KUBE-CLUSTER-IP: the ClusterIP on a Service port is in, on another port is not; an address no Service of the bundle has is not decided", () => {
+    expect(sets()("KUBE-CLUSTER-IP", ["dst", "dst"], pkt("203.0.113.10", "10.96.0.10", 53))?.member).toBe(true);
+    expect(sets()("KUBE-CLUSTER-IP", ["dst", "dst"], pkt("203.0.113.10", "10.96.0.10", 54))?.member).toBe(false);
+    expect(sets()("KUBE-CLUSTER-IP", ["dst", "dst"], pkt("203.0.113.10", "10.96.7.7", 53))).toBeUndefined();
+    expect(sets()("KUBE-NODE-PORT-TCP", ["dst"], pkt("203.0.113.10", "10.96.0.10", 53))).toBeUndefined();
+  });
+  it("KUBE-LOOP-BACK: an endpoint of this node to itself is in; a packet whose two addresses differ is not", () => {
+    expect(sets()("KUBE-LOOP-BACK", ["dst", "dst", "src"], pkt("192.168.0.17", "192.168.0.17", 53))?.member).toBe(true);
+    expect(sets()("KUBE-LOOP-BACK", ["dst", "dst", "src"], pkt("192.168.0.17", "192.168.0.18", 53))?.member).toBe(false);
+    expect(sets()("KUBE-LOOP-BACK", ["dst", "dst", "src"], pkt("192.168.0.99", "192.168.0.99", 53))).toBeUndefined();
+  });
 });
 
 describe("example bundles are the seeds' data", () => {

@@ -84,7 +84,7 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     outcome,
     endpoints,
     masquerade,
-    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints),
+    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints) + assumedSets(forwarded.length > 0 ? forwarded : trace.outcomes),
     evidence,
     caveats,
   };
@@ -98,6 +98,16 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   const untracked = trace.outcomes.find((o) => o.untrackedBy !== undefined)?.untrackedBy;
   if (untracked !== undefined) v.untrackedBy = untracked;
   return v;
+}
+
+/**
+ * IPVS mode without the node's `ipset list`: the ipsets the answer took as kube-proxy fills them (iptables/trace.ts
+ * assumedIpsets), said in the headline (the caveats name each rule), since the answer rests on them.
+ */
+function assumedSets(outcomes: TraceOutcome[]): string {
+  const sets = [...new Set(outcomes.flatMap((o) => o.assumedIpsets ?? []))];
+  if (sets.length === 0) return "";
+  return ` (assuming ${sets.length === 1 ? `ipset ${sets[0]} holds` : `ipsets ${sets.join(", ")} hold`} what kube-proxy writes into ${sets.length === 1 ? "it" : "them"}: the node's members were not collected)`;
 }
 
 function checkKey(c: RuleCheck): string {
@@ -114,11 +124,11 @@ function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   };
   for (const o of outcomes) {
     for (const c of o.masqueradeChecks) {
-      const role = c.matched === true
+      const role = (c.matched === true
         ? c.rule.table.includes("kube-proxy") ? "marks for masquerade (mark-for-masquerade)" : "marks for masquerade (KUBE-MARK-MASQ)"
         : c.matched === "unknown"
         ? `${c.snat ? "may masquerade (SNAT)" : "may mark for masquerade"}: ${c.why}`
-        : `does not mark: ${c.why}`;
+        : `does not mark: ${c.why}`) + (c.assumed !== undefined ? "; its ipset's members were not collected, taken as kube-proxy writes them" : "");
       add({ rule: c.rule, role }, checkKey(c));
       // the rule that took the packet past a marking rule decided that it was not marked: named too
       if (c.bypassedBy) add({ rule: c.bypassedBy, role: `takes the packet past line ${c.rule.line}, a rule that marks for masquerade` }, `b/${c.bypassedBy.table}/${c.bypassedBy.line}`);

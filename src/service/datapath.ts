@@ -20,6 +20,7 @@ import type { KubeProxyNft } from "../datapath/kube_proxy_nft.ts";
 import { iptablesDatapath, readIptables } from "./iptables/datapath.ts";
 import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { readIpvs } from "./ipvs/datapath.ts";
+import { kubeProxyIpsets } from "./ipvs/kube_proxy_ipsets.ts";
 import { nftDatapath } from "./nftables/datapath.ts";
 import type { RuleModeSignals } from "./proxy_mode.ts";
 import type { EntryPointReport } from "./report.ts";
@@ -99,7 +100,9 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
   out.problems.push(...ipvs.problems);
   if (ipvs.ipvsadmError) out.ipvsadmError = ipvs.ipvsadmError;
   if (ipvs.balancer) out.signals.ipvsVirtualServers = ipvs.balancer.virtualServers;
-  if (read.dump) out.datapath = iptablesDatapath(read.dump, ipvs);
+  // IPVS mode without the node's ipsets: KUBE-CLUSTER-IP and KUBE-LOOP-BACK hold what kube-proxy writes into them from
+  // the API objects at every sync (pkg/proxy/ipvs/proxier.go syncProxyRules), taken as such and said so
+  if (read.dump) out.datapath = iptablesDatapath(read.dump, ipvs, !ipvs.ipsets && objects ? kubeProxyIpsets(objects, node.name) : undefined);
   if (node.sections["nft-json"] || node.sections["nft-text"]) {
     const nft = nftDatapath(node, family, { ...(objects ? { objects } : {}), iptablesDump: read.dump !== undefined });
     out.signals.nftablesTable = out.signals.nftablesTable || nft.signals.nftablesTable;

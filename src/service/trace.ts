@@ -99,6 +99,11 @@ export interface RuleCheck {
    * chain that translated the packet, DNAT, before returning), which is what decided that it was not marked.
    */
   bypassedBy?: RuleRef;
+  /**
+   * The match rests on an ipset that was not read, taken as kube-proxy fills it (IPVS KUBE-CLUSTER-IP,
+   * KUBE-LOOP-BACK): the assumption, in words ("ipset KUBE-CLUSTER-IP (not read: …)").
+   */
+  assumed?: string;
 }
 
 /** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */
@@ -154,6 +159,11 @@ export interface TraceOutcome {
    * hooked (FORWARD), so it is not dropped.
    */
   markedForDrop?: { mark: number; by?: RuleRef };
+  /**
+   * IPVS mode without the node's `ipset list`: the ipsets the path's rules read whose members were taken as
+   * kube-proxy writes them (KUBE-CLUSTER-IP, KUBE-LOOP-BACK), not read; the caveats say so rule by rule.
+   */
+  assumedIpsets?: string[];
 }
 
 /** The result of a trace. */

@@ -15,6 +15,7 @@ import { type IptablesDump, isKubeServiceChain, parseIptablesSave } from "../../
 import type { Datapath } from "../datapath.ts";
 import type { IpvsReading } from "../ipvs/datapath.ts";
 import type { RuleModeSignals } from "../proxy_mode.ts";
+import type { AssumedIpsetMembership } from "./rule_match.ts";
 import { masqueradeMarkOf, traceIptables } from "./trace.ts";
 
 /** What a node's iptables sections hold for one family. */
@@ -137,15 +138,18 @@ function countSignals(dp: IptablesReading): void {
  * The iptables datapath of a dump, with the IPVS table and ipsets of the node when captured (IPVS mode).
  * @param dump the node's parsed iptables rules.
  * @param ipvs what ipvs/datapath.ts read from the node (its balancer answers `virtualServer`).
+ * @param assumedIpsets when the node's ipsets were not read: the membership kube-proxy gives its own sets
+ *   (ipvs/kube_proxy_ipsets.ts), which the trace uses and says it assumed.
  * @returns a {@link Datapath} whose trace is {@link traceIptables}.
  */
-export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { problems: [] }): Datapath {
+export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { problems: [] }, assumedIpsets?: AssumedIpsetMembership): Datapath {
   const options: Parameters<typeof traceIptables>[3] = {};
   // kube-proxy's mark, 1 << masqueradeBit (proxier.go NewProxier), as the node's KUBE-MARK-MASQ / KUBE-POSTROUTING
   // write it: read once per dump, not per traced packet
   const mark = masqueradeMarkOf(dump);
   if (mark !== undefined) options.masqueradeMark = mark;
   if (ipvs.ipsets) options.ipsets = ipvs.ipsets;
+  else if (assumedIpsets) options.assumedIpsets = assumedIpsets;
   const balancer = ipvs.balancer;
   if (balancer) options.ipvsDispatch = (p) => balancer.dispatch(p.dst, p.dport, p.proto);
   return {

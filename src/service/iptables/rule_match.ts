@@ -20,12 +20,29 @@ import type { TracePacket } from "../trace.ts";
  */
 export type IpsetMembership = (setName: string, flags: string[], packet: TracePacket) => boolean | undefined;
 
-/** Result of evaluating a rule: `yes`, `no` with the failing condition, or `unknown` with what is missing. */
+/**
+ * Membership of a set whose contents were not read, taken from what its owner writes into it (kube-proxy's IPVS
+ * KUBE-CLUSTER-IP and KUBE-LOOP-BACK, from the API objects: ipvs/kube_proxy_ipsets.ts): the answer and the assumption
+ * it rests on (a clause naming the set, that it was not read, and the source of truth), or undefined when the objects
+ * do not tell either.
+ */
+export type AssumedIpsetMembership = (setName: string, flags: string[], packet: TracePacket) => { member: boolean; assumption: string } | undefined;
+
+/** An ipset a match answer rests on though its members were not read: its name and the assumption, in words. */
+export interface AssumedSet {
+  set: string;
+  assumption: string;
+}
+
+/**
+ * Result of evaluating a rule: `yes`, `no` with the failing condition, or `unknown` with what is missing. `assumed`:
+ * the answer rests on an ipset not read, taken as its owner fills it ({@link AssumedIpsetMembership}), said so.
+ */
 export type MatchResult =
-  | { kind: "yes" }
-  | { kind: "no"; why: string }
+  | { kind: "yes"; assumed?: AssumedSet }
+  | { kind: "no"; why: string; assumed?: AssumedSet }
   | { kind: "unknown"; why: string }
-  | { kind: "random"; probability: string };
+  | { kind: "random"; probability: string; assumed?: AssumedSet };
 
 const YES: MatchResult = { kind: "yes" };
 /** A "no" whose reason nobody will read (see matchRule's `explain`). */
@@ -78,12 +95,14 @@ function parseMarkSpec(spec: string): { value: number; mask: number } {
  * @param ipsets membership oracle for `-m set`.
  * @param explain whether a `no` needs its reason: false gives a `no` with an empty `why` (a trace keeps the reasons of
  *   masquerade-marking rules only; building the others' text cost it more than the matching).
+ * @param assumedIpsets membership of sets `ipsets` does not know (not read), taken as their owner fills them: an
+ *   answer from it carries `assumed`.
  * @returns `yes`, `no` (+why), `unknown` (+why), or `random` when everything else matches and the rule carries a
  *   `-m statistic --mode random --probability P` (the caller branches on P).
  * @throws {DumpParseError} naming the rule's line when a `-s`/`-d` it did not match is no address or CIDR, or a port
  *   spec is no port or range: no iptables prints those, and "does not match" would be a confident wrong answer.
  */
-export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMembership, explain = true): MatchResult {
+export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMembership, explain = true, assumedIpsets?: AssumedIpsetMembership): MatchResult {
   if (rule.protocol) {
     const want = rule.protocol.value.toLowerCase();
     const ok = want === "all" || want === p.proto;
@@ -115,11 +134,14 @@ export function matchRule(rule: IptablesRule, p: TracePacket, ipsets?: IpsetMemb
   }
   if (rule.fragment && rule.fragment.negated === false) return explain ? { kind: "no", why: "packet is not a fragment" } : NO;
   let random: string | undefined;
+  let assumed: AssumedSet | undefined;
   for (const m of rule.matches) {
-    const r = matchModule(m, p, ipsets, explain, rule);
+    const r = matchModule(m, p, ipsets, explain, rule, assumedIpsets);
     if (r.kind === "random") random = r.probability;
     else if (r.kind !== "yes") return r;
+    else if (r.assumed !== undefined) assumed = r.assumed;
   }
+  if (assumed !== undefined) return random !== undefined ? { kind: "random", probability: random, assumed } : { kind: "yes", assumed };
   return random !== undefined ? { kind: "random", probability: random } : YES;
 }
 
@@ -127,7 +149,7 @@ function opt(m: MatchModule, name: string): RuleOption | undefined {
   return m.options.find((o) => o.name === name);
 }
 
-function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | undefined, explain: boolean, rule: IptablesRule): MatchResult {
+function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | undefined, explain: boolean, rule: IptablesRule, assumedIpsets?: AssumedIpsetMembership): MatchResult {
   switch (m.name) {
     case "comment":
     case "nfacct":
@@ -206,10 +228,18 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
       const o = opt(m, "match-set");
       if (!o) return YES;
       const [name, flags] = o.values;
-      const member = ipsets?.(name ?? "", (flags ?? "").split(","), p);
+      let member = ipsets?.(name ?? "", (flags ?? "").split(","), p);
+      let assumed: AssumedSet | undefined;
+      if (member === undefined && assumedIpsets) {
+        const a = assumedIpsets(name ?? "", (flags ?? "").split(","), p);
+        if (a) [member, assumed] = [a.member, { set: name ?? "", assumption: a.assumption }];
+      }
       if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (the node's \`ipset list\` was not read)` };
-      if (!neg(o, member)) return explain ? { kind: "no", why: `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})` } : NO;
-      return YES;
+      if (!neg(o, member)) {
+        const why = `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})`;
+        return assumed !== undefined ? { kind: "no", why, assumed } : explain ? { kind: "no", why } : NO;
+      }
+      return assumed !== undefined ? { kind: "yes", assumed } : YES;
     }
     case "recent": {
       if (m.options.some((o) => o.name === "set")) return YES; // --set records and matches

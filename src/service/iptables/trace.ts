@@ -27,12 +27,17 @@ import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/i
 import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
 import type { RuleCheck, RuleRef, TraceOutcome, TracePacket, TraceResult } from "../trace.ts";
-import { type IpsetMembership, matchRule } from "./rule_match.ts";
+import { type AssumedIpsetMembership, type IpsetMembership, matchRule } from "./rule_match.ts";
 
 /** Options of {@link traceIptables}. */
 export interface TraceOptions {
   /** ipset membership for `-m set` (IPVS mode). */
   ipsets?: IpsetMembership;
+  /**
+   * Membership of the sets `ipsets` does not know (`ipset list` not read), taken as kube-proxy fills them: the rules
+   * that read them are answered, with the assumption as a caveat and on the masquerade check.
+   */
+  assumedIpsets?: AssumedIpsetMembership;
   /**
    * The mark bit KUBE-MARK-MASQ sets. @default the dump's (see {@link masqueradeMarkOf}), else 0x4000 (kube-proxy's
    * masqueradeBit default 14)
@@ -75,6 +80,8 @@ interface State {
   markedForDrop?: TraceOutcome["markedForDrop"];
   /** The raw-table rule that untracked the packet (TraceOutcome untrackedBy): nat, kube-proxy's DNAT, is skipped. */
   untrackedBy?: RuleRef;
+  /** ipsets whose members were not read, answered as kube-proxy fills them (TraceOutcome assumedIpsets). */
+  assumedIpsets?: string[];
 }
 
 interface Ended extends State {
@@ -293,9 +300,13 @@ class Tracer {
       const snats = table === "nat" && (rule.target === "MASQUERADE" || rule.target === "SNAT");
       for (const s of live) {
         if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
-        const r = matchRule(rule, s.packet, this.opts.ipsets, marks);
+        const r = matchRule(rule, s.packet, this.opts.ipsets, marks, this.opts.assumedIpsets);
+        if (r.kind !== "unknown" && r.assumed !== undefined) {
+          s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain}) reads ${r.assumed.assumption}`];
+          if (!s.assumedIpsets?.includes(r.assumed.set)) s.assumedIpsets = [...(s.assumedIpsets ?? []), r.assumed.set];
+        }
         if (r.kind === "no" || r.kind === "unknown") {
-          if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why }];
+          if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why, ...(r.kind === "no" && r.assumed !== undefined ? { assumed: r.assumed.assumption } : {}) }];
           else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why, snat: true }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
@@ -315,7 +326,7 @@ class Tracer {
           if (p === 0) continue;
           taken = { ...s, probability: s.probability * p };
         }
-        if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true }] };
+        if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true, ...(r.assumed !== undefined ? { assumed: r.assumed.assumption } : {}) }] };
         if (rule.target === "RETURN" && table === "nat") {
           // a RETURN that skips the chain's marking rule decides masquerade as much as that rule's own match (IPVS
           // mode's KUBE-NODE-PORT: `KUBE-NODE-PORT-LOCAL-TCP dst -j RETURN` before `-j KUBE-MARK-MASQ`): say so
@@ -651,7 +662,7 @@ export function traceIptables(
           break hooks;
         }
         const cont = res.find((r) => r.how === "return" || r.how === "policy-end");
-        if (cont) filterState = { ...filterState, caveats: cont.caveats };
+        if (cont) filterState = { ...filterState, caveats: cont.caveats, ...(cont.assumedIpsets ? { assumedIpsets: cont.assumedIpsets } : {}) };
         if (res.some((r) => r.how === "accept")) break; // ACCEPT ends the builtin chain's kube part (of this hook)
       }
     }
@@ -901,6 +912,7 @@ function finish(
   if (s.assumed && s.assumed.length > 0) o.assumedNotMatched = s.assumed;
   if (s.markedForDrop) o.markedForDrop = s.markedForDrop;
   if (s.untrackedBy) o.untrackedBy = s.untrackedBy;
+  if (s.assumedIpsets) o.assumedIpsets = s.assumedIpsets;
   return o;
 }
 
