@@ -62,6 +62,28 @@ export function hostAt(cidr: string, offset: number): string | undefined {
   return typeof host === "string" ? canonicalAddress(host) : undefined;
 }
 
+/**
+ * A host address of `cidr` at `offset`, wrapped into the prefix when it holds fewer addresses (a /26 node podCIDR
+ * has 64: offset 200 gives its 8th address), and kept off the network address and the last (IPv4 broadcast) of a
+ * prefix of 4 addresses or more; a /31, /32 (/127, /128) gives its first address.
+ * @param cidr e.g. `10.0.1.0/26`, `fd00:10:244:1::/64`.
+ * @param offset a whole number ≥ 0.
+ * @returns an address inside `cidr` (canonical text), e.g. `10.0.1.8` for (`10.0.1.0/26`, 200); undefined when the
+ *   CIDR is malformed.
+ */
+export function hostWithin(cidr: string, offset: number): string | undefined {
+  if (!IPCIDR.isValidCIDR(cidr)) return undefined;
+  const bits = isIPv6(cidr) ? 128 : 32;
+  const prefix = Number(cidr.slice(cidr.indexOf("/") + 1));
+  const size = 1n << BigInt(bits - prefix);
+  let o = BigInt(offset) % size;
+  if (size >= 4n) {
+    if (o === 0n) o = 1n;
+    if (o === size - 1n) o = size - 2n;
+  } else o = 0n;
+  return hostAt(cidr, Number(o));
+}
+
 /** Answers of {@link canonicalAddress}. */
 const canonicalCache = new Map<string, string>();
 

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import { cidrContains, hostAt, isIPv6 } from "../model/ip.ts";
+import { cidrContains, hostAt, hostWithin, isIPv6 } from "../model/ip.ts";
 import type { Node } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { ClientKind, EntryPointReport } from "./report.ts";
@@ -62,13 +62,18 @@ export function chooseSources(
   const s: Sources = { clusterCIDRs, external: family === 6 ? "2001:db8:ffff::10" : "203.0.113.10", notes };
   // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).
   const sameCIDR = podCIDR(node);
+  // (hostWithin wraps the offset into a podCIDR longer than /24: a /26 — GKE's max-pods 32, --node-cidr-mask-size 26
+  // — holds 64 addresses, and an address past its end is no pod of the node)
   s.podSameNode = podIPs.find((p) => p.node === nodeName && !endpointIPs.has(p.ip))?.ip ??
-    (sameCIDR ? hostAt(sameCIDR, 200) : undefined) ??
-    (clusterCIDRs[0] ? hostAt(clusterCIDRs[0], 200) : undefined);
+    (sameCIDR ? hostWithin(sameCIDR, 200) : undefined) ??
+    (clusterCIDRs[0] ? hostWithin(clusterCIDRs[0], 200) : undefined);
   const otherCIDR = objects.nodes.filter((n) => n.metadata.name !== nodeName).map(podCIDR).find((c) => c !== undefined);
   s.podOtherNode = podIPs.find((p) => p.node !== nodeName && p.node !== undefined && !endpointIPs.has(p.ip))?.ip ??
-    (otherCIDR ? hostAt(otherCIDR, 201) : undefined) ??
-    (clusterCIDRs[0] ? hostAt(clusterCIDRs[0], 201 + 256) : undefined);
+    (otherCIDR ? hostWithin(otherCIDR, 201) : undefined) ??
+    otherNodeHost(clusterCIDRs[0], sameCIDR);
+  if (s.podOtherNode === undefined && s.podSameNode !== undefined && clusterCIDRs[0] !== undefined) {
+    notes.push(`no address of the cluster CIDR ${clusterCIDRs[0]} lies outside ${nodeName}'s podCIDR ${sameCIDR} (no other node's podCIDR is in the bundle): the pod-on-another-node client is not traced`);
+  }
   s.nodeIP = internalIP(node, family);
   s.hostNetwork = s.nodeIP;
   if (!s.nodeIP) {
@@ -109,7 +114,25 @@ export function chooseSources(
   return s;
 }
 
-/** Detects the cluster CIDR(s) the node's rules use for masquerade decisions, else from the bundle. */
+/**
+ * A host of the cluster CIDR that is not in this node's podCIDR, to stand for a pod of another node when no other
+ * node's podCIDR is known: 201 into the block of the node's podCIDR size after the first (`10.244.1.201` in a /16 of
+ * /24s), else the block after that (one of two consecutive blocks is not the node's); undefined when the cluster CIDR
+ * holds no other block (it is this node's podCIDR: a NodeCIDR local-traffic detector).
+ */
+function otherNodeHost(clusterCIDR: string | undefined, nodeCIDR: string | undefined): string | undefined {
+  if (clusterCIDR === undefined) return undefined;
+  const outside = (ip: string | undefined): ip is string => ip !== undefined && cidrContains(clusterCIDR, ip) && (nodeCIDR === undefined || !cidrContains(nodeCIDR, ip));
+  const hostBits = nodeCIDR === undefined ? 8 : (isIPv6(nodeCIDR) ? 128 : 32) - Number(nodeCIDR.slice(nodeCIDR.indexOf("/") + 1));
+  // an IPv6 node prefix (a /64) is too large a step for a number: the next /24-sized block stands in
+  const block = hostBits > 30 ? 256 : 2 ** hostBits;
+  for (const j of [1, 2]) {
+    const ip = hostWithin(clusterCIDR, (201 % block) + j * block);
+    if (outside(ip)) return ip;
+  }
+  return undefined;
+}
+
 /** One kind of client at one entry point: its source address and the hook its first packet enters by. */
 export interface Client {
   kind: ClientKind;
