@@ -153,7 +153,8 @@ describe.each(forms)("TestOverallNFTablesRules, $form", ({ section, text, line, 
       expect(drop.chain, kind).toBe(chain);
       expect(drop.raw.endsWith(element), drop.raw).toBe(true);
     }
-    const pod = client(r, 80, "LoadBalancer", "pod-other-node");
+    // a pod of this node: kube-proxy translates a pod's packet to the LB IP on the pod's own node
+    const pod = client(r, 80, "LoadBalancer", "pod-same-node");
     expect(pod.outcome).toBe("forwarded");
     expect(shares(pod)).toEqual({ "10.180.0.2:80": 1 });
     expect(pod.masquerade).toBe("never");

@@ -173,7 +173,7 @@ describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-X
     expect(ext.outcome).toBe("not-handled");
     expect(ext.reason).toMatch(/^marked for drop by line 24 \(KUBE-XLB-M42ZCW2EYUCRBVAF\), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only/);
     expect(ext.caveats.some((c) => c.startsWith("whether 172.6.6.6 is a local address of the node decides it"))).toBe(true);
-    const pod = client(r, undefined, "LoadBalancer", "pod-other-node");
+    const pod = client(r, undefined, "LoadBalancer", "pod-same-node");
     expect(pod.outcome).toBe("forwarded");
     expect(pod.masquerade).toBe("never");
   });

@@ -113,7 +113,8 @@ describe.each(forms("TestOverallIPTablesRules"))("TestOverallIPTablesRules (mast
       expect(ext.outcome, kind).toBe("dropped");
       expect(ext.evidence.find((e) => e.role === "drops")?.rule.chain).toBe("KUBE-EXTERNAL-SERVICES");
     }
-    const pod = client(r, 80, "LoadBalancer", "pod-other-node");
+    // a pod of this node: kube-proxy translates a pod's packet to the LB IP on the pod's own node
+    const pod = client(r, 80, "LoadBalancer", "pod-same-node");
     expect(pod.outcome).toBe("forwarded");
     expect(shares(pod)).toEqual({ "10.180.0.2:80": 1 });
     expect(pod.masquerade).toBe("never");
@@ -212,7 +213,7 @@ describe("LoadBalancer source ranges (v1.27)", () => {
     expect(client(r, 80, "LoadBalancer", "external").outcome).toBe("forwarded");
     expect(client(r, 80, "LoadBalancer", "external").masquerade).toBe("always");
     // pods (10.0.0.0/8) are outside the ranges: dropped at the LB IP, as the test's flow expects
-    expect(client(r, 80, "LoadBalancer", "pod-other-node").outcome).toBe("dropped");
+    expect(client(r, 80, "LoadBalancer", "pod-same-node").outcome).toBe("dropped");
     const np = client(r, 3001, "NodePort", "external-denied");
     expect(np.outcome).toBe("forwarded");
     expect(np.masquerade).toBe("always");

@@ -145,7 +145,11 @@ export interface Client {
 export function clientsFor(kind: EntryPointReport["kind"], s: Sources, node: string): Client[] {
   const out: Client[] = [];
   if (s.podSameNode) out.push({ kind: "pod-same-node", description: `pod on ${node} (${s.podSameNode})`, src: s.podSameNode, hook: "PREROUTING" });
-  if (kind !== "ClusterIP" && s.podOtherNode) {
+  // A pod of another node reaches this node only at a NodePort: kube-proxy programs the ClusterIP, load-balancer IPs and
+  // externalIPs on every node (nat KUBE-SERVICES, hooked in PREROUTING; pkg/proxy/iptables/proxier.go syncProxyRules
+  // "Capture load-balancer ingress" / "external IP", the nftables service-ips map, IPVS kube-ipvs0), so its packet to
+  // one is translated on its own node and never arrives here with that destination
+  if (kind === "NodePort" && s.podOtherNode) {
     out.push({ kind: "pod-other-node", description: `pod on another node (${s.podOtherNode}), arriving at ${node}`, src: s.podOtherNode, hook: "PREROUTING" });
   }
   if (s.hostNetwork) out.push({ kind: "host-network", description: `host-network pod or process on ${node} (${s.hostNetwork})`, src: s.hostNetwork, hook: "OUTPUT" });
