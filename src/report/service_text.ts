@@ -8,7 +8,7 @@
  */
 import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, PortReport, ServiceReport } from "../service/report.ts";
 import { formatShare } from "../service/iptables/probability.ts";
-import { rulesAt } from "../service/trace.ts";
+import { rulesAt, rulesInChains } from "../service/trace.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 import { printableLines } from "./printable.ts";
 
@@ -105,7 +105,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
     if (c.reason) more.push(st.dim(c.reason));
     // the endpoints rest on rules whose match is not modelled: said in the default text, not only in -o wide/json
     if (c.assumedNotMatched && c.assumedNotMatched.length > 0) {
-      more.push(st.yellow(`assumes ${rulesAt(c.assumedNotMatched)} (${c.assumedNotMatched[0]!.chain}) does not match: it is not modelled, so these endpoints may not be where the node sends it`));
+      more.push(st.yellow(`assumes ${rulesInChains(c.assumedNotMatched)} does not match: it is not modelled, so these endpoints may not be where the node sends it`));
     }
     extra.push(more);
   }

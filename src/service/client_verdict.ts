@@ -5,7 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type RuleCheck, type RuleRef, rulesAt, type TraceOutcome, type TraceResult } from "./trace.ts";
+import { type RuleCheck, type RuleRef, rulesAt, rulesInChains, type TraceOutcome, type TraceResult } from "./trace.ts";
 import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./report.ts";
 import { compareNatural, compareText } from "../model/order.ts";
 
@@ -213,14 +213,14 @@ function explain(
   const snat = snatRules.length > 0 ? `SNATed by ${rulesAt(snatRules)}` : "SNATed by KUBE-POSTROUTING (not in the dump; assumed as kube-proxy writes it)";
   const by = (rules: RuleRef[]) =>
     rules.length > 0
-      ? `marked by ${rulesAt(rules)} (${fired[0]?.rule.chain ?? "KUBE-MARK-MASQ"}), ${snat}`
+      ? `marked by ${rulesInChains(rules)}, ${snat}`
       : `${snat} (${forwarded.find((o) => o.masqueraded)?.decidedBy?.chain ?? "POSTROUTING"})`;
   if (masquerade === "always") {
     return `masqueraded: ${by(fired.map((c) => c.rule))}`;
   }
   if (masquerade === "never" && fired.length > 0 && forwarded.every((o) => o.deliveredLocally)) {
     // marked, but translated to this node's own address: delivered in INPUT, the mark never meets POSTROUTING
-    return `not masqueraded: marked by ${rulesAt(fired.map((c) => c.rule))} (${fired[0]!.rule.chain}), but the endpoint is an address of this node: the translated packet is delivered here and never reaches POSTROUTING, where the mark would be acted on; the endpoint sees the client's own address`;
+    return `not masqueraded: marked by ${rulesInChains(fired.map((c) => c.rule))}, but the endpoint is an address of this node: the translated packet is delivered here and never reaches POSTROUTING, where the mark would be acted on; the endpoint sees the client's own address`;
   }
   if (masquerade === "never") {
     // a marking rule whose match could not be told (an ipset not read, an interface not known): the answer rests on

@@ -12,7 +12,7 @@ import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { isLocalEndpoint, type ResolvedService, usableEndpoints } from "./resolve.ts";
 import type { DriftItem, PortReport, ServicePortSummary, ServiceSummary } from "./report.ts";
 import type { NodeEndpointSet } from "./topology.ts";
-import { rulesAt, type TracePacket } from "./trace.ts";
+import { rulesInChains, type TracePacket } from "./trace.ts";
 
 /**
  * IPVS mode keeps per-Service state in ipsets that the iptables rules match (pkg/proxy/ipvs/proxier.go):
@@ -116,7 +116,7 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     out.push({
       portKey: sp.portKey,
       kind: "unverifiable",
-      message: `${sp.portKey}: where ${node} sends ${cip.destination} depends on ${rulesAt(ref.assumedNotMatched)} (${ref.assumedNotMatched[0]!.chain}), which kubectl-netpath does not model (assumed not to match): its endpoints cannot be compared with the API`,
+      message: `${sp.portKey}: where ${node} sends ${cip.destination} depends on ${rulesInChains(ref.assumedNotMatched)}, which kubectl-netpath does not model (assumed not to match): its endpoints cannot be compared with the API`,
       evidence: ref.assumedNotMatched,
     });
     return out;

@@ -84,6 +84,24 @@ export function rulesAt(refs: readonly RuleRef[]): string {
   return `${refs.every((r) => r.handle !== undefined) ? "handle" : "line"} ${nums.join(", ")}`;
 }
 
+/**
+ * Rules with the chain each is in, for a reason an operator checks against the dump: `line 23, 26 (KUBE-SERVICES)`
+ * when they share a chain, `line 23 (KUBE-SERVICES), line 26 (KUBE-SEP-…)` when not (grouped by chain, in the order the
+ * chains first appear).
+ * @param refs one or more rules of one node's ruleset.
+ * @returns the words; "" for none.
+ */
+export function rulesInChains(refs: readonly RuleRef[]): string {
+  const byChain = new Map<string, RuleRef[]>();
+  for (const r of refs) {
+    const key = `${r.table}\u0000${r.chain}`;
+    const list = byChain.get(key);
+    if (list) list.push(r);
+    else byChain.set(key, [r]);
+  }
+  return [...byChain.values()].map((g) => `${rulesAt(g)} (${g[0]!.chain})`).join(", ");
+}
+
 /** A rule that was evaluated for a decision (e.g. a KUBE-MARK-MASQ jump), whether it fired, and why not. */
 export interface RuleCheck {
   rule: RuleRef;
