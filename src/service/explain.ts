@@ -264,6 +264,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       ipvsMatchSets: a.ipvsMatchSets || b.ipvsMatchSets,
       ipvsVirtualServers: Math.max(a.ipvsVirtualServers, b.ipvsVirtualServers),
       nftablesTable: a.nftablesTable || b.nftablesTable,
+      ...(a.iptablesLayout ?? b.iptablesLayout ? { iptablesLayout: (a.iptablesLayout ?? b.iptablesLayout)! } : {}),
     }));
     report.proxyMode = detectProxyMode(capture, bundle.objects, signals);
     for (const c of report.proxyMode.conflicts) findings.push({ severity: "warning", code: "ProxyModeConflict", message: c, node: nodeName });

@@ -27,6 +27,13 @@ export interface RuleModeSignals {
   ipvsVirtualServers: number;
   /** A `kube-proxy` nftables table is present. */
   nftablesTable: boolean;
+  /**
+   * What shows kube-proxy's iptables-mode layout without any Service chain (a node whose Services all lack endpoints):
+   * the nat chain KUBE-NODEPORTS (iptables mode's; IPVS mode's is KUBE-NODE-PORT, pkg/proxy/iptables/proxier.go and
+   * pkg/proxy/ipvs/proxier.go chain constants), or a `"… has no endpoints" -j REJECT` rule in filter KUBE-SERVICES /
+   * KUBE-EXTERNAL-SERVICES (iptables syncProxyRules). Absent when there is none.
+   */
+  iptablesLayout?: string;
 }
 
 /**
@@ -78,6 +85,10 @@ export function detectProxyMode(node: NodeCapture, objects: BundleObjects, signa
   if (signals.iptablesServiceChains > 0) {
     ruleModes.push("iptables");
     info.evidence.push({ source: "rules", value: "iptables", detail: `${signals.iptablesServiceChains} KUBE-SVC/KUBE-SEP chain(s) in nat` });
+  } else if (signals.iptablesLayout && !signals.nftablesTable && signals.ipvsVirtualServers === 0 && !signals.ipvsMatchSets) {
+    // no Service chain (no Service has endpoints), but the layout is iptables mode's alone
+    ruleModes.push("iptables");
+    info.evidence.push({ source: "rules", value: "iptables", detail: `no KUBE-SVC/KUBE-SEP chain, but ${signals.iptablesLayout}` });
   }
   if (signals.nftablesTable) {
     ruleModes.push("nftables");

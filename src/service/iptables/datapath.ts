@@ -132,6 +132,12 @@ function countSignals(dp: IptablesReading): void {
   if (nat.kubeServiceChains === undefined) for (const name of nat.chains.keys()) if (isKubeServiceChain(name)) n++;
   dp.signals.iptablesServiceChains = n;
   if (nat.chains.get("KUBE-SERVICES")?.rawRules.some((r) => r.includes("KUBE-CLUSTER-IP"))) dp.signals.ipvsMatchSets = true;
+  // iptables mode's own chains, for a node without any Service chain (every Service without endpoints): the nat
+  // KUBE-NODEPORTS chain (IPVS mode's is KUBE-NODE-PORT), or a "has no endpoints" REJECT (pkg/proxy/iptables/proxier.go)
+  const filter = dp.dump?.tables.get("filter");
+  const rejects = ["KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"].some((c) => filter?.chains.get(c)?.rawRules.some((r) => /has no endpoints/.test(r) && /-j REJECT\b/.test(r)));
+  if (n === 0 && rejects) dp.signals.iptablesLayout = 'filter "… has no endpoints" REJECT rules (iptables mode)';
+  else if (n === 0 && nat.chains.has("KUBE-NODEPORTS")) dp.signals.iptablesLayout = "the nat chain KUBE-NODEPORTS (iptables mode; IPVS names it KUBE-NODE-PORT)";
 }
 
 /**
