@@ -94,3 +94,34 @@ describe("Cilium's table as releases and features write it", () => {
     expect(explainService(b, "shop", "web").nodes[0]!.drift).toEqual([]);
   });
 });
+
+describe("Cilium drift in the report's findings and per frontend", () => {
+  // the audit's case: an endpoint the API moved to another address while Cilium still balances to the old one
+  const moved = () => {
+    const b = readBundle(`${DIR}/scope`);
+    const sl = b.objects.endpointSlices.find((s) => s.metadata.labels?.["kubernetes.io/service-name"] === "web")!;
+    sl.endpoints!.find((e) => e.addresses[0] === "10.244.1.31")!.addresses = ["10.244.1.77"];
+    return b;
+  };
+
+  it("each drift item is repeated as a Drift/<kind> warning, as in kube-proxy modes (docs/report.md)", () => {
+    const r = explainService(moved(), "shop", "web");
+    const drift = r.nodes[0]!.drift;
+    expect(drift.length).toBe(6);
+    const fromDrift = r.findings.filter((f) => f.code.startsWith("Drift/"));
+    expect(fromDrift.map((f) => [f.code, f.severity, f.node, f.message])).toEqual(drift.map((d) => [`Drift/${d.kind}`, "warning", "kind-worker", d.message]));
+    expect(r.findings.map((f) => f.code)).toContain("NotKubeProxyDatapath");
+  });
+
+  it("each item names its frontend (type, address, scope), so that the six can be told apart", () => {
+    const drift = explainService(moved(), "shop", "web").nodes[0]!.drift;
+    const keys = drift.map((d) => JSON.stringify([d.kind, d.endpoint, d.frontend]));
+    expect(new Set(keys).size).toBe(6);
+    expect(drift.filter((d) => d.kind === "missing-on-node").map((d) => d.frontend)).toEqual([
+      { type: "ClusterIP", address: expect.stringMatching(/^10\.96\.\d+\.\d+:80\/TCP$/) },
+      { type: "NodePort", address: "*:30080/TCP" },
+      { type: "NodePort", address: "*:30080/TCP", scope: "internal" },
+    ]);
+    expect(drift.every((d) => d.endpoint === (d.kind === "missing-on-node" ? "10.244.1.77:8080" : "10.244.1.31:8080"))).toBe(true);
+  });
+});

@@ -22,7 +22,7 @@
  */
 import type { CiliumBackend, CiliumService } from "../datapath/cilium_services.ts";
 import { isIPv6 } from "../model/ip.ts";
-import type { DriftItem, EndpointInfo, ServicePortSummary } from "./report.ts";
+import type { CiliumFrontendRef, DriftItem, EndpointInfo, ServicePortSummary } from "./report.ts";
 import type { ResolvedService } from "./resolve.ts";
 
 /** The comparison for one node. */
@@ -112,9 +112,12 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     return m;
   };
 
-  const compare = (sp: ServicePortSummary, kind: string, fe: CiliumService | undefined, wantText: string, local: boolean) => {
+  const compare = (sp: ServicePortSummary, type: CiliumFrontendRef["type"], scope: "external" | "internal", fe: CiliumService | undefined, wantText: string, local: boolean) => {
+    const kind = scope === "internal" ? `${type} (internal scope)` : type;
+    // which frontend each item is about, for scripts (the message says it in words)
+    const frontend: CiliumFrontendRef = { type, address: wantText, ...(scope === "internal" ? { scope } : {}) };
     if (!fe) {
-      out.drift.push({ portKey: sp.portKey, kind: "service-missing", message: `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}: the agent has not programmed it (cilium-dbg service list; its logs)` });
+      out.drift.push({ portKey: sp.portKey, kind: "service-missing", frontend, message: `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}: the agent has not programmed it (cilium-dbg service list; its logs)` });
       return;
     }
     const expected = expectedFor(sp, local, isIPv6(fe.frontend.ip));
@@ -133,6 +136,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
         portKey: sp.portKey,
         kind: "missing-on-node",
         endpoint: addr,
+        frontend,
         message: `${addr}${ep.pod ? ` (pod ${ep.pod})` : ""} is ${ep.ready && !ep.terminating ? "ready" : "serving-terminating"} in the API but ${all.has(addr) ? `not active (${fe.backends.find((b) => hostPort(b.ip, b.port) === addr)!.state})` : "no backend"} of Cilium's ${kind} frontend ${wantText}`,
       });
     }
@@ -145,7 +149,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
         continue;
       }
       const why = apiAll.has(addr) ? "the API has it but not as a ready endpoint for this node's traffic policy" : "the API does not list it";
-      out.drift.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: addr, message: `Cilium's ${kind} frontend ${wantText} still balances to ${addr}: ${why}` });
+      out.drift.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: addr, frontend, message: `Cilium's ${kind} frontend ${wantText} still balances to ${addr}: ${why}` });
     }
     if (remote.length > 0) {
       out.notes.push(`${kind} frontend ${wantText} also balances to ${remote.join(", ")}, which this cluster's API does not list: the Service is a ClusterMesh global Service (service.cilium.io/global), whose backends include the other clusters' endpoints, so they are not called stale`);
@@ -164,10 +168,10 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     const intLocal = s.internalTrafficPolicy === "Local";
     const extLocal = s.externalTrafficPolicy === "Local";
     /** Compares the external frontend, and the internal-scope one when Cilium lists it. */
-    const scoped = (kind: string, ip: string | undefined, port: number, want: string, v6?: boolean) => {
-      compare(sp, kind, find(kind, ip, port, "external", v6), want, extLocal);
-      const internal = find(kind, ip, port, "internal", v6);
-      if (internal) compare(sp, `${kind} (internal scope)`, internal, want, intLocal);
+    const scoped = (type: "NodePort" | "LoadBalancer", ip: string | undefined, port: number, want: string, v6?: boolean) => {
+      compare(sp, type, "external", find(type, ip, port, "external", v6), want, extLocal);
+      const internal = find(type, ip, port, "internal", v6);
+      if (internal) compare(sp, type, "internal", internal, want, intLocal);
     };
     if (s.type !== "ExternalName") {
       for (const ip of s.clusterIPs.filter((x) => x !== "None")) {
@@ -178,7 +182,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
           out.notes.push(`${hostPort(ip, sp.port)}/${sp.protocol} is redirected on this node by a CiliumLocalRedirectPolicy (frontend type LocalRedirect) to ${redirect.backends.map(backendText).join(", ") || "no backend"}: its backends are the policy's pods, not the Service's endpoints, so they are not compared`);
           continue;
         }
-        compare(sp, "ClusterIP", fe, `${hostPort(ip, sp.port)}/${sp.protocol}`, intLocal);
+        compare(sp, "ClusterIP", "external", fe, `${hostPort(ip, sp.port)}/${sp.protocol}`, intLocal);
       }
     }
     if (sp.nodePort !== undefined && (s.type === "NodePort" || s.type === "LoadBalancer")) {
@@ -186,7 +190,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
       const families = [...new Set(s.clusterIPs.filter((x) => x !== "None").map((ip) => isIPv6(ip)))];
       for (const v6 of families.length > 0 ? families : [false]) scoped("NodePort", undefined, sp.nodePort, `${v6 ? "[::]" : "*"}:${sp.nodePort}/${sp.protocol}`, v6);
     }
-    for (const ip of s.externalIPs) compare(sp, "ExternalIPs", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
+    for (const ip of s.externalIPs) compare(sp, "ExternalIPs", "external", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
     if (s.type === "LoadBalancer") {
       for (const ip of s.loadBalancerIngress) scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
     }

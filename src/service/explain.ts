@@ -191,7 +191,16 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
     drift: [],
     notes: [],
   };
-  const done = (): NodeExplained => ({ report, findings, packets });
+  /**
+   * The node's answer, with each drift item repeated as a finding (`Drift/<kind>`, docs/report.md), whichever
+   * datapath gave it (kube-proxy's rules or another agent's service table): every return goes through here.
+   */
+  const done = (): NodeExplained => {
+    for (const d of report.drift) {
+      findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
+    }
+    return { report, findings, packets };
+  };
   const ipMode = ipModeHonoured(nodeObj);
   // ipMode Proxy ingress IPs are no entry point of kube-proxy's where it honours ipMode.
   const svcHere = ipMode.honoured && proxyIngress.length > 0 ? { ...svc, loadBalancerIngress: svc.loadBalancerIngress.filter((ip) => !proxyIngress.includes(ip)) } : svc;
@@ -560,9 +569,6 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
     report.drift = [];
     packets.length = 0;
     return done();
-  }
-  for (const d of report.drift) {
-    findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
   }
   return done();
 }

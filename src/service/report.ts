@@ -208,7 +208,29 @@ export interface DriftItem {
   message: string;
   /** `ipset-missing`: the set that lacks the entry (`KUBE-LOAD-BALANCER-SOURCE-CIDR`, `KUBE-6-…`). */
   ipset?: string;
+  /**
+   * Cilium nodes: the frontend of the agent's service table (`cilium-dbg service list`) the item is about, so that
+   * items of the same endpoint on several frontends (ClusterIP, NodePort, its internal-scope copy) can be told apart.
+   */
+  frontend?: CiliumFrontendRef;
   evidence?: RuleRef[];
+}
+
+/** A frontend of Cilium's service table, as a drift item names it. */
+export interface CiliumFrontendRef {
+  /** Cilium's frontend type (`flags.type` of `cilium-dbg service list -o json`). */
+  type: "ClusterIP" | "NodePort" | "ExternalIPs" | "LoadBalancer";
+  /**
+   * The frontend as `IP:PORT/PROTOCOL` (`[IP]:PORT/PROTOCOL` for IPv6); a NodePort frontend, which stands for every
+   * node address of its family, is `*:PORT/PROTOCOL` (IPv4) or `[::]:PORT/PROTOCOL` (IPv6).
+   */
+  address: string;
+  /**
+   * `internal`: the copy of a NodePort or LoadBalancer frontend that Cilium lists for clients inside the cluster when
+   * externalTrafficPolicy and internalTrafficPolicy differ (its backends follow internalTrafficPolicy); absent for
+   * the external (or only) frontend.
+   */
+  scope?: "internal";
 }
 
 /** Everything about one node. */
