@@ -201,6 +201,15 @@ export interface CaptureInfo {
   notes?: string[];
 }
 
+/**
+ * The warning a live `--why-pending` collection leaves in {@link Bundle.warnings} when RBAC forbids listing the
+ * cluster's pods (src/kube/gather_api.ts gatherPendingObjects). The bundle then holds no pod bound to a node, so the
+ * checks that count them (NodeResourcesFit, NodePorts, PodTopologySpread, InterPodAffinity) see empty nodes; a bundle
+ * written by `capture` keeps the warning, so `--from` answers say it too (src/pending/explain.ts).
+ */
+export const PODS_NOT_LISTED_WARNING =
+  `list pods (all namespaces) is forbidden (403): RBAC must allow "list pods" cluster-wide for the resource, host-port, topology spread and pod affinity checks; answered without them`;
+
 /** A complete bundle. */
 export interface Bundle {
   format: typeof BUNDLE_FORMAT;

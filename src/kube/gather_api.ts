@@ -18,7 +18,7 @@
  */
 import { pushAll } from "../model/arrays.ts";
 import type { BundleObjects } from "../bundle/bundle.ts";
-import { emptyObjects } from "../bundle/bundle.ts";
+import { emptyObjects, PODS_NOT_LISTED_WARNING } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
 import { compareCollated } from "../model/order.ts";
 import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass, VolumeAttributesClass } from "../model/k8s.ts";
@@ -329,7 +329,7 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
     if (!pod.spec?.nodeName) {
       const bound = await rest.list<Pod>(R.pods(), { fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" }).catch((e: unknown) => {
         if (e instanceof KubeApiError && e.status === 403) {
-          warnings.push(`list pods (all namespaces) is forbidden (403): RBAC must allow "list pods" cluster-wide for the resource, host-port, topology spread and pod affinity checks; answered without them`);
+          warnings.push(PODS_NOT_LISTED_WARNING);
           return { items: [] as Pod[] };
         }
         throw e;

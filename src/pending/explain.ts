@@ -29,7 +29,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import { type Bundle, PODS_NOT_LISTED_WARNING } from "../bundle/bundle.ts";
 import type { CSINode, Node, PersistentVolume, PersistentVolumeClaim, Pod, Toleration } from "../model/k8s.ts";
 import { NotFoundError } from "../model/errors.ts";
 import { quantityValue } from "../model/quantity.ts";
@@ -804,6 +804,7 @@ function reconcile(
   checked: ReadonlySet<string> = new Set<string>(),
   schedulerName = "default-scheduler",
   nodes: readonly Node[] = [],
+  podsUnlisted = false,
 ): Reconciliation {
   if (scheduled) return { status: "not-applicable", details: ["The pod is scheduled; the scheduler's verdict no longer applies."] };
   if (!ev) return { status: "no-event", details: ["No FailedScheduling event for the pod in the bundle (events expire after one hour by default)."] };
@@ -918,7 +919,11 @@ function reconcile(
   }
   if (cut) details.push("The event's message is cut at 1,024 bytes (the Event's limit): only the reasons it shows whole were compared.");
   if (summary.feasibleNodes.length > 0) {
-    details.push(`By the rules checked here ${summary.feasibleNodes.join(", ")} would fit: the cluster changed since the event, or a check not modelled here rejects them.`);
+    details.push(
+      podsUnlisted
+        ? `By the rules checked here ${summary.feasibleNodes.join(", ")} would fit, but they counted no pod on the nodes (${PODS_UNLISTED_WHY}): the resources, hostPorts, topologySpread and podAffinity verdicts are not decided, which is the likely cause.`
+        : `By the rules checked here ${summary.feasibleNodes.join(", ")} would fit: the cluster changed since the event, or a check not modelled here rejects them.`,
+    );
   }
   if (details.length === 0) details.push("The counts differ.");
   return { status: "disagree", details };
@@ -1049,6 +1054,9 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   };
   const portNote = scheduledAlready ? undefined : sidecarPortNote(ctx, pod, maxKubeletVersion(ctx));
   if (portNote) notes.push(portNote);
+  // RBAC forbade listing the cluster's pods (gather_api.ts): the filters that count the pods bound to each node saw none
+  const podsUnlisted = !scheduledAlready && podsNotListed(ctx.bundle);
+  if (podsUnlisted) notes.push(PODS_NOT_LISTED_NOTE);
   const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;
@@ -1065,7 +1073,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
         cmp(`${a.count} ${a.reason}`, `${b.count} ${b.reason}`)
       );
     const message = feasible.length > 0
-      ? `${feasible.length}/${total} nodes fit by the rules checked here: ${feasible.join(", ")}.`
+      ? `${feasible.length}/${total} nodes fit by the rules checked here${podsUnlisted ? `, which counted no pod on the nodes (${PODS_UNLISTED_WHY})` : ""}: ${feasible.join(", ")}.`
       : formatSchedulerMessage(total, perNode, preFilter?.message);
     summary = { message, total, feasibleNodes: feasible, preFilter: preFilter?.message ?? null, reasons, wording };
   }
@@ -1093,8 +1101,23 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
       ...(pre.inlineDisks ? ["inlineDisks"] : []),
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
-    ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes),
+    ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes, podsUnlisted),
   };
+}
+
+const PODS_UNLISTED_WHY = `list pods was forbidden`;
+
+/**
+ * The note of a pod whose verdicts were computed without the pods bound to the nodes ({@link PODS_NOT_LISTED_WARNING}):
+ * the plugins that read them (kube-scheduler NodeResourcesFit, NodePorts, PodTopologySpread, InterPodAffinity) saw
+ * empty nodes.
+ */
+const PODS_NOT_LISTED_NOTE =
+  `the pods bound to the nodes were not listed (${PODS_UNLISTED_WHY}): the resources, hostPorts, topologySpread and podAffinity verdicts count none of them, so a node shown to fit may be full, hold the port, or break a spread or anti-affinity rule; RBAC "list pods" cluster-wide decides them`;
+
+/** Whether the bundle's collection could not list the cluster's pods ({@link PODS_NOT_LISTED_WARNING}). */
+function podsNotListed(bundle: Bundle): boolean {
+  return bundle.warnings.includes(PODS_NOT_LISTED_WARNING);
 }
 
 /** A pod's `status.nominatedNodeName`, or undefined. */
@@ -1507,6 +1530,18 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
   const nodesListed = ctx.nodes.length > 0;
   const findings: Finding[] = [];
   if (!nodesListed) findings.push(nodesMissingFinding(ctx, podReports));
+  const unlistedFor = podReports.filter((p) => !p.nodeName);
+  if (unlistedFor.length > 0 && podsNotListed(bundle)) {
+    findings.push({
+      id: "pods-not-listed",
+      severity: "warning",
+      title: `The pods bound to the nodes were not listed: resources, host ports, topology spread and pod affinity are not decided`,
+      detail: `kube-scheduler's NodeResourcesFit, NodePorts, PodTopologySpread and InterPodAffinity filters count the pods already on each node; ` +
+        `the collection could not list them, so every node looks empty to those checks here and may be shown to fit when it does not.`,
+      evidence: [PODS_NOT_LISTED_WARNING],
+      suggestion: `Grant "list" on "pods" cluster-wide (e.g. kubectl create clusterrole netpath-pods --verb=list --resource=pods) and run again.`,
+    });
+  }
   findings.push(...claimFindings(ctx, claims));
   findings.push(...pendingHints({ ctx, claims, pods: podReports }));
   for (const p of podReports) {
@@ -1561,5 +1596,6 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
     claims,
     pods: podReports,
     findings: sorted,
+    ...(bundle.warnings.length > 0 ? { warnings: [...bundle.warnings] } : {}),
   };
 }

@@ -381,7 +381,9 @@ export type FindingId =
   | "resource-claim-missing"
   | "resource-claim-unknown"
   | "preemption-victims-terminating"
-  | "node-name-bypasses-scheduler";
+  | "node-name-bypasses-scheduler"
+  /** The collection could not list the cluster's pods (RBAC): the checks that count the pods on each node saw none. */
+  | "pods-not-listed";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {
@@ -407,4 +409,11 @@ export interface PendingReport {
   claims: ClaimReport[];
   pods: PodReport[];
   findings: Finding[];
+  /**
+   * The bundle's warnings (`Bundle.warnings`, the lines stderr prints as `warning: …`): reads the collection could not
+   * make (RBAC forbade listing pods, namespaces, nodes, getting a ResourceClaim, …), objects that were gone, and files
+   * or keys ignored while reading a bundle. The answer rests on what was read; those that change a verdict are also a
+   * finding or a pod's note (e.g. `pods-not-listed`). Absent when there is none.
+   */
+  warnings?: string[];
 }

@@ -251,6 +251,11 @@ export function renderPendingText(report: PendingReport, options: PendingTextOpt
     for (const f of report.findings) out.push(...findingLines(f, st));
     out.push("");
   }
+  if (report.warnings && report.warnings.length > 0) {
+    out.push(st.bold("Collection warnings"));
+    for (const w of report.warnings) out.push(`  ${st.yellow("WARN")} ${w}`);
+    out.push("");
+  }
   while (out.length > 0 && out[out.length - 1] === "") out.pop();
   return printableLines(out);
 }

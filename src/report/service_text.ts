@@ -240,6 +240,11 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
       lines.push(`  ${tag} ${f.node ? `[${f.node}] ` : ""}${f.message}`);
     }
   }
+  if (r.warnings && r.warnings.length > 0) {
+    lines.push("");
+    lines.push(st.bold("Collection warnings"));
+    for (const w of r.warnings) lines.push(`  ${st.yellow("WARN")} ${w}`);
+  }
   lines.push("");
   lines.push(st.dim("Not visible in a dump: " + r.limits.join("; ") + "."));
   if (!wide) lines.push(st.dim("Use -o wide for the rule text behind each verdict."));

@@ -653,6 +653,8 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
     limits,
   };
   if (options.packet) out.packet = packets;
+  // what the collection could not read reaches the report, not only stderr (the CLI prints them there too)
+  if (bundle.warnings.length > 0) out.warnings = [...bundle.warnings];
   return out;
 }
 

@@ -325,4 +325,11 @@ export interface ServiceReport {
   findings: Finding[];
   /** What the bundle cannot show (conntrack state, recent tables, sysctls). */
   limits: string[];
+  /**
+   * The bundle's warnings (`Bundle.warnings`, the lines stderr prints as `warning: …`): reads the collection
+   * could not make (RBAC forbade a list or get, an exec was refused, a node section such as Cilium's service table
+   * failed, an object was gone) and files or keys ignored while reading a bundle. The answers rest on what was read;
+   * a warning here may be why one says less than it could. Absent when there is none.
+   */
+  warnings?: string[];
 }
