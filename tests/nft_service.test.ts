@@ -823,7 +823,7 @@ describe("session affinity in nftables mode: the node's affinity sets", () => {
     svc5.spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 600 } };
     const d = run().drift.filter((x) => x.kind === "affinity-timeout");
     expect(d.map((x) => x.message)).toEqual([
-      "ns5/svc5:p80: test-node's affinity sets keep a client for 10800 s (1 of 1 set(s), e.g. affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80), the API 600 s: the node's rules are stale",
+      "ns5/svc5:p80: test-node's affinity sets keep a client for 10800 s (1 of 1 set(s), e.g. affinity-GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80), the API asks for ClientIP session affinity of 600 s: the node's rules are stale",
     ]);
   });
 });

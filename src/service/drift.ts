@@ -361,6 +361,50 @@ export function persistenceDrift(svc: ServiceSummary, sp: ServicePortSummary, de
 }
 
 /**
+ * nftables mode: ClientIP affinity is one `affinity-…` set per endpoint the node can reach, whose timeout is the
+ * Service's (pkg/proxy/nftables/proxier.go syncProxyRules: activeAffinitySets gets `epInfo.affinitySetName` only when
+ * `SessionAffinityType() == ClientIP`, Timeout = StickyMaxAgeSeconds; writeServiceToEndpointRules writes the
+ * `ip saddr @affinity-… goto` rules under the same condition); a Service without it has none, as kube-proxy deletes
+ * any other affinity set at once ("we can immediately delete any stale affinity sets", v1.29+).
+ * @param sets the ServicePort's affinity sets in the dump (Datapath.affinitySets).
+ * @param forwards whether the node sends some client of the port to an endpoint (it has endpoint chains, which the
+ *   sets go with); a port without one has no set either way.
+ * @returns the drift (`affinity-timeout`), or undefined when the node does as the API asks.
+ */
+export function affinitySetDrift(svc: ServiceSummary, sp: ServicePortSummary, node: string, sets: readonly { name: string; timeoutSeconds?: number }[], forwards: boolean): DriftItem | undefined {
+  const want = wantedAffinity(svc);
+  const drift = (what: string): DriftItem => ({
+    portKey: sp.portKey,
+    kind: "affinity-timeout",
+    message: `${sp.portKey}: ${node}${what}, the API asks for ${want === undefined ? "no session affinity" : `ClientIP session affinity of ${want} s`}: the node's rules are stale`,
+  });
+  if (want === undefined) {
+    if (sets.length === 0) return undefined;
+    const held = [...new Set(sets.flatMap((x) => (x.timeoutSeconds !== undefined ? [x.timeoutSeconds] : [])))];
+    return drift(` has ${sets.length} affinity set(s) (e.g. ${sets[0]!.name}${held.length > 0 ? `, keeping a client for ${held.join(", ")} s` : ""}) that keep clients on their endpoint`);
+  }
+  if (sets.length === 0) return forwards ? drift(" has no affinity set for the port's endpoints (clients are balanced per connection)") : undefined;
+  const other = sets.filter((x) => x.timeoutSeconds !== undefined && x.timeoutSeconds !== want);
+  if (other.length === 0) return undefined;
+  return drift(`'s affinity sets keep a client for ${[...new Set(other.map((x) => x.timeoutSeconds))].join(", ")} s (${other.length} of ${sets.length} set(s), e.g. ${other[0]!.name})`);
+}
+
+/**
+ * What the node does about session affinity, for `balancing.sessionAffinity` where it differs from the API: `none on
+ * the node (WHY)` or `ClientIP on the node: N s (HOW)`.
+ * @param seconds the timeouts the node keeps clients for (empty: it keeps none).
+ * @param how where it shows: `no recent rule` / `-m recent`, `no affinity set` / `affinity sets`.
+ */
+export function nodeAffinityText(seconds: readonly number[], how: { none: string; held: string }): string {
+  return seconds.length === 0 ? `none on the node (${how.none})` : `ClientIP on the node: ${seconds.join(", ")} s (${how.held})`;
+}
+
+/** The timeouts of a Service chain's `-m recent --rcheck --seconds N` rules (iptables mode), each once. */
+export function recentRuleSeconds(rules: readonly string[]): number[] {
+  return [...new Set(rules.filter((r) => / -m recent /.test(r) && /--rcheck\b/.test(r)).map((r) => Number(/--seconds (\d+)/.exec(r)?.[1] ?? NaN)))];
+}
+
+/**
  * iptables mode: ClientIP affinity is a `-m recent --rcheck --seconds N` rule per endpoint in the Service's
  * KUBE-SVC/KUBE-SVL chain (iptables/proxier.go writeServiceToEndpointRules, N = StickyMaxAgeSeconds); None writes none.
  * @param svcChain the Service chain the ClusterIP's pods take.
@@ -368,7 +412,7 @@ export function persistenceDrift(svc: ServiceSummary, sp: ServicePortSummary, de
  * @returns the drift, or undefined when the node does as the API asks.
  */
 export function recentRuleDrift(svc: ServiceSummary, sp: ServicePortSummary, node: string, svcChain: string, rules: readonly string[]): DriftItem | undefined {
-  const held = [...new Set(rules.filter((r) => / -m recent /.test(r) && /--rcheck\b/.test(r)).map((r) => Number(/--seconds (\d+)/.exec(r)?.[1] ?? NaN)))];
+  const held = recentRuleSeconds(rules);
   const want = wantedAffinity(svc);
   if ((held.length === 0 && want === undefined) || (held.length === 1 && held[0] === want)) return undefined;
   return {

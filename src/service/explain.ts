@@ -24,7 +24,7 @@ import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { driftFor, externalPolicyDrift, ipsetDrift, persistenceDrift, recentRuleDrift } from "./drift.ts";
+import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext, TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
@@ -358,6 +358,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };
         report.ports.push(pr);
+        /** What this node does about session affinity for the port, when it differs from the API (iptables, nftables). */
+        let nodeAffinity: string | undefined;
         // IPVS binds every service address to the kube-ipvs0 dummy interface: they are local addresses of the node.
         const ipvsMode = report.proxyMode.mode === "ipvs";
         for (const ep of entryPoints(svcHere, sp, family, sources.nodeIP!, facts.addresses?.isLocal)) {
@@ -440,8 +442,13 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             // clusterCIDR) no rule of KUBE-SVC marks for masquerade, and the evidence names none of its rules, while
             // writeServiceToEndpointRules writes the recent rules there whatever the detector (proxier.go, v1.27+)
             const svcChain = serviceChainOf.get(reference);
-            const d = svcChain ? recentRuleDrift(svc, sp, nodeName, svcChain, dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? []) : undefined;
-            if (d) report.drift.push(d);
+            const rules = svcChain ? dp.iptables.tables.get("nat")?.chains.get(svcChain)?.rawRules ?? [] : [];
+            const d = svcChain ? recentRuleDrift(svc, sp, nodeName, svcChain, rules) : undefined;
+            if (d) {
+              report.drift.push(d);
+              // the field sits under the node: what the node does, as in IPVS mode
+              nodeAffinity = nodeAffinityText(recentRuleSeconds(rules), { none: "no recent rule", held: "-m recent" });
+            }
           }
           pr.entryPoints.push(entry);
         }
@@ -479,20 +486,20 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           const external = programs(resolved.summary.externalTrafficPolicy === "Local" ? "Local" : "Cluster");
           report.drift.push(...externalPolicyDrift(resolved, sp, pr, nodeName, external, [...internal, ...ipsetItems]));
         }
-        if (!notForKubeProxy.ignored && svc.sessionAffinity === "ClientIP" && datapath.affinitySets) {
-          // nftables mode: kube-proxy gives each affinity set the Service's timeout (proxier.go: StickyMaxAgeSeconds)
+        if (!notForKubeProxy.ignored && datapath.affinitySets) {
+          // nftables mode: an affinity set per endpoint for ClientIP, with the Service's timeout; none for None
+          // (drift.ts affinitySetDrift)
           const sets = datapath.affinitySets(svc.namespace, svc.name, sp.protocol, sp.name);
-          const other = sets.filter((s) => s.timeoutSeconds !== undefined && s.timeoutSeconds !== svc.affinityTimeoutSeconds);
-          if (other.length > 0) {
-            report.drift.push({
-              portKey: sp.portKey,
-              kind: "affinity-timeout",
-              message: `${sp.portKey}: ${nodeName}'s affinity sets keep a client for ${[...new Set(other.map((s) => s.timeoutSeconds))].join(", ")} s (${other.length} of ${sets.length} set(s), e.g. ${other[0]!.name}), the API ${svc.affinityTimeoutSeconds} s: the node's rules are stale`,
-            });
+          const forwards = pr.entryPoints.some((e) => e.clients.some((c) => c.endpoints.length > 0));
+          const d = affinitySetDrift(svc, sp, nodeName, sets, forwards);
+          if (d) {
+            report.drift.push(d);
+            nodeAffinity = nodeAffinityText([...new Set(sets.flatMap((x) => (x.timeoutSeconds !== undefined ? [x.timeoutSeconds] : [])))], { none: "no affinity set", held: "affinity sets" });
           }
           const held = sets.reduce((n, s) => n + s.clients, 0);
           if (sets.length > 0) report.notes.push(`${sp.portKey}: session affinity on ${nodeName}: ${sets.length} affinity set(s) in the dump holding ${held} client(s) as captured (a held client returns to its endpoint; --source IP traces it)`);
         }
+        if (nodeAffinity) for (const e of pr.entryPoints) e.balancing.sessionAffinity = nodeAffinity;
         report.drift.push(...ipsetItems);
       }
       // ipMode Proxy ingress IPs: kube-proxy (v1.30+, where it honours ipMode) writes no rule for them; a node whose
