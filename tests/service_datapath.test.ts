@@ -90,3 +90,41 @@ describe("kube-proxy is not the datapath", () => {
     expect(r.nodes[0]!.ports.length).toBeGreaterThan(0);
   });
 });
+
+// The datapath in machine-readable form (proxyMode), and a packet question on such a node answered with why there
+// is no packet path rather than with nothing (audit of the -o json contract, defect 5).
+describe("the agent in proxyMode, and the packet question", () => {
+  const packet = { source: "10.244.1.7", destination: "10.96.0.10", port: 53, protocol: "udp" as const };
+  it("Cilium and GKE Dataplane V2: mode cilium; Calico: mode other; each names the agent as evidence", () => {
+    const mode = (d: DaemonSet) => explainService(ciliumNode([d]), "kube-system", "kube-dns", { nodes: ["k8s1"] }).nodes[0]!.proxyMode;
+    expect(mode(ds("cilium"))).toEqual({
+      mode: "cilium",
+      evidence: [{ source: "datapath agent", value: "Cilium (eBPF kube-proxy replacement)", detail: "no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy; DaemonSet kube-system/cilium; no kube-system/kube-proxy DaemonSet" }],
+      conflicts: [],
+    });
+    expect(mode(ds("anetd")).mode).toBe("cilium");
+    expect(mode(ds("calico-node"))).toMatchObject({ mode: "other", evidence: [{ source: "datapath agent", value: "Calico (eBPF data plane)" }] });
+  });
+
+  it("a --source/--dest question gets an unknown answer that says which datapath decides it and how to ask it", () => {
+    const r = explainService(ciliumNode([ds("cilium")]), "kube-system", "kube-dns", { nodes: ["k8s1"], packet });
+    expect(r.packet).toEqual([{
+      node: "k8s1",
+      source: "10.244.1.7",
+      destination: "10.96.0.10:53/udp",
+      outcome: "unknown",
+      endpoints: [],
+      masquerade: "n/a",
+      reason: "Services on k8s1 are served by Cilium (eBPF kube-proxy replacement), not kube-proxy: where this packet goes and whether it is masqueraded are decided by the agent's own datapath, which this report does not read; ask the agent: kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg service list",
+      evidence: [],
+      caveats: [],
+    }]);
+  });
+
+  it("with Cilium's service table (tests/fixtures/cilium/compare/scope): mode cilium, and the packet answer says the table has no path", () => {
+    const r = explainService(readBundle("tests/fixtures/cilium/compare/scope"), "shop", "web", { packet: { source: "10.244.0.5", destination: "10.96.120.7", port: 80, protocol: "tcp" } });
+    expect(r.nodes[0]!.proxyMode.mode).toBe("cilium");
+    expect(r.packet!.map((a) => [a.node, a.outcome])).toEqual([["kind-worker", "unknown"]]);
+    expect(r.packet![0]!.reason).toContain("its service table, compared above, lists the backends but not the path");
+  });
+});

@@ -150,7 +150,11 @@ function renderNode(n: NodeServiceReport, st: Style, wide: boolean, lines: strin
   const mode = n.proxyMode.mode;
   const from = n.proxyMode.evidence.map((e) => `${e.source}: ${e.value}`).join("; ");
   lines.push("");
-  lines.push(st.bold(`Node ${n.node}`) + (n.zone ? ` (zone ${n.zone})` : "") + ` — kube-proxy mode ${st.bold(mode)}` + (from ? st.dim(` [${from}]`) : ""));
+  const agent = mode === "cilium" || mode === "other" ? n.proxyMode.evidence.find((e) => e.source === "datapath agent")?.value : undefined;
+  lines.push(
+    st.bold(`Node ${n.node}`) + (n.zone ? ` (zone ${n.zone})` : "") +
+      (agent ? ` — Services served by ${st.bold(agent)}, not kube-proxy` : ` — kube-proxy mode ${st.bold(mode)}` + (from ? st.dim(` [${from}]`) : "")),
+  );
   if (n.source) lines.push(st.dim(`  state from ${n.source}`));
   if (n.error) {
     lines.push(st.red(`  not analysed: ${n.error}`));

@@ -225,7 +225,23 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   const other = otherServiceDatapath(bundle, capture);
   if (other) {
     report.notes.push(otherDatapathNote(other));
-    report.proxyMode = { mode: "unknown", evidence: [], conflicts: [] };
+    report.proxyMode = { mode: other.mode, evidence: [{ source: "datapath agent", value: other.datapath, detail: other.evidence.join("; ") }], conflicts: [] };
+    if (options.packet) {
+      // the agent's BPF programs (or its own rules) decide the packet, which the bundle does not hold: say so rather
+      // than give no answer (service_datapath.ts)
+      const q = options.packet;
+      packets.push({
+        node: nodeName,
+        source: q.source,
+        destination: formatDestination(q.destination, q.port, q.protocol),
+        outcome: "unknown",
+        endpoints: [],
+        masquerade: "n/a",
+        reason: `Services on ${nodeName} are served by ${other.datapath}, not kube-proxy: where this packet goes and whether it is masqueraded are decided by the agent's own datapath, which this report does not read${other.table ? " (its service table, compared above, lists the backends but not the path)" : ""}; ask the agent: ${other.ask}`,
+        evidence: [],
+        caveats: [],
+      });
+    }
     if (other.table && resolved.service.metadata.labels?.[SERVICE_PROXY_NAME_LABEL] !== undefined) {
       // Cilium, like kube-proxy, skips a Service labelled for another proxy (its --k8s-service-proxy-name, empty by
       // default, takes only unlabelled Services)

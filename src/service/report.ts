@@ -76,9 +76,17 @@ export interface ZoneCount {
 
 /** How the proxy mode of a node was established. */
 export interface ProxyModeInfo {
-  mode: "iptables" | "ipvs" | "nftables" | "unknown";
-  /** `kube-proxy ConfigMap` / `kube-proxy flags`: the configuration (detail names the ConfigMap and key, or the flag). */
-  evidence: { source: "proxyMode endpoint" | "kube-proxy ConfigMap" | "kube-proxy flags" | "rules"; value: string; detail?: string }[];
+  /**
+   * kube-proxy's mode; `cilium` when Cilium's kube-proxy replacement serves the node's Services (its service table is
+   * in the bundle, or a cilium/anetd DaemonSet runs without kube-proxy), `other` for another agent (Calico eBPF,
+   * kube-router, Antrea, OVN-Kubernetes); those two name the agent in `evidence` (source `datapath agent`).
+   */
+  mode: "iptables" | "ipvs" | "nftables" | "cilium" | "other" | "unknown";
+  /**
+   * `kube-proxy ConfigMap` / `kube-proxy flags`: the configuration (detail names the ConfigMap and key, or the flag);
+   * `datapath agent`: the agent that serves Services instead of kube-proxy (value its name, detail what shows it).
+   */
+  evidence: { source: "proxyMode endpoint" | "kube-proxy ConfigMap" | "kube-proxy flags" | "rules" | "datapath agent"; value: string; detail?: string }[];
   /** Disagreements between the sources (e.g. ConfigMap says ipvs, the node serves the Service from KUBE-SVC chains). */
   conflicts: string[];
 }

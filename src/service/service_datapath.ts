@@ -17,6 +17,8 @@ import { shellWord } from "../model/shell_word.ts";
 export interface OtherServiceDatapath {
   /** e.g. `Cilium (kube-proxy replacement)`, or `not kube-proxy (unidentified)`. */
   datapath: string;
+  /** The report's `proxyMode.mode` for it: `cilium` (Cilium, GKE Dataplane V2), `other` for the other agents. */
+  mode: "cilium" | "other";
   /** What shows it, e.g. `no KUBE-SERVICES chain in the node's nat table`, `DaemonSet kube-system/cilium`. */
   evidence: string[];
   /** The agent's own command that lists how it serves the Service. */
@@ -26,9 +28,9 @@ export interface OtherServiceDatapath {
 }
 
 /** The agents, by DaemonSet name; `ask` is completed with the DaemonSet's namespace (`-n NS`). */
-const AGENTS: { name: RegExp; datapath: string; ask: string }[] = [
-  { name: /^cilium$/, datapath: "Cilium (eBPF kube-proxy replacement)", ask: "exec ds/cilium -c cilium-agent -- cilium-dbg service list" },
-  { name: /^anetd$/, datapath: "GKE Dataplane V2 (Cilium, anetd)", ask: "exec ds/anetd -c cilium-agent -- cilium service list" },
+const AGENTS: { name: RegExp; datapath: string; ask: string; mode?: "cilium" }[] = [
+  { name: /^cilium$/, datapath: "Cilium (eBPF kube-proxy replacement)", ask: "exec ds/cilium -c cilium-agent -- cilium-dbg service list", mode: "cilium" },
+  { name: /^anetd$/, datapath: "GKE Dataplane V2 (Cilium, anetd)", ask: "exec ds/anetd -c cilium-agent -- cilium service list", mode: "cilium" },
   { name: /^calico-node$/, datapath: "Calico (eBPF data plane)", ask: "exec ds/calico-node -c calico-node -- calico-node -bpf nat dump" },
   { name: /^kube-router$/, datapath: "kube-router (IPVS service proxy)", ask: "exec ds/kube-router -- ipvsadm -Ln" },
   { name: /^antrea-agent$/, datapath: "Antrea Proxy (Open vSwitch)", ask: "exec ds/antrea-agent -c antrea-agent -- antctl get serviceexternalip; antctl trace-packet" },
@@ -63,7 +65,7 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
     const evidence = ["the node's Cilium agent lists its service table (cilium-dbg service list)"];
     if (capture.sections["iptables-save"] !== undefined || capture.sections["nft-json"] !== undefined) evidence.unshift("no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy");
     const ds = (bundle.objects.daemonSets ?? []).find((d) => AGENTS[0]!.name.test(d.metadata.name));
-    return { datapath: "Cilium (eBPF kube-proxy replacement)", evidence, ask: askIn(ds?.metadata.namespace ?? "kube-system", AGENTS[0]!.ask), table: true };
+    return { datapath: "Cilium (eBPF kube-proxy replacement)", mode: "cilium", evidence, ask: askIn(ds?.metadata.namespace ?? "kube-system", AGENTS[0]!.ask), table: true };
   }
   if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined) return undefined;
   if (capture.sections["iptables-save"]?.exitCode !== undefined && capture.sections["iptables-save"].exitCode !== 0) return undefined;
@@ -77,7 +79,7 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
     const d = ds.find((x) => a.name.test(x.metadata.name));
     if (!d) continue;
     evidence.push(`DaemonSet ${d.metadata.namespace ?? "kube-system"}/${d.metadata.name}`, "no kube-system/kube-proxy DaemonSet");
-    return { datapath: a.datapath, evidence, ask: askIn(d.metadata.namespace ?? "kube-system", a.ask) };
+    return { datapath: a.datapath, mode: a.mode ?? "other", evidence, ask: askIn(d.metadata.namespace ?? "kube-system", a.ask) };
   }
   return undefined;
 }
