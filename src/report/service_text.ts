@@ -9,6 +9,7 @@
 import type { ClientVerdict, EndpointShare, EntryPointReport, NodeServiceReport, PortReport, ServiceReport } from "../service/report.ts";
 import { formatShare } from "../service/iptables/probability.ts";
 import { rulesAt, rulesInChains } from "../service/trace.ts";
+import { NO_ZONE } from "../service/resolve.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 import { printableLines } from "./printable.ts";
 
@@ -209,7 +210,7 @@ export function renderServiceText(r: ServiceReport, options: ServiceTextOptions 
   if (s.externalIPs.length) lines.push(`  externalIPs ${s.externalIPs.join(", ")}`);
   const ready = r.endpoints.filter((e) => e.ready).length;
   lines.push("");
-  lines.push(st.bold(`Endpoints: ${ready} ready of ${r.endpoints.length}`) + (r.zones.length ? `, zones: ${r.zones.map((z) => `${z.zone} ${z.ready}${z.notReady ? `(+${z.notReady} not ready)` : ""}`).join(", ")}` : ""));
+  lines.push(st.bold(`Endpoints: ${ready} ready of ${r.endpoints.length}`) + (r.zones.length ? `, zones: ${r.zones.map((z) => `${z.zone ?? NO_ZONE} ${z.ready}${z.notReady ? `(+${z.notReady} not ready)` : ""}`).join(", ")}` : ""));
   if (r.endpoints.length > 0) {
     // The ZONE column only when some endpoint has a zone (kubectl's columns likewise come and go with the data).
     const zoned = r.endpoints.some((e) => e.zone);

@@ -69,7 +69,8 @@ export interface EndpointInfo {
 
 /** Endpoints per zone. */
 export interface ZoneCount {
-  zone: string;
+  /** The endpoints' zone (`endpoints[].zone`); absent for the count of endpoints without one. */
+  zone?: string;
   ready: number;
   notReady: number;
 }

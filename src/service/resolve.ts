@@ -193,16 +193,20 @@ export function resolveService(objects: BundleObjects, namespace: string, name: 
     }
   }
   const endpoints = order;
-  const zoneMap = new Map<string, ZoneCount>();
+  // endpoints without a zone are counted under no `zone` key, as their own `zone` is absent (not a zone named so)
+  const zoneMap = new Map<string | undefined, ZoneCount>();
   for (const e of endpoints) {
-    const z = e.zone ?? "(no zone)";
-    const c = zoneMap.get(z) ?? { zone: z, ready: 0, notReady: 0 };
+    const c = zoneMap.get(e.zone) ?? { ...(e.zone !== undefined ? { zone: e.zone } : {}), ready: 0, notReady: 0 };
     if (e.ready) c.ready++;
     else c.notReady++;
-    zoneMap.set(z, c);
+    zoneMap.set(e.zone, c);
   }
-  return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => compareText(a.zone, b.zone)), slices };
+  const zoneKey = (z: ZoneCount) => z.zone ?? NO_ZONE;
+  return { service, summary, endpoints, zones: [...zoneMap.values()].sort((a, b) => compareText(zoneKey(a), zoneKey(b))), slices };
 }
+
+/** How the text report names the endpoints without a zone (`ZoneCount` without `zone`); they sort as this text. */
+export const NO_ZONE = "(no zone)";
 
 const PROTOCOLS = new Set(["TCP", "UDP", "SCTP"]);
 const isPort = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 65535;
