@@ -8,7 +8,7 @@
  * @module
  */
 import { collectOnce } from "./repeatable.ts";
-import { accessSync, closeSync, constants, existsSync, fchmodSync, fsyncSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, fchmodSync, fsyncSync, lstatSync, openSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import process from "node:process";
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
@@ -77,16 +77,62 @@ function summary(b: Bundle): string {
   return `${parts.join(", ") || "no objects"}; node state: ${nodes.join(", ") || "none"}`;
 }
 
+/** Most symbolic links followed for one `-o` path, as the kernel's MAXSYMLINKS (include/linux/namei.h, 40). */
+const MAX_LINKS = 40;
+
+/**
+ * Where `-o PATH` is written: PATH, or what the symbolic link PATH names (link by link) when following it is safe.
+ * A link is followed only when its owner is the invoking user, or root outside a sticky world-writable directory not
+ * owned by root: the kernel's protected_symlinks rule (fs/namei.c may_follow_link: "allowed if owner and follower
+ * match", "if parent directory not sticky and world-writable", "if parent directory and link owner match"), made
+ * stricter in that a link owned by another user is never followed, and the file it names, when it exists, must be
+ * the invoking user's (never replace another user's file). Without effective uids (Windows) links are followed.
+ * @param path the absolute `-o` path.
+ * @returns the path of the file to replace.
+ * @throws {Error} one line naming the link, its owner and what to do, when following it is refused.
+ */
+function outputTarget(path: string): string {
+  const euid = process.geteuid?.();
+  let cur = path;
+  for (let hops = 0;; hops++) {
+    let st;
+    try {
+      st = lstatSync(cur);
+    } catch {
+      return cur; // a new file (a dangling link ends here too: the name it gives is created, by us, 0600)
+    }
+    if (!st.isSymbolicLink()) {
+      if (euid !== undefined && cur !== path && st.uid !== euid) {
+        throw new Error(`capture -o ${path}: it is a symbolic link to ${cur}, a file of uid ${st.uid}, not yours; nothing was written: remove the link or choose another -o path`);
+      }
+      return cur;
+    }
+    if (hops >= MAX_LINKS) throw new Error(`capture -o ${path}: too many levels of symbolic links (a symlink loop?); nothing was written: choose another -o path`);
+    if (euid !== undefined && st.uid !== euid) {
+      const dir = statSync(dirname(cur));
+      const stickyShared = (dir.mode & 0o1002) === 0o1002;
+      if (st.uid !== 0 || (stickyShared && dir.uid !== 0)) {
+        const whose = st.uid !== 0 ? `uid ${st.uid} (neither you nor root)` : `root in a sticky world-writable directory of uid ${dir.uid}`;
+        throw new Error(`capture -o ${path}: ${cur} is a symbolic link owned by ${whose}: another user may have put it there to make capture replace the file it points to; nothing was written: remove the link or choose another -o path`);
+      }
+    }
+    cur = resolve(dirname(cur), readlinkSync(cur));
+  }
+}
+
 /**
  * Writes a bundle readable by its owner only (mode 0600): created so, and an existing file is made 0600 before the
  * new content goes in (the umask never widens it).
  * @param path the file.
  * @param text the bundle's text.
+ * @throws {Error} one line when PATH is a symbolic link it may not follow (outputTarget) or the write fails.
  */
 function writePrivate(path: string, text: string): void {
-  // through a symlink to the file it names; the new content goes to a temporary file beside it (0600 from the start),
-  // renamed over the old one once whole: a failed write (EFBIG, ENOSPC, a crash) leaves the old bundle, never a cut one
-  const target = existsSync(path) ? realpathSync(path) : path;
+  // through a symlink only when it is safe (outputTarget); the new content goes to a temporary file beside the file
+  // replaced, created with O_EXCL (never through a link planted under that name) and 0600 from the start, renamed
+  // over the old one once whole: rename(2) replaces the name, never writes into a file a link or hard link leads to,
+  // and a failed write (EFBIG, ENOSPC, a crash) leaves the old bundle, never a cut one
+  const target = outputTarget(path);
   const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
   let fd: number | undefined;
   try {
