@@ -3,7 +3,7 @@
  * together), run (analyse and render). Offline (`--from`) needs no Kubernetes client; the live path loads it lazily.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import type { Bundle, CaptureInfo } from "../bundle/bundle.ts";
 import { readBundle } from "../io/read_bundle.ts";
 import { explainService } from "../service/explain.ts";
 import type { GatherHooks } from "../kube/options.ts";
@@ -117,6 +117,28 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
   }
 }
 
+/**
+ * What `--all-nodes` on a bundle (`--from`) leaves out. A live `--all-nodes` lists every Node of the cluster; a bundle
+ * holds the nodes its capture was asked for: every node only when it was captured with `--all-nodes` (its
+ * `capture.command`, written by src/kube/live.ts commandLine, then has that flag), else the endpoints' nodes (or
+ * `--node`, `--from-pod`), and a hand-made bundle does not say.
+ * @param capture the bundle's capture info.
+ * @param nodes the nodes `--all-nodes` analysed on the bundle (those it holds a capture or a Node object of).
+ * @returns the report's limit line and the stderr warning, or undefined when the bundle was captured with --all-nodes.
+ */
+export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]): { limit: string; warning: string } | undefined {
+  const command = capture.command?.trim();
+  if (command !== undefined && command.split(/\s+/).includes("--all-nodes")) return undefined;
+  const how = command !== undefined && /^kubectl netpath\s/.test(command)
+    ? `this bundle was captured without --all-nodes (capture.command: ${command})`
+    : "this bundle does not record a capture with --all-nodes";
+  const held = nodes.length > 0 ? nodes.join(", ") : "none";
+  return {
+    limit: `nodes other than ${held}: ${how}, so it holds no other node, and those were not checked (capture with --all-nodes for a drift check across the cluster)`,
+    warning: `--all-nodes on this bundle analysed only the nodes it holds (${held}): ${how}; other nodes of the cluster were not checked: capture with --all-nodes for a drift check across the cluster`,
+  };
+}
+
 /** Flags of a live run only (option key, flag as written). */
 const LIVE_ONLY: readonly (readonly [string, string])[] = [
   ["context", "--context"], ["kubeconfig", "--kubeconfig"], ["requestTimeout", "--request-timeout"], ["exec", "--no-exec"],
@@ -163,6 +185,12 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
       }
     }
     const report = streamed ? streamed.report(bundle, namespace, opts) : explainService(bundle, namespace, plan.target.name, opts);
+    // --all-nodes on a bundle reaches the nodes the bundle holds: the whole cluster only if it was captured so
+    const partial = o.allNodes && o.from !== undefined && !plan.nodes ? allNodesShortfall(bundle.capture, opts.nodes ?? []) : undefined;
+    if (partial) {
+      report.limits.push(partial.limit);
+      io.stderr(`warning: ${partial.warning}\n`);
+    }
     io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1. Under --all-nodes on a
     // bundle, a node it holds no capture of was not asked for by name: said, without failing the run.
