@@ -215,7 +215,11 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
   const failed = bundle.nodes.filter((n) => n.error !== undefined);
   for (const n of failed) io.stderr(`error: node ${n.name}: ${n.error}\n`);
   if (o.output !== "-") {
-    io.stderr(`analyse it with: kubectl netpath ${shellWord(`${kind}/${target.name}`)} -n ${shellWord(plan.namespace)}${target.kind === "service" ? "" : " --why-pending"} --from ${shellWord(o.output)}\n`);
+    // the same question over the same scope as the capture (its capture.command: src/kube/live.ts commandLine): a
+    // --from-pod capture holds the client's node only, and is answered with --from-pod; --node and --all-nodes keep
+    // the offline run on the nodes collected
+    const scope = [...(o.node ?? []).flatMap((n) => ["--node", n]), ...(o.allNodes ? ["--all-nodes"] : []), ...(o.fromPod !== undefined ? ["--from-pod", o.fromPod] : [])];
+    io.stderr(`analyse it with: kubectl netpath ${shellWord(`${kind}/${target.name}`)} -n ${shellWord(plan.namespace)}${target.kind === "service" ? "" : " --why-pending"}${scope.map((w) => ` ${shellWord(w)}`).join("")} --from ${shellWord(o.output)}\n`);
   }
   if (leftBehind.length > 0) io.stderr(`error: ${live.leftBehindMessage(leftBehind)}\n`);
   return failed.length > 0 || leftBehind.length > 0 ? 1 : 0;

@@ -139,6 +139,36 @@ export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]
   };
 }
 
+/**
+ * The endpoints' nodes an offline run (`--from`, no `--node`, `--all-nodes` or `--from-pod`) cannot analyse: a live
+ * run reads every node hosting an endpoint; a bundle holds the nodes its capture was asked for, which are fewer when
+ * it was captured with `--from-pod` (the client's node only) or `--node`. Said of bundles `capture` wrote (their
+ * `capture.command` is a kubectl netpath command line); a hand-made bundle holds what its maker chose.
+ * @param capture the bundle's capture info (`command`: how it was captured, src/kube/live.ts commandLine).
+ * @param endpointNodes the nodes of the Service's endpoints (duplicates allowed).
+ * @param captured the nodes the bundle holds a capture of.
+ * @returns the report's limit line and the stderr warning, or undefined when every endpoint's node is in the bundle.
+ */
+export function endpointNodesShortfall(capture: CaptureInfo, endpointNodes: readonly string[], captured: readonly string[]): { limit: string; warning: string } | undefined {
+  const missing = [...new Set(endpointNodes)].filter((n) => !captured.includes(n)).sort();
+  const command = capture.command?.trim() ?? "";
+  const words = command.split(/\s+/);
+  const fromPod = words.indexOf("--from-pod");
+  // a hand-made bundle holds what its maker put in (capture.notes say what); with no node state at all (--no-exec)
+  // the run says so once ("the bundle holds no node state")
+  if (missing.length === 0 || !/^kubectl netpath\s/.test(command) || captured.length === 0) return undefined;
+  const why = fromPod > 0 && words[fromPod + 1] !== undefined
+    ? `this bundle was captured with --from-pod ${words[fromPod + 1]} (capture.command: ${command}), which collects that pod's node only: add --from-pod ${words[fromPod + 1]} for its packet's answer, or capture without it to check them`
+    : words.includes("--node")
+    ? `this bundle was captured with --node (capture.command: ${command}), which collects those nodes only: capture without --node to check them`
+    : `the bundle (capture.command: ${command}) holds no capture of them: capture again to check them`;
+  const these = `${missing.length === 1 ? "node" : "nodes"} ${missing.join(", ")}`;
+  return {
+    limit: `the rules of ${these}, which host${missing.length === 1 ? "s" : ""} endpoints: ${why}`,
+    warning: `${these} ${missing.length === 1 ? "hosts" : "host"} endpoints but ${missing.length === 1 ? "is" : "are"} not in the bundle, not analysed: ${why}`,
+  };
+}
+
 /** Flags of a live run only (option key, flag as written). */
 const LIVE_ONLY: readonly (readonly [string, string])[] = [
   ["context", "--context"], ["kubeconfig", "--kubeconfig"], ["requestTimeout", "--request-timeout"], ["exec", "--no-exec"],
@@ -186,7 +216,11 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     }
     const report = streamed ? streamed.report(bundle, namespace, opts) : explainService(bundle, namespace, plan.target.name, opts);
     // --all-nodes on a bundle reaches the nodes the bundle holds: the whole cluster only if it was captured so
-    const partial = o.allNodes && o.from !== undefined && !plan.nodes ? allNodesShortfall(bundle.capture, opts.nodes ?? []) : undefined;
+    const partial = o.from === undefined || plan.nodes
+      ? undefined
+      : o.allNodes
+      ? allNodesShortfall(bundle.capture, opts.nodes ?? [])
+      : endpointNodesShortfall(bundle.capture, report.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined), bundle.nodes.map((n) => n.name));
     if (partial) {
       report.limits.push(partial.limit);
       io.stderr(`warning: ${partial.warning}\n`);
