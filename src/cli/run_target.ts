@@ -196,7 +196,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
   if (plan.target.kind === "service") {
     if (o.from !== undefined && o.fromPod !== undefined) {
       // Offline --from-pod: the pod from the bundle, traced on its own node (as the live path collects that node).
-      const q = packetFromPod(bundle.objects, namespace, o.fromPod, plan.target.name, plan.packet);
+      const q = packetFromPod(bundle.objects, namespace, o.fromPod, plan.target.name, plan.packet, bundle.capture);
       plan.packet = q.packet;
       if (!plan.nodes) plan.nodes = [q.node];
     }

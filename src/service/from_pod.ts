@@ -5,7 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { BundleObjects } from "../bundle/bundle.ts";
+import type { BundleObjects, CaptureInfo } from "../bundle/bundle.ts";
 import { NotFoundError, UsageError } from "../model/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
 import type { Pod } from "../model/k8s.ts";
@@ -63,11 +63,13 @@ export interface FromPodQuestion {
  * @param fromPod `NAME`, `pod/NAME` or `NAMESPACE/NAME` ({@link fromPodRef}).
  * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given).
  * @param packet a `--dest` already given: only its source is replaced.
+ * @param capture how the bundle was made (its `command` says whether it was captured with `--from-pod`).
  * @returns the packet and the pod's node.
- * @throws {NotFoundError} when the bundle has no such pod (or Service).
+ * @throws {NotFoundError} when the bundle has no such pod (the message says to capture with `--from-pod`, as the pod
+ *   may exist in the cluster) or Service.
  * @throws {UsageError} when the pod has no node or IP in the bundle, or the Service no ClusterIP and no --dest.
  */
-export function packetFromPod(objects: BundleObjects, namespace: string, fromPod: string, service: string, packet?: PacketQuestion): FromPodQuestion {
+export function packetFromPod(objects: BundleObjects, namespace: string, fromPod: string, service: string, packet?: PacketQuestion, capture?: CaptureInfo): FromPodQuestion {
   const ref = fromPodRef(fromPod, namespace);
   const name = ref.name;
   const pod = objects.pods.find((p) => p.metadata.name === name && (p.metadata.namespace ?? "default") === ref.namespace);
@@ -76,6 +78,19 @@ export function packetFromPod(objects: BundleObjects, namespace: string, fromPod
     const e = new NotFoundError("pod", name, ref.namespace);
     // -n names the Service's namespace: a client pod elsewhere is written NAMESPACE/NAME
     if (elsewhere.length > 0) e.message += `; it exists in namespace${elsewhere.length > 1 ? "s" : ""} ${elsewhere.map((n) => `"${n}"`).join(", ")}: use --from-pod ${elsewhere[0]}/${name}`;
+    else {
+      // not "not found": a bundle holds the pods its capture read (src/kube/gather_api.ts: the endpoints' pods, and
+      // the --from-pod client only when captured with it), so a missing pod may well exist in the cluster
+      const command = capture?.command?.trim() ?? "";
+      const words = command.split(/\s+/);
+      const at = words.indexOf("--from-pod");
+      const how = !/^kubectl netpath\s/.test(command)
+        ? ""
+        : at > 0 && words[at + 1] !== undefined
+        ? ` (it was captured with --from-pod ${words[at + 1]}: ${command})`
+        : ` (it was captured without --from-pod: ${command})`;
+      e.message = `--from-pod ${fromPod}: the bundle holds no pod "${name}" in namespace "${ref.namespace}"${how}; a bundle holds the Service's endpoint pods and the client pod it was captured with: capture with --from-pod ${fromPod} to include it`;
+    }
     throw e;
   }
   const node = pod.spec?.nodeName;
