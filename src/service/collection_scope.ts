@@ -69,7 +69,12 @@ export function collectionScopeNote(s: CollectionScope, whole: boolean): string 
     : whole
     ? "whole iptables tables (the collecting image lacks awk and grep)"
     : `only the iptables rules this Service's packets can traverse (keys ${s.keys.join(" ") || "none"}${s.skipped.some((x) => x.section === "ip6tables-save") ? "; ip6tables not read: no IPv6 address among them" : ""})`;
-  return `targeted collection for this Service in ${mode}: ${what}; chains of deleted Services, other Services' rules and leftovers of another proxy mode are not checked: collect whole tables with --whole-node or kubectl netpath capture`;
+  // the rules' line numbers are those of the listing collected (the filtered save, or the chain-by-chain `-S`
+  // listing: src/kube/targeted_script.ts), which a live run does not keep; an nftables rule is cited by its handle
+  const lines = s.mode !== "nftables" && !whole
+    ? "; rule line numbers are lines of this targeted listing, not of the node's iptables-save (-o wide prints each rule's text; with --whole-node or capture the lines are the node's iptables-save lines)"
+    : "";
+  return `targeted collection for this Service in ${mode}: ${what}${lines}; chains of deleted Services, other Services' rules and leftovers of another proxy mode are not checked: collect whole tables with --whole-node or kubectl netpath capture`;
 }
 
 /**
