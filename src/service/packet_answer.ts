@@ -62,9 +62,11 @@ export function answerPacket(
   const pkt = tracePacket(q.source, q.destination, q.port, q.protocol, isIPv6(q.destination) ? 6 : 4, srcLocal, dstLocal);
   // Only the addresses above are known to be local; any other address outside the Service's ClusterIPs may be bound
   // (the Service's load-balancer IPs and externalIPs are taken as not local, as kube-proxy's rules for them assume)
+  // (another node's address, from its Node object, is that node's: not local here, and not unknown)
+  const dstNode = dstLocal ? undefined : (facts.otherNodeAddresses ?? []).find((x) => x.address === q.destination && x.node !== node);
   if (!isLocal && !dstLocal && !svc.clusterIPs.includes(q.destination)) {
     pkt.dstLocalAssumed = true;
-    if (!svc.loadBalancerIngress.includes(q.destination) && !svc.externalIPs.includes(q.destination)) pkt.dstLocalUnknown = true;
+    if (!svc.loadBalancerIngress.includes(q.destination) && !svc.externalIPs.includes(q.destination) && !dstNode) pkt.dstLocalUnknown = true;
   }
   // Interface-based local-traffic detection: a pod of this node arrives on the pod interface, a local process on none.
   if (ifaces) pkt.inInterface = srcLocal ? "" : podHere ? ifaces.pod : ifaces.uplink;
@@ -140,7 +142,17 @@ export function answerPacket(
       `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
     );
   }
-  if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
+  // another node's address: routed to that node, and not to this node's NodePorts, which kube-proxy reaches only for
+  // packets addressed to the node itself (pkg/proxy/iptables/proxier.go syncProxyRules, the "kubernetes service
+  // nodeports" rule: `-m addrtype --dst-type LOCAL`, or `-d` each --nodeport-addresses IP of this node; nftables mode:
+  // `fib daddr type local` before service-nodeports, pkg/proxy/nftables/proxier.go)
+  const nodePort = svc.ports.find((p) => p.nodePort === q.port && p.protocol.toLowerCase() === q.protocol);
+  if (dstNode) {
+    const what = nodePort ? `NodePort ${q.port}/${q.protocol} of Service ${svc.namespace}/${svc.name} there` : `not an address of Service ${svc.namespace}/${svc.name}`;
+    a.caveats.push(
+      `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node} (use --node ${dstNode.node} to trace it where it is handled)`,
+    );
+  } else if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }
   return a;
