@@ -167,8 +167,14 @@ function firstLine(s: string | undefined): string {
   return (s ?? "").split("\n").map((l) => l.trim()).find((l) => l !== "" && !l.startsWith("### kubectl-netpath:")) ?? "";
 }
 
-/** `iptables nft backend (why); iptables-save: cmd`, for the report's source line. */
-function backendDetail(r: CollectionResult): string {
+/**
+ * What the node's rules were listed with, for the report's source line: `iptables nft backend (why); iptables-save via
+ * CMD` in iptables and IPVS modes, `nft-text via nft list table ip kube-proxy; …` (or `nft-json via …`) in nftables
+ * mode, each section's command as the collection script names it (src/kube/targeted_script.ts, collection_script.ts).
+ * @param r the parsed collection.
+ * @returns the detail, or "" when no rule listing ran (a command not found, exit 127, is left out).
+ */
+export function backendDetail(r: CollectionResult): string {
   const b = r.sections["iptables-backend"];
   const save = r.sections["iptables-save"];
   const parts: string[] = [];
@@ -177,6 +183,12 @@ function backendDetail(r: CollectionResult): string {
     parts.push(`iptables ${b.stdout.trim()} backend (${why})`);
   }
   if (save?.command && save.exitCode !== 127) parts.push(`iptables-save via ${save.command}`);
+  // nftables mode: kube-proxy's tables, listed whole (for one Service too: targeted_script.ts lists table ip/ip6
+  // kube-proxy, not one Service's part)
+  for (const name of ["nft-text", "nft-json"] as const) {
+    const nft = r.sections[name];
+    if (nft?.command && nft.exitCode !== 127) parts.push(`${name} via ${nft.command}`);
+  }
   return parts.join("; ");
 }
 
