@@ -52,6 +52,18 @@ __kubectl_netpath_complete() {
         if [[ $value == *[!A-Za-z0-9._/:=@,+%-]* ]]; then printf -v value '%q' "$value"; fi
         COMPREPLY+=("$value")
     done <<< "$out"
+    # Readline replaces only the text after the last COMP_WORDBREAKS character of the word (`:` and `=` by
+    # default), while `cur` holds the whole value (read with -n "=:"): a name such as `arn:aws:eks:…` or `team=alpha`
+    # is inserted without the part already typed up to that character: bash-completion's __ltrim_colon_completions,
+    # then the same for `=` on what is left after the last `:` (Cobra bash_completionsV2.go trims both too, in
+    # __<name>_handle_special_char).
+    if declare -F _comp_ltrim_colon_completions >/dev/null; then _comp_ltrim_colon_completions "$cur"; else __ltrim_colon_completions "$cur"; fi
+    local after=$cur i
+    [[ $COMP_WORDBREAKS == *:* ]] && after=${after##*:}
+    if [[ $after == *=* && $COMP_WORDBREAKS == *=* ]]; then
+        after=${after%"${after##*=}"}
+        for i in "${!COMPREPLY[@]}"; do COMPREPLY[i]=${COMPREPLY[i]#"$after"}; done
+    fi
 }
 
 complete -o default -F __kubectl_netpath_complete kubectl-netpath

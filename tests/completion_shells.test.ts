@@ -363,6 +363,69 @@ print -r -- "$out"
 zpty -d z
 `;
 
+/**
+ * bash driven in a pty (zsh's zpty): an interactive bash with bash-completion and SETUP sourced; types LINE, presses
+ * TAB, then a key bound with `bind -x` prints the readline buffer as `LINE<…>`. This is what the user sees: readline
+ * replaces only the text after the last COMP_WORDBREAKS character, which a call of the function alone cannot show.
+ */
+const BASH_PTY_DRIVER = `
+zmodload zsh/zpty
+zpty b bash --norc --noprofile -i
+zpty -w b "PS1='\\$ '; bind 'set bell-style none'; source /usr/share/bash-completion/bash_completion; source \${(q)1}"
+zpty -w b "bind -x '\\"\\\\C-x\\": printf \\"\\\\nLI\\"\\"NE<%s>\\\\n\\" \\"\\$READLINE_LINE\\"'"
+zpty -w b "echo __REA''DY__"
+local line
+while zpty -r b line; do [[ $line == *__READY__* ]] && break; done
+# Wait for the prompt: keys typed before readline reads them would be taken in cooked mode.
+zpty -r b line '*[$] *'
+zpty -w -n b "$2"
+# TAB, then ^X: readline reads ^X only after the completion function has returned.
+zpty -w -n b $'\\t'
+zpty -w -n b $'\\x18'
+while zpty -r b line; do
+  [[ $line == *LINE\\<* ]] && { print -r -- "\${line%%$'\\r'}"; break; }
+done
+zpty -w -n b $'\\x15exit\\n'
+zpty -d b
+`;
+
+/** The readline buffer after TAB at the end of `line`, in a real interactive bash with the generated script. */
+async function bashLineAfterTab(line: string, setup = join(ROOT, "completions/kubectl-netpath.bash")): Promise<string> {
+  const driver = join(work, "bash-pty-driver.zsh");
+  writeFileSync(driver, BASH_PTY_DRIVER);
+  const r = await run("zsh", ["-f", driver, setup, line], { timeout: 30_000 });
+  expect(r.status, r.stderr).toBe(0);
+  const m = /LINE<([^]*)>/.exec(r.stdout);
+  expect(m, r.stdout).not.toBeNull();
+  return m![1]!;
+}
+
+describe.runIf(requireTools("real bash with bash-completion, driven in a pty by zsh", [...BASH, "zsh"]))("real bash in a pty: what TAB leaves on the line", () => {
+  let kc: string;
+  beforeAll(() => {
+    // EKS names its contexts by the cluster's ARN; a context name may hold `=` too (kubeconfig is free text)
+    kc = join(work, "arn-kubeconfig");
+    writeFileSync(kc, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "ok",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }], users: [{ name: "u", user: { token: "t" } }],
+      contexts: ["arn:aws:eks:eu-west-1:123456789012:cluster/prod", "team=alpha"].map((name) => ({ name, context: { cluster: "c", user: "u" } })),
+    }));
+  });
+  it.each([
+    // readline replaces the text after the last `:`; the script must not insert the part already typed again
+    { typed: "--context arn:aws:e", want: "--context arn:aws:eks:eu-west-1:123456789012:cluster/prod " },
+    { typed: "--context arn:", want: "--context arn:aws:eks:eu-west-1:123456789012:cluster/prod " },
+    { typed: "--context=arn:aws:eks:eu", want: "--context=arn:aws:eks:eu-west-1:123456789012:cluster/prod " },
+    // and after the last `=`
+    { typed: "--context=team=a", want: "--context=team=alpha " },
+  ])("a context name with `:` or `=`: $typed", async ({ typed, want }) => {
+    expect(await bashLineAfterTab(`kubectl-netpath --kubeconfig ${kc} ${typed}`)).toBe(`kubectl-netpath --kubeconfig ${kc} ${want}`);
+  });
+  it("a plain Service name (control)", async () => {
+    expect(await bashLineAfterTab(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/k`)).toBe(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/kube-dns `);
+  });
+});
+
 describe.runIf(requireTools("real zsh", ["zsh"]))("real zsh (in a pty) with the generated script", () => {
   async function zshScreen(line: string, tabs: 1 | 2): Promise<string> {
     const driver = join(work, "zsh-driver.zsh");

@@ -9,8 +9,10 @@
  * (a bundle's Service named `$(touch x)` ran on TAB). This one passes the words as an argument array, filters
  * candidates with a literal prefix test, and quotes (`printf %q`) any candidate that carries shell syntax, so what is
  * inserted is the name itself, never code. Like Cobra's script it is registered with `-o default` (a Default
- * directive falls back to file names) and filters `--flag=value` on the part after `=`. It needs the bash-completion
- * package (`_get_comp_words_by_ref`), as kubectl's does.
+ * directive falls back to file names) and filters `--flag=value` on the part after `=`; as readline replaces only the
+ * text after the word's last `:` or `=` (COMP_WORDBREAKS), each candidate is inserted without what was typed up to
+ * there (`__ltrim_colon_completions`), so `--context arn:aws:e` completes to the ARN once. It needs the
+ * bash-completion package (`_get_comp_words_by_ref`, `__ltrim_colon_completions`), as kubectl's does.
  * @module
  */
 import { script } from "@bomb.sh/tab";
@@ -167,6 +169,18 @@ ${fn}() {
         if [[ $value == *[!A-Za-z0-9._/:=@,+%-]* ]]; then printf -v value '%q' "$value"; fi
         COMPREPLY+=("$value")
     done <<< "$out"
+    # Readline replaces only the text after the last COMP_WORDBREAKS character of the word (\`:\` and \`=\` by
+    # default), while \`cur\` holds the whole value (read with -n "=:"): a name such as \`arn:aws:eks:…\` or \`team=alpha\`
+    # is inserted without the part already typed up to that character: bash-completion's __ltrim_colon_completions,
+    # then the same for \`=\` on what is left after the last \`:\` (Cobra bash_completionsV2.go trims both too, in
+    # __<name>_handle_special_char).
+    if declare -F _comp_ltrim_colon_completions >/dev/null; then _comp_ltrim_colon_completions "$cur"; else __ltrim_colon_completions "$cur"; fi
+    local after=$cur i
+    [[ $COMP_WORDBREAKS == *:* ]] && after=\${after##*:}
+    if [[ $after == *=* && $COMP_WORDBREAKS == *=* ]]; then
+        after=\${after%"\${after##*=}"}
+        for i in "\${!COMPREPLY[@]}"; do COMPREPLY[i]=\${COMPREPLY[i]#"$after"}; done
+    fi
 }
 
 complete -o default -F ${fn} ${name}
