@@ -263,7 +263,9 @@ describe("completion SHELL and completions/", () => {
     const code = bash.split("\n").filter((l) => !/^\s*#/.test(l)).join("\n");
     expect(code).not.toMatch(/\beval\b/);
     expect(code).not.toMatch(/compgen -W/);
-    expect(bash).toContain('kubectl-netpath complete -- "${words[@]:1:cword}"');
+    expect(bash).toContain('kubectl-netpath complete -- "${args[@]}"');
+    // the words are unquoted without eval (tests/completion_shells.test.ts drives it in a real bash)
+    expect(bash).toContain('for w in "${words[@]:1:cword}"; do __kubectl_netpath_dequote "$w"; args+=("$dq"); done');
     expect(bashScript("other-tool")).toContain("\ncomplete -o default -F __other_tool_complete other-tool\n");
     expect(() => bashScript("x;rm")).toThrow(/not a command name/);
   });

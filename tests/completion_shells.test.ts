@@ -3,7 +3,7 @@
 // with the generated scripts; `kubectl plugin list` and `kubectl netpath --help`; and the import graph: static
 // completions never load the Kubernetes client (esbuild metafile, and a loader hook recording what a run imports).
 import { execFile, execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, sep } from "node:path";
 import process from "node:process";
@@ -389,11 +389,28 @@ zpty -w -n b $'\\x15exit\\n'
 zpty -d b
 `;
 
+/**
+ * A directory whose name holds a space, with a copy of examples/iptables-lab (`lab`) and a kubeconfig of EKS-style
+ * contexts (`k c.json`); made on first use.
+ */
+function spaced(): string {
+  const dir = join(work, "sp ace");
+  if (!existsSync(dir)) {
+    cpSync(IPTABLES_LAB, join(dir, "lab"), { recursive: true });
+    writeFileSync(join(dir, "k c.json"), JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "ok",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }], users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "arn:aws:eks:eu-west-1:123456789012:cluster/prod", context: { cluster: "c", user: "u" } }],
+    }));
+  }
+  return dir;
+}
+
 /** The readline buffer after TAB at the end of `line`, in a real interactive bash with the generated script. */
-async function bashLineAfterTab(line: string, setup = join(ROOT, "completions/kubectl-netpath.bash")): Promise<string> {
+async function bashLineAfterTab(line: string, cwd = ROOT): Promise<string> {
   const driver = join(work, "bash-pty-driver.zsh");
   writeFileSync(driver, BASH_PTY_DRIVER);
-  const r = await run("zsh", ["-f", driver, setup, line], { timeout: 30_000 });
+  const r = await run("zsh", ["-f", driver, join(ROOT, "completions/kubectl-netpath.bash"), line], { cwd, timeout: 30_000 });
   expect(r.status, r.stderr).toBe(0);
   const m = /LINE<([^]*)>/.exec(r.stdout);
   expect(m, r.stdout).not.toBeNull();
@@ -424,6 +441,28 @@ describe.runIf(requireTools("real bash with bash-completion, driven in a pty by 
   it("a plain Service name (control)", async () => {
     expect(await bashLineAfterTab(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/k`)).toBe(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/kube-dns `);
   });
+  // The words before the cursor reach the command unquoted, as it will receive them when the line runs.
+  it.each([
+    { name: "backslash", from: (d: string) => `${d.replace(/ /g, "\\ ")}/lab` },
+    { name: "single quotes", from: (d: string) => `'${d}/lab'` },
+    { name: "double quotes", from: (d: string) => `"${d}/lab"` },
+    { name: "--from=, backslash", from: (d: string) => `=${d.replace(/ /g, "\\ ")}/lab`, glued: true },
+  ])("a --from path with a space ($name)", async ({ from, glued }) => {
+    const typed = `kubectl-netpath --from${glued ? "" : " "}${from(spaced())} -n kube-system svc/k`;
+    expect(await bashLineAfterTab(typed)).toBe(`${typed}ube-dns `);
+  });
+  it("a --kubeconfig path in quotes", async () => {
+    const typed = `kubectl-netpath --kubeconfig '${spaced()}/k c.json' --context arn:aws:e`;
+    expect(await bashLineAfterTab(typed)).toBe(`${typed.slice(0, -"arn:aws:e".length)}arn:aws:eks:eu-west-1:123456789012:cluster/prod `);
+  });
+  it("a typed $(…) or backquote before the cursor is data: unquoted, never run", async () => {
+    const marker = join(work, "marker-bash-dequote");
+    mkdirSync(marker, { recursive: true });
+    for (const from of [`"$(touch PWNED-dq)"`, "\\$(touch PWNED-bs)", "'`touch PWNED-tick`'"]) {
+      expect(await bashLineAfterTab(`kubectl-netpath --from ${from} svc/`, marker)).toBe(`kubectl-netpath --from ${from} svc/`);
+    }
+    expect(readdirSync(marker)).toEqual([]);
+  });
 });
 
 describe.runIf(requireTools("real zsh", ["zsh"]))("real zsh (in a pty) with the generated script", () => {
@@ -441,6 +480,18 @@ describe.runIf(requireTools("real zsh", ["zsh"]))("real zsh (in a pty) with the 
     const screen = await zshScreen(`kubectl-netpath --from ${IPTABLES_LAB} svc/`, 2);
     expect(screen).toMatch(/svc\/kubernetes +-- ClusterIP 10\.96\.0\.1\n/);
     expect(screen).toMatch(/svc\/my-nginx-svc +-- ClusterIP 10\.98\.69\.149\n/);
+  });
+  it.each([
+    { name: "backslash", from: (d: string) => `${d.replace(/ /g, "\\ ")}/lab` },
+    { name: "single quotes", from: (d: string) => `'${d}/lab'` },
+    { name: "double quotes", from: (d: string) => `"${d}/lab"` },
+  ])("a --from path with a space ($name): the words are kept whole and unquoted", async ({ from }) => {
+    const typed = `kubectl-netpath --from ${from(spaced())} -n kube-system svc/k`;
+    expect(await zshScreen(typed, 1)).toContain(`${typed}ube-dns`);
+  });
+  it("a --kubeconfig path in quotes", async () => {
+    const typed = `kubectl-netpath --kubeconfig '${spaced()}/k c.json' --context arn:aws:e`;
+    expect(await zshScreen(typed, 1)).toContain(`${typed}ks:eu-west-1:123456789012:cluster/prod`);
   });
   it("--from completes file names (Default directive)", async () => {
     expect(await zshScreen("kubectl-netpath --from exa", 1)).toContain("--from examples/");
@@ -462,6 +513,13 @@ describe.runIf(requireTools("real fish", ["fish"]))("real fish with the generate
     { line: "kubectl-netpath --from /nonexistent svc/", want: [] },
   ])("$line", async ({ line, want }) => {
     expect(await fish(line)).toEqual(want);
+  });
+  it.each([
+    { name: "backslash", line: () => `kubectl-netpath --from ${spaced().replace(/ /g, "\\ ")}/lab -n kube-system svc/k`, want: ["svc/kube-dns\tClusterIP 10.96.0.10"] },
+    { name: "quotes", line: () => `kubectl-netpath --from "${spaced()}/lab" -n kube-system svc/k`, want: ["svc/kube-dns\tClusterIP 10.96.0.10"] },
+    { name: "--kubeconfig in quotes", line: () => `kubectl-netpath --kubeconfig '${spaced()}/k c.json' --context arn:aws:e`, want: ["arn:aws:eks:eu-west-1:123456789012:cluster/prod\tcluster c"] },
+  ])("a path with a space ($name)", async ({ line, want }) => {
+    expect(await fish(line())).toEqual(want);
   });
 });
 
@@ -546,6 +604,8 @@ describe("hostile names: TAB never runs them", () => {
       `source ${bashQuote(join(ROOT, "completions/_kubectl-netpath"))}`,
       "words=(kubectl-netpath '--output=$(id>PWNED-flag)='); CURRENT=2; _kubectl-netpath",
       `words=(kubectl-netpath --kubeconfig ${bashQuote(colons)} --context arn); CURRENT=5; _kubectl-netpath`,
+      // the words are unquoted with (Q) before the call: one level of quoting removed, the $(…) left as text
+      `words=(kubectl-netpath --from '"$(id>PWNED-q)"/lab' svc/); CURRENT=4; _kubectl-netpath`,
     ].join("\n"));
     const r = await run("zsh", ["-f", driver], { cwd: marker, timeout: 30_000 });
     expect(r.status, r.stderr).toBe(0);

@@ -80,6 +80,10 @@ function useResponder(shell: "zsh" | "fish", text: string, name: string): string
  *   `(q)`, one word, where an action string needs it.
  * - `-Q` to `_describe` inserted candidates without zsh's quoting, so a candidate holding `;` or `$(…)` would run
  *   when the line is. Cobra's own zsh script has no -Q; neither has this one.
+ * - `words=( "${=words[1,CURRENT]}" )` split a word at its spaces (`--from sp\ ace/lab` became `sp\` and `ace/lab`),
+ *   and the words went to the command with their quoting (`(q)` then quotes the backslash itself): a path with a
+ *   space or quotes gave no names. Here the words are kept whole and unquoted with zsh's `(Q)` flag (one level of
+ *   quoting removed, nothing expanded or run: `$(…)` stays text), as the command will receive them.
  * - `${comp//:/\:}` does not escape a colon in zsh (the replacement's backslash is dropped): a context named
  *   `arn:aws:eks:…` was offered as `arn`, the rest taken for its description. `\\:` escapes it.
  * @throws {Error} when a replaced line is no longer in tab's script (a tab upgrade: regenerate and adapt).
@@ -94,6 +98,8 @@ function zshWordsAsData(text: string): string {
     ["            comp=${comp//:/\\:}\n", "            comp=${comp//:/\\\\:}\n"],
     [`        noSpace="-S ''"\n`, "        noSpace=(-S '')\n"],
     ['        keepOrder="-V"\n', "        keepOrder=(-V)\n"],
+    ['    words=( "${=words[1,CURRENT]}" )\n', '    words=( "${(@)words[1,CURRENT]}" )\n'],
+    ['    local -a args_to_quote=("${(@)words[2,-1]}")\n', '    local -a args_to_quote=("${(@Q)words[2,-1]}")\n'],
     ['        filteringCmd+=" ${flagPrefix}"\n', '        filteringCmd+=" ${(j: :)${(q@)flagPrefix}}"\n'],
     [`        _arguments '*:dirname:_files -/'" \${flagPrefix}"\n`, `        _arguments '*:dirname:_files -/'" \${(j: :)\${(q@)flagPrefix}}"\n`],
     [`                _arguments '*:filename:_files'" \${flagPrefix}"\n`, `                _arguments '*:filename:_files'" \${(j: :)\${(q@)flagPrefix}}"\n`],
@@ -118,19 +124,56 @@ function zshWordsAsData(text: string): string {
 export function bashScript(name: string): string {
   if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`bashScript: "${name}" is not a command name this script can be written for`);
   const fn = `__${name.replace(/[^A-Za-z0-9_]/g, "_")}_complete`;
+  const dq = `__${name.replace(/[^A-Za-z0-9_]/g, "_")}_dequote`;
   return `# bash completion for ${name}: candidates are data (no eval, no compgen -W over them).
 # Cobra directives: 1 Error, 2 NoSpace, 4 NoFileComp, 8 FilterFileExt, 16 FilterDirs, 32 KeepOrder.
+# ${dq} WORD: sets the caller's dq to the word as the command will receive it: backslash escapes, '…' and
+# "…" undone, as bash's quote removal does (bash(1), QUOTING). No eval: the word is data ($VAR, $(…), \`…\`, globs
+# and ~ are left as typed; the CLI expands a leading ~/ itself). bash-completion's dequote (2.11) is
+# \`eval printf %s "$1"\`, which runs a typed $(…), and 2.12's _comp_dequote evals too (parameter and pathname
+# expansion, after a check of the word): neither is used.
+${dq}() {
+    dq=$1
+    [[ $1 == *[\\\\\\'\\"]* ]] || return 0
+    local w=$1 c q="" i n=\${#1}
+    dq=""
+    for (( i = 0; i < n; i++ )); do
+        c=\${w:i:1}
+        if [[ $q == "'" ]]; then
+            if [[ $c == "'" ]]; then q=""; else dq+=$c; fi
+        elif [[ $c == '\\' ]]; then
+            c=\${w:i+1:1}
+            # inside "…" a backslash escapes only $ \` " \\ and newline (bash(1), QUOTING)
+            if [[ -z $q || $c == [\\$\\\`\\"\\\\] || $c == $'\\n' ]]; then
+                (( i++ ))
+                [[ $c == $'\\n' ]] || dq+=$c
+            else
+                dq+='\\'
+            fi
+        elif [[ $c == '"' ]]; then
+            if [[ $q == '"' ]]; then q=""; else q='"'; fi
+        elif [[ -z $q && $c == "'" ]]; then
+            q="'"
+        else
+            dq+=$c
+        fi
+    done
+}
+
 ${fn}() {
     local cur prev words cword
     _get_comp_words_by_ref -n "=:" cur prev words cword
-    local out directive=0 last
-    # The words after the command up to the one under the cursor, each its own argument; the static responder
-    # (kubectl_complete-…, sh) answers static words without starting Node, and hands names to \`${name} complete\`.
+    local out directive=0 last w dq
+    # The words after the command up to the one under the cursor, each its own argument and unquoted as the command
+    # will receive it (\`--from sp\\ ace/lab\`: the path \`sp ace/lab\`); the static responder (kubectl_complete-…, sh)
+    # answers static words without starting Node, and hands names to \`${name} complete\`.
+    local -a args=()
+    for w in "\${words[@]:1:cword}"; do ${dq} "$w"; args+=("$dq"); done
     ${responderOf(name) ? `if type -P ${responderOf(name)} >/dev/null; then
-        out=$(${responderOf(name)} "\${words[@]:1:cword}" 2>/dev/null)
+        out=$(${responderOf(name)} "\${args[@]}" 2>/dev/null)
     else
-        out=$(${name} complete -- "\${words[@]:1:cword}" 2>/dev/null)
-    fi` : `out=$(${name} complete -- "\${words[@]:1:cword}" 2>/dev/null)`}
+        out=$(${name} complete -- "\${args[@]}" 2>/dev/null)
+    fi` : `out=$(${name} complete -- "\${args[@]}" 2>/dev/null)`}
     last=\${out##*$'\n'}
     if [[ $last == :* ]]; then
         directive=\${last#:}
@@ -142,6 +185,9 @@ ${fn}() {
     (( directive & 32 )) && compopt -o nosort
     (( directive & 4 )) && compopt +o default
     [[ "$cur" == -*=* ]] && cur="\${cur#*=}"
+    # names are filtered on the word as the command would read it (\`'svc/k\` → \`svc/k\`)
+    ${dq} "$cur"
+    local curv=$dq
     local comp value
     if (( directive & 8 )); then
         local exts=() pattern
@@ -164,7 +210,7 @@ ${fn}() {
     while IFS='' read -r comp; do
         [[ -z $comp ]] && continue
         value=\${comp%%$'\t'*}
-        [[ $value == "$cur"* ]] || continue
+        [[ $value == "$curv"* ]] || continue
         # A candidate with shell syntax (a kubeconfig context may be any string) is inserted quoted.
         if [[ $value == *[!A-Za-z0-9._/:=@,+%-]* ]]; then printf -v value '%q' "$value"; fi
         COMPREPLY+=("$value")
