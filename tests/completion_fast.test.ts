@@ -35,15 +35,18 @@ describe("fast completion path", () => {
   it("answers every lookup as the engine does, on every example bundle", async () => {
     const dir = mkdtempSync(join(tmpdir(), "knp-fast-"));
     const kubeconfig = join(dir, "config");
-    writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts:\n- {name: prod, context: {cluster: c, user: u, namespace: web}}\n- {name: staging, context: {cluster: c, user: u}}\n");
+    writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts:\n- {name: prod, context: {cluster: c, user: u, namespace: web}}\n- {name: staging, context: {cluster: c, user: u}}\n- {name: team=alpha, context: {cluster: c, user: u}}\n");
     const env = { KUBECONFIG: kubeconfig, HOME: dir };
     let compared = 0;
     for (const ex of EXAMPLES) {
       const b = readBundle(ex);
       const ns = [...new Set([...b.objects.services, ...b.objects.pods].map((o) => o.metadata.namespace ?? "default"))];
-      const lines: string[][] = [["--from", ex, "--context", ""], ["--context", "pr"], ["--from", ex, "-n", ""], ["--from", ex, "-n", "k"], ["--from", ex, "--namespace=ku"], ["--from", ex, "-nk"]];
+      const lines: string[][] = [
+        ["--from", ex, "--context", ""], ["--context", "pr"], ["--from", ex, "-n", ""], ["--from", ex, "-n", "k"], ["--from", ex, "--namespace=ku"], ["--from", ex, "-nk"],
+        ["--from", ex, "-n=k"], ["--from", ex, "-n="], ["--context", "team=a"], ["--context=team=a"], ["--context", "team="],
+      ];
       for (const n of ns) {
-        for (const t of ["svc/", "pod/", "pvc/", "service/", "svc/a", "pod/k"]) lines.push(["--from", ex, "-n", n, t]);
+        for (const t of ["svc/", "pod/", "pvc/", "service/", "svc/a", "pod/k"]) lines.push(["--from", ex, "-n", n, t], ["--from", ex, `-n=${n}`, t]);
         lines.push(["--from", ex, "-n", n, "svc", ""], ["--from", ex, "-n", n, "svc/x", "--node", ""], ["capture", "--from", ex, "-n", n, "svc/"]);
       }
       for (const words of lines) {
@@ -57,6 +60,26 @@ describe("fast completion path", () => {
     console.info(`[completion-fast] ${compared} lookup answers equal to the engine's`);
     expect(compared).toBeGreaterThan(100);
   }, 120_000);
+
+  it("-n=NS and a value holding `=` are read as the command reads them (the same answer by both paths)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "knp-fast-eq-"));
+    const kubeconfig = join(dir, "config");
+    writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\ncurrent-context: team=alpha\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts:\n- {name: team=alpha, context: {cluster: c, user: u}}\n- {name: gke_proj_zone_c, context: {cluster: c, user: u}}\n");
+    const env = { KUBECONFIG: kubeconfig, HOME: dir };
+    const lab = join(ROOT, "examples/iptables-lab");
+    const cases: { words: string[]; want: string }[] = [
+      { words: ["--from", lab, "-n=kube-system", "svc/"], want: "svc/kube-dns\tClusterIP 10.96.0.10\n:4\n" },
+      { words: ["--from", lab, "-n=kube"], want: "kube-system\n:4\n" },
+      { words: ["--from", lab, "-n="], want: "default\nkube-system\n:4\n" },
+      { words: ["--context", "team=a"], want: "team=alpha\tcluster c (current)\n:4\n" },
+      { words: ["--context=team=a"], want: "team=alpha\tcluster c (current)\n:4\n" },
+      { words: ["--context", "team=b"], want: ":4\n" },
+    ];
+    for (const { words, want } of cases) {
+      expect(await completeFast(words, { env, cwd: ROOT }, () => {}), JSON.stringify(words)).toBe(want);
+      expect(await engine(words, env), JSON.stringify(words)).toBe(want);
+    }
+  });
 
   it.each([[["-"]], [["-o", ""]], [[""]], [["--from", ""]], [["capture", "--"]]])("%j is not a lookup: left to the engine", async (words) => {
     expect(await completeFast(words, { env: {}, cwd: ROOT }, () => {})).toBeUndefined();

@@ -70,6 +70,19 @@ describe("parseCompletionLine", () => {
     { name: "a lone dash", input: ["-"], want: { completing: { kind: "flag-name" } } },
     { name: "--from with its value to come", input: ["--from", ""], want: { completing: { kind: "flag-value", flag: "from" } } },
     { name: "=value of a boolean flag is not a value completion", input: ["--all-nodes=t"], want: { completing: { kind: "flag-name" } } },
+    // -n=NS is -n NS, as kubectl (pflag parseSingleShortArg) and the command (program.ts shortEquals) read it
+    {
+      name: "-n=NS before the target",
+      input: ["-n=kube-system", "svc/"],
+      want: { current: "svc/", flags: { namespace: ["kube-system"] }, completing: { kind: "positional", index: 0 } },
+    },
+    { name: "-n=value under the cursor", input: ["-n=kube"], want: { current: "kube", completing: { kind: "flag-value", flag: "namespace" } } },
+    { name: "-n= under the cursor", input: ["-n="], want: { current: "", completing: { kind: "flag-value", flag: "namespace" } } },
+    { name: "-o=value under the cursor", input: ["-o=j"], want: { current: "j", completing: { kind: "flag-value", flag: "output" } } },
+    { name: "capture -o=FILE", input: ["capture", "-o=b.json", "svc/"], want: { flags: { output: ["b.json"] }, completing: { kind: "positional", index: 0 } } },
+    // a value with `=` in it (a context may be named `team=alpha`) is the whole word, spaced or after `--context=`
+    { name: "a spaced value holding =", input: ["--context", "team=a"], want: { current: "team=a", completing: { kind: "flag-value", flag: "context" } } },
+    { name: "--flag=value holding =", input: ["--context=team=a"], want: { current: "team=a", completing: { kind: "flag-value", flag: "context" } } },
   ];
   it.each(cases)("$name", ({ input, want }) => {
     expect(parseCompletionLine(input, spec)).toMatchObject(want);
@@ -80,6 +93,7 @@ describe("splitGluedValues: the spaced form the engine reads", () => {
   it.each([
     { name: "--flag=value", input: ["--from=/b", "svc/"], want: ["--from", "/b", "svc/"] },
     { name: "-nVALUE", input: ["-nkube-system", "svc/"], want: ["-n", "kube-system", "svc/"] },
+    { name: "-n=VALUE (pflag's reading)", input: ["-n=kube-system", "svc/"], want: ["-n", "kube-system", "svc/"] },
     { name: "a value that looks glued stays a value", input: ["-n", "-nx", ""], want: ["-n", "-nx", ""] },
     { name: "the word under the cursor is kept", input: ["--namespace=kube"], want: ["--namespace=kube"] },
     { name: "boolean and unknown flags are kept", input: ["--all-nodes", "--bogus=1", "-x", ""], want: ["--all-nodes", "--bogus=1", "-x", ""] },

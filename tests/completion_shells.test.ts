@@ -186,6 +186,7 @@ describe.runIf(requireThat("real kubectl", kubectlVersions().length >= 2, `two k
   const cases: { name: string; words: string[]; want: string[]; directive: number }[] = [
     { name: "svc/ from a bundle", words: ["--from", IPTABLES_LAB, "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
     { name: "svc/ from a bundle, -n", words: ["--from", IPTABLES_LAB, "-n", "kube-system", "svc/"], want: ["svc/kube-dns"], directive: 4 },
+    { name: "svc/ from a bundle, -n=NS (pflag's reading)", words: ["--from", IPTABLES_LAB, "-n=kube-system", "svc/"], want: ["svc/kube-dns"], directive: 4 },
     { name: "svc/ from the API server (context namespace kube-system)", words: ["svc/"], want: ["svc/kube-dns"], directive: 4 },
     { name: "svc/ from the API server, --context other", words: ["--context", "other", "svc/"], want: ["svc/kubernetes", "svc/my-nginx-svc"], directive: 4 },
     { name: "-n from the API server", words: ["-n", ""], want: ["default", "kube-system"], directive: 4 },
@@ -435,11 +436,16 @@ describe.runIf(requireTools("real bash with bash-completion, driven in a pty by 
     { typed: "--context=arn:aws:eks:eu", want: "--context=arn:aws:eks:eu-west-1:123456789012:cluster/prod " },
     // and after the last `=`
     { typed: "--context=team=a", want: "--context=team=alpha " },
+    { typed: "--context team=a", want: "--context team=alpha " },
   ])("a context name with `:` or `=`: $typed", async ({ typed, want }) => {
     expect(await bashLineAfterTab(`kubectl-netpath --kubeconfig ${kc} ${typed}`)).toBe(`kubectl-netpath --kubeconfig ${kc} ${want}`);
   });
   it("a plain Service name (control)", async () => {
     expect(await bashLineAfterTab(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/k`)).toBe(`kubectl-netpath --from ${IPTABLES_LAB} -n kube-system svc/kube-dns `);
+  });
+  it("-n=NS, as the command reads it", async () => {
+    expect(await bashLineAfterTab(`kubectl-netpath --from ${IPTABLES_LAB} -n=kube-system svc/k`)).toBe(`kubectl-netpath --from ${IPTABLES_LAB} -n=kube-system svc/kube-dns `);
+    expect(await bashLineAfterTab(`kubectl-netpath --from ${IPTABLES_LAB} -n=kube-s`)).toBe(`kubectl-netpath --from ${IPTABLES_LAB} -n=kube-system `);
   });
   // The words before the cursor reach the command unquoted, as it will receive them when the line runs.
   it.each([

@@ -1,7 +1,8 @@
 /**
  * The completion engine: @bomb.sh/tab (its commander adapter builds the tree of commands, flags and choices from the
  * program) answers in Cobra's `__complete` format. Its handlers are synchronous, so what a dynamic candidate needs
- * is fetched first (lookups.ts), then handed to the handlers, then the engine runs.
+ * is fetched first (lookups.ts), then handed to the handlers, then the engine runs. Names (a lookup) are answered
+ * without it, by the fast path's {@link answerLookup}, so that both filter them alike.
  *
  * Two things the engine cannot say are added after it prints (tab 0.0.22 always ends with `:4`, NoFileComp): the
  * Default directive for flags that take a path (the shell then completes files), the Error directive when a lookup
@@ -11,11 +12,11 @@
 import type { Option as CommanderOption } from "@commander-js/extra-typings";
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { RootCommand } from "@bomb.sh/tab";
-import { type CompletionPlan, directiveFor, planCompletion, targetTypeCandidates } from "./candidates.ts";
+import { directiveFor, planCompletion, targetTypeCandidates } from "./candidates.ts";
 import { type Candidate, formatAnswer, parseAnswer } from "./directive.ts";
 import { type FlagSpec, type LineSpec, parseCompletionLine, splitGluedValues } from "./line.ts";
 import type { LookupEnv } from "./lookups.ts";
-import { lookupOrError } from "./fast.ts";
+import { answerLookup } from "./fast.ts";
 
 /** Placeholders of flag values that are files or directories. */
 const PATH_PLACEHOLDER = /[<[](path|file|dir|directory|bundle)(\.\.\.)?[>\]]/i;
@@ -71,16 +72,11 @@ export function captureConsole(fn: () => void): string {
   return out;
 }
 
-/** Which engine slot the fetched candidates go to: the `target` argument, or a flag's value. */
-function slotOf(plan: CompletionPlan, flag: string | undefined): string | undefined {
-  if (plan.kind !== "lookup" && plan.kind !== "target-types") return undefined;
-  return flag === undefined ? "target" : `flag:${flag}`;
-}
-
 /**
- * Points the engine's handlers at this request's candidates: the `target` argument of every command and the
- * `--namespace`/`--context`/`--node` flags emit `candidates` when theirs is the slot being completed, nothing
- * otherwise (the tab tree is a process-wide singleton, so handlers from an earlier request are replaced).
+ * Points the engine's handlers at this request's candidates: the `target` argument of every command emits
+ * `candidates` when `slot` is `"target"` (the target types); the `--namespace`/`--context`/`--node` flags emit
+ * nothing (their names are answered by {@link answerLookup}, not by tab), nor does anything else (the tab tree is a
+ * process-wide singleton, so handlers from an earlier request are replaced).
  */
 function installHandlers(root: RootCommand, slot: string | undefined, candidates: readonly Candidate[]): void {
   const emit = (complete: (value: string, description: string) => void) => {
@@ -92,7 +88,7 @@ function installHandlers(root: RootCommand, slot: string | undefined, candidates
     if (target) target.handler = slot === "target" ? emit : none;
     for (const name of LOOKUP_FLAGS) {
       const option = cmd.options.get(name);
-      if (option) option.handler = slot === `flag:${name}` ? emit : none;
+      if (option) option.handler = none;
     }
   }
 }
@@ -116,14 +112,10 @@ export async function answerCompletion(
   const spec = lineSpecOf(program);
   const line = parseCompletionLine(words, spec);
   const plan = planCompletion(line, spec);
-  let candidates: Candidate[] = [];
-  if (plan.kind === "target-types") candidates = targetTypeCandidates();
-  if (plan.kind === "lookup") {
-    const got = await lookupOrError(plan, line, e, onError);
-    if (typeof got === "string") return got;
-    candidates = got;
-  }
-  installHandlers(root, slotOf(plan, line.completing.kind === "flag-value" ? line.completing.flag : undefined), candidates);
+  // names are filtered here, as on the fast path: tab would filter `--context team=a` on `a`
+  if (plan.kind === "lookup") return await answerLookup(plan, line, e, onError);
+  const candidates: Candidate[] = plan.kind === "target-types" ? targetTypeCandidates() : [];
+  installHandlers(root, plan.kind === "target-types" ? "target" : undefined, candidates);
   const printed = parseAnswer(captureConsole(() => root.parse(splitGluedValues(words, spec))));
   return formatAnswer(printed.candidates, directiveFor(plan, printed.candidates.map((c) => c.value), false));
 }

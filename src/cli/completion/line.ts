@@ -3,7 +3,7 @@
  * decide where dynamic candidates come from), which positional words are there, and what the word under the cursor
  * is (a flag name, a flag's value, or a positional). The rules are commander's (commander 14, lib/command.js
  * `parseOptions`): `--flag value`, `--flag=value`, `-f value`, `-fvalue`, `--` ends the flags, root flags are
- * accepted after a subcommand name.
+ * accepted after a subcommand name; and `-f=value` as kubectl (pflag) and the command read it: the value is `value`.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -114,10 +114,10 @@ export function parseCompletionLine(words: readonly string[], spec: LineSpec): C
       else if (f?.takesValue) pendingFlag = f;
       else add(f?.long ?? name.slice(2), "true");
     } else {
-      // -n value, -nvalue; a cluster of boolean letters is recorded letter by letter.
+      // -n value, -nvalue, -n=value; a cluster of boolean letters is recorded letter by letter.
       const f = findFlag(spec, subcommand, w.slice(0, 2));
       if (f?.takesValue) {
-        if (w.length > 2) add(f.long, w.slice(2));
+        if (w.length > 2) add(f.long, shortGluedValue(w));
         else pendingFlag = f;
       } else {
         for (const letter of w.slice(1)) add(findFlag(spec, subcommand, `-${letter}`)?.long ?? letter, "true");
@@ -131,7 +131,9 @@ export function parseCompletionLine(words: readonly string[], spec: LineSpec): C
     line.completing = { kind: "flag-value", flag: pendingFlag.long };
   } else if (!afterTerminator && current.startsWith("-")) {
     const eq = current.indexOf("=");
-    const f = current.startsWith("--") && eq > 0 ? findFlag(spec, subcommand, current.slice(0, eq)) : undefined;
+    // --flag=value, and -n=value (pflag's reading, as the command's)
+    const name = current.startsWith("--") ? (eq > 0 ? current.slice(0, eq) : undefined) : eq === 2 ? current.slice(0, 2) : undefined;
+    const f = name === undefined ? undefined : findFlag(spec, subcommand, name);
     if (f?.takesValue) {
       line.completing = { kind: "flag-value", flag: f.long };
       line.current = current.slice(eq + 1);
@@ -143,7 +145,17 @@ export function parseCompletionLine(words: readonly string[], spec: LineSpec): C
 }
 
 /**
- * The words with glued flag values split (`--from=PATH` → `--from PATH`, `-nNS` → `-n NS`), for engines that only
+ * The value glued to a short flag that takes one: `-nNS` → `NS`, and `-n=NS` → `NS` as kubectl reads it (pflag
+ * flag.go `parseSingleShortArg`: an `=` right after the letter separates the value) and as the command does
+ * (src/cli/program.ts `shortEquals`); commander alone would keep `=NS`.
+ * @param w a word of at least three characters starting with `-` and a letter whose flag takes a value.
+ */
+function shortGluedValue(w: string): string {
+  return w[2] === "=" ? w.slice(3) : w.slice(2);
+}
+
+/**
+ * The words with glued flag values split (`--from=PATH` → `--from PATH`, `-nNS` and `-n=NS` → `-n NS`), for engines that only
  * read the spaced form (@bomb.sh/tab 0.0.22 takes the word after an unrecognised `--from=PATH` for that flag's
  * value). The word under the cursor and everything after `--` are left as they are.
  * @param words the words of a completion request (the last is the word under the cursor).
@@ -179,7 +191,7 @@ export function splitGluedValues(words: readonly string[], spec: LineSpec): stri
       return;
     }
     const f = findFlag(spec, subcommand, w.slice(0, 2));
-    if (f?.takesValue && w.length > 2) out.push(w.slice(0, 2), w.slice(2));
+    if (f?.takesValue && w.length > 2) out.push(w.slice(0, 2), shortGluedValue(w));
     else out.push(w);
     valueNext = f?.takesValue === true && w.length === 2;
   });
