@@ -2,7 +2,7 @@
 // kubeconfig and authentication (bearer token, client certificate), human error messages for every failure the
 // user can meet (401, TLS, unreachable, 403, 404, 500, timeouts, Pod Security, image pull, pod start timeout,
 // NotReady node), pagination, the request count on a 5,000-node / 50,000-pod cluster, --dry-run, capture, cleanup.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import type { EndpointSlice, Node, Pod } from "../src/model/k8s.ts";
 import { type FakeApiOptions, type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { makePki } from "./helpers/fake_pki.ts";
 import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
-import { run } from "./helpers/live_cli.ts";
+import { captureIo, run, runLiveCli } from "./helpers/live_cli.ts";
 
 const web = readBundle("tests/fixtures/live/web");
 const lab = readBundle("examples/iptables-lab");
@@ -546,6 +546,33 @@ describe("--dry-run, capture, cleanup", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('error: -n "Bad_NS" is not a valid namespace name (lower-case letters, digits and \'-\', at most 63)\n(run with --help for usage)\n');
     expect(s.requests).toEqual([]);
+  });
+
+  it("capture -o json|yaml|…: a format word is refused (it would be a file of that name holding JSON), before any request", async () => {
+    const s = await fake();
+    const dir = mkdtempSync(join(tmpdir(), "netpath-capture-o-"));
+    const inDir = async (argv: string[]) => {
+      const io = captureIo();
+      io.cwd = dir;
+      return { code: await runLiveCli(argv, io), stdout: io.out.join(""), stderr: io.err.join("") };
+    };
+    for (const word of ["json", "yaml", "yml", "text", "wide", "name", "mermaid", "dot"]) {
+      for (const argv of [["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", word], ["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, `--output=${word}`, "--dry-run"]]) {
+        const r = await inDir(argv);
+        const file = word === "yaml" || word === "yml" ? "web.bundle.yaml" : "web.bundle.json";
+        expect(r, argv.join(" ")).toEqual({
+          code: 2,
+          stdout: "",
+          stderr: `error: capture -o takes the bundle file to write, not a format: -o ${word} would write JSON to a file named "${word}" in the current directory; give a file name, e.g. -o ${file} (its extension sets the format: .json, or .yaml/.yml), or -o - for JSON on stdout\n(run with --help for usage)\n`,
+        });
+      }
+    }
+    expect(s.requests).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
+    // a path is taken as given, even one named like a format
+    const given = await inDir(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", "./yaml"]);
+    expect([given.code, given.stderr.split("\n")[0]]).toEqual([0, expect.stringMatching(/^wrote \.\/yaml: 1 Service/)]);
+    expect(readdirSync(dir)).toEqual(["yaml"]);
   });
 
   it("--via debug-pod --dry-run prints the debug pod of every node; an unknown --via is a usage error", async () => {

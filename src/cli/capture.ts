@@ -173,6 +173,29 @@ function checkOutputPath(path: string): void {
 }
 
 /**
+ * Words that are output formats, not file names: the main command's `-o` choices (src/cli/program.ts) and kubectl's
+ * common ones (`kubectl get -o json|yaml|wide|name`), with `yml`. Given bare to `capture -o` they are refused: the
+ * operator meant a format, and would get a file of that name in the current directory, holding JSON.
+ */
+const FORMAT_WORDS = new Set(["json", "yaml", "yml", "text", "wide", "name", "mermaid", "dot"]);
+
+/**
+ * Refuses a bare format word as `capture`'s output file (`-o yaml`): `capture -o` names the bundle file, whose
+ * format follows its extension. A path (`./yaml`) or a name with an extension is taken as given.
+ * @param output the `-o` value.
+ * @param name the target's name, for the suggested file name.
+ * @throws {UsageError} naming the file to give instead, and `-o -` for stdout.
+ */
+export function checkOutputNotFormat(output: string, name: string): void {
+  if (!FORMAT_WORDS.has(output)) return;
+  const ext = output === "yaml" || output === "yml" ? "yaml" : "json";
+  throw new UsageError(
+    `capture -o takes the bundle file to write, not a format: -o ${output} would write JSON to a file named "${output}" in the current directory; ` +
+      `give a file name, e.g. -o ${name}.bundle.${ext} (its extension sets the format: .json, or .yaml/.yml), or -o - for JSON on stdout`,
+  );
+}
+
+/**
  * Runs `capture`.
  * @returns the exit code: 0, or 1 when some node could not be collected (the file is written anyway).
  * @throws {UsageError} for a bad target or flags; live errors as the main command throws them.
@@ -183,6 +206,7 @@ export async function runCapture(words: string[], o: CaptureOptions, io: CliIo):
     throw new UsageError("--node, --all-nodes and --from-pod may only be used with a Service target");
   }
   if (o.node && o.allNodes) throw new UsageError("--node and --all-nodes cannot be used together");
+  checkOutputNotFormat(o.output, target.name);
   const plan: RunPlan = { target, output: "text" };
   // as the main command (run_target.ts validate): a usage error, before any request
   if (o.namespace !== undefined) plan.namespace = parseNamespace(o.namespace);
