@@ -61,6 +61,18 @@ describe("svc/NAME --from", () => {
     const dry = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--dry-run"]);
     expect([dry.code, dry.err.split("\n")[0]]).toEqual([2, "error: --dry-run shows the debug pod a live run would create; with --from nothing is created: leave out one of them"]);
   });
+  it("help SUBCOMMAND prints that subcommand's help, exit 0, as `kubectl help get` does; an unknown one is a usage error", async () => {
+    for (const sub of ["capture", "cleanup", "completion"]) {
+      const own = await run([sub, "--help"]);
+      expect(own.out, sub).toMatch(new RegExp(`^Usage: kubectl netpath ${sub} `));
+      expect(await run(["help", sub]), sub).toEqual({ code: 0, out: own.out, err: "" });
+    }
+    expect(await run(["help", "nosuch"])).toEqual({
+      code: 2,
+      out: "",
+      err: 'error: no subcommand "nosuch": help takes one of capture, cleanup, completion (or nothing, for the main command)\n(run with --help for usage)\n',
+    });
+  });
   it("accepts `service NAME` and `services/NAME`", async () => {
     expect((await run(["service", "my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);
     expect((await run(["services/my-nginx-svc", "--from", IPTABLES_LAB])).code).toBe(0);

@@ -5,7 +5,7 @@
  * @module
  */
 import { collectOnce } from "./repeatable.ts";
-import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { Command, CommanderError, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { DumpParseError } from "../datapath/errors.ts";
 import { NotFoundError } from "../model/errors.ts";
 import { registerCapture } from "./capture.ts";
@@ -112,8 +112,10 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => writeLines(io, s) })
     .action(async (target, opts) => {
-      // `kubectl netpath help` / `kubectl netpath version`, as kubectl's own words
-      if (target.length === 1 && target[0] === "help") return void program.outputHelp();
+      // `kubectl netpath help [SUBCOMMAND]` / `kubectl netpath version`, as kubectl's own words (Cobra's help command,
+      // command.go InitDefaultHelpCmd: `help CMD` prints CMD's help; an unknown CMD is a usage error here). commander
+      // adds no help command of its own: the root has an action (its targets).
+      if (target[0] === "help") return void helpOf(program, target.slice(1)).outputHelp();
       if (target.length === 1 && target[0] === "version") return void io.stdout(`${VERSION}\n`);
       // Loaded on use: completion and --help must not pay for the analyses.
       const { runTarget } = await import("./run_target.ts");
@@ -126,6 +128,19 @@ export function buildProgram(io: CliIo, result: { code: number }) {
   registerCleanup(program, io, result);
   registerCompletion(program, io, result); // last: it completes the subcommands registered before it
   return program;
+}
+
+/**
+ * The command whose help `help WORDS` prints: the program for `help`, a subcommand (or alias) for `help SUBCOMMAND`;
+ * words after the subcommand are ignored, as Cobra's help command does.
+ * @throws {UsageError} for a word that names no subcommand, listing those that exist.
+ */
+function helpOf(program: CommandUnknownOpts, words: string[]): CommandUnknownOpts {
+  if (words.length === 0) return program;
+  const sub = program.commands.find((c) => c.name() === words[0] || c.aliases().includes(words[0]!));
+  if (sub) return sub;
+  const names = program.createHelp().visibleCommands(program).map((c) => c.name());
+  throw new UsageError(`no subcommand ${JSON.stringify(words[0])}: help takes one of ${names.join(", ")} (or nothing, for the main command)`);
 }
 
 /**
