@@ -552,7 +552,7 @@ const LIVE: Case[] = [
 
 // What to do, in so many words; or, for messages kubectl users know (pinned by older tests), the missing thing with
 // the alternatives: "no such file", "not found in namespace", "(contexts: a, b)", "is missing".
-const ACTION = /\b(use|give|check|run|rerun|pass|add|raise|fix|install|want|capture|log in|try|make|point|set|rename|upgrade|export|refresh|e\.g\.|is the file complete|RBAC must grant|re-capture|kubectl --context)\b|not found in namespace|no such file|\(contexts: |is missing|none of the files in KUBECONFIG|is not valid YAML/i;
+const ACTION = /\b(use|give|check|run|rerun|pass|add|raise|fix|install|want|capture|log in|try|make|point|set|rename|upgrade|export|refresh|e\.g\.|is the file complete|RBAC must grant|re-capture|kubectl --context|kubectl --kubeconfig)\b|not found in namespace|no such file|\(contexts: |is missing|none of the files in KUBECONFIG|is not valid YAML/i;
 
 interface Row {
   group: string;

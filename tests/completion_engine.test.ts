@@ -239,7 +239,7 @@ describe("names from a live API server (HTTPS, bearer token)", () => {
     const a = await complete(["--kubeconfig", closed, "svc/"]);
     expect(a).toMatchObject({ values: [], directive: 1 });
     expect(a.err).toBe(
-      'completion: ApiUnreachableError: cannot reach the API server https://127.0.0.1:1 (connection refused): is the cluster running and is context "fake" the right one? (kubectl --context fake cluster-info)\n',
+      `completion: ApiUnreachableError: cannot reach the API server https://127.0.0.1:1 (connection refused): is the cluster running and is context "fake" the right one? (kubectl --kubeconfig ${closed} --context fake cluster-info)\n`,
     );
   });
 });

@@ -268,6 +268,16 @@ describe("API errors are rewritten for humans", () => {
     const err = Object.assign(new Error("boom"), { code });
     expect(networkError(err, server).message).toBe(want);
   });
+  it("with --kubeconfig FILE the kubectl command suggested repeats it (else kubectl reads KUBECONFIG or ~/.kube/config)", () => {
+    const given = { ...server, kubeconfig: "/home/jane/kube/prod.yaml" };
+    expect(networkError(Object.assign(new Error("boom"), { code: "ECONNREFUSED" }), given).message).toBe(
+      'cannot reach the API server https://10.0.0.1:6443 (connection refused): is the cluster running and is context "prod" the right one? (kubectl --kubeconfig /home/jane/kube/prod.yaml --context prod cluster-info)',
+    );
+    expect(apiError(401, st(401, "Unauthorized", "Unauthorized"), { verb: "get", resource: "services", namespace: "shop", name: "web" }, given).message).toBe(
+      'the API server https://10.0.0.1:6443 rejected the credentials of context "prod" (user "jane") (401 Unauthorized): log in again or refresh the token, then check with `kubectl --kubeconfig /home/jane/kube/prod.yaml --context prod auth whoami`',
+    );
+    expect(networkError(Object.assign(new Error("boom"), { code: "ECONNREFUSED" }), { ...server, kubeconfig: "kube config" }).message).toContain("(kubectl --kubeconfig 'kube config' --context prod cluster-info)");
+  });
 });
 
 describe("sanitizeObject: nothing secret goes into a bundle", () => {

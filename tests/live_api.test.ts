@@ -14,6 +14,7 @@ import { type FakeApiOptions, type FakeApiServer, type RecordedRequest, startFak
 import { makePki } from "./helpers/fake_pki.ts";
 import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
 import { captureIo, run, runLiveCli } from "./helpers/live_cli.ts";
+import { shellWord } from "../src/model/shell_word.ts";
 
 const web = readBundle("tests/fixtures/live/web");
 const lab = readBundle("examples/iptables-lab");
@@ -153,7 +154,8 @@ describe("errors a user can meet, in words", () => {
     writeFileSync(p, kc);
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (user "token-user") (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --context fake auth whoami\`\n`);
+    // the kubectl command suggested reads the same kubeconfig
+    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (user "token-user") (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --kubeconfig ${p} --context fake auth whoami\`\n`);
   });
 
   it("a context without a user: the cluster's CA is still used (TLS succeeds), and the server's 401 says what is missing", async () => {
@@ -164,7 +166,7 @@ describe("errors a user can meet, in words", () => {
     writeFileSync(p, JSON.stringify(kc));
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --context fake auth whoami\`\n`);
+    expect(r.stderr).toBe(`error: the API server ${s.url} rejected the credentials of context "fake" (401 Unauthorized): log in again or refresh the token, then check with \`kubectl --kubeconfig ${p} --context fake auth whoami\`\n`);
     expect(s.requests.length).toBe(1);
   });
 
@@ -241,7 +243,18 @@ describe("errors a user can meet, in words", () => {
     writeFileSync(p, kc);
     const r = await run(["svc/web", "-n", "default", "--kubeconfig", p, "--no-exec"]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: cannot reach the API server https://127.0.0.1:${port} (connection refused): is the cluster running and is context "fake" the right one? (kubectl --context fake cluster-info)\n`);
+    // with --kubeconfig the suggested command repeats it: without it kubectl would ask another cluster (or find no
+    // context "fake")
+    expect(r.stderr).toBe(`error: cannot reach the API server https://127.0.0.1:${port} (connection refused): is the cluster running and is context "fake" the right one? (kubectl --kubeconfig ${p} --context fake cluster-info)\n`);
+    // a file name with shell syntax is quoted as one word
+    const spaced = join(s.dir, "my cluster's config");
+    writeFileSync(spaced, kc);
+    const q = await run(["svc/web", "-n", "default", "--kubeconfig", spaced, "--no-exec"]);
+    expect(q.stderr).toContain(`(kubectl --kubeconfig ${shellWord(spaced)} --context fake cluster-info)\n`);
+    expect(shellWord(spaced)).not.toBe(spaced);
+    // from KUBECONFIG, a kubectl run in the same shell reads the same files: no --kubeconfig
+    const env = await run(["svc/web", "-n", "default", "--no-exec"], { KUBECONFIG: p });
+    expect(env.stderr).toBe(`error: cannot reach the API server https://127.0.0.1:${port} (connection refused): is the cluster running and is context "fake" the right one? (kubectl --context fake cluster-info)\n`);
   });
 
   it.each([

@@ -255,6 +255,7 @@ async function runScript(o: CollectOptions, node: Node, namespace: string, pod: 
     timeoutMs: remaining(deadline),
     signal: o.signal,
     context: o.rest.context,
+    ...(o.rest.kubeconfig ? { kubeconfig: o.rest.kubeconfig } : {}),
     stdin: cmd.stdin,
   });
   const first = parseCollectionOutput(outcome.stdout, outcome.stderr, []);
@@ -348,7 +349,7 @@ async function ciliumServiceTable(o: CollectOptions, pod: Pod, deadline: number)
   let last: CommandOutput | undefined;
   for (const cli of ["cilium-dbg", "cilium"]) {
     const argv = [cli, "service", "list", "-o", "json"];
-    const out = await execInPod(o.kc, o.namespace, pod.metadata.name, container, argv, { timeoutMs: remaining(deadline), signal: o.signal, context: o.rest.context });
+    const out = await execInPod(o.kc, o.namespace, pod.metadata.name, container, argv, { timeoutMs: remaining(deadline), signal: o.signal, context: o.rest.context, ...(o.rest.kubeconfig ? { kubeconfig: o.rest.kubeconfig } : {}) });
     const failed = out.status?.status === "Failure";
     const exitCode = out.end !== "status" ? null : failed ? out.status?.exitCode ?? 1 : 0;
     last = { command: argv.join(" "), stdout: out.stdout, stderr: out.stderr, exitCode, ...(out.end !== "status" ? { truncated: true } : {}) };

@@ -126,10 +126,10 @@ function action(r: RequestDescription): string {
  * @param status HTTP status code.
  * @param body the response body (a Status object when the server sent one, else text).
  * @param r what the request was.
- * @param server the API server URL and context, for 401 messages.
+ * @param server the API server URL, context and `--kubeconfig` file, for 401 messages.
  * @returns the error (not thrown).
  */
-export function apiError(status: number, body: string, r: RequestDescription, server: { url: string; context: string; user?: string }): KubeApiError {
+export function apiError(status: number, body: string, r: RequestDescription, server: ServerInfo): KubeApiError {
   let st: KubeStatus = {};
   try {
     const parsed = JSON.parse(body) as unknown;
@@ -142,7 +142,7 @@ export function apiError(status: number, body: string, r: RequestDescription, se
   let msg: string;
   if (status === 401) {
     msg = `the API server ${server.url} rejected the credentials of context "${server.context}"${server.user ? ` (user "${server.user}")` : ""} (401 Unauthorized): ` +
-      `log in again or refresh the token, then check with \`kubectl --context ${shellWord(server.context)} auth whoami\``;
+      `log in again or refresh the token, then check with \`${kubectlFor(server)} auth whoami\``;
   } else if (status === 403 && /violates PodSecurity/.test(serverMessage)) {
     const level = /violates PodSecurity "([^"]+)"/.exec(serverMessage)?.[1] ?? "?";
     const detail = serverMessage.replace(/^.*violates PodSecurity "[^"]+":\s*/, "");
@@ -207,13 +207,35 @@ const TLS_CODES: Record<string, string> = {
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's certificate does not name this address",
 };
 
+/** The API server a request went to, for messages. */
+export interface ServerInfo {
+  /** The server's URL. */
+  url: string;
+  /** The kubeconfig context in use. */
+  context: string;
+  /** The context's user name, when it has one. */
+  user?: string;
+  /** The `--kubeconfig` file given on the command line; absent when the kubeconfig came from `KUBECONFIG` or
+   * `~/.kube/config`, which a kubectl run in the same shell finds by itself. */
+  kubeconfig?: string;
+}
+
+/**
+ * The start of a kubectl command line that reaches the same cluster: `kubectl [--kubeconfig FILE] --context NAME`.
+ * Without the `--kubeconfig` of the run, kubectl would read KUBECONFIG or ~/.kube/config: another cluster, or no
+ * such context.
+ */
+function kubectlFor(server: ServerInfo): string {
+  return `kubectl${server.kubeconfig ? ` --kubeconfig ${shellWord(server.kubeconfig)}` : ""} --context ${shellWord(server.context)}`;
+}
+
 /**
  * Turns a network error of a request to the API server into an {@link ApiUnreachableError}.
  * @param e the error from the HTTP client (Node error with `code`).
- * @param server the API server URL and context.
+ * @param server the API server URL, context and `--kubeconfig` file (repeated in the suggested kubectl command).
  * @returns the error (not thrown).
  */
-export function networkError(e: unknown, server: { url: string; context: string }): ApiUnreachableError {
+export function networkError(e: unknown, server: ServerInfo): ApiUnreachableError {
   const code = (e as { code?: string }).code ?? "";
   const raw = e instanceof Error ? e.message : String(e);
   const ctx = `context "${server.context}"`;
@@ -244,6 +266,6 @@ export function networkError(e: unknown, server: { url: string; context: string 
   const word = words[code] ?? raw.split("\n").map((l) => l.trim()).filter((l) => l !== "").join(" ");
   return new ApiUnreachableError(
     `cannot reach the API server ${server.url} (${word}): is the cluster running and is ${ctx} the right one? ` +
-      `(kubectl --context ${shellWord(server.context)} cluster-info)`,
+      `(${kubectlFor(server)} cluster-info)`,
   );
 }

@@ -62,6 +62,8 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Context name, for messages. */
   context: string;
+  /** The `--kubeconfig` file given, for the kubectl command a 401 message suggests. */
+  kubeconfig?: string;
   /**
    * Text sent on the exec's stdin (`stdin=true`), e.g. a script for `sh -s`. Its end is never signalled (over v4
    * client-node would close the socket), so the command must not wait for end of input.
@@ -201,7 +203,7 @@ export async function execInPod(
       const body: Buffer[] = [];
       r.on("data", (c) => c && body.push(c));
       r.on("end", () => {
-        refused = apiError(r.statusCode ?? 0, Buffer.concat(body).toString("utf8"), request, { url: server, context: o.context });
+        refused = apiError(r.statusCode ?? 0, Buffer.concat(body).toString("utf8"), request, { url: server, context: o.context, ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}) });
         (ws as unknown as { emit(ev: string, e: Error): void }).emit("error", refused);
         ws.terminate();
       });
@@ -250,7 +252,7 @@ export async function execInPod(
       if (end === "timeout") throw new ApiUnreachableError(`exec in pod ${namespace}/${pod}: no answer within ${formatMs(o.timeoutMs)}`);
       if (end === "aborted") throw new ApiUnreachableError(`exec in pod ${namespace}/${pod} cancelled`);
       const m = /Unexpected server response: (\d+)/.exec((e as Error)?.message ?? "");
-      if (m) throw apiError(Number(m[1]), "", request, { url: server, context: o.context });
+      if (m) throw apiError(Number(m[1]), "", request, { url: server, context: o.context, ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}) });
       const msg = (e as { message?: string })?.message ?? String(e);
       throw new ApiUnreachableError(`cannot open an exec stream to pod ${namespace}/${pod} through ${server}: ${msg}`);
     }

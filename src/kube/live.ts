@@ -128,7 +128,13 @@ export async function openCluster(o: ClusterOptions, io: Pick<GatherIo, "env" | 
     ...(o.kubeconfig !== undefined ? { kubeconfig: o.kubeconfig } : {}),
     ...(o.context !== undefined ? { context: o.context } : {}),
   });
-  const rest = new KubeRest(config.kc, { requestTimeoutMs, context: config.context, ...(config.user ? { user: config.user } : {}) });
+  const rest = new KubeRest(config.kc, {
+    requestTimeoutMs,
+    context: config.context,
+    ...(config.user ? { user: config.user } : {}),
+    // messages that suggest a kubectl command repeat it, or kubectl would read another kubeconfig
+    ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+  });
   return { config, rest };
 }
 

@@ -19,7 +19,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { formatMs } from "./duration.ts";
 import { checkObjectShape } from "../bundle/shape.ts";
 import { credentialPluginError } from "./kubeconfig.ts";
-import { ApiUnreachableError, apiError, KubeApiError, networkError, type RequestDescription } from "./errors.ts";
+import { ApiUnreachableError, apiError, KubeApiError, networkError, type RequestDescription, type ServerInfo } from "./errors.ts";
 
 /** An API resource to address: `/api/v1/namespaces/{ns}/pods/{name}/exec` and friends. */
 export interface ResourceRef {
@@ -109,6 +109,8 @@ export interface KubeRestOptions {
   context: string;
   /** User name, for messages. */
   user?: string;
+  /** The `--kubeconfig` file given, repeated in the kubectl commands messages suggest (see errors.ts ServerInfo). */
+  kubeconfig?: string;
 }
 
 /**
@@ -124,6 +126,7 @@ export class KubeRest {
   readonly requestTimeoutMs: number;
   readonly context: string;
   readonly user: string | undefined;
+  readonly kubeconfig: string | undefined;
   #kc: KubeConfig;
   #prepared: Promise<Prepared> | undefined;
 
@@ -133,6 +136,7 @@ export class KubeRest {
     this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
     this.context = o.context;
     this.user = o.user;
+    this.kubeconfig = o.kubeconfig;
   }
 
   /** The KubeConfig (for exec over WebSocket). */
@@ -168,8 +172,8 @@ export class KubeRest {
     );
   }
 
-  #serverInfo() {
-    return { url: this.server, context: this.context, ...(this.user ? { user: this.user } : {}) };
+  #serverInfo(): ServerInfo {
+    return { url: this.server, context: this.context, ...(this.user ? { user: this.user } : {}), ...(this.kubeconfig ? { kubeconfig: this.kubeconfig } : {}) };
   }
 
   /**

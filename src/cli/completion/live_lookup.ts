@@ -42,7 +42,12 @@ export async function listLive(kind: Exclude<LookupKind, "contexts">, source: Li
   if (source.kubeconfig !== undefined) opts.kubeconfig = source.kubeconfig;
   if (source.context !== undefined) opts.context = source.context;
   const loaded = await loadKubeconfig(opts);
-  const rest = new KubeRest(loaded.kc, { context: loaded.context, requestTimeoutMs: source.timeoutMs, ...(loaded.user ? { user: loaded.user } : {}) });
+  const rest = new KubeRest(loaded.kc, {
+    context: loaded.context,
+    requestTimeoutMs: source.timeoutMs,
+    ...(loaded.user ? { user: loaded.user } : {}),
+    ...(source.kubeconfig ? { kubeconfig: source.kubeconfig } : {}),
+  });
   const ref = { group: "", version: "v1", resource: kind, ...(NAMESPACED.has(kind) ? { namespace: source.namespace || loaded.namespace } : {}) };
   const list = await rest.list<KubeObject>(ref, {}, 500, 500);
   return list.items.filter((o) => typeof o?.metadata?.name === "string");
