@@ -6,7 +6,8 @@
  * (`gatherBundle`), which reads the cluster of a kubeconfig and returns the Bundle the analyses take.
  * Layout: docs/architecture.md.
  *
- * Under Deno, `deno run -A mod.ts svc/web --from bundle/` runs the CLI.
+ * Importing it never runs the CLI (also when bundled into another program); the CLI is `deno run -A src/cli/main.ts`
+ * under Deno and dist/kubectl-netpath.cjs under Node.
  *
  * @example
  * ```ts
@@ -81,7 +82,3 @@ export { renderServiceText } from "./src/report/service_text.ts";
 export { renderPendingText } from "./src/report/pending_text.ts";
 export { serializeReport } from "./src/report/serialize.ts";
 
-if ((import.meta as { main?: boolean }).main === true) {
-  const { main } = await import("./src/cli/main.ts");
-  await main();
-}
