@@ -51,3 +51,31 @@ describe("mod.ts bundled into another program (esbuild, as a library user ships 
     expect(r.stdout).toContain("Service kube-system/kube-dns");
   });
 });
+
+describe("environment variables Deno does not let the run read (--allow-env=LIST without them)", () => {
+  // What commander and yaml read themselves (process.env directly), so that only the CLI's own reads are left out:
+  // KUBECTL_NETPATH_DEBUG, KUBECONFIG, HOME, COLUMNS, TERM, …
+  const deps = "--allow-env=NO_COLOR,FORCE_COLOR,CLICOLOR_FORCE,LOG_STREAM,LOG_TOKENS,NODE_DEBUG";
+
+  it("an error is still one line (KUBECTL_NETPATH_DEBUG unreadable is unset), not an uncaught NotCapable trace", async () => {
+    const r = await deno(["run", "--allow-read", deps, "src/cli/main.ts", "svc/nope", "-n", "kube-system", "--from", LAB]);
+    expect(r.stderr).toBe('error: service "nope" not found in namespace "kube-system"\n');
+    expect(r.status).toBe(1);
+  });
+
+  it("--help prints the usage and exits 0", async () => {
+    const r = await deno(["run", deps, "src/cli/main.ts", "--help"]);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^Usage: kubectl netpath /);
+    expect(r.status).toBe(0);
+  });
+
+  it("a report reads as if the variables were unset (COLUMNS, TERM: 80 columns)", async () => {
+    const args = ["svc/kube-dns", "-n", "kube-system", "--from", LAB];
+    const denied = await deno(["run", "--allow-read", deps, "src/cli/main.ts", ...args], { env: { COLUMNS: "200" } });
+    const unset = await deno(["run", "-A", "src/cli/main.ts", ...args], { env: { COLUMNS: undefined } });
+    expect(denied.stderr).toBe("");
+    expect(denied.status).toBe(0);
+    expect(denied.stdout).toBe(unset.stdout);
+  });
+});

@@ -10,8 +10,7 @@
 // every TAB press that only writes one answer.
 const process = globalThis.process;
 
-// a module (its own scope for `process`), though it imports nothing statically
-export {};
+import { permittedEnv } from "./env.ts";
 
 /** Whether process.stdout or process.stderr was written to (output may still be queued there). */
 let streamsUsed = false;
@@ -25,7 +24,7 @@ async function run(): Promise<boolean> {
       streamsUsed = true;
       process.stderr.write(`completion: ${line}\n`);
     };
-    const answer = await completeFast(argv.slice(2), { env: process.env, cwd: process.cwd(), warn }, warn);
+    const answer = await completeFast(argv.slice(2), { env: permittedEnv(process.env), cwd: process.cwd(), warn }, warn);
     if (answer !== undefined) {
       if (writeAnswer(answer)) streamsUsed = true;
       return true;

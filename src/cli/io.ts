@@ -5,6 +5,7 @@
  */
 import process from "node:process";
 import { printableMessage } from "../report/printable.ts";
+import { permittedEnv } from "./env.ts";
 
 /** Streams and environment of one CLI run. */
 export interface CliIo {
@@ -44,7 +45,8 @@ export function nodeIo(): CliIo {
     // stderr is always for people (errors, warnings, progress) and carries names and messages from the cluster, a
     // bundle or a kubeconfig: one message per call, a newline inside it escaped (it would forge a line of its own)
     stderr: (t) => void process.stderr.write(printableMessage(t)),
-    env: process.env,
+    // a variable Deno does not let the run read is unset, never an error (its reads are optional)
+    env: permittedEnv(process.env),
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
     cwd: process.cwd(),

@@ -46,3 +46,20 @@ export class NotFoundError extends Error {
     this.elsewhere = elsewhere;
   }
 }
+
+/**
+ * The Deno permission flag an error says was not granted, e.g. `--allow-write`, or undefined when `e` is no such
+ * denial. Deno 2 raises `Deno.errors.NotCapable` (name "NotCapable") when an operation needs a `--allow-*` permission
+ * the run lacks; before Deno 2.0 that was `PermissionDenied`, which Deno 2 keeps for the operating system's EACCES, so
+ * that name counts only with Deno's own "Requires … access" message. The flag is the one Deno's message names
+ * ("run again with the --allow-write flag"), else `--allow-` and the access kind ("Requires write access"). Source:
+ * Deno 2 runtime/permissions (PermissionDeniedError → NotCapable), docs.deno.com Deno.errors.NotCapable. Matched by
+ * name and message, never `Deno.errors`, so it is runtime-neutral and false on Node.
+ */
+export function deniedDenoPermission(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const requires = /\bRequires (\w+) access\b/.exec(e.message);
+  if (e.name !== "NotCapable" && !(e.name === "PermissionDenied" && requires !== null)) return undefined;
+  const flag = /\brun again with the (--allow-[\w-]+) flag\b/.exec(e.message)?.[1];
+  return flag ?? (requires !== null ? `--allow-${requires[1]}` : "-A (a permission Deno did not grant)");
+}
