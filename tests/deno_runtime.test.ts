@@ -70,6 +70,12 @@ describe("environment variables Deno does not let the run read (--allow-env=LIST
     expect(r.status).toBe(0);
   });
 
+  it("with no permission at all, --help fails in one line naming --allow-env (commander reads CLICOLOR_FORCE itself)", async () => {
+    const r = await deno(["run", "src/cli/main.ts", "--help"], { env: { NO_COLOR: undefined } });
+    expect(r.stderr).toMatch(/^error: Requires env access to "\w+", run again with the --allow-env flag\n$/);
+    expect(r.status).toBe(1);
+  });
+
   it("a report reads as if the variables were unset (COLUMNS, TERM: 80 columns)", async () => {
     const args = ["svc/kube-dns", "-n", "kube-system", "--from", LAB];
     const denied = await deno(["run", "--allow-read", deps, "src/cli/main.ts", ...args], { env: { COLUMNS: "200" } });
