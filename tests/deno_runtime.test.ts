@@ -1,12 +1,15 @@
 // Deno 2 parity (the Deno audit): the CLI run from source by `deno run src/cli/main.ts`, and mod.ts used as a library
 // by another program, behave as on Node: importing the library never runs the CLI, a permission Deno denies is named
 // as such, and no Node deprecation warning reaches stderr.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
 import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { readBundle } from "../src/io/read_bundle.ts";
+import { type FakeApiServer, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type Spawned, spawnCollect } from "./helpers/spawn.ts";
 
 const ROOT = resolve(".");
@@ -14,6 +17,9 @@ const DENO = join(ROOT, "node_modules/.bin/deno");
 const LAB = join(ROOT, "examples/iptables-lab");
 const work = mkdtempSync(join(tmpdir(), "knp-deno-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** stderr without Node's punycode deprecation warning (DEP0040), which Deno prints on each live run from source. */
+const stderrOf = (r: Spawned) => r.stderr.split("\n").filter((l) => !/DEP0040|--trace-deprecation/.test(l)).join("\n");
 
 /** `deno run FLAGS… ARGS…` in `cwd` (default the checkout), NO_COLOR set, nothing else of the environment added. */
 function deno(args: string[], o: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Spawned> {
@@ -83,5 +89,88 @@ describe("environment variables Deno does not let the run read (--allow-env=LIST
     expect(denied.stderr).toBe("");
     expect(denied.status).toBe(0);
     expect(denied.stdout).toBe(unset.stdout);
+  });
+});
+
+describe("the Deno permissions docs/install.md and the deno.json netpath task list", () => {
+  const servers: FakeApiServer[] = [];
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+  });
+  /** The permission flags of the `netpath` task (what docs/install.md lists): `--allow-…` between `run` and the entry. */
+  const taskFlags = (): string[] => {
+    const task = (JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")) as { tasks: Record<string, string> }).tasks.netpath!;
+    return task.split(/\s+/).filter((w) => w.startsWith("--allow-"));
+  };
+  const without = (flag: string) => taskFlags().filter((f) => f !== flag);
+  const server = async () => {
+    const s = await startFakeApiServer({ objects: readBundle("tests/fixtures/live/web").objects });
+    servers.push(s);
+    return s;
+  };
+  /** A copy of the server's kubeconfig whose user gets its token from an exec credential plugin (EKS, GKE, AKS style). */
+  const execKubeconfig = (s: FakeApiServer, dir: string): string => {
+    const plugin = join(dir, "cred.sh");
+    writeFileSync(plugin, `#!/bin/sh\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"fake-token-0123456789"}}\\n'\n`);
+    chmodSync(plugin, 0o755);
+    const kc = parseYaml(readFileSync(s.kubeconfig, "utf8")) as { users: { name: string; user: Record<string, unknown> }[] };
+    for (const u of kc.users) u.user = { exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" } };
+    const file = join(dir, "kubeconfig");
+    writeFileSync(file, JSON.stringify(kc));
+    return file;
+  };
+
+  it("lists --allow-write and --allow-run, and docs/install.md names each flag of the task", () => {
+    expect(taskFlags()).toEqual(expect.arrayContaining(["--allow-read", "--allow-env", "--allow-net", "--allow-sys", "--allow-write", "--allow-run"]));
+    const install = readFileSync(join(ROOT, "docs/install.md"), "utf8");
+    for (const f of taskFlags()) expect(install, f).toContain(`\`${f}\``);
+  });
+
+  it("capture -o writes the bundle with the task's flags", async () => {
+    const s = await server();
+    const out = join(mkdtempSync(join(work, "cap-")), "web.json");
+    const r = await deno(["run", ...taskFlags(), "src/cli/main.ts", "capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readBundle(out).objects.services.map((o) => o.metadata.name)).toEqual(["web"]);
+  });
+
+  it("capture -o without --allow-write stops before collecting, naming the flag (not 'free space')", async () => {
+    const s = await server();
+    const dir = mkdtempSync(join(work, "cap-"));
+    const out = join(dir, "web.json");
+    const r = await deno(["run", ...without("--allow-write"), "src/cli/main.ts", "capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+    expect(stderrOf(r)).toBe(`error: capture -o ${out}: Deno was not granted --allow-write for ${dir}: run again with --allow-write (or -A) (nothing was collected)\n`);
+    expect(r.status).toBe(1);
+    expect(s.requests).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("capture -o through a link into a directory --allow-write does not cover names the flag after collecting", async () => {
+    const s = await server();
+    const allowed = mkdtempSync(join(work, "allowed-"));
+    const other = mkdtempSync(join(work, "other-"));
+    const out = join(allowed, "web.json");
+    symlinkSync(join(other, "web.json"), out);
+    const r = await deno(["run", ...without("--allow-write"), `--allow-write=${allowed}`, "src/cli/main.ts", "capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+    expect(stderrOf(r)).toBe(`error: cannot write the bundle to ${out}: Deno was not granted --allow-write for ${other}; nothing was written there: run again with --allow-write (or -A)\n`);
+    expect(r.status).toBe(1);
+    expect(readdirSync(other)).toEqual([]);
+  });
+
+  it("an exec credential plugin runs with the task's flags", async () => {
+    const s = await server();
+    const kc = execKubeconfig(s, mkdtempSync(join(work, "exec-")));
+    const r = await deno(["run", ...taskFlags(), "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", kc, "--no-exec"]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Service default/web");
+  });
+
+  it("without --allow-run, the exec credential plugin error names the flag (not 'fix the plugin')", async () => {
+    const s = await server();
+    const dir = mkdtempSync(join(work, "exec-"));
+    const kc = execKubeconfig(s, dir);
+    const r = await deno(["run", ...without("--allow-run"), "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", kc, "--no-exec"]);
+    expect(stderrOf(r)).toBe(`error: the exec credential plugin \`${join(dir, "cred.sh")}\` of user "token-user" (context "fake") could not be run: Deno was not granted --allow-run: run again with --allow-run (or -A)\n`);
+    expect(r.status).toBe(1);
   });
 });

@@ -20,6 +20,8 @@ import type { RunPlan } from "./run_target.ts";
 import { parseNamespace, parseTarget, UsageError } from "./target.ts";
 import { withRootOptions } from "./root_options.ts";
 import { shellWord } from "../model/shell_word.ts";
+import { deniedDenoPermission } from "../model/errors.ts";
+import { denoPermissionMissing } from "./deno_permission.ts";
 
 /**
  * Flags of `capture`: the main command's cluster and collection flags (one definition, in program.ts), with `-o`
@@ -148,6 +150,8 @@ function writePrivate(path: string, text: string): void {
     try {
       unlinkSync(tmp);
     } catch { /* not created */ }
+    const flag = deniedDenoPermission(e); // Deno 2 NotCapable: not the disk, the run's permissions
+    if (flag !== undefined) throw new Error(`cannot write the bundle to ${path}: Deno was not granted ${flag} for ${dirname(target)}; nothing was written there: run again with ${flag} (or -A)`);
     const code = (e as NodeJS.ErrnoException).code;
     throw new Error(`cannot write the bundle to ${path} (${code ?? (e as Error).message}): nothing was written there; free space or choose another -o path`);
   }
@@ -170,6 +174,8 @@ function checkOutputPath(path: string): void {
     }
   }
   if (why) throw new Error(`capture -o ${path}: ${why}: give a file path in a writable directory (nothing was collected)`);
+  const flag = denoPermissionMissing({ name: "write", path: dir });
+  if (flag !== undefined) throw new Error(`capture -o ${path}: Deno was not granted ${flag} for ${dir}: run again with ${flag} (or -A) (nothing was collected)`);
 }
 
 /**

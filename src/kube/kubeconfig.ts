@@ -15,6 +15,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml } from "yaml";
 import { KubeconfigError } from "./errors.ts";
+import { deniedDenoPermission } from "../model/errors.ts";
 import { type KubeconfigDoc, KubeconfigShapeError, mergeKubeconfigs, type RawKubeconfig } from "./kubeconfig_merge.ts";
 
 /** Where to look, from flags and environment. */
@@ -250,7 +251,8 @@ function quotePrinted(text: string): string {
  * @param e the error client-node raised while applying the credentials.
  * @param kc the loaded kubeconfig (its current user).
  * @param context the context name, for the message.
- * @returns a {@link KubeconfigError} naming the plugin, or undefined when the user has no exec plugin.
+ * @returns a {@link KubeconfigError} naming the plugin (and, under Deno, the `--allow-*` flag the run lacks when Deno
+ *   denied starting it: Deno 2 `NotCapable`), or undefined when the user has no exec plugin.
  */
 export function credentialPluginError(e: unknown, kc: KubeConfig, context: string): KubeconfigError | undefined {
   const user = kc.getCurrentUser();
@@ -259,6 +261,9 @@ export function credentialPluginError(e: unknown, kc: KubeConfig, context: strin
   const cmd = [exec.command, ...(exec.args ?? [])].join(" ");
   const who = `the exec credential plugin \`${cmd.length > 80 ? cmd.slice(0, 80) + "…" : cmd}\` of user "${user.name}" (context "${context}")`;
   const tryIt = `run it yourself to see what it prints, and fix it or the user's exec section in your kubeconfig`;
+  // Deno 2 NotCapable: the plugin was never started (--allow-run), or its environment not built (--allow-env)
+  const flag = deniedDenoPermission(e);
+  if (flag !== undefined) return new KubeconfigError(`${who} could not be run: Deno was not granted ${flag}: run again with ${flag} (or -A)`);
   const err = e as NodeJS.ErrnoException;
   if (err.code === "ENOENT") return new KubeconfigError(`${who} was not found: install ${exec.command}, or fix users[].user.exec.command in your kubeconfig`);
   if (err.code === "EACCES") return new KubeconfigError(`${who} is not executable (permission denied): ${tryIt}`);
