@@ -38,6 +38,7 @@ const shared = {
   define: { "import.meta.main": "false" },
   // node-fetch 2's whatwg-url and tr46 (inside @kubernetes/client-node) require the built-in `punycode`, deprecated
   // since Node 21 (DEP0040; Deno prints the warning on every live run): bundle the userland package of the same API.
+  // (Run from source under Deno, src/kube/userland_punycode.ts does the same mapping with a resolve hook.)
   // yaml: its ES module build (the package's "default" export; the "node" one is CommonJS). Same code; as ESM it is
   // bundled without CommonJS wrappers, 30 kB smaller, and evaluated faster: a completion from a YAML bundle loads it.
   alias: { punycode: "punycode/", yaml: "./node_modules/yaml/browser/index.js" },

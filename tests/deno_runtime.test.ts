@@ -18,9 +18,6 @@ const LAB = join(ROOT, "examples/iptables-lab");
 const work = mkdtempSync(join(tmpdir(), "knp-deno-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** stderr without Node's punycode deprecation warning (DEP0040), which Deno prints on each live run from source. */
-const stderrOf = (r: Spawned) => r.stderr.split("\n").filter((l) => !/DEP0040|--trace-deprecation/.test(l)).join("\n");
-
 /** `deno run FLAGS… ARGS…` in `cwd` (default the checkout), NO_COLOR set, nothing else of the environment added. */
 function deno(args: string[], o: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Spawned> {
   return spawnCollect(DENO, args, { cwd: o.cwd ?? ROOT, env: { ...process.env, NO_COLOR: "1", ...o.env } });
@@ -139,7 +136,7 @@ describe("the Deno permissions docs/install.md and the deno.json netpath task li
     const dir = mkdtempSync(join(work, "cap-"));
     const out = join(dir, "web.json");
     const r = await deno(["run", ...without("--allow-write"), "src/cli/main.ts", "capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
-    expect(stderrOf(r)).toBe(`error: capture -o ${out}: Deno was not granted --allow-write for ${dir}: run again with --allow-write (or -A) (nothing was collected)\n`);
+    expect(r.stderr).toBe(`error: capture -o ${out}: Deno was not granted --allow-write for ${dir}: run again with --allow-write (or -A) (nothing was collected)\n`);
     expect(r.status).toBe(1);
     expect(s.requests).toEqual([]);
     expect(existsSync(out)).toBe(false);
@@ -152,9 +149,20 @@ describe("the Deno permissions docs/install.md and the deno.json netpath task li
     const out = join(allowed, "web.json");
     symlinkSync(join(other, "web.json"), out);
     const r = await deno(["run", ...without("--allow-write"), `--allow-write=${allowed}`, "src/cli/main.ts", "capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
-    expect(stderrOf(r)).toBe(`error: cannot write the bundle to ${out}: Deno was not granted --allow-write for ${other}; nothing was written there: run again with --allow-write (or -A)\n`);
+    expect(r.stderr).toBe(`error: cannot write the bundle to ${out}: Deno was not granted --allow-write for ${other}; nothing was written there: run again with --allow-write (or -A)\n`);
     expect(r.status).toBe(1);
     expect(readdirSync(other)).toEqual([]);
+  });
+
+  it("a live run and a live completion from source print no Node deprecation warning (punycode, DEP0040)", async () => {
+    const s = await server();
+    const run = await deno(["run", ...taskFlags(), "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain("Service default/web");
+    expect(run.stderr).toBe("warning: the bundle holds no node state: only the API side was analysed\n");
+    const tab = await deno(["run", ...taskFlags(), "src/cli/main.ts", "complete", "--", "--kubeconfig", s.kubeconfig, "-n", "default", "svc/"]);
+    expect(tab.stderr).toBe("");
+    expect(tab.stdout).toMatch(/^svc\/web\t/);
   });
 
   it("an exec credential plugin runs with the task's flags", async () => {
@@ -170,7 +178,7 @@ describe("the Deno permissions docs/install.md and the deno.json netpath task li
     const dir = mkdtempSync(join(work, "exec-"));
     const kc = execKubeconfig(s, dir);
     const r = await deno(["run", ...without("--allow-run"), "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", kc, "--no-exec"]);
-    expect(stderrOf(r)).toBe(`error: the exec credential plugin \`${join(dir, "cred.sh")}\` of user "token-user" (context "fake") could not be run: Deno was not granted --allow-run: run again with --allow-run (or -A)\n`);
+    expect(r.stderr).toBe(`error: the exec credential plugin \`${join(dir, "cred.sh")}\` of user "token-user" (context "fake") could not be run: Deno was not granted --allow-run: run again with --allow-run (or -A)\n`);
     expect(r.status).toBe(1);
   });
 });

@@ -6,5 +6,7 @@
  * loads the client.
  * @module
  */
+// first: under Deno, the client's dependencies then get the userland punycode (no DEP0040 warning)
+import "./userland_punycode.ts";
 export { Exec, KubeConfig } from "@kubernetes/client-node";
 export { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
