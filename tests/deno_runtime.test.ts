@@ -1,7 +1,8 @@
 // Deno 2 parity (the Deno audit): the CLI run from source by `deno run src/cli/main.ts`, and mod.ts used as a library
 // by another program, behave as on Node: importing the library never runs the CLI, a permission Deno denies is named
 // as such, and no Node deprecation warning reaches stderr.
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import process from "node:process";
@@ -180,5 +181,28 @@ describe("the Deno permissions docs/install.md and the deno.json netpath task li
     const r = await deno(["run", ...without("--allow-run"), "src/cli/main.ts", "svc/web", "-n", "default", "--kubeconfig", kc, "--no-exec"]);
     expect(r.stderr).toBe(`error: the exec credential plugin \`${join(dir, "cred.sh")}\` of user "token-user" (context "fake") could not be run: Deno was not granted --allow-run: run again with --allow-run (or -A)\n`);
     expect(r.status).toBe(1);
+  });
+});
+
+describe("stderr as on Node", () => {
+  it("a write to stdout that fails (a full disk) is Node's one line and exit 1, after the warnings Node prints too", () => {
+    const full = openSync("/dev/full", "w");
+    try {
+      const cases = [
+        { args: ["svc/kube-dns", "-n", "kube-system", "--from", LAB], before: [] as RegExp[] },
+        { args: ["svc/kube-dns", "-n", "kube-system", "--from", LAB, "--all-nodes"], before: [/^warning: --all-nodes on this bundle/, /^warning: node k8s2:/, /^warning: node k8s3:/] },
+        { args: ["--help"], before: [] },
+      ];
+      for (const { args, before } of cases) {
+        const r = spawnSync(DENO, ["run", "--allow-read", "--allow-env", "--allow-sys", "src/cli/main.ts", ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", full, "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+        const lines = r.stderr.split("\n").slice(0, -1);
+        expect(lines.length, r.stderr).toBe(before.length + 1);
+        before.forEach((re, k) => expect(lines[k]).toMatch(re));
+        expect(lines.at(-1)).toBe("error: cannot write the output: ENOSPC (no space left on the device)");
+        expect(r.status).toBe(1);
+      }
+    } finally {
+      closeSync(full);
+    }
   });
 });

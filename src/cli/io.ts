@@ -26,25 +26,42 @@ export interface CliIo {
   columns?: number;
 }
 
-/** The process's real streams. A reader that goes away (`| head`) ends the run quietly, as kubectl does. */
+/**
+ * The process's real streams. A reader that goes away (`| head`) ends the run quietly, as kubectl does; any other
+ * failed write to stdout (a full disk, a closed descriptor) is one line, `error: cannot write the output: CODE`, and
+ * exit 1. Node reports a failed write as the stream's `'error'` event, after the write returned; Deno 2's
+ * `process.stdout.write` throws it from the write itself (e.g. `ENOSPC`, "No space left on device (os error 28)"):
+ * that throw goes to the same handler, as late as Node's event, and later writes to the failed stream are dropped, so
+ * both runtimes print the same lines and exit alike.
+ */
 export function nodeIo(): CliIo {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      // anything else (a full disk, a closed descriptor): the output is incomplete, so the run failed; one line, exit 1
-      if (stream === process.stdout) {
-        try {
-          process.stderr.write(`error: cannot write the output: ${e.code ?? e.message}${e.code === "ENOSPC" ? " (no space left on the device)" : ""}\n`);
-        } catch { /* stderr is gone too */ }
-      }
-      process.exit(1);
-    });
-  }
+  const failed = (stream: NodeJS.WriteStream, e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    // anything else (a full disk, a closed descriptor): the output is incomplete, so the run failed; one line, exit 1
+    if (stream === process.stdout) {
+      try {
+        process.stderr.write(`error: cannot write the output: ${e.code ?? e.message}${e.code === "ENOSPC" ? " (no space left on the device)" : ""}\n`);
+      } catch { /* stderr is gone too */ }
+    }
+    process.exit(1);
+  };
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", (e: NodeJS.ErrnoException) => failed(stream, e));
+  const broken = new Set<NodeJS.WriteStream>();
+  const write = (stream: NodeJS.WriteStream, text: string) => {
+    if (broken.has(stream)) return;
+    try {
+      stream.write(text);
+    } catch (e) {
+      // Deno: the write threw its error; handle it when Node would (its 'error' event comes on a later tick)
+      broken.add(stream);
+      process.nextTick(() => failed(stream, e as NodeJS.ErrnoException));
+    }
+  };
   return {
-    stdout: (t) => void process.stdout.write(t),
+    stdout: (t) => write(process.stdout, t),
     // stderr is always for people (errors, warnings, progress) and carries names and messages from the cluster, a
     // bundle or a kubeconfig: one message per call, a newline inside it escaped (it would forge a line of its own)
-    stderr: (t) => void process.stderr.write(printableMessage(t)),
+    stderr: (t) => write(process.stderr, printableMessage(t)),
     // a variable Deno does not let the run read is unset, never an error (its reads are optional)
     env: permittedEnv(process.env),
     stdoutIsTTY: Boolean(process.stdout.isTTY),
