@@ -206,3 +206,36 @@ describe("stderr as on Node", () => {
     }
   });
 });
+
+describe("mod.ts imported from outside the checkout", () => {
+  const denoJson = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")) as { imports?: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+
+  it("deno.json maps every package the sources import to npm:NAME@the package.json range", () => {
+    const bare = new Set<string>();
+    const files = [join(ROOT, "mod.ts"), ...readdirSync(join(ROOT, "src"), { recursive: true }).map(String).filter((f) => f.endsWith(".ts")).map((f) => join(ROOT, "src", f))];
+    for (const f of files) {
+      const code = readFileSync(f, "utf8").replace(/^\s*\*.*$/gm, ""); // not the JSDoc examples
+      for (const m of code.matchAll(/(?:\bfrom|\bimport\()\s*"(@?[a-z][\w@/.-]*)"/g)) if (!m[1]!.startsWith("node:")) bare.add(m[1]!);
+    }
+    expect(bare.size).toBeGreaterThan(5);
+    for (const spec of bare) {
+      const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+      const want = `npm:${name}@${pkg.devDependencies[name]}`;
+      if (spec === name) expect(denoJson.imports?.[spec], spec).toBe(want);
+      else expect(denoJson.imports?.[`${name}/`], spec).toBe(`npm:/${name}@${pkg.devDependencies[name]}/`);
+    }
+  });
+
+  it("a Deno project elsewhere (its own deno.json, no node_modules) imports it and runs nothing", async (ctx) => {
+    const dir = mkdtempSync(join(work, "consumer-"));
+    writeFileSync(join(dir, "deno.json"), JSON.stringify({ imports: { "kubectl-netpath": join(ROOT, "mod.ts") } }));
+    writeFileSync(join(dir, "main.ts"), 'import { kernelProbability } from "kubectl-netpath";\nconsole.log(kernelProbability("0.33333333349"));\n');
+    // from Deno's npm cache only: a test does not fetch packages
+    const r = await deno(["run", "-A", "--cached-only", "main.ts", "svc/kube-dns", "--from", LAB], { cwd: dir });
+    if (/not found in cache/.test(r.stderr)) ctx.skip(`Deno's npm cache lacks the dependencies: ${r.stderr.split("\n")[0]}`);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("0.33333333348855376\n");
+    expect(r.status).toBe(0);
+  });
+});

@@ -758,7 +758,7 @@ function readDeclarations(st: ScanState, index: ChainIndex): boolean {
  *   `eager`) when a rule cannot be tokenised.
  * @example
  * ```ts
- * import { parseIptablesSave } from "kubectl-netpath";
+ * import { parseIptablesSave } from "./mod.ts"; // the checkout's mod.ts (README "Library"); the npm package ships the CLI only
  * const dump = parseIptablesSave("*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -j RETURN\nCOMMIT\n");
  * dump.tables.get("nat")!.chains.get("KUBE-SERVICES")!.rules[0]!.target; // "RETURN"
  * ```
