@@ -239,3 +239,25 @@ describe("mod.ts imported from outside the checkout", () => {
     expect(r.status).toBe(0);
   });
 });
+
+describe("a malformed JSON bundle: the place of the error in the project's words on every runtime", () => {
+  // JSON.parse says `in JSON at position 8` on Node 20 (V8 11) and adds ` (line 1 column 9)` on Node 22+ and Deno
+  // (V8 12+): the error names line and column, computed from the position, the same everywhere
+  const cases = [
+    { name: "missing comma", text: '{"format": "kubectl-netpath/bundle"\n  "version": 1}', want: /^error: [^\n]*: not valid JSON \(Expected ',' or '\}' after property value at line 2, column 3\); is the file complete\?$/m },
+    { name: "text after the value", text: '{"format": "kubectl-netpath/bundle"} x', want: /not valid JSON \(Unexpected non-whitespace character after JSON at line 1, column 38\)/ },
+    { name: "cut after an open brace", text: '{"format": "kubectl-netpath/bundle", "version": 1, "objects": {', want: /not valid JSON \(Expected property name or '\}' at line 1, column 64\)/ },
+    { name: "cut after a key", text: '{"format":', want: /not valid JSON \(Unexpected end of JSON input\)/ },
+  ];
+  it.each(cases)("$name", async ({ name, text, want }) => {
+    const file = join(work, `${name.replace(/ /g, "-")}.json`);
+    writeFileSync(file, text);
+    const node = spawnSync(process.execPath, [join(ROOT, "dist/kubectl-netpath.cjs"), "svc/x", "--from", file], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const d = await deno(["run", "--allow-read", "--allow-env", "--allow-sys", join(ROOT, "src/cli/main.ts"), "svc/x", "--from", file]);
+    expect(node.status).toBe(1);
+    expect(node.stderr).toMatch(want);
+    expect(node.stderr).not.toMatch(/position|\(line \d/);
+    expect(d.status).toBe(1);
+    expect(d.stderr).toBe(node.stderr);
+  });
+});

@@ -169,13 +169,32 @@ function checkNodeCapture(n: unknown, path: string, name: string): void {
   }
 }
 
+/**
+ * JSON.parse's complaint in the same words on every runtime: V8 before 12 ends it `in JSON at position 43` (Node 20),
+ * later V8 (Node 22+, Deno 2) adds ` (line 1 column 44)`. The position is turned into a line and column here, so a
+ * bundle's error reads the same everywhere.
+ * @param text the text JSON.parse was given.
+ * @param message its SyntaxError's message.
+ * @returns e.g. `Expected ',' or '}' after property value at line 1, column 44`, or the message as it was when it names
+ *   no position (`Unexpected end of JSON input`).
+ */
+function jsonErrorText(text: string, message: string): string {
+  const m = /^(.*?)(?: in JSON)? at position (\d+)(?: \(line \d+ column \d+\))?$/s.exec(message);
+  if (!m) return message;
+  const at = Math.min(Number(m[2]), text.length);
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  const column = at - (before.lastIndexOf("\n") + 1) + 1;
+  return `${m[1]} at line ${line}, column ${column}`;
+}
+
 function parseStructured(text: string, name: string): unknown[] {
   const trimmed = text.trimStart();
   if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
     try {
       return [JSON.parse(text)];
     } catch (e) {
-      throw new BundleError(`${name}: not valid JSON (${(e as Error).message}); is the file complete?`);
+      throw new BundleError(`${name}: not valid JSON (${jsonErrorText(text, (e as Error).message)}); is the file complete?`);
     }
   }
   const docs = parseAllDocuments(text);
