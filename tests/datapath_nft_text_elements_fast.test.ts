@@ -1,7 +1,7 @@
 /**
  * The nft text parser reads kube-proxy's `elements = { … }` lists without tokens (elementsFast in
  * src/datapath/nft_text.ts): the elements must be those of the general path, element for element, on every nft text
- * fixture (kube-proxy's own unit-test rulesets as transactions and as nft listed them, the real dumps, the synthetic ones) and on a generated 1,000-Service
+ * fixture (kube-proxy's own unit-test rulesets, the real dumps kept in tests/fixtures, as transactions and as nft listed them, and the synthetic ones) and on a generated 1,000-Service
  * ruleset; lists it does not take (quotes, comments, per-element options, words it would not read) go the general way.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -12,7 +12,9 @@ import { nftRulesetText } from "../bench/gen_nftables.ts";
 import type { NftRuleset, NftSet } from "../src/datapath/nft_model.ts";
 import { elementsFast, parseNftText } from "../src/datapath/nft_text.ts";
 
-const DIRS = ["tests/fixtures/nftables", "tests/fixtures/nftables/synthetic", "../shared/fixtures/real-dumps/nftables"];
+// tests/fixtures/nftables holds the real dumps of ../shared/fixtures/real-dumps/nftables (kube-proxy's unit-test
+// rulesets, with provenance), as transactions and as nft listed them; a clone has no ../shared
+const DIRS = ["tests/fixtures/nftables", "tests/fixtures/nftables/synthetic"];
 
 function files(): { name: string; text: string }[] {
   const out: { name: string; text: string }[] = [];
@@ -43,7 +45,7 @@ function parseBoth(text: string): { fast: NftRuleset | Error; general: NftRulese
 describe("nft text: elements read without tokens equal the general path's", () => {
   const all = files();
   test("there are fixtures with element lists", () => {
-    expect(all.length).toBeGreaterThan(20);
+    expect(all.length).toBeGreaterThan(40);
     expect(all.filter((f) => /elements = \{/.test(f.text)).length).toBeGreaterThan(10);
   });
 
