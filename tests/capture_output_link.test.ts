@@ -25,7 +25,9 @@ afterAll(async () => {
 async function capture(out: string) {
   const s = await startFakeApiServer({ objects: readBundle("tests/fixtures/live/web").objects });
   servers.push(s);
-  return run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+  const r = await run(["capture", "svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--no-exec", "-o", out]);
+  // requests the API server answered: a refused -o path is refused before any collection
+  return { ...r, requests: s.requests.length };
 }
 
 /** A root-owned 0644 file in a directory of its own, as /etc/… would be. */
@@ -54,7 +56,8 @@ describe.skipIf(!root)("capture -o through a symbolic link another user put ther
     lchownSync(link, NOBODY, NOBODY);
     const r = await capture(link);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: capture -o ${link}: ${link} is a symbolic link owned by uid 65534 (neither you nor root): another user may have put it there to make capture replace the file it points to; nothing was written: remove the link or choose another -o path\n`);
+    expect(r.stderr).toBe(`error: capture -o ${link}: ${link} is a symbolic link owned by uid 65534 (neither you nor root): another user may have put it there to make capture replace the file it points to: remove the link or choose another -o path (nothing was collected)\n`);
+    expect(r.requests).toBe(0);
     expect(readFileSync(v, "utf8")).toBe("precious\n");
     expect([statSync(v).mode & 0o7777, statSync(v).uid]).toEqual([0o644, 0]);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
@@ -81,7 +84,7 @@ describe.skipIf(!root)("capture -o through a symbolic link another user put ther
     symlinkSync(theirs, link);
     const r = await capture(link);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`error: capture -o ${link}: it is a symbolic link to ${theirs}, a file of uid 65534, not yours; nothing was written: remove the link or choose another -o path\n`);
+    expect(r.stderr).toBe(`error: capture -o ${link}: it is a symbolic link to ${theirs}, a file of uid 65534, not yours: remove the link or choose another -o path (nothing was collected)\n`);
     expect([readFileSync(theirs, "utf8"), statSync(theirs).uid]).toEqual(["theirs\n", NOBODY]);
   });
 

@@ -174,6 +174,13 @@ function checkOutputPath(path: string): void {
     }
   }
   if (why) throw new Error(`capture -o ${path}: ${why}: give a file path in a writable directory (nothing was collected)`);
+  // a symbolic link that may not be followed is refused now, not after a collection of minutes (writePrivate checks
+  // again when it writes: the link may change meanwhile)
+  try {
+    outputTarget(path);
+  } catch (e) {
+    throw new Error(`${(e as Error).message.replace(/; nothing was written: /, ": ")} (nothing was collected)`);
+  }
   const flag = denoPermissionMissing({ name: "write", path: dir });
   if (flag !== undefined) throw new Error(`capture -o ${path}: Deno was not granted ${flag} for ${dir}: run again with ${flag} (or -A) (nothing was collected)`);
 }
