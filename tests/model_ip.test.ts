@@ -70,4 +70,22 @@ describe("hostAt: the address at an offset of a CIDR, in canonical text", () => 
       expect(cidrContains(cidr, hostAt(cidr, k)!), cidr).toBe(true);
     }
   });
+
+  it("gives ip-cidr's own answer for a grid of CIDRs and offsets, asked twice (the second time from its cache)", () => {
+    let found = 0;
+    for (const round of [1, 2]) {
+      for (const c of [...CIDRS, "10.244.1.0/26", "10.0.0.0/31", "fd00:10:244:1::/120"]) {
+        for (const k of [0, 1, 2, 63, 64, 200, 255, 256, 300]) {
+          let want: string | undefined;
+          if (c.includes("/") && IPCIDR.isValidCIDR(c)) {
+            const [h] = new IPCIDR(c).toArray({ from: k, limit: 1 });
+            want = typeof h === "string" ? (h.includes(":") ? new IPCIDR(`${h}/128`).address.correctForm() : h) : undefined;
+          }
+          expect(hostAt(c, k), `${c} @${k} (round ${round})`).toBe(want);
+          if (want !== undefined && round === 1) found++;
+        }
+      }
+    }
+    expect(found).toBeGreaterThan(40);
+  });
 });

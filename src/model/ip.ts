@@ -57,10 +57,22 @@ export function canonicalAddress(s: string): string {
  * @example hostAt("10.244.0.0/24", 200) // "10.244.0.200"; hostAt("10.244.0.0/24", 300) // undefined
  */
 export function hostAt(cidr: string, offset: number): string | undefined {
-  if (!IPCIDR.isValidCIDR(cidr)) return undefined;
-  const [host] = new IPCIDR(cidr).toArray({ from: offset, limit: 1 });
-  return typeof host === "string" ? canonicalAddress(host) : undefined;
+  // the clients of a report are placed at the same few offsets of the same podCIDRs on every node: ip-cidr builds an
+  // address object and big-integer arithmetic for each answer, so each (CIDR, offset) is asked of it once
+  const key = `${cidr} ${offset}`;
+  const known = hostCache.get(key);
+  if (known !== undefined) return known === null ? undefined : known;
+  let host: string | undefined;
+  if (cidr.includes("/") && isAddressOrCIDR(cidr)) {
+    const [h] = new IPCIDR(cidr).toArray({ from: offset, limit: 1 });
+    host = typeof h === "string" ? canonicalAddress(h) : undefined;
+  }
+  remember(hostCache, key, host ?? null);
+  return host;
 }
+
+/** Answers of {@link hostAt} by `CIDR offset` (null: none). */
+const hostCache = new Map<string, string | null>();
 
 /**
  * A host address of `cidr` at `offset`, wrapped into the prefix when it holds fewer addresses (a /26 node podCIDR
@@ -72,7 +84,7 @@ export function hostAt(cidr: string, offset: number): string | undefined {
  *   CIDR is malformed.
  */
 export function hostWithin(cidr: string, offset: number): string | undefined {
-  if (!IPCIDR.isValidCIDR(cidr)) return undefined;
+  if (!cidr.includes("/") || !isAddressOrCIDR(cidr)) return undefined;
   const bits = isIPv6(cidr) ? 128 : 32;
   const prefix = Number(cidr.slice(cidr.indexOf("/") + 1));
   const size = 1n << BigInt(bits - prefix);
