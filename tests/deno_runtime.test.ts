@@ -49,6 +49,23 @@ describe("mod.ts bundled into another program (esbuild, as a library user ships 
     }
   });
 
+  it("imported by a Deno script with --allow-read only (no --allow-env): a node's dump is parsed and traced", async () => {
+    // the library's module graph reads no environment variable when it loads (`ws` reads WS_NO_BUFFER_UTIL: it is
+    // loaded with client-node, by a live exec only)
+    const dir = mkdtempSync(join(work, "read-only-"));
+    writeFileSync(join(dir, "main.ts"), [
+      `import { parseIptablesSave, traceIptables } from ${JSON.stringify(join(ROOT, "mod.ts"))};`,
+      `const dump = parseIptablesSave(Deno.readTextFileSync(${JSON.stringify(join(LAB, "nodes/k8s1/iptables-save.txt"))}));`,
+      `const t = traceIptables(dump, { src: "10.0.1.5", dst: "10.96.0.10", proto: "udp", sport: 40000, dport: 53, mark: 0, ctstate: new Set(["NEW"]) }, "PREROUTING");`,
+      "console.log(t.outcomes.map((o) => o.dnatTo).sort().join(' '));",
+      "",
+    ].join("\n"));
+    const r = await deno(["run", "--allow-read", "--config", join(ROOT, "deno.json"), join(dir, "main.ts")], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^(\d+\.\d+\.\d+\.\d+:53 ?)+\n$/);
+    expect(r.status).toBe(0);
+  });
+
   it("`deno run src/cli/main.ts` still runs the CLI", async () => {
     const r = await deno(["run", "--allow-read", "--allow-env", "--allow-sys", "src/cli/main.ts", "svc/kube-dns", "-n", "kube-system", "--from", LAB]);
     expect(r.status, r.stderr).toBe(0);

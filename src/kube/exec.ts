@@ -15,7 +15,7 @@
 import { Buffer } from "node:buffer";
 import { PassThrough, Writable } from "node:stream";
 import type { KubeConfig } from "@kubernetes/client-node";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import { constants as zlibConstants, gunzipSync } from "node:zlib";
 import { formatMs } from "./duration.ts";
 import { ApiUnreachableError, apiError, type KubeApiError } from "./errors.ts";
@@ -187,7 +187,9 @@ export async function execInPod(
   command: readonly string[],
   o: ExecOptions,
 ): Promise<ExecOutcome> {
-  const { Exec, WebSocketHandler } = await import("./client_node.ts");
+  // `ws` with client-node, on first use: importing it reads the environment (WS_NO_BUFFER_UTIL), which a program that
+  // imports the library (mod.ts) without live commands would otherwise need Deno's --allow-env for
+  const [{ Exec, WebSocketHandler }, { default: WebSocketClient }] = await Promise.all([import("./client_node.ts"), import("ws")]);
   const server = kc.getCurrentCluster()?.server ?? "";
   // An exec over WebSocket is an HTTP GET: authorized as "get" on pods/exec (and, from v1.35, also as "create": errors.ts EXEC_VERBS)
   const request = describeRequest("get", { group: "", version: "v1", resource: "pods", namespace, name: pod, subresource: "exec" });
@@ -196,7 +198,7 @@ export async function execInPod(
   const factory = (uri: string, protocols: string[], opts: unknown): WsLike => {
     // The `ws` client client-node itself uses (same package, deduplicated by npm; bundled into dist/).
     shareTlsAgent(kc, opts as Record<string, unknown>);
-    const ws: WsLike = new WebSocket(uri, protocols, opts as WebSocket.ClientOptions) as unknown as WsLike;
+    const ws: WsLike = new WebSocketClient(uri, protocols, opts as WebSocket.ClientOptions) as unknown as WsLike;
     socket = ws;
     ws.on("unexpected-response", (_req: unknown, res: unknown) => {
       const r = res as { statusCode?: number; on(ev: string, f: (c?: Buffer) => void): void };
