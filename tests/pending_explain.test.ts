@@ -725,3 +725,58 @@ describe("scheduler model and reconciliation", () => {
     expect(two.pods[0]!.summary!.feasibleNodes).toEqual(["w1"]);
   });
 });
+
+// kube-controller-manager's pod GC deletes pods bound to nodes that do not exist (pkg/controller/podgc/gc_controller.go
+// gcOrphaned): such a pod waits for no kubelet and no scheduler; the bundle's other nodes say nothing about it
+describe("a pod whose spec.nodeName names a node the bundle does not list", () => {
+  const pinned = () => {
+    const p = pod("pinned", { nodeName: "gone-node" });
+    p.status = { phase: "Pending" };
+    return p;
+  };
+
+  test("an error finding says the node is missing; no kubelet advice, no verdicts of the other nodes", () => {
+    const r = explainPending(bundleOf([node("n1", { zone: "a" }), node("n2", { zone: "b" }), pinned()]), { kind: "pod", namespace: "default", name: "pinned" });
+    const p = r.pods[0]!;
+    expect(p.nodeMissing).toBe(true);
+    expect(p.summary).toBeNull();
+    expect(p.nodes).toEqual([]);
+    expect(r.findings.map((f) => [f.id, f.severity])).toEqual([["pod-node-missing", "error"]]);
+    expect(r.findings[0]!.title).toBe("Pod default/pinned is bound to node gone-node, which does not exist");
+    expect(r.findings[0]!.detail).toContain("spec.nodeName was set when it was created, so no scheduler handled it");
+    expect(r.findings[0]!.detail).toContain("gcOrphaned");
+    expect(r.answer).toBe(
+      "Pod default/pinned is bound to node gone-node (spec.nodeName), which is not among the bundle's nodes: no kubelet will run it, and no scheduler will place it elsewhere.",
+    );
+    const text = renderPendingText(r, { color: false });
+    expect(text).not.toContain("waits for the kubelet");
+    expect(text).not.toContain("nodes fit");
+    expect(text).toContain("error: Pod default/pinned is bound to node gone-node, which does not exist");
+  });
+
+  test("bound by a scheduler (PodScheduled True), the node deleted since; its owner replaces it", () => {
+    const p = pinned();
+    p.status = { phase: "Pending", conditions: [{ type: "PodScheduled", status: "True" }] } as never;
+    p.metadata.ownerReferences = [{ kind: "ReplicaSet", name: "web-5d8f", controller: true }];
+    const r = explainPending(bundleOf([node("n1"), p]), { kind: "pod", namespace: "default", name: "pinned" });
+    expect(r.findings[0]!.detail).toContain("a scheduler bound it to gone-node, which has been deleted since");
+    expect(r.findings[0]!.suggestion).toContain("its ReplicaSet web-5d8f creates a replacement");
+  });
+
+  test("a pod on a listed node is still reported as scheduled; without Node objects nothing is said missing", () => {
+    const on = explainPending(bundleOf([node("n1"), pod("web", { nodeName: "n1" })]), { kind: "pod", namespace: "default", name: "web" });
+    expect(on.findings.map((f) => f.id)).toEqual(["pod-scheduled"]);
+    const none = explainPending(bundleOf([pinned()]), { kind: "pod", namespace: "default", name: "pinned" });
+    expect(none.pods[0]!.nodeMissing).toBeUndefined();
+    expect(none.findings.map((f) => f.id)).not.toContain("pod-node-missing");
+  });
+
+  test("asked from its claim: the claim's pod is not 'Nothing is pending'", () => {
+    const p = pod("pinned", { nodeName: "gone-node", claims: ["data"] });
+    p.status = { phase: "Pending" };
+    const r = explainPending(bundleOf([node("n1"), pv("pv-1", { claim: "default/data" }), pvc("data", { boundTo: "pv-1" }), p]), { kind: "pvc", namespace: "default", name: "data" });
+    expect(r.answer).not.toContain("Nothing is pending");
+    expect(r.answer).toContain("is bound to node gone-node (spec.nodeName), which is not among the bundle's nodes");
+    expect(r.answer).toContain("Root cause: Pod default/pinned is bound to node gone-node, which does not exist.");
+  });
+});

@@ -1057,10 +1057,13 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   // RBAC forbade listing the cluster's pods (gather_api.ts): the filters that count the pods bound to each node saw none
   const podsUnlisted = !scheduledAlready && podsNotListed(ctx.bundle);
   if (podsUnlisted) notes.push(PODS_NOT_LISTED_NOTE);
-  const rows = ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
+  // bound to a node the bundle's Node list does not hold: what the filters would say of the other nodes is not about
+  // this pod, which can run nowhere else (spec.nodeName is not changed once set)
+  const nodeMissing = nodeIsMissing(ctx, pod);
+  const rows = nodeMissing ? [] : ctx.nodes.map((n) => podNodeRow(ctx, pod, n, uses, wording, preFilter, narrowed, pre));
   const scheduled = !!pod.spec?.nodeName;
   let summary: SchedulingSummary | null = null;
-  if (ctx.nodes.length > 0) {
+  if (ctx.nodes.length > 0 && !nodeMissing) {
     const total = rows.length;
     const feasible = rows.filter((r) => r.fits).map((r) => r.node);
     // the nodes the scheduler's message does not count (rejectedBy.uncounted) are left out of it here too
@@ -1082,6 +1085,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     name: pod.metadata.name,
     phase: pod.status?.phase ?? null,
     nodeName: pod.spec?.nodeName ?? null,
+    ...(nodeMissing ? { nodeMissing: true as const } : {}),
     schedulerName: pod.spec?.schedulerName ?? "default-scheduler",
     ...(nominatedNode(pod) && !scheduled ? { nominatedNodeName: nominatedNode(pod) } : {}),
     ...(gates.length > 0 ? { schedulingGates: gates } : {}),
@@ -1095,7 +1099,9 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
     summary,
     ...(notes.length > 0 && !scheduled ? { notes } : {}),
     lastFailedScheduling: last,
-    reconciliation: reconcile(summary, last, scheduled, new Set([
+    reconciliation: nodeMissing
+      ? { status: "not-applicable", details: [`The pod is bound to node ${pod.spec!.nodeName}, which is not among the bundle's nodes: the scheduler has no verdict left to compare.`] }
+      : reconcile(summary, last, scheduled, new Set([
       ...rows.flatMap((r) => r.checks.map((c) => c.rule)),
       // the ReadWriteOncePod check ran (and may have found no holder) when the pod mounts such a claim the bundle holds
       ...((ctx.bundle.objects.csiDrivers ?? []).length > 0 ? ["storageCapacity"] : []),
@@ -1103,6 +1109,15 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes, podsUnlisted),
   };
+}
+
+/**
+ * Whether `pod`'s spec.nodeName names a node the bundle's Node objects do not include. Only decided when the bundle
+ * lists nodes (a bundle without any says nothing of which exist).
+ */
+function nodeIsMissing(ctx: PendingContext, pod: Pod): boolean {
+  const name = pod.spec?.nodeName;
+  return !!name && ctx.nodes.length > 0 && !ctx.nodeByName.has(name);
 }
 
 const PODS_UNLISTED_WHY = `list pods was forbidden`;
@@ -1410,6 +1425,41 @@ function nodesMissingFinding(ctx: PendingContext, pods: PodReport[]): Finding {
   };
 }
 
+/**
+ * The finding of a pod whose spec.nodeName names a node the bundle's Node objects do not include
+ * ({@link PodReport.nodeMissing}). No kubelet will run it, and no scheduler places it elsewhere (spec.nodeName is not
+ * changed once set). Its PodScheduled condition tells how it got there: True when a Binding set spec.nodeName
+ * (pkg/registry/core/pod/storage/storage.go, the binding subresource sets PodScheduled True with the node), so the
+ * node was deleted since; without it, its creator set spec.nodeName and no scheduler handled it. kube-controller-manager's
+ * pod garbage collector deletes pods bound to nodes that do not exist (pkg/controller/podgc/gc_controller.go
+ * `gcOrphaned`, once the node is still missing after its 40 s quarantine, checked every 20 s).
+ */
+function podNodeMissingFinding(ctx: PendingContext, p: PodReport, pod: Pod): Finding {
+  const node = p.nodeName as string;
+  const names = ctx.nodes.map((n) => n.metadata.name);
+  const listed = names.slice(0, 5).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "");
+  const bound = (pod.status?.conditions ?? []).some((c) => c.type === "PodScheduled" && c.status === "True");
+  const owner = (pod.metadata.ownerReferences ?? []).find((o) => o.controller);
+  return {
+    id: "pod-node-missing",
+    severity: "error",
+    title: `Pod ${p.namespace}/${p.name} is bound to node ${node}, which does not exist`,
+    detail: `spec.nodeName is ${node}, but the bundle's ${names.length} node(s) (${listed}) do not include it: no kubelet will start the pod, ` +
+      `and no scheduler places it elsewhere (spec.nodeName is not changed once set). ` +
+      (bound
+        ? `Its PodScheduled condition is True: a scheduler bound it to ${node}, which has been deleted since. `
+        : `It has no PodScheduled condition True: spec.nodeName was set when it was created, so no scheduler handled it. `) +
+      `kube-controller-manager's pod garbage collector deletes pods bound to nodes that do not exist (podgc gcOrphaned, once the node is still missing after a 40 s quarantine): ` +
+      `a pod still listed means ${node} went missing moments before the collection, or the pod garbage collector is not running (kube-controller-manager --controllers).`,
+    evidence: [
+      `Pod ${p.namespace}/${p.name}: spec.nodeName ${node}, phase ${p.phase ?? "unknown"}${bound ? ", PodScheduled True" : ""}`,
+      `Nodes in the bundle: ${listed}`,
+    ],
+    suggestion: `Check the name (kubectl get node ${shellWord(node)}). If that node is gone for good, delete the pod (kubectl delete pod -n ${shellWord(p.namespace)} ${shellWord(p.name)})` +
+      (owner ? `; its ${owner.kind} ${owner.name} creates a replacement, which the scheduler places` : `, and recreate it placed with nodeSelector or nodeAffinity rather than spec.nodeName`) + ".",
+  };
+}
+
 const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 } as const;
 
 /** The pod's claims that are never provisioned because their consumers set spec.nodeName (claim.ts `NodeNameBypassesScheduler`). */
@@ -1423,6 +1473,9 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   const cause = rootCause ? ` Root cause: ${rootCause.title}.` : "";
   const noNodes = nodesListed ? "" : " No Node objects in the bundle, so no per-node verdict.";
   const podLine = (p: PodReport): string => {
+    if (p.nodeName && p.nodeMissing) {
+      return `pod ${p.namespace}/${p.name} is bound to node ${p.nodeName} (spec.nodeName), which is not among the bundle's nodes: no kubelet will run it, and no scheduler will place it elsewhere`;
+    }
     const stranded = bypassedClaims(claims, p);
     if (p.nodeName && stranded.length > 0) {
       return `pod ${p.namespace}/${p.name} names node ${p.nodeName} in spec.nodeName, so the scheduler never sees it and its WaitForFirstConsumer claim(s) ${stranded.map((c) => c.name).join(", ")} are never provisioned: ` +
@@ -1474,12 +1527,14 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
   if (q.kind === "pod") {
     const p = pods[0] as PodReport;
     const line = podLine(p);
-    const bypassed = bypassedClaims(claims, p).length > 0;
-    return line.charAt(0).toUpperCase() + line.slice(1) + (p.nodeName ? (bypassed ? "." : "; it is not waiting for the scheduler.") : "") + (p.nodeName ? "" : cause) + noNodes;
+    const bypassed = bypassedClaims(claims, p).length > 0 && !p.nodeMissing;
+    const end = p.nodeMissing ? "." : p.nodeName ? (bypassed ? "." : "; it is not waiting for the scheduler.") : "";
+    return line.charAt(0).toUpperCase() + line.slice(1) + end + (p.nodeName ? "" : cause) + noNodes;
   }
   const c = claims[0] as ClaimReport;
   const head = `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message}`;
-  const pending = pods.filter((p) => !p.nodeName);
+  // a pod bound to a node that does not exist is stuck as much as one the scheduler cannot place
+  const pending = pods.filter((p) => !p.nodeName || p.nodeMissing);
   if (c.state.status !== "Bound") {
     const lines = pending.map(podLine).join("; ");
     return head + (lines ? ` ${lines.charAt(0).toUpperCase()}${lines.slice(1)}${lines.endsWith(".") ? "" : "."}` : "") + cause + noNodes;
@@ -1546,7 +1601,10 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
   findings.push(...pendingHints({ ctx, claims, pods: podReports }));
   for (const p of podReports) {
     const stranded = bypassedClaims(claims, p);
-    if (p.nodeName && stranded.length > 0) {
+    if (p.nodeName && p.nodeMissing) {
+      findings.push(podNodeMissingFinding(ctx, p, pods[podReports.indexOf(p)]!));
+    }
+    if (p.nodeName && stranded.length > 0 && !p.nodeMissing) {
       // spec.nodeName set by its creator: the scheduler never saw the pod, and its WaitForFirstConsumer claims, which
       // only the scheduler gives a node (volume.kubernetes.io/selected-node), are never provisioned
       findings.push({
@@ -1558,7 +1616,7 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
         evidence: stranded.map((c) => `PersistentVolumeClaim ${c.namespace}/${c.name}: ${c.state.message.split(". ")[0]}.`),
         suggestion: `Recreate the pod without spec.nodeName, placed by nodeSelector (kubernetes.io/hostname: ${shellWord(p.nodeName)}) or nodeAffinity; or use a StorageClass with volumeBindingMode Immediate.`,
       });
-    } else if (p.nodeName) {
+    } else if (p.nodeName && !p.nodeMissing) {
       findings.push({
         id: "pod-scheduled",
         severity: "info",
@@ -1566,7 +1624,7 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
         detail: `spec.nodeName is set (phase ${p.phase ?? "unknown"}): the scheduler is done with it; a pod still Pending now waits for the kubelet (volume attach/mount, image pull).`,
         evidence: [],
       });
-    } else {
+    } else if (!p.nodeName) {
       const never = preemptionNever(ctx, p);
       if (never) findings.push(never);
       const cls = deviceClassMissing(p);

@@ -322,6 +322,13 @@ export interface PodReport {
   phase: string | null;
   /** `spec.nodeName`: set once scheduled. */
   nodeName: string | null;
+  /**
+   * `spec.nodeName` names a node that is not among the bundle's Node objects (set only when the bundle lists nodes):
+   * no kubelet runs the pod, and kube-controller-manager's pod garbage collector deletes it
+   * (pkg/controller/podgc/gc_controller.go `gcOrphaned`). The node × rule table and the summary are then left out
+   * (finding `pod-node-missing`).
+   */
+  nodeMissing?: true;
   schedulerName: string;
   /**
    * `status.nominatedNodeName`, when a preemption nominated the pod to a node (DefaultPreemption's PostFilter): the
@@ -339,9 +346,9 @@ export interface PodReport {
   topologySpread?: string[];
   /** Dynamic Resource Allocation: the pod's ResourceClaims and their state (absent when it uses none). */
   resourceClaims?: PodResourceClaim[];
-  /** Node × rule table (empty without Node objects). */
+  /** Node × rule table (empty without Node objects, or when the pod is bound to a node they do not include: `nodeMissing`). */
   nodes: PodNodeRow[];
-  /** `null` when the bundle has no Node objects. */
+  /** `null` when the bundle has no Node objects, or when the pod is bound to a node they do not include (`nodeMissing`). */
   summary: SchedulingSummary | null;
   /**
    * What the verdicts rest on that the bundle does not hold, and which setting or fact decides it: the scheduler's
@@ -375,6 +382,8 @@ export type FindingId =
   | "no-matching-volume"
   | "event-disagrees"
   | "pod-scheduled"
+  /** The pod's spec.nodeName names a node the bundle's (listed) Node objects do not include. */
+  | "pod-node-missing"
   | "volume-attributes-class-missing"
   | "preemption-never"
   | "device-class-missing"

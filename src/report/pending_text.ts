@@ -121,7 +121,11 @@ function yesNo(c: RuleCheck | undefined, st: Style, pass: string, fail: string):
 
 function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: number): string[] {
   const out: string[] = [];
-  const where = p.nodeName ? `scheduled on ${p.nodeName}` : `not scheduled (${p.schedulerName})`;
+  const where = p.nodeMissing
+    ? `bound to ${p.nodeName}, which is not among the bundle's nodes`
+    : p.nodeName
+    ? `scheduled on ${p.nodeName}`
+    : `not scheduled (${p.schedulerName})`;
   out.push(st.bold(`Pod ${p.namespace}/${p.name}`) + `  ${p.phase ?? "?"}, ${where}`);
   for (const u of p.claims) {
     out.push(`  volume ${u.volume} → claim ${u.claim}: ` +
@@ -147,7 +151,9 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
       : st.red("not found");
     out.push(`  resource claim ${c.podClaimName} → ${c.claimName ? `ResourceClaim ${c.claimName}` : c.state === "not-needed" ? "no ResourceClaim" : "?"}: ${what}`);
   }
-  if (p.nodes.length === 0) {
+  if (p.nodeMissing) {
+    out.push(st.dim(`  (bound to ${p.nodeName}: no node × rule table, the other nodes' verdicts are not about this pod)`));
+  } else if (p.nodes.length === 0) {
     out.push(st.dim("  (no Node objects: no node × rule table)"));
   } else {
     const hasSel = p.nodes.some((r) => check(r, "nodeSelector") || check(r, "nodeAffinity"));
