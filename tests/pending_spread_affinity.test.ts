@@ -194,6 +194,28 @@ describe("InterPodAffinity (required terms)", () => {
     expect(r.pods[0]!.nodes[2]!.checks.find((c) => c.rule === "podAffinity")!.detail).toContain(`no matching pod in ${ZONE}=b`);
   });
 
+  // interpodaffinity/filtering.go Filter: required affinity fails UnschedulableAndUnresolvable (no eviction brings the
+  // pod it wants), anti-affinity Unschedulable (evicting the matching pod could help): preemption-never is about room
+  it("preemptionPolicy Never: no preemption finding for required pod affinity, one for anti-affinity", () => {
+    const never = (name: string, labels: Record<string, string>, affinity: Record<string, unknown>) => pod(name, labels, { preemptionPolicy: "Never", affinity });
+    const web = never("web", { app: "web" }, { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "db" }, HOST)] } });
+    const r = ask(bundleOf(three(), [web]), "web");
+    expect(r.pods[0]!.summary!.message).toBe("0/3 nodes are available: 3 node(s) didn't match pod affinity rules.");
+    expect(r.findings.map((f) => f.id)).not.toContain("preemption-never");
+    const spreadOut = never("web-3", { app: "web" }, { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "web" }, HOST)] } });
+    const replicas = [pod("web-0", { app: "web" }, { nodeName: "n1" }), pod("web-1", { app: "web" }, { nodeName: "n2" }), pod("web-2", { app: "web" }, { nodeName: "n3" })];
+    const anti = ask(bundleOf(three(), [spreadOut, ...replicas]), "web-3");
+    expect(anti.findings.find((f) => f.id === "preemption-never")!.detail).toContain("3 node(s) reject it for room that evicting lower-priority pods could free (n1, n2, n3)");
+    // mixed: only the anti-affinity node counts
+    const mixed = never("api", { app: "api" }, {
+      podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "cache" }, ZONE)] },
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "api" }, HOST)] },
+    });
+    const m = ask(bundleOf(three(), [mixed, pod("cache-0", { app: "cache" }, { nodeName: "n1" }), pod("api-0", { app: "api" }, { nodeName: "n1" }), pod("api-1", { app: "api" }, { nodeName: "n2" })]), "api");
+    expect(verdicts(m)).toEqual({ n1: "InterPodAffinity", n2: "InterPodAffinity", n3: "InterPodAffinity" });
+    expect(m.findings.find((f) => f.id === "preemption-never")!.detail).toContain("2 node(s) reject it for room that evicting lower-priority pods could free (n1, n2)");
+  });
+
   it("the first pod of a group with affinity to itself is allowed anywhere; with a member elsewhere it is not", () => {
     const spec = { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: "db" }, ZONE)] } } };
     expect(verdicts(ask(bundleOf(three(), [pod("db-0", { app: "db" }, spec)]), "db-0"))).toEqual({ n1: "fits", n2: "fits", n3: "fits" });

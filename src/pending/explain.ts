@@ -104,7 +104,15 @@ import {
   type ReadWriteOncePodConflict,
   RWOP_REASON,
 } from "./filters/volume_restrictions.ts";
-import { hasPodAffinityWork, podAffinityFilterWithNominated, podAffinityState, type PodAffinityState } from "./filters/pod_affinity.ts";
+import {
+  AFFINITY_REASON,
+  ANTI_AFFINITY_REASON,
+  EXISTING_ANTI_AFFINITY_REASON,
+  hasPodAffinityWork,
+  podAffinityFilterWithNominated,
+  podAffinityState,
+  type PodAffinityState,
+} from "./filters/pod_affinity.ts";
 
 export type {
   ClaimReport,
@@ -1209,17 +1217,35 @@ function preemptionVictimsTerminating(ctx: PendingContext, p: PodReport, pod: Po
 }
 
 /**
+ * Whether evicting pods from the node could lift its rejection: the filter's status is Unschedulable, not
+ * UnschedulableAndUnresolvable, which DefaultPreemption skips (preemption's nodesWherePreemptionMightHelp; the
+ * FailedScheduling message then says `Preemption is not helpful for scheduling`). NodeResourcesFit and NodePorts
+ * reject a node for what pods hold; InterPodAffinity (plugins/interpodaffinity/filtering.go `Filter`) returns
+ * Unschedulable for the anti-affinity reasons (satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity: a pod to
+ * evict), but UnschedulableAndUnresolvable for `node(s) didn't match pod affinity rules` (satisfyPodAffinity: a pod
+ * missing, which no eviction brings).
+ */
+function resolvableByPreemption(row: PodNodeRow): boolean {
+  const by = row.rejectedBy;
+  if (!by) return false;
+  if (by.plugin === "NodeResourcesFit" || by.plugin === "NodePorts") return true;
+  return by.plugin === "InterPodAffinity" && !by.reasons.includes(AFFINITY_REASON) &&
+    by.reasons.some((r) => r === ANTI_AFFINITY_REASON || r === EXISTING_ANTI_AFFINITY_REASON);
+}
+
+/**
  * A pod that may not preempt (`spec.preemptionPolicy: Never`, or DefaultPreemption's PostFilter saying `not eligible
  * due to preemptionPolicy=Never`, plugins/defaultpreemption/default_preemption.go PodEligibleToPreemptOthers) while
- * some node rejects it for room (NodeResourcesFit, NodePorts, pod anti-affinity: what evicting lower-priority pods could
- * free): the scheduler will not make that room, the pod waits until it is freed.
+ * some node rejects it for room ({@link resolvableByPreemption}: what evicting lower-priority pods could free): the
+ * scheduler will not make that room, the pod waits until it is freed. Nodes rejected for what no eviction brings
+ * (required pod affinity, taints, node affinity, …) do not count.
  */
 function preemptionNever(ctx: PendingContext, p: PodReport): Finding | undefined {
   const pod = ctx.pods.find((x) => x.metadata.name === p.name && (x.metadata.namespace ?? "") === p.namespace);
   const policy = (pod?.spec as { preemptionPolicy?: string } | undefined)?.preemptionPolicy;
   const said = p.lastFailedScheduling && /not eligible due to preemptionPolicy=Never/.test(p.lastFailedScheduling.message);
   if (policy !== "Never" && !said) return undefined;
-  const room = p.nodes.filter((n) => n.rejectedBy && /^(NodeResourcesFit|NodePorts|InterPodAffinity)$/.test(n.rejectedBy.plugin)).map((n) => n.node);
+  const room = p.nodes.filter(resolvableByPreemption).map((n) => n.node);
   if (room.length === 0) return undefined;
   return {
     id: "preemption-never",
