@@ -780,3 +780,35 @@ describe("a pod whose spec.nodeName names a node the bundle does not list", () =
     expect(r.answer).toContain("Root cause: Pod default/pinned is bound to node gone-node, which does not exist.");
   });
 });
+
+// kube-scheduler v1.34.2+ no longer names the taint (kubernetes#134740, cherry-picked as #135023, CHANGELOG-1.34
+// v1.34.2): with no event and no PodScheduled message, the computed message is the only one and must use those words
+describe("the TaintToleration wording of a v1.34 cluster, without an event", () => {
+  const cluster = (version: string) => {
+    const sized = (name: string, o: Parameters<typeof node>[1]) => {
+      const n = node(name, { ...o, version });
+      (n.status as Record<string, unknown>).allocatable = { cpu: "2", memory: "8Gi", pods: "110" };
+      return n;
+    };
+    const p = pod("p");
+    p.spec!.containers![0]!.resources = { requests: { cpu: "3" } };
+    return bundleOf([sized("cp1", { taints: [{ key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }] }), sized("w1", {}), p]);
+  };
+  const ask = (version: string) => explainPending(cluster(version), { kind: "pod", namespace: "default", name: "p" }).pods[0]!;
+
+  test.each([["v1.34.2"], ["v1.34.3"]])("%s: the taint is not named", (version) => {
+    const p = ask(version);
+    expect(p.summary!.message).toBe("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).");
+    expect(p.notes ?? []).toEqual([]);
+  });
+
+  test("v1.34.1: the taint is named", () => {
+    expect(ask("v1.34.1").summary!.message).toBe("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }.");
+  });
+
+  test("v1.34 without a patch number: a note says the wording is undetermined, and what decides it", () => {
+    const p = ask("v1.34");
+    expect(p.summary!.message).toBe("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s).");
+    expect(p.notes!.some((n) => n.includes("v1.34.0 and v1.34.1 name the taint") && n.includes("v1.34, has no patch number"))).toBe(true);
+  });
+});

@@ -5,6 +5,7 @@ import {
   reasonText,
   SchedulerMessageParseError,
   type SchedulerReason,
+  taintWordingUndetermined,
   wordingForVersion,
   wordingOfMessage,
 } from "../src/pending/scheduler_message.ts";
@@ -248,10 +249,20 @@ describe("wordings by release", () => {
     // v1.30 without its patch release: 1.30.0 and 1.30.1 wrote "filtered out", 1.30.2 on nothing: most of them
     { input: "v1.30", want: { volumeNodeAffinity: "conflict", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "uncounted" } },
     { input: "v1.33.1", want: { volumeNodeAffinity: "pv", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    // kubernetes#134740 reached release-1.34 as #135023, in v1.34.2 (CHANGELOG-1.34): the taint is no longer named
+    { input: "v1.34.1", want: { volumeNodeAffinity: "pv", taint: "untolerated", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    { input: "v1.34.2", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    { input: "v1.34.3-eks-113cf36", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
+    // without the patch release: most of 1.34's releases (taintWordingUndetermined says so)
+    { input: "v1.34", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
     { input: "v1.35.0", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
     { input: "garbage", want: { volumeNodeAffinity: "pv", taint: "untolerated-generic", nodeAffinity: "affinity", preFilterResult: "plugins" } },
   ];
   for (const c of cases) test(`wordingForVersion(${c.input})`, () => expect(wordingForVersion(c.input)).toEqual(c.want));
+
+  test("taintWordingUndetermined: only a 1.34 without its patch release", () => {
+    expect(["v1.34", "1.34", "v1.34.0", "v1.34.2", "v1.33", "v1.35", undefined].map(taintWordingUndetermined)).toEqual([true, true, false, false, false, false, false]);
+  });
 
   test("wordingOfMessage reads the release from the words", () => {
     expect(wordingOfMessage(parseSchedulerMessage(SEED_MESSAGE))).toEqual({ volumeNodeAffinity: "conflict" });

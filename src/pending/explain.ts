@@ -78,6 +78,7 @@ import {
   reasonText,
   type SchedulerReasonKind,
   type SchedulerWording,
+  taintWordingUndetermined,
   wordingForVersion,
   wordingOfMessage,
 } from "./scheduler_message.ts";
@@ -1087,6 +1088,14 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ? `${feasible.length}/${total} nodes fit by the rules checked here${podsUnlisted ? `, which counted no pod on the nodes (${PODS_UNLISTED_WHY})` : ""}: ${feasible.join(", ")}.`
       : formatSchedulerMessage(total, perNode, preFilter?.message);
     summary = { message, total, feasibleNodes: feasible, preFilter: preFilter?.message ?? null, reasons, wording };
+    // the TaintToleration reason of the computed message in a wording only the patch release decides
+    const version = maxKubeletVersion(ctx);
+    if (feasible.length === 0 && reasons.some((r) => r.kind === "taint") && taintWordingUndetermined(version) && !(last?.parsed && wordingOfMessage(last.parsed).taint)) {
+      notes.push(
+        `the computed message writes TaintToleration's reason as v1.34.2 and later do ("node(s) had untolerated taint(s)", kubernetes#134740 by #135023); ` +
+          `v1.34.0 and v1.34.1 name the taint ("node(s) had untolerated taint {key: value}"). Which one this scheduler writes is undetermined: the newest kubelet's version, ${version}, has no patch number, and the bundle does not hold kube-scheduler's`,
+      );
+    }
   }
   return {
     namespace: pod.metadata.namespace ?? "",

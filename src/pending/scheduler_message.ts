@@ -16,7 +16,7 @@
  *   message `pod has unbound immediate PersistentVolumeClaims`;
  * - TaintToleration: `node(s) had taints that the pod didn't tolerate` (< v1.18), `node(s) had taint {k: v}, that the
  *   pod didn't tolerate` (v1.18, kubernetes/kubernetes#87250), `node(s) had untolerated taint {k: v}` (v1.24, #109119),
- *   `node(s) had untolerated taint(s)` (v1.35 and 1.34 patches, #134740);
+ *   `node(s) had untolerated taint(s)` (v1.35, #134740, and v1.34.2 by its cherry-pick #135023: CHANGELOG-1.34);
  * - NodeAffinity: `node(s) didn't match node selector` (old), `node(s) didn't match Pod's node affinity/selector`;
  * - NodeUnschedulable: `node(s) were unschedulable`; VolumeZone: `node(s) had no available volume zone`.
  *
@@ -271,8 +271,9 @@ export interface SchedulerWording {
   volumeNodeAffinity: "conflict" | "pv";
   /**
    * `taints`: "had taints that the pod didn't tolerate" (< v1.18); `taint-that`: "had taint {k: v}, that the pod
-   * didn't tolerate" (v1.18-v1.23); `untolerated`: "had untolerated taint {k: v}" (v1.24-v1.34);
-   * `untolerated-generic`: "had untolerated taint(s)" (v1.35).
+   * didn't tolerate" (v1.18-v1.23); `untolerated`: "had untolerated taint {k: v}" (v1.24-v1.34.1);
+   * `untolerated-generic`: "had untolerated taint(s)" (v1.35, and v1.34.2+: kubernetes#134740, cherry-picked to
+   * release-1.34 as #135023).
    */
   taint: "taints" | "taint-that" | "untolerated" | "untolerated-generic";
   /** `selector`: "didn't match node selector" (< v1.20); `affinity`: "didn't match Pod's node affinity/selector". */
@@ -303,20 +304,44 @@ export const CURRENT_WORDING: SchedulerWording = {
 /**
  * The wording a scheduler of a given release writes.
  * @param version a Kubernetes version such as `v1.13.1` (kubelet or control-plane version).
- * @returns the wording; {@link CURRENT_WORDING} when the version cannot be read.
+ * @returns the wording; {@link CURRENT_WORDING} when the version cannot be read. Where the patch release decides and
+ *   the version has none (`v1.34`: {@link taintWordingUndetermined}), the wording of most of that minor's releases.
  */
 export function wordingForVersion(version: string | undefined): SchedulerWording {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
   if (!m) return { ...CURRENT_WORDING };
   const minor = Number(m[1]) > 1 ? 999 : Number(m[2]);
+  const patch = m[3] === undefined ? undefined : Number(m[3]);
   const w: SchedulerWording = {
     volumeNodeAffinity: minor >= 33 ? "pv" : "conflict",
-    taint: minor >= 35 ? "untolerated-generic" : minor >= 24 ? "untolerated" : minor >= 18 ? "taint-that" : "taints",
+    taint: taintWording(minor, patch),
     nodeAffinity: minor >= 20 ? "affinity" : "selector",
   };
   const pr = preFilterResultWording(minor, m[3] === undefined ? undefined : Number(m[3]));
   if (pr) w.preFilterResult = pr;
   return w;
+}
+
+/**
+ * TaintToleration's reason by release (plugins/tainttoleration/taint_toleration.go `Filter`): the taint named from
+ * v1.18, in the `untolerated taint {k: v}` form from v1.24, and no longer named from v1.35 and v1.34.2
+ * (kubernetes#134740, cherry-picked to release-1.34 as #135023, CHANGELOG-1.34 v1.34.2: "Pod statuses no longer include
+ * specific taint keys or values"). A v1.34 without its patch release is taken as most of 1.34's releases: v1.34.2+.
+ */
+function taintWording(minor: number, patch: number | undefined): SchedulerWording["taint"] {
+  if (minor >= 35 || (minor === 34 && (patch === undefined || patch >= 2))) return "untolerated-generic";
+  return minor >= 24 ? "untolerated" : minor >= 18 ? "taint-that" : "taints";
+}
+
+/**
+ * Whether the TaintToleration wording of a release is undetermined: a v1.34 version without its patch release, where
+ * v1.34.0 and v1.34.1 name the taint (`had untolerated taint {k: v}`) and v1.34.2+ do not (`had untolerated taint(s)`).
+ * @param version a Kubernetes version such as `v1.34` (the newest kubelet's).
+ * @returns true only for a 1.34 version without a patch number.
+ */
+export function taintWordingUndetermined(version: string | undefined): boolean {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(version ?? "");
+  return !!m && Number(m[1]) === 1 && Number(m[2]) === 34 && m[3] === undefined;
 }
 
 /**
