@@ -74,3 +74,20 @@ describe("layout details", () => {
     expect(text).not.toContain("n1: cordoned");
   });
 });
+
+// The DaemonSet controller pins each pod to its node with a required term of matchFields alone
+// (pkg/controller/daemon/util/daemonset_util.go ReplaceDaemonSetPodNodeNameNodeAffinity); an empty term matches no node
+// (component-helpers nodeaffinity nodeSelectorTerm.match), so such a term must not be shown as "<empty>"
+describe("required node affinity terms", () => {
+  test("a DaemonSet pod's matchFields term is printed as such; matchExpressions and matchFields together; a term with neither is <empty>", () => {
+    const ds = pod("ds-abc", { ns: "kube-system", affinity: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["n1"] }] }] } });
+    const text = renderPendingText(explainPending(bundleOf([node("n1"), node("n2"), ds]), { kind: "pod", namespace: "kube-system", name: "ds-abc" }), { color: false });
+    expect(text).toContain("  required node affinity term 0: field:metadata.name in [n1]\n");
+    expect(text).not.toContain("<empty>");
+    const both = pod("web", {
+      affinity: { nodeSelectorTerms: [{ matchExpressions: [{ key: "disk", operator: "In", values: ["ssd"] }], matchFields: [{ key: "metadata.name", operator: "NotIn", values: ["n2"] }] }, {}] },
+    });
+    const text2 = renderPendingText(explainPending(bundleOf([node("n1"), node("n2"), both]), { kind: "pod", namespace: "default", name: "web" }), { color: false });
+    expect(text2).toContain("  required node affinity term 0: disk in [ssd], field:metadata.name notin [n2]\n  required node affinity term 1: <empty>\n");
+  });
+});

@@ -17,7 +17,7 @@ import type {
   RuleCheck,
   VolumeReport,
 } from "../pending/report.ts";
-import type { TermEvaluation } from "../pending/node_selector.ts";
+import { formatTerm, type TermEvaluation } from "../pending/node_selector.ts";
 import { makeStyle, type Style, table } from "./style.ts";
 import { printableLines } from "./printable.ts";
 
@@ -133,9 +133,10 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
   }
   const rules: string[] = [];
   for (const [k, v] of Object.entries(p.nodeSelector)) rules.push(`nodeSelector ${k}=${v}`);
+  // both matchExpressions and matchFields (a DaemonSet pod's term is `matchFields metadata.name In [node]` alone);
+  // `<empty>` only for a term with neither, which matches no node (component-helpers nodeaffinity nodeSelectorTerm.match)
   (p.requiredNodeAffinity?.nodeSelectorTerms ?? []).forEach((t, i) => {
-    const parts = (t?.matchExpressions ?? []).map((r) => `${r.key} ${r.operator.toLowerCase()}${r.values?.length ? ` [${r.values.join(", ")}]` : ""}`);
-    rules.push(`required node affinity term ${i}: ${parts.join(", ") || "<empty>"}`);
+    rules.push(`required node affinity term ${i}: ${formatTerm(t ?? {})}`);
   });
   for (const r of rules) out.push(`  ${r}`);
   for (const t of p.topologySpread ?? []) out.push(`  topology spread ${t}`);
