@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { renderPacketTree } from "../src/report/packet_tree.ts";
+import { renderServiceText } from "../src/report/service_text.ts";
 import { explainService } from "../src/service/explain.ts";
 import { parseIpvsadm } from "../src/datapath/ipvsadm.ts";
 import { ipvsBalancer } from "../src/service/ipvs/balance.ts";
@@ -223,5 +224,39 @@ TCP  10.96.0.50:80 mh${flags}
   it("mh (mh-port): each new connection; mh alone: one client always to one real server", () => {
     expect(ipvsBalancer(table(" (mh-port)")).lookup("10.96.0.50", 80, "tcp")!.scheduler!.description).toMatch(/^Maglev hashing of the client's address and source port \(mh-port\): each new connection, not each client/);
     expect(ipvsBalancer(table("")).lookup("10.96.0.50", 80, "tcp")!.scheduler!.description).toMatch(/one client always lands on the same real server/);
+  });
+});
+
+// kube-proxy with ipvs.scheduler mh and ClientIP affinity sets both FlagSourceHash (mh-port) and FlagPersistent
+// (pkg/proxy/ipvs/proxier.go syncProxyRules); a persistent virtual server calls its scheduler only for a client
+// without a persistence template (net/netfilter/ipvs/ip_vs_core.c ip_vs_sched_persist), so the client's later
+// connections do not spread
+describe("mh (mh-port) on a persistent virtual server: the hash picks for a client's first connection only", () => {
+  const LINE = "TCP  10.96.0.58:80 rr persistent 10800";
+  const report = (to: string) => {
+    const b = readBundle(DIR("base"));
+    const s = b.nodes[0]!.sections.ipvsadm!;
+    expect(s.stdout).toContain(LINE);
+    s.stdout = s.stdout.replace(LINE, to);
+    return explainService(b, "default", "aff");
+  };
+  it("ClientIP affinity: no 'one client's connections spread'; the share column names the first connection's port", () => {
+    const r = report("TCP  10.96.0.58:80 mh (mh-port) persistent 10800");
+    const sched = entry(r, "ClusterIP").balancing.scheduler!;
+    expect(sched.persistentSeconds).toBe(10800);
+    expect(sched.description).not.toMatch(/connections spread/);
+    expect(sched.description).toMatch(/applied only to a client's first connection: the virtual server is persistent, so IPVS keeps every later connection of that client on the same real server/);
+    expect(sched.shareDependsOn).toBe("the client's address and its first connection's source port");
+    const text = renderServiceText(r);
+    expect(text).toMatch(/10\.244\.1\.19:8080 +depends on the client's address and its first connection's source port +weight 1/);
+    expect(r.nodes[0]!.drift).toEqual([]);
+  });
+  it("without affinity (not persistent): each connection is hashed, and the share column says the port counts", () => {
+    const b = readBundle(DIR("base"));
+    const s = b.nodes[0]!.sections.ipvsadm!;
+    s.stdout = s.stdout.replace("TCP  10.96.0.50:80 rr", "TCP  10.96.0.50:80 mh (mh-port)");
+    const r = explainService(b, "default", "web");
+    expect(entry(r, "ClusterIP").balancing.scheduler!.description).toMatch(/each new connection, not each client/);
+    expect(renderServiceText(r)).toMatch(/10\.244\.1\.5:8080 +depends on the client's address and source port +weight 1/);
   });
 });

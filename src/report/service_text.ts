@@ -31,10 +31,15 @@ const OUTCOME_WORDS: Record<ClientVerdict["outcome"], string> = {
   unknown: "unknown (the state that decides it was not captured)",
 };
 
-/** An endpoint's share; without one, what decides it: the client's address (IPVS hashing) or live counts. */
-function shareText(e: EndpointShare, scheduler?: string): string {
+/**
+ * An endpoint's share; without one, what decides it: what the IPVS hashing scheduler hashes (its `shareDependsOn`:
+ * the client's address, with the sh-port / mh-port flag its source port too) or live counts.
+ */
+function shareText(e: EndpointShare, scheduler?: { name: string; shareDependsOn?: string }): string {
   if (e.share !== null) return formatShare(e.share);
-  return scheduler === "sh" || scheduler === "mh" ? "depends on the client's address" : scheduler === "dh" ? "depends on the destination's hash" : "depends on live connections";
+  if (scheduler?.shareDependsOn) return `depends on ${scheduler.shareDependsOn}`;
+  const name = scheduler?.name;
+  return name === "sh" || name === "mh" ? "depends on the client's address" : name === "dh" ? "depends on the destination's hash" : "depends on live connections";
 }
 
 function masqText(v: ClientVerdict, st: Style): string {
@@ -91,7 +96,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
   if (b.sessionAffinity) lines.push(`      session affinity: ${b.sessionAffinity} (shares are for new clients)`);
   if (b.shares.length > 0) {
     lines.push(...table(
-      b.shares.map((s) => [s.endpoint, shareText(s, b.scheduler?.name), s.weight !== undefined ? `weight ${s.weight}` : "", s.via ?? ""]),
+      b.shares.map((s) => [s.endpoint, shareText(s, b.scheduler), s.weight !== undefined ? `weight ${s.weight}` : "", s.via ?? ""]),
       "        ",
     ));
   }
@@ -102,7 +107,7 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
     const endpointsDiffer = c.outcome === "forwarded" && !sameEndpoints(c.endpoints, ref.map(({ endpoint, share }) => ({ endpoint, share })));
     rows.push([`${c.description}:`, [outcomeText(c, st), masqText(c, st)].filter(Boolean).join(", ")]);
     const more: string[] = [];
-    if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x, b.scheduler?.name)}`).join(", ")));
+    if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x, b.scheduler)}`).join(", ")));
     if (c.reason) more.push(st.dim(c.reason));
     // the endpoints rest on rules whose match is not modelled: said in the default text, not only in -o wide/json
     if (c.assumedNotMatched && c.assumedNotMatched.length > 0) {

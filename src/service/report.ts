@@ -181,9 +181,11 @@ export interface EntryPointReport {
     /** IPVS scheduler, when IPVS. */
     /**
      * IPVS: the virtual server's scheduler and persistence; `unlisted` when the listing (`ipvsadm -Ln --stats` /
-     * `--rate`) shows neither them nor the weights.
+     * `--rate`) shows neither them nor the weights. `shareDependsOn`, for the hashing schedulers (sh, mh, dh): what
+     * the hash that picks a real server is of, e.g. `the client's address and source port` (sh-port / mh-port flag),
+     * `the client's address and its first connection's source port` (the same on a persistent virtual server).
      */
-    scheduler?: { name: string; description: string; deterministicShares: boolean; persistentSeconds?: number; unlisted?: true };
+    scheduler?: { name: string; description: string; deterministicShares: boolean; persistentSeconds?: number; unlisted?: true; shareDependsOn?: string };
     /** Shares seen by a pod on this node (the common case); per-client sets are in `clients`. */
     shares: EndpointShare[];
     sessionAffinity?: string;

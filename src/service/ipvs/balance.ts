@@ -124,14 +124,31 @@ export function ipvsBalancer(table: IpvsTable): IpvsBalancer & { virtualServers:
       const refusal = refusalOf(vs);
       // sh-port / mh-port: the source port is hashed with the address (ip_vs_sh.c, ip_vs_mh.c: IP_VS_SVC_F_SCHED_*_PORT)
       const byPort = (name === "sh" || name === "mh") && vs.flags.includes(`${name}-port`);
-      const described = byPort
-        ? `${name === "sh" ? "source hashing" : "Maglev hashing"} of the client's address and source port (${name}-port): each new connection, not each client, lands on the real server the hash picks, so one client's connections spread; over many, shares proportional to weight`
+      const hashing = name === "sh" ? "source hashing" : "Maglev hashing";
+      // A persistent virtual server (kube-proxy: FlagPersistent for ClientIP affinity, next to FlagSourceHash for mh in
+      // pkg/proxy/ipvs/proxier.go syncProxyRules) calls its scheduler only for a client without a persistence
+      // template; every later connection of that client follows the template to the same real server
+      // (net/netfilter/ipvs/ip_vs_core.c ip_vs_schedule → ip_vs_sched_persist: ip_vs_ct_in_get, then
+      // sched->schedule only when none). So with persistence the source port only matters for the first connection.
+      const described = byPort && vs.persistent
+        ? `${hashing} of the client's address and source port (${name}-port), applied only to a client's first connection: the virtual server is persistent, so IPVS keeps every later connection of that client on the same real server while its persistence template lives (not spread per connection); over many clients, shares proportional to weight`
+        : byPort
+        ? `${hashing} of the client's address and source port (${name}-port): each new connection, not each client, lands on the real server the hash picks, so one client's connections spread; over many, shares proportional to weight`
         : info?.description ?? "scheduler not known to kubectl-netpath";
       const scheduler: NonNullable<EntryPointReport["balancing"]["scheduler"]> = {
         name,
         description: described + (refusal ? `; ${refusal}` : ""),
         deterministicShares: info?.shares === "equal" || info?.shares === "weight",
       };
+      if (info?.shares === "hash") {
+        scheduler.shareDependsOn = name === "dh"
+          ? "the destination's hash"
+          : !byPort
+          ? "the client's address"
+          : vs.persistent
+          ? "the client's address and its first connection's source port"
+          : "the client's address and source port";
+      }
       if (vs.persistent) scheduler.persistentSeconds = vs.persistent.timeoutSeconds;
       return { method: "ipvs", scheduler, shares: sharesOf(vs) };
     },
