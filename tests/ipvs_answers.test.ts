@@ -260,3 +260,42 @@ describe("mh (mh-port) on a persistent virtual server: the hash picks for a clie
     expect(renderServiceText(r)).toMatch(/10\.244\.1\.5:8080 +depends on the client's address and source port +weight 1/);
   });
 });
+
+// pkg/proxy/ipvs/proxier.go: every virtual server gets `Scheduler: proxier.ipvsScheduler` (NewProxier: rr when unset),
+// and syncService updates one that is not Equal (pkg/proxy/ipvs/util/ipvs.go VirtualServer.Equal compares Scheduler)
+describe("a virtual server's scheduler is compared with kube-proxy's ipvs.scheduler", () => {
+  const withConfig = (conf: string | undefined, flags?: string[]) => {
+    const b = readBundle(DIR("base"));
+    if (conf !== undefined) {
+      b.objects.configMaps.push({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kube-proxy", namespace: "kube-system" }, data: { "config.conf": conf } } as never);
+    }
+    if (flags) {
+      b.objects.daemonSets = [...(b.objects.daemonSets ?? []), {
+        apiVersion: "apps/v1",
+        kind: "DaemonSet",
+        metadata: { name: "kube-proxy", namespace: "kube-system" },
+        spec: { template: { spec: { containers: [{ name: "kube-proxy", command: ["/usr/local/bin/kube-proxy", ...flags] }] } } },
+      } as never];
+    }
+    return explainService(b, "default", "web");
+  };
+  const KPC = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n";
+  it("ipvs.scheduler lc, the node's virtual server rr: drift, and the configuration finding names the setting", () => {
+    const r = withConfig(KPC + "ipvs:\n  scheduler: lc\n");
+    expect(r.nodes[0]!.drift.map((d) => [d.kind, d.message])).toEqual([[
+      "ipvs-scheduler",
+      expect.stringMatching(/^default\/web:http: IPVS virtual server 10\.96\.0\.50:80\/tcp on n1 uses scheduler rr, kube-proxy's configuration says lc \(ConfigMap kube-system\/kube-proxy key config\.conf ipvs\.scheduler\): .*not running with this configuration/),
+    ]]);
+    expect(r.findings.find((f) => f.code === "KubeProxyConfiguration")!.message).toContain("ipvs.scheduler lc (ConfigMap kube-system/kube-proxy key config.conf ipvs.scheduler)");
+    expect(r.findings.some((f) => f.code === "Drift/ipvs-scheduler" && f.severity === "warning")).toBe(true);
+  });
+  it("no ipvs.scheduler: kube-proxy's default rr, which the node has: no drift; no configuration at all: nothing compared", () => {
+    expect(withConfig(KPC).nodes[0]!.drift).toEqual([]);
+    expect(withConfig(KPC + "ipvs:\n  scheduler: rr\n").nodes[0]!.drift).toEqual([]);
+    expect(withConfig(undefined).nodes[0]!.drift).toEqual([]);
+  });
+  it("--ipvs-scheduler on the DaemonSet's command line (no --config) counts the same", () => {
+    const r = withConfig(undefined, ["--proxy-mode=ipvs", "--ipvs-scheduler=wrr"]);
+    expect(r.nodes[0]!.drift.map((d) => d.message)).toEqual([expect.stringContaining("uses scheduler rr, kube-proxy's configuration says wrr (flag --ipvs-scheduler of DaemonSet kube-system/kube-proxy)")]);
+  });
+});

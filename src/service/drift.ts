@@ -361,6 +361,25 @@ export function persistenceDrift(svc: ServiceSummary, sp: ServicePortSummary, de
 }
 
 /**
+ * IPVS mode: kube-proxy builds every virtual server with its configured scheduler (pkg/proxy/ipvs/proxier.go
+ * syncProxyRules: `Scheduler: proxier.ipvsScheduler`) and updates one whose scheduler differs at every sync
+ * (syncService: `UpdateVirtualServer` when `!appliedVirtualServer.Equal(vs)`; pkg/proxy/ipvs/util/ipvs.go
+ * `VirtualServer.Equal` compares Scheduler). A virtual server keeping another scheduler is not being synced by a
+ * kube-proxy running with that configuration.
+ * @param actual the scheduler the listing shows for the virtual server (`ipvsadm -Ln`).
+ * @param configured the scheduler of kube-proxy's configuration ({@link effectiveIpvsScheduler}), with its source.
+ * @returns the drift (`ipvs-scheduler`), or undefined when they agree.
+ */
+export function schedulerDrift(sp: ServicePortSummary, destination: string, node: string, actual: string, configured: { value: string; source: string }): DriftItem | undefined {
+  if (actual === configured.value) return undefined;
+  return {
+    portKey: sp.portKey,
+    kind: "ipvs-scheduler",
+    message: `${sp.portKey}: IPVS virtual server ${destination} on ${node} uses scheduler ${actual}, kube-proxy's configuration says ${configured.value} (${configured.source}): kube-proxy sets its scheduler on every virtual server it syncs, so kube-proxy on ${node} is not running with this configuration (not restarted since it changed, or started with another) or is not syncing; the balancing shown is the node's (${actual}), not the configured one`,
+  };
+}
+
+/**
  * nftables mode: ClientIP affinity is one `affinity-…` set per endpoint the node can reach, whose timeout is the
  * Service's (pkg/proxy/nftables/proxier.go syncProxyRules: activeAffinitySets gets `epInfo.affinitySetName` only when
  * `SessionAffinityType() == ClientIP`, Timeout = StickyMaxAgeSeconds; writeServiceToEndpointRules writes the

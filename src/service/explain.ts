@@ -24,7 +24,7 @@ import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds } from "./drift.ts";
+import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext, TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
@@ -34,7 +34,7 @@ import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
-import { effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
+import { effectiveIpvsScheduler, effectiveMode, effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, SERVICE_PROXY_NAME_LABEL, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
 import { nodeZone, type ResolvedService, resolveService } from "./resolve.ts";
 import type { ClientVerdict, DriftItem, EntryPointReport, Finding, NodeServiceReport, PacketAnswer, PortReport, ServiceReport, ServiceSummary } from "./report.ts";
@@ -402,6 +402,13 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
               entry.balancing.sessionAffinity = held === undefined ? "none on the node (the virtual server is not persistent)" : `ClientIP on the node: persistent ${held} s`;
               report.drift.push(d);
             }
+          }
+          // IPVS: every virtual server kube-proxy syncs has its configured scheduler (drift.ts schedulerDrift); only
+          // a configuration of IPVS mode says which (one of another mode is reported as such, not per virtual server)
+          const configuredScheduler = ipvsMode && proxyConfig && effectiveMode(proxyConfig).value === "ipvs" ? effectiveIpvsScheduler(proxyConfig) : undefined;
+          if (configuredScheduler && ipvsBal?.scheduler && !ipvsBal.scheduler.unlisted && ipvsBal.scheduler.name !== "unknown" && !notForKubeProxy.ignored) {
+            const d = schedulerDrift(sp, entry.destination, nodeName, ipvsBal.scheduler.name, configuredScheduler);
+            if (d) report.drift.push(d);
           }
           // IPVS binds the Service's addresses to kube-ipvs0: a local process connecting to one gets it as its source
           // too (the local route's preferred source; ipvs/proxier.go writeIptablesRules "the service VIP being picked

@@ -1,7 +1,8 @@
 /**
  * kube-proxy's configuration as the API shows it, and where each setting came from: the kube-system/kube-proxy
  * DaemonSet's command line (`--config FILE`, `--proxy-mode`, `--cluster-cidr`, `--masquerade-all`,
- * `--detect-local-mode`, `--pod-bridge-interface`, `--pod-interface-name-prefix`, `--nodeport-addresses`) and the
+ * `--detect-local-mode`, `--pod-bridge-interface`, `--pod-interface-name-prefix`, `--nodeport-addresses`,
+ * `--ipvs-scheduler`) and the
  * ConfigMap its `--config` file is mounted from (kubeadm: `kube-proxy` key `config.conf`; EKS: `kube-proxy-config` key
  * `config`). Without the DaemonSet (older bundles, or not readable), a ConfigMap holding a KubeProxyConfiguration is
  * taken as the `--config` file.
@@ -39,8 +40,12 @@ export interface KubeProxySettings {
   nodePortAddresses?: ConfigSetting<string[]>;
   /** `featureGates` / `--feature-gates`: gate name → on/off, as configured (kube-proxy's defaults are not filled in). */
   featureGates?: ConfigSetting<Record<string, boolean>>;
+  /** `ipvs.scheduler` / `--ipvs-scheduler`, when set (IPVS mode; unset: see {@link effectiveIpvsScheduler}). */
+  ipvsScheduler?: ConfigSetting<string>;
   /** Where the configuration was read (for the report's notes). */
   origin: string;
+  /** True when the DaemonSet's `--config` file was not in the bundle: no setting is known, not even a default. */
+  unread?: true;
   /** What the reader noticed: flags kube-proxy ignores, a `--config` file not found among the ConfigMaps. */
   notes: string[];
 }
@@ -57,10 +62,11 @@ interface RawConfig {
   detectLocal?: { bridgeInterface?: string; interfaceNamePrefix?: string };
   nodePortAddresses?: string[] | null;
   featureGates?: Record<string, unknown> | null;
+  ipvs?: { scheduler?: string } | null;
 }
 
 /** The flags read, by name, and the config field each sets. */
-const FLAGS = ["proxy-mode", "cluster-cidr", "masquerade-all", "detect-local-mode", "pod-bridge-interface", "pod-interface-name-prefix", "nodeport-addresses", "feature-gates"] as const;
+const FLAGS = ["proxy-mode", "cluster-cidr", "masquerade-all", "detect-local-mode", "pod-bridge-interface", "pod-interface-name-prefix", "nodeport-addresses", "feature-gates", "ipvs-scheduler"] as const;
 /** Flags kube-proxy applies on top of `--config` (logging, hostname-override) or that only select the file. */
 const KEPT_WITH_CONFIG = /^(config|hostname-override|v|vmodule|logging-format|log-flush-frequency|log-text-.*|log-json-.*|write-config-to|cleanup|init-only)$/;
 
@@ -185,6 +191,7 @@ function fromFile(raw: RawConfig, source: string, origin: string, notes: string[
     for (const [k, v] of Object.entries(raw.featureGates)) if (typeof v === "boolean") gates[k] = v;
     if (Object.keys(gates).length > 0) s.featureGates = { value: gates, source: `${source} featureGates` };
   }
+  if (typeof raw.ipvs?.scheduler === "string" && raw.ipvs.scheduler !== "") s.ipvsScheduler = { value: raw.ipvs.scheduler, source: `${source} ipvs.scheduler` };
   return s;
 }
 
@@ -221,6 +228,8 @@ function fromFlags(flags: Map<string, string>, where: string): KubeProxySettings
     const value = parseFeatureGatesFlag(gates);
     if (Object.keys(value).length > 0) s.featureGates = { value, source: src("feature-gates") };
   }
+  const sched = flags.get("ipvs-scheduler");
+  if (sched) s.ipvsScheduler = { value: sched, source: src("ipvs-scheduler") };
   return s;
 }
 
@@ -257,7 +266,7 @@ export function readKubeProxyConfig(objects: BundleObjects): KubeProxySettings |
         : `${where} reads --config ${path}, which is not mounted from a ConfigMap${guess ? `; ConfigMap kube-system/${guess.configMap} key ${guess.key} is assumed to be that file` : ""}`,
     );
     if (guess) return fromFile(guess.raw, `ConfigMap kube-system/${guess.configMap} key ${guess.key}`, `ConfigMap kube-system/${guess.configMap} key ${guess.key} (assumed to be --config ${path} of ${where})`, notes);
-    return { mode: { value: "", source: `${where} (--config ${path} not readable)` }, origin: `${where}: --config ${path} (not in the bundle)`, notes };
+    return { mode: { value: "", source: `${where} (--config ${path} not readable)` }, origin: `${where}: --config ${path} (not in the bundle)`, notes, unread: true };
   }
   const guess = guessConfigMap(objects);
   if (!guess) return undefined;
@@ -273,6 +282,17 @@ export function readKubeProxyConfig(objects: BundleObjects): KubeProxySettings |
 export function effectiveMode(s: KubeProxySettings): ConfigSetting<string> & { defaulted: boolean } {
   if (s.mode.value !== "") return { ...s.mode, defaulted: false };
   return { value: "iptables", source: `${s.mode.source} unset: iptables, kube-proxy's default on Linux (cmd/kube-proxy/app/server_linux.go platformApplyDefaults, every release through v1.35)`, defaulted: true };
+}
+
+/**
+ * The IPVS scheduler kube-proxy gives every virtual server it programs: the configured `ipvs.scheduler` /
+ * `--ipvs-scheduler`, or, unset, `rr` (pkg/proxy/ipvs/proxier.go NewProxier: `if len(scheduler) == 0 { scheduler =
+ * defaultScheduler }`, defaultScheduler "rr"; the same since IPVS mode's first release).
+ * @returns undefined when the configuration is not known (`s` undefined, or its `--config` file not in the bundle).
+ */
+export function effectiveIpvsScheduler(s: KubeProxySettings | undefined): ConfigSetting<string> | undefined {
+  if (!s || s.unread) return undefined;
+  return s.ipvsScheduler ?? { value: "rr", source: `${s.origin} sets no ipvs.scheduler: rr, kube-proxy's default (pkg/proxy/ipvs/proxier.go NewProxier, defaultScheduler)` };
 }
 
 /**
@@ -304,6 +324,7 @@ export function kubeProxyConfigFindings(s: KubeProxySettings): Finding[] {
   if (s.bridgeInterface) parts.push(`bridgeInterface ${s.bridgeInterface.value} (${s.bridgeInterface.source})`);
   if (s.interfaceNamePrefix) parts.push(`interfaceNamePrefix ${s.interfaceNamePrefix.value} (${s.interfaceNamePrefix.source})`);
   if (s.nodePortAddresses) parts.push(`nodePortAddresses ${s.nodePortAddresses.value.join(",")} (${s.nodePortAddresses.source})`);
+  if (s.ipvsScheduler) parts.push(`ipvs.scheduler ${s.ipvsScheduler.value} (${s.ipvsScheduler.source})`);
   if (s.featureGates) parts.push(`featureGates ${Object.entries(s.featureGates.value).map(([k, v]) => `${k}=${v}`).join(",")} (${s.featureGates.source})`);
   return [
     { severity: "info", code: "KubeProxyConfiguration", message: `kube-proxy's configuration from ${s.origin}: ${parts.join("; ")}` },

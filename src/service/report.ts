@@ -214,7 +214,8 @@ export interface DriftItem {
     | "source-ranges-not-enforced"
     | "affinity-timeout"
     | "external-policy"
-    | "stale-virtual-server";
+    | "stale-virtual-server"
+    | "ipvs-scheduler";
   endpoint?: string;
   message: string;
   /** `ipset-missing`: the set that lacks the entry (`KUBE-LOAD-BALANCER-SOURCE-CIDR`, `KUBE-6-…`). */
