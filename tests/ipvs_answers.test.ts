@@ -299,3 +299,32 @@ describe("a virtual server's scheduler is compared with kube-proxy's ipvs.schedu
     expect(r.nodes[0]!.drift.map((d) => d.message)).toEqual([expect.stringContaining("uses scheduler rr, kube-proxy's configuration says wrr (flag --ipvs-scheduler of DaemonSet kube-system/kube-proxy)")]);
   });
 });
+
+// pkg/proxy/ipvs/graceful_termination.go GracefulDeleteRS → deleteRsFunc: UDP and SCTP real servers are deleted at
+// once (IsRsGracefulTerminationNeeded), a TCP one once ActiveConn + InactiveConn is 0; only a TCP real server with
+// connections is left at weight 0, rechecked every minute (rsCheckDeleteInterval)
+describe("a weight-0 real server: a drain only for TCP with connections", () => {
+  const withRealServer = (svc: string, from: string, to: string, terminating?: string) => {
+    const b = readBundle(DIR("base"));
+    const s = b.nodes[0]!.sections.ipvsadm!;
+    expect(s.stdout).toContain(from);
+    s.stdout = s.stdout.replace(from, to);
+    if (terminating) {
+      const ep = b.objects.endpointSlices.flatMap((x) => x.endpoints ?? []).find((e) => e.addresses.includes(terminating))!;
+      ep.conditions = { ready: false, serving: true, terminating: true };
+    }
+    return explainService(b, "default", svc).nodes[0]!.drift;
+  };
+  it("UDP (dns), the terminating endpoint at weight 0: not 'being drained' but a warning that kube-proxy never leaves it so", () => {
+    const drift = withRealServer("dns", "  -> 10.244.2.18:53            Masq    1      0          0", "  -> 10.244.2.18:53            Masq    0      0          3", "10.244.2.18");
+    expect(drift.map((d) => [d.kind, d.endpoint])).toEqual([["weight", "10.244.2.18:53"]]);
+    expect(drift[0]!.message).toMatch(/^default\/dns:dns: real server 10\.244\.2\.18:53 has weight 0 on n1, which is not a drain: kube-proxy deletes a UDP real server at once instead of draining it/);
+    expect(drift[0]!.message).not.toMatch(/being drained/);
+  });
+  it("TCP with connections: being drained, with the counts; TCP without any: past draining, deleted at kube-proxy's next check", () => {
+    const draining = withRealServer("web", "  -> 10.244.2.6:8080           Masq    1      0          0", "  -> 10.244.2.6:8080           Masq    0      2          1", "10.244.2.6");
+    expect(draining.map((d) => [d.kind, d.message])).toEqual([["quiesced", expect.stringContaining("being drained: 2 active and 1 inactive connection(s) left")]]);
+    const done = withRealServer("web", "  -> 10.244.2.6:8080           Masq    1      0          0", "  -> 10.244.2.6:8080           Masq    0      0          0", "10.244.2.6");
+    expect(done.map((d) => [d.kind, d.message])).toEqual([["quiesced", expect.stringMatching(/no connection left \(ActiveConn 0, InActConn 0\): past draining, kube-proxy deletes it at its next check/)]]);
+  });
+});

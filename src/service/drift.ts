@@ -10,7 +10,7 @@ import type { IpsetMembership } from "./iptables/rule_match.ts";
 import { heldByAffinity, rejectReason } from "./client_verdict.ts";
 import { lowerProtocol, tracePacket } from "./entry_points.ts";
 import { isLocalEndpoint, type ResolvedService, usableEndpoints } from "./resolve.ts";
-import type { DriftItem, PortReport, ServicePortSummary, ServiceSummary } from "./report.ts";
+import type { DriftItem, EndpointShare, PortReport, ServicePortSummary, ServiceSummary } from "./report.ts";
 import type { NodeEndpointSet } from "./topology.ts";
 import { rulesInChains, type TracePacket } from "./trace.ts";
 
@@ -245,7 +245,7 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
   if (cip.balancing.method === "ipvs") {
     for (const s of cip.balancing.shares) {
       if (s.weight === 0) {
-        out.push({ portKey: sp.portKey, kind: "quiesced", endpoint: s.endpoint, message: `${sp.portKey}: real server ${s.endpoint} has weight 0 on ${node}: it gets no new connections (being drained)` });
+        out.push(quiescedDrift(sp, node, s));
       } else if (s.weight !== undefined && s.weight !== 1) {
         // kube-proxy adds every real server with weight 1 and rewrites another weight only in its first sync after a
         // restart (pkg/proxy/ipvs/proxier.go syncEndpoint, `proxier.initialSync`): any other weight was set by
@@ -260,6 +260,37 @@ export function driftFor(resolved: ResolvedService, sp: ServicePortSummary, pr: 
     }
   }
   return out;
+}
+
+/**
+ * An IPVS real server of weight 0, as kube-proxy's graceful termination explains it (pkg/proxy/ipvs/
+ * graceful_termination.go): syncEndpoint hands a real server whose endpoint left the set to `GracefulDeleteRS`, which
+ * first tries `deleteRsFunc`: a UDP or SCTP real server is deleted at once ("For UDP and SCTP traffic, no graceful
+ * termination", `utilipvs.IsRsGracefulTerminationNeeded`; UDP since v1.15, kubernetes#77802), a TCP one when its
+ * ActiveConn + InactiveConn is 0; only a TCP real server still holding connections is set to weight 0 and retried
+ * every minute (`rsCheckDeleteInterval`) until they are gone.
+ * @param share the real server as the balancing lists it (weight 0; `activeConn` / `inactiveConn` as the dump shows).
+ * @returns `quiesced` (info) for a TCP real server being drained, or past it (no connection left: deleted at
+ *   kube-proxy's next check); `weight` (warning) for a UDP or SCTP one, which kube-proxy never leaves at weight 0.
+ */
+export function quiescedDrift(sp: ServicePortSummary, node: string, share: EndpointShare): DriftItem {
+  const rs = `real server ${share.endpoint} has weight 0 on ${node}`;
+  const proto = sp.protocol.toUpperCase();
+  if (proto === "UDP" || proto === "SCTP") {
+    return {
+      portKey: sp.portKey,
+      kind: "weight",
+      endpoint: share.endpoint,
+      message: `${sp.portKey}: ${rs}, which is not a drain: kube-proxy deletes a ${proto} real server at once instead of draining it (pkg/proxy/ipvs/graceful_termination.go deleteRsFunc: no graceful termination for UDP and SCTP${proto === "UDP" ? ", since v1.15" : ""}); it is left by a failed delete (kube-proxy retries every minute and logs the error), by kube-proxy not syncing this node, or set by something other than kube-proxy`,
+    };
+  }
+  const counts = share.activeConn !== undefined && share.inactiveConn !== undefined ? { active: share.activeConn, inactive: share.inactiveConn } : undefined;
+  const message = counts === undefined
+    ? `${sp.portKey}: ${rs}: it gets no new connections (being drained: kube-proxy deletes it once it has no connection left, checking every minute; the dump has no connection counts)`
+    : counts.active + counts.inactive > 0
+    ? `${sp.portKey}: ${rs}: it gets no new connections (being drained: ${counts.active} active and ${counts.inactive} inactive connection(s) left; kube-proxy deletes it once both are 0, checking every minute)`
+    : `${sp.portKey}: ${rs} and no connection left (ActiveConn 0, InActConn 0): past draining, kube-proxy deletes it at its next check (every minute, graceful_termination.go rsCheckDeleteInterval); still there later, kube-proxy is not running that check on ${node}`;
+  return { portKey: sp.portKey, kind: "quiesced", endpoint: share.endpoint, message };
 }
 
 /**
