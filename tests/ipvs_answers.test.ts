@@ -328,3 +328,17 @@ describe("a weight-0 real server: a drain only for TCP with connections", () => 
     expect(done.map((d) => [d.kind, d.message])).toEqual([["quiesced", expect.stringMatching(/no connection left \(ActiveConn 0, InActConn 0\): past draining, kube-proxy deletes it at its next check/)]]);
   });
 });
+
+// A client from outside is traced from a documentation address; it must not be an address of the node or of a
+// Service (IPVS binds every Service address to kube-ipvs0): the kernel drops an arriving packet with a local source
+// as a martian (net/ipv4/fib_frontend.c __fib_validate_source)
+describe("the client outside the cluster is no address the node owns", () => {
+  it("lblocal's LoadBalancer IP is 203.0.113.10: the outside client is another address, at every entry point", () => {
+    const r = explainService(readBundle(DIR("base")), "default", "lblocal");
+    expect(r.service.loadBalancerIngress).toContain("203.0.113.10");
+    const externals = r.nodes[0]!.ports.flatMap((p) => p.entryPoints).map((e) => e.clients.find((c) => c.client === "external")!.description);
+    expect(externals.length).toBeGreaterThan(0);
+    for (const d of externals) expect(d).not.toContain("203.0.113.10");
+    expect(client(r, "LoadBalancer", "external").description).toBe("client outside the cluster (198.51.100.10)");
+  });
+});

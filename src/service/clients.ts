@@ -34,10 +34,43 @@ export interface Sources {
 }
 
 
+/** Documentation addresses (RFC 5737, RFC 3849) that stand for a client outside the cluster, in order of preference. */
+const EXTERNAL_CANDIDATES: Record<4 | 6, string[]> = {
+  4: ["203.0.113.10", "198.51.100.10", "192.0.2.10", "203.0.113.200", "198.51.100.200", "192.0.2.200"],
+  6: ["2001:db8:ffff::10", "2001:db8:eeee::10", "2001:db8:dddd::10"],
+};
+/** Candidates for a client outside loadBalancerSourceRanges, in order of preference. */
+const DENIED_CANDIDATES: Record<4 | 6, string[]> = {
+  4: ["198.51.100.10", "203.0.113.130", "192.0.2.130", "198.51.100.130", "203.0.113.250"],
+  6: ["2001:db8:eeee::10", "2001:db8:dddd::10", "2001:db8:cccc::10"],
+};
+
+/**
+ * The addresses no packet from outside can carry as its source on this node: every Service address of the bundle
+ * (ClusterIPs, externalIPs, LoadBalancer ingress IPs: kube-proxy's IPVS mode binds them to kube-ipvs0, and a
+ * LoadBalancer IP may be routed to the node as its own), the node's addresses (status.addresses), and whatever the
+ * node's `ip addr` shows as local. The kernel drops an arriving packet whose source is a local address as a martian
+ * (net/ipv4/fib_frontend.c __fib_validate_source: a source that routes as RTN_LOCAL is refused unless accept_local),
+ * so a client traced from one describes no real client.
+ */
+function takenAddresses(bundle: Bundle, node: Node | undefined, isLocal: ((ip: string) => boolean) | undefined): (ip: string) => boolean {
+  const own = new Set<string>();
+  for (const svc of bundle.objects.services) {
+    for (const ip of [svc.spec?.clusterIP, ...(svc.spec?.clusterIPs ?? []), ...(svc.spec?.externalIPs ?? []), svc.spec?.loadBalancerIP, ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)]) {
+      if (ip) own.add(ip);
+    }
+  }
+  for (const a of node?.status?.addresses ?? []) own.add(a.address);
+  return (ip) => own.has(ip) || (isLocal?.(ip) ?? false);
+}
+
 /**
  * Picks the addresses that represent each kind of client on a node: a pod of that node that is not an endpoint, a pod
  * of another node, the node itself (host network), an external client (inside, and outside, loadBalancerSourceRanges),
- * and an endpoint of that node (hairpin). Real pod IPs from the bundle first, else hosts of the pod CIDRs.
+ * and an endpoint of that node (hairpin). Real pod IPs from the bundle first, else hosts of the pod CIDRs. The external
+ * clients are documentation addresses outside the cluster CIDR that are none of the node's or the Services' own
+ * addresses (a packet from one of those would be a martian); when every candidate is taken a note says so.
+ * @param isLocal the node's local addresses as its `ip addr` shows them, when collected.
  */
 export function chooseSources(
   bundle: Bundle,
@@ -45,6 +78,7 @@ export function chooseSources(
   nodeName: string,
   family: 4 | 6,
   clusterCIDRs: string[],
+  isLocal?: (ip: string) => boolean,
 ): Sources {
   const objects = bundle.objects;
   const node = objects.nodes.find((n) => n.metadata.name === nodeName);
@@ -59,7 +93,13 @@ export function chooseSources(
   // the pod CIDR of this family (spec.podCIDRs of a dual-stack node, else spec.podCIDR)
   const podCIDR = (n: typeof node) => nodePodCIDRs(n).find((c) => ofFamily(c.split("/")[0]));
   const endpointIPs = new Set(resolved.endpoints.map((e) => e.address));
-  const s: Sources = { clusterCIDRs, external: family === 6 ? "2001:db8:ffff::10" : "203.0.113.10", notes };
+  const taken = takenAddresses(bundle, node, isLocal);
+  const outsider = (ip: string) => !inCluster(ip) && !taken(ip);
+  const external = EXTERNAL_CANDIDATES[family].find(outsider);
+  if (external === undefined) {
+    notes.push(`every address kubectl-netpath tries for a client outside the cluster (${EXTERNAL_CANDIDATES[family].join(", ")}) is in the cluster CIDR or is the node's or a Service's own address: the client from outside is traced from ${EXTERNAL_CANDIDATES[family][0]} anyway, which the node would drop as a martian source`);
+  }
+  const s: Sources = { clusterCIDRs, external: external ?? EXTERNAL_CANDIDATES[family][0]!, notes };
   // A pod on this node that is not an endpoint (so hairpin does not blur the verdict).
   const sameCIDR = podCIDR(node);
   // (hostWithin wraps the offset into a podCIDR longer than /24: a /26 — GKE's max-pods 32, --node-cidr-mask-size 26
@@ -102,14 +142,11 @@ export function chooseSources(
       // An allowed client: a host of a source range that is neither the node nor a pod (a /32 or /31 range: its own
       // addresses).
       const a = allowed.flatMap((r) => [2, 10, 100, 1, 0].map((k) => hostAt(r, k)))
-        .find((ip) => ip !== undefined && ip !== s.nodeIP && !inCluster(ip));
+        .find((ip) => ip !== undefined && ip !== s.nodeIP && outsider(ip));
       if (a) s.external = a;
       else notes.push(`no address of loadBalancerSourceRanges (${allowed.join(", ")}) is outside the cluster CIDR and the node: the client from outside is traced from ${s.external}, outside the ranges`);
-      const candidates = family === 6 ? ["2001:db8:eeee::10"] : ["198.51.100.10", "203.0.113.130", "192.0.2.130"];
-      s.externalDenied = candidates.find((c) => !ranges.some((r) => cidrContains(r, c)) && !inCluster(c));
+      s.externalDenied = DENIED_CANDIDATES[family].find((c) => c !== s.external && !ranges.some((r) => cidrContains(r, c)) && outsider(c));
     }
-  } else if (inCluster(s.external)) {
-    s.external = family === 6 ? "2001:db8:eeee::10" : "198.51.100.10";
   }
   return s;
 }

@@ -327,8 +327,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
         : detectClusterCIDRs(bundle, dp.iptables, family);
       if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
-      const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs);
       const facts = readNodeFacts(capture);
+      const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs, facts.addresses?.isLocal);
       report.notes.push(...facts.problems);
       // the node's own addresses, for endpoints on one of them (host-network pods of this node)
       const traceContext: TraceContext = { isLocalAddress: facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP) };
