@@ -8,6 +8,7 @@ import type { Bundle } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { DaemonSet } from "../src/model/k8s.ts";
 import { explainService } from "../src/service/explain.ts";
+import { hasKubeProxyState } from "../src/service/service_datapath.ts";
 
 // The nat and filter chains Cilium (kube-proxy replacement, iptables masquerading) installs, as in its
 // bpf/iptables docs and `cilium-dbg` troubleshooting pages: CILIUM_* chains only.
@@ -126,5 +127,36 @@ describe("the agent in proxyMode, and the packet question", () => {
     expect(r.nodes[0]!.proxyMode.mode).toBe("cilium");
     expect(r.packet!.map((a) => [a.node, a.outcome])).toEqual([["kind-worker", "unknown"]]);
     expect(r.packet![0]!.reason).toContain("its service table, compared above, lists the backends but not the path");
+  });
+});
+
+// Audit (Cilium) defect 1: kube-proxy in nftables mode with Cilium as the CNI. A live run collects kube-proxy's table as
+// nft-text only (docs/bundle.md), and Cilium, even with kubeProxyReplacement=false, lists ClusterIP Services in its
+// table (kubeproxy-free.rst, "kube-proxy hybrid modes"): the node was called kube-proxy-free and its analysis dropped.
+describe("kube-proxy's nftables table in nft-text is kube-proxy state", () => {
+  const CILIUM_TABLE = JSON.stringify([{
+    spec: {
+      id: 9,
+      "frontend-address": { ip: "172.30.0.44", port: 80, protocol: "TCP", scope: "external" },
+      "backend-addresses": [{ ip: "10.180.0.4", port: 80, protocol: "TCP", state: "active" }, { ip: "10.180.0.5", port: 80, protocol: "TCP", state: "active" }],
+      flags: { type: "ClusterIP", trafficPolicy: "Cluster", name: "svc4", namespace: "ns4" },
+    },
+    status: { realized: { id: 9 } },
+  }]);
+  it("hasKubeProxyState reads `table ip kube-proxy {` and `table ip6 kube-proxy {` in nft-text, and nothing else", () => {
+    const text = readBundle("tests/fixtures/nftables/affinity-held").nodes[0]!.sections["nft-text"]!.stdout;
+    expect(hasKubeProxyState({ name: "n", sections: { "nft-text": { stdout: text, exitCode: 0 } } })).toBe(true);
+    expect(hasKubeProxyState({ name: "n", sections: { "nft-text": { stdout: "table ip6 kube-proxy { # handle 4\n}\n", exitCode: 0 } } })).toBe(true);
+    expect(hasKubeProxyState({ name: "n", sections: { "nft-text": { stdout: "table inet cilium {\n}\ntable ip kube-proxy-old {\n}\n", exitCode: 0 } } })).toBe(false);
+  });
+  it("an nftables-mode node with Cilium's table is analysed as kube-proxy nftables mode", () => {
+    const b = readBundle("tests/fixtures/nftables/affinity-held");
+    b.nodes[0]!.sections["cilium-services"] = { stdout: CILIUM_TABLE, exitCode: 0, command: "cilium-dbg service list -o json" };
+    const r = explainService(b, "ns4", "svc4");
+    const n = r.nodes[0]!;
+    expect(n.proxyMode.mode).toBe("nftables");
+    expect(r.findings.some((f) => f.code === "NotKubeProxyDatapath")).toBe(false);
+    const cip = n.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!;
+    expect(cip.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.180.0.4:80", 0.5], ["10.180.0.5:80", 0.5]]);
   });
 });

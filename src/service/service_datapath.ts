@@ -38,7 +38,14 @@ const AGENTS: { name: RegExp; datapath: string; ask: string; mode?: "cilium" }[]
 ];
 const askIn = (namespace: string, ask: string) => `kubectl -n ${shellWord(namespace)} ${ask}`;
 
-/** Whether the node's dump holds any kube-proxy state (an iptables KUBE-SERVICES chain or an nft kube-proxy table). */
+/**
+ * Whether the node's dump holds any kube-proxy state: an iptables `KUBE-SERVICES` chain (`iptables-save`,
+ * `ip6tables-save`), kube-proxy's nftables table `ip kube-proxy` / `ip6 kube-proxy` (pkg/proxy/nftables/proxier.go,
+ * `kubeProxyTable`) in `nft-json` or in `nft-text` — the only nftables section a live run collects (`nft list table
+ * ip kube-proxy`, docs/bundle.md) — or IPVS virtual servers with kube-proxy's ipsets.
+ * @param capture the node's collected state.
+ * @returns true when any of them is there; false for an empty or absent dump.
+ */
 export function hasKubeProxyState(capture: NodeCapture): boolean {
   // line-start tests with indexOf: a multiline regex over a 30 MB dump costs tens of milliseconds
   const atLineStart = (text: string, what: string) => text.startsWith(what) || text.includes(`\n${what}`);
@@ -48,6 +55,9 @@ export function hasKubeProxyState(capture: NodeCapture): boolean {
   }
   const nft = capture.sections["nft-json"]?.stdout ?? "";
   if (/"table":\s*"kube-proxy"|"name":\s*"kube-proxy"/.test(nft)) return true;
+  // nft's text listing opens each table at the start of a line: `table ip kube-proxy {` (`… { # handle 3` with -a)
+  const text = capture.sections["nft-text"]?.stdout ?? "";
+  if (atLineStart(text, "table ip kube-proxy {") || atLineStart(text, "table ip6 kube-proxy {")) return true;
   if ((capture.sections.ipvsadm?.stdout ?? "").includes("TCP ") && /KUBE-/.test(capture.sections.ipset?.stdout ?? "")) return true;
   return false;
 }
@@ -63,11 +73,11 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
   if (cilium && (cilium.exitCode ?? 0) === 0 && !hasKubeProxyState(capture)) {
     // the node's Cilium agent answered with its service table: Cilium serves Services here
     const evidence = ["the node's Cilium agent lists its service table (cilium-dbg service list)"];
-    if (capture.sections["iptables-save"] !== undefined || capture.sections["nft-json"] !== undefined) evidence.unshift("no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy");
+    if (capture.sections["iptables-save"] !== undefined || capture.sections["nft-json"] !== undefined || capture.sections["nft-text"] !== undefined) evidence.unshift("no KUBE-SERVICES chain in the node's nat table and no nftables table kube-proxy");
     const ds = (bundle.objects.daemonSets ?? []).find((d) => AGENTS[0]!.name.test(d.metadata.name));
     return { datapath: "Cilium (eBPF kube-proxy replacement)", mode: "cilium", evidence, ask: askIn(ds?.metadata.namespace ?? "kube-system", AGENTS[0]!.ask), table: true };
   }
-  if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined) return undefined;
+  if (capture.sections["iptables-save"] === undefined && capture.sections["nft-json"] === undefined && capture.sections["nft-text"] === undefined) return undefined;
   if (capture.sections["iptables-save"]?.exitCode !== undefined && capture.sections["iptables-save"].exitCode !== 0) return undefined;
   if (hasKubeProxyState(capture)) return undefined;
   const ds = bundle.objects.daemonSets ?? [];
