@@ -243,3 +243,40 @@ describe("scale: a 10,000-Service Cilium table", () => {
     expect(r.nodes[0]!.notes.join("\n")).toContain("(3 frontend(s) of kube-system/kube-dns, 10008 in all)");
   });
 });
+
+// Audit (Cilium) defect 3: agents that do not tell protocols apart. Before Cilium 1.17 (and 1.17–1.18 with
+// --bpf-lb-proto-diff=false) a frontend is its address and port only (pkg/loadbalancer L3n4Addr.Hash: "proto is
+// omitted for now"): kube-dns's 53/UDP and 53/TCP are one entry, and one restored after an agent restart says NONE
+// (pkg/maps/lbmap svcFrontend). Each was reported as a missing frontend.
+describe("frontends without a protocol of their own", () => {
+  type Entry = { spec: { "frontend-address": { ip: string; port: number; protocol: string }; flags: { name?: string } } };
+  const dnsTable = (change: (t: Entry[]) => Entry[]) => JSON.stringify(change(JSON.parse(TABLE) as Entry[]));
+  const isDns = (e: Entry, port: number, proto?: string) => e.spec.flags.name === "kube-dns" && e.spec["frontend-address"].port === port && (proto === undefined || e.spec["frontend-address"].protocol === proto);
+
+  it("restored frontends listed as NONE (one per address and port) serve every protocol: no drift", () => {
+    const table = dnsTable((t) => {
+      for (const e of t) if (e.spec.flags.name === "kube-dns") e.spec["frontend-address"].protocol = "NONE";
+      return t.filter((e) => !isDns(e, 53, "NONE") || t.find((x) => isDns(x, 53)) === e);
+    });
+    expect((JSON.parse(table) as Entry[]).filter((e) => isDns(e, 53))).toHaveLength(1);
+    const n = explainService(cluster({ table }), "kube-system", "kube-dns", { nodes: ["kind-worker"] }).nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes).toContain("Cilium frontend ClusterIP 10.96.0.10:53/NONE → 10.244.0.220:53, 10.244.1.184:53");
+  });
+
+  it("one 53/UDP entry for 53/UDP and 53/TCP: not drift, and the note names what decides (version, bpf-lb-proto-diff)", () => {
+    const n = explainService(cluster({ table: dnsTable((t) => t.filter((e) => !isDns(e, 53, "TCP"))) }), "kube-system", "kube-dns", { nodes: ["kind-worker"] }).nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toContain(
+      "ClusterIP frontend 10.96.0.10:53/UDP stands for kube-system/kube-dns:dns-tcp too, which has no entry of its own: Cilium before 1.17, or with --bpf-lb-proto-diff=false, keys a frontend by address and port only",
+    );
+  });
+
+  it("control: a table that lists one address and port under two protocols tells them apart, so a missing protocol is drift", () => {
+    const b = cluster();
+    const dns = b.objects.services.find((s) => s.metadata.name === "kube-dns")!;
+    dns.spec!.ports = [...dns.spec!.ports!, { name: "metrics-udp", port: 9153, protocol: "UDP", targetPort: 9153 }];
+    const d = explainService(b, "kube-system", "kube-dns", { nodes: ["kind-worker"] }).nodes[0]!.drift;
+    expect(d.map((x) => [x.kind, x.frontend?.address])).toEqual([["service-missing", "10.96.0.10:9153/UDP"]]);
+  });
+});

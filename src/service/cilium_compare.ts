@@ -34,7 +34,14 @@ export interface CiliumComparison {
 }
 
 const hostPort = (ip: string, port: number) => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
-const protoMatch = (a: string, b: string) => a === "ANY" || b === "ANY" || a === b;
+/**
+ * Frontend protocols that stand for every protocol: `ANY` (an agent that writes none), and `NONE`, which Cilium 1.14–1.16
+ * gives a frontend restored from its BPF maps after an agent restart (pkg/maps/lbmap svcFrontend:
+ * `loadbalancer.NONE`; pkg/service/service.go createSVCInfoIfNotExist keeps that frontend on the next upsert) and
+ * 1.17–1.18 every frontend when --bpf-lb-proto-diff=false (cilium/cilium#33434).
+ */
+const ANY_PROTOCOL = new Set(["ANY", "NONE"]);
+const protoMatch = (a: string, b: string) => ANY_PROTOCOL.has(a) || ANY_PROTOCOL.has(b) || a === b;
 
 function backendText(b: CiliumBackend): string {
   return hostPort(b.ip, b.port) + (b.state !== "active" ? ` (${b.state})` : "");
@@ -156,15 +163,41 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     }
   };
 
+  // Whether the agent keys frontends by protocol. Before Cilium 1.17 (and with --bpf-lb-proto-diff=false before 1.19)
+  // a frontend is its address, port and scope only (pkg/loadbalancer/loadbalancer.go L3n4Addr.Hash: "proto is omitted
+  // for now"): 53/UDP and 53/TCP of kube-dns are one entry, listed with the protocol of whichever port came first (or
+  // NONE), and the datapath serves both protocols there. 1.17+ by default lists one frontend per protocol. A table shows
+  // which: a NONE frontend (no protocol kept), or the same address, port and scope listed with two protocols.
+  const scopeOf = (e: CiliumService) => (e.frontend.scope === "internal" ? "internal" : "external");
+  const protocolsAt = new Map<string, Set<string>>();
+  for (const e of table) {
+    if (ANY_PROTOCOL.has(e.frontend.protocol)) continue;
+    const k = `${e.type}|${e.frontend.ip}|${e.frontend.port}|${scopeOf(e)}`;
+    protocolsAt.set(k, (protocolsAt.get(k) ?? new Set()).add(e.frontend.protocol));
+  }
+  const protoDiff = table.some((e) => e.frontend.protocol === "NONE") ? "no" : [...protocolsAt.values()].some((p) => p.size > 1) ? "yes" : "unknown";
+  const sharedNotes = new Set<string>();
   for (const sp of s.ports) {
     // External scope unless said otherwise: with different external and internal traffic policies Cilium lists each
     // NodePort and LoadBalancer frontend twice, `scope: internal` holding the backends of the internal policy
     // (the service reflector's twoScopes; writer.go shouldUseLocalBackends).
-    const find = (type: string, ip: string | undefined, port: number, scope = "external", v6?: boolean) =>
-      mine.find((e) =>
-        e.type === type && (ip === undefined || e.frontend.ip === ip) && (v6 === undefined || isIPv6(e.frontend.ip) === v6) && e.frontend.port === port &&
-        protoMatch(e.frontend.protocol, sp.protocol) && (e.frontend.scope === "internal" ? "internal" : "external") === scope
-      );
+    const find = (type: string, ip: string | undefined, port: number, scope = "external", v6?: boolean) => {
+      const at = (e: CiliumService) =>
+        e.type === type && (ip === undefined || e.frontend.ip === ip) && (v6 === undefined || isIPv6(e.frontend.ip) === v6) && e.frontend.port === port && scopeOf(e) === scope;
+      const own = mine.find((e) => at(e) && protoMatch(e.frontend.protocol, sp.protocol));
+      if (own || protoDiff === "yes") return own;
+      // an agent that does not tell protocols apart: the one entry of this address and port serves this protocol too
+      const shared = mine.find(at);
+      if (shared) {
+        const fe = `${hostPort(shared.frontend.ip, shared.frontend.port)}/${shared.frontend.protocol}`;
+        sharedNotes.add(
+          protoDiff === "no"
+            ? `${type} frontend ${fe} stands for every protocol of that address and port (${sp.portKey} too): this agent keeps no protocol in its frontends (a NONE frontend: Cilium before 1.17, or --bpf-lb-proto-diff=false), and its datapath serves them all there`
+            : `${type} frontend ${fe} stands for ${sp.portKey} too, which has no entry of its own: Cilium before 1.17, or with --bpf-lb-proto-diff=false, keys a frontend by address and port only (L3n4Addr.Hash) and serves every protocol there; an agent 1.17+ with the default bpf-lb-proto-diff=true lists one frontend per protocol, and would then lack ${sp.portKey}'s (cilium-dbg version and bpf-lb-proto-diff in the cilium-config ConfigMap decide)`,
+        );
+      }
+      return shared;
+    };
     const intLocal = s.internalTrafficPolicy === "Local";
     const extLocal = s.externalTrafficPolicy === "Local";
     /** Compares the external frontend, and the internal-scope one when Cilium lists it. */
@@ -195,6 +228,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
       for (const ip of s.loadBalancerIngress) scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
     }
   }
+  out.notes.push(...sharedNotes);
   const unrealized = mine.filter((e) => !e.realized);
   if (unrealized.length > 0) {
     out.notes.push(`${unrealized.length} frontend(s) of this Service have no status.realized: the agent has not written them to its BPF maps yet (${unrealized.map((e) => hostPort(e.frontend.ip, e.frontend.port)).join(", ")})`);
