@@ -125,3 +125,43 @@ describe("Cilium drift in the report's findings and per frontend", () => {
     expect(drift.every((d) => d.endpoint === (d.kind === "missing-on-node" ? "10.244.1.77:8080" : "10.244.1.31:8080"))).toBe(true);
   });
 });
+
+// Audit (Cilium) defect 4: a LoadBalancer Service with two ingress IPs, one ipMode VIP and one ipMode Proxy. Cilium
+// programs a frontend for the VIP one only (pkg/k8s/service.go ParseService: ipMode unset or VIP), as the tool's own
+// finding says; the Proxy one was still called service-missing on Cilium nodes.
+describe("LoadBalancer ingress IPs with ipMode Proxy on a Cilium node", () => {
+  const lb = (withProxyFrontend: boolean) =>
+    edit("scope", (t, b) => {
+      const web = b.objects.services.find((s) => s.metadata.name === "web")!;
+      web.spec!.type = "LoadBalancer";
+      web.status = { loadBalancer: { ingress: [{ ip: "203.0.113.10", ipMode: "VIP" }, { ip: "203.0.113.11", ipMode: "Proxy" }] } } as typeof web.status;
+      // each LoadBalancer frontend as Cilium lists the NodePort ones (external and internal scope: the policies differ)
+      for (const ip of withProxyFrontend ? ["203.0.113.10", "203.0.113.11"] : ["203.0.113.10"]) {
+        for (const np of t.filter((e) => e.spec.flags.type === "NodePort" && e.spec["frontend-address"].ip === "0.0.0.0")) {
+          const copy = JSON.parse(JSON.stringify(np)) as Entry;
+          copy.spec.flags.type = "LoadBalancer";
+          copy.spec["frontend-address"] = { ...copy.spec["frontend-address"], ip, port: 80 };
+          t.push(copy);
+        }
+      }
+    });
+  it("the Proxy IP's absence is no drift, and the node says why; the VIP one is compared", () => {
+    const r = explainService(lb(false), "shop", "web");
+    expect(r.findings.map((f) => f.code)).toContain("LoadBalancerIPModeProxy");
+    const n = r.nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes).toContain("LoadBalancer ingress 203.0.113.11 has ipMode Proxy: Cilium programs no frontend for it (pkg/k8s/service.go ParseService keeps ingress IPs whose ipMode is unset or VIP), so its absence is not drift");
+    expect(n.notes.join("\n")).toMatch(/Cilium frontend LoadBalancer 203\.0\.113\.10:80\/TCP → 10\.244\.1\.31:8080$/m);
+  });
+  it("control: the VIP frontend missing is still drift; a Proxy frontend an agent lists anyway is compared", () => {
+    const noVip = edit("scope", (_t, b) => {
+      const web = b.objects.services.find((s) => s.metadata.name === "web")!;
+      web.spec!.type = "LoadBalancer";
+      web.status = { loadBalancer: { ingress: [{ ip: "203.0.113.10", ipMode: "VIP" }, { ip: "203.0.113.11", ipMode: "Proxy" }] } } as typeof web.status;
+    });
+    expect(explainService(noVip, "shop", "web").nodes[0]!.drift.map((d) => [d.kind, d.frontend?.address])).toEqual([["service-missing", "203.0.113.10:80/TCP"]]);
+    const listed = explainService(lb(true), "shop", "web").nodes[0]!;
+    expect(listed.drift).toEqual([]);
+    expect(listed.notes.join("\n")).toMatch(/Cilium frontend LoadBalancer 203\.0\.113\.11:80\/TCP/);
+  });
+});

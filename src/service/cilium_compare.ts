@@ -4,7 +4,7 @@
  * balances with, so it is compared with the Service and its EndpointSlices as kube-proxy's rules are elsewhere.
  *
  * Expected, per ServicePort and per frontend Cilium programs for it (ClusterIP per cluster IP, NodePort per node
- * address, ExternalIPs, LoadBalancer per ingress IP): the endpoints that are ready (else, when none is, the
+ * address, ExternalIPs, LoadBalancer per ingress IP whose ipMode is not Proxy): the endpoints that are ready (else, when none is, the
  * serving-terminating ones, which Cilium keeps as `terminating` backends), with the endpoint port of that ServicePort;
  * restricted to this node's endpoints under a Local traffic policy (`intTrafficPolicy` for ClusterIP, `extTrafficPolicy`
  * for the others: Cilium lists only the node's local backends then). Compared with the frontend's `active` backends:
@@ -22,6 +22,7 @@
  */
 import type { CiliumBackend, CiliumService } from "../datapath/cilium_services.ts";
 import { isIPv6 } from "../model/ip.ts";
+import { proxyModeIngressIPs } from "./proxy_scope.ts";
 import type { CiliumFrontendRef, DriftItem, EndpointInfo, ServicePortSummary } from "./report.ts";
 import type { ResolvedService } from "./resolve.ts";
 
@@ -177,6 +178,8 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   }
   const protoDiff = table.some((e) => e.frontend.protocol === "NONE") ? "no" : [...protocolsAt.values()].some((p) => p.size > 1) ? "yes" : "unknown";
   const sharedNotes = new Set<string>();
+  const proxyIngress = new Set(proxyModeIngressIPs(resolved.service));
+  const proxyNotes = new Set<string>();
   for (const sp of s.ports) {
     // External scope unless said otherwise: with different external and internal traffic policies Cilium lists each
     // NodePort and LoadBalancer frontend twice, `scope: internal` holding the backends of the internal policy
@@ -225,10 +228,19 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     }
     for (const ip of s.externalIPs) compare(sp, "ExternalIPs", "external", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
     if (s.type === "LoadBalancer") {
-      for (const ip of s.loadBalancerIngress) scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
+      for (const ip of s.loadBalancerIngress) {
+        // Cilium programs a LoadBalancer frontend for an ingress IP only when its ipMode is unset or VIP
+        // (pkg/k8s/service.go ParseService): a Proxy one is the load balancer's own; an agent that lists it anyway
+        // (one without that check) is compared
+        if (proxyIngress.has(ip) && !mine.some((e) => e.type === "LoadBalancer" && e.frontend.ip === ip)) {
+          proxyNotes.add(`LoadBalancer ingress ${ip} has ipMode Proxy: Cilium programs no frontend for it (pkg/k8s/service.go ParseService keeps ingress IPs whose ipMode is unset or VIP), so its absence is not drift`);
+          continue;
+        }
+        scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
+      }
     }
   }
-  out.notes.push(...sharedNotes);
+  out.notes.push(...sharedNotes, ...proxyNotes);
   const unrealized = mine.filter((e) => !e.realized);
   if (unrealized.length > 0) {
     out.notes.push(`${unrealized.length} frontend(s) of this Service have no status.realized: the agent has not written them to its BPF maps yet (${unrealized.map((e) => hostPort(e.frontend.ip, e.frontend.port)).join(", ")})`);
