@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
+import { allowListObjects } from "../src/bundle/allow_list.ts";
 import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { requireNetns } from "./helpers/netns.ts";
@@ -119,13 +120,59 @@ describe("the table against the API", () => {
     expect(r.nodes[0]!.drift).toEqual([]);
   });
 
-  it("web: NodePort with externalTrafficPolicy Local and a terminating endpoint elsewhere: no drift; without the NodePort frontends, service-missing", () => {
+  it("web: NodePort with externalTrafficPolicy Local and a terminating endpoint elsewhere: no drift", () => {
     expect(explainService(cluster(), "shop", "web", { nodes: ["kind-worker"] }).nodes[0]!.drift).toEqual([]);
-    const t = (JSON.parse(TABLE) as { spec: { flags: { type: string } } }[]).filter((e) => e.spec.flags.type !== "NodePort");
-    const r = explainService(cluster({ table: JSON.stringify(t) }), "shop", "web", { nodes: ["kind-worker"] });
+  });
+
+  // Audit (Cilium) defect 5: a frontend Cilium was told not to program. NodePort (and LoadBalancer, ExternalIPs)
+  // frontends need the agent's NodePort support (enable-node-port; kubeProxyReplacement=true turns it on), a setting
+  // the bundle does not hold: a table without any NodePort frontend says nothing about this Service.
+  type Entry = { spec: { "frontend-address": { ip: string; port: number }; flags: { type: string; name?: string; namespace?: string } } };
+  const withoutWebNodePorts = (keepOther: boolean) => {
+    const all = JSON.parse(TABLE) as Entry[];
+    const t = all.filter((e) => e.spec.flags.type !== "NodePort");
+    if (keepOther) {
+      // another Service's NodePort frontend: the agent programs NodePort frontends
+      const other = JSON.parse(JSON.stringify(all.find((e) => e.spec.flags.type === "NodePort")!)) as Entry;
+      other.spec.flags.name = "shop-admin";
+      other.spec["frontend-address"].port = 31111;
+      t.push(other);
+    }
+    return JSON.stringify(t);
+  };
+  it("no NodePort frontend in the whole table: unverifiable, naming the agent setting that decides", () => {
+    const r = explainService(cluster({ table: withoutWebNodePorts(false) }), "shop", "web", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
-      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (cilium-dbg service list; its logs)",
+      "unverifiable: Cilium's table has no NodePort frontend *:30080/TCP for shop/web, nor any NodePort frontend at all: Cilium programs them only when enable-node-port (nodePort.enabled) is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold (kubectl -n kube-system get configmap cilium-config; cilium-dbg status --verbose): off, the frontend is not Cilium's (kube-proxy's, or nobody's); on, the agent has not programmed it",
     ]);
+    expect(r.findings.find((f) => f.code === "Drift/unverifiable")!.severity).toBe("info");
+  });
+  it("NodePort frontends of other Services in the table: the agent programs them, so this one missing is service-missing", () => {
+    const r = explainService(cluster({ table: withoutWebNodePorts(true) }), "shop", "web", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
+      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (it programs NodePort frontends: its table has them for other Services); cilium-dbg service list; its logs",
+    ]);
+  });
+  it("service.cilium.io/type=LoadBalancer: Cilium programs the LoadBalancer frontend only; its ClusterIP and NodePort are not drift", () => {
+    const b = cluster({ table: JSON.stringify([]) });
+    const web = b.objects.services.find((s) => s.metadata.name === "web")!;
+    web.metadata.annotations = { "service.cilium.io/type": "LoadBalancer" };
+    web.spec!.type = "LoadBalancer";
+    web.status = { loadBalancer: { ingress: [{ ip: "203.0.113.10" }] } } as typeof web.status;
+    const lbOnly = (JSON.parse(TABLE) as Entry[]).filter((e) => e.spec.flags.name === "web" && e.spec.flags.type === "NodePort" && e.spec["frontend-address"].ip === "0.0.0.0");
+    for (const e of lbOnly) {
+      e.spec.flags.type = "LoadBalancer";
+      e.spec["frontend-address"] = { ...e.spec["frontend-address"], ip: "203.0.113.10", port: 80 };
+    }
+    b.nodes[0]!.sections["cilium-services"]!.stdout = JSON.stringify(lbOnly);
+    const n = explainService(b, "shop", "web", { nodes: ["kind-worker"] }).nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes).toEqual(expect.arrayContaining([
+      "the Service's annotation service.cilium.io/type=LoadBalancer has Cilium program only its LoadBalancer frontends (pkg/k8s/service.go CanExpose): ClusterIP 10.96.120.7:80/TCP, not programmed, is not drift",
+      "the Service's annotation service.cilium.io/type=LoadBalancer has Cilium program only its LoadBalancer frontends (pkg/k8s/service.go CanExpose): NodePort *:30080/TCP, not programmed, is not drift",
+    ]));
+    // a live capture keeps the annotation (src/bundle/allow_list.ts)
+    expect(allowListObjects({ ...b.objects, services: [web] }).services[0]!.metadata.annotations).toEqual({ "service.cilium.io/type": "LoadBalancer" });
   });
 
   it("hints for another zone: a missing backend hinted away is not drift, and the note names the setting that decides", () => {

@@ -31,6 +31,9 @@ export const KEPT_ANNOTATIONS: readonly string[] = [
   // Services: a Cilium ClusterMesh global Service balances to other clusters' endpoints too (src/service/cilium_compare.ts)
   "service.cilium.io/global",
   "io.cilium/global-service",
+  // Services: the only frontend type Cilium programs for the Service (pkg/k8s/service.go NewSvcExposureType, CanExpose;
+  // src/service/cilium_compare.ts)
+  "service.cilium.io/type",
 ];
 
 /**

@@ -120,12 +120,36 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     return m;
   };
 
+  // A frontend the table lacks. ClusterIP frontends are always programmed (unless service.cilium.io/type says
+  // otherwise, handled before); NodePort and LoadBalancer ones only with the agent's NodePort support
+  // (option.Config.EnableNodePort: enable-node-port / nodePort.enabled, flags removed in 1.19), ExternalIPs ones with
+  // enable-external-ips too (pkg/k8s/service.go ParseService; NewService keeps external and LoadBalancer IPs only with
+  // EnableNodePort); kubeProxyReplacement=true turns them on
+  // (initKubeProxyReplacementOptions). Those settings are not in the bundle: when the table shows frontends of that
+  // type for other Services the setting is on and the frontend is missing; else the setting decides.
+  const typesInTable = new Set(table.map((e) => e.type));
+  const missingFrontend = (sp: ServicePortSummary, type: CiliumFrontendRef["type"], kind: string, frontend: CiliumFrontendRef, wantText: string): DriftItem => {
+    const head = `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}`;
+    if (type === "ClusterIP" || typesInTable.has(type)) {
+      const why = type === "ClusterIP" ? "(no service.cilium.io/type annotation restricts it)" : `(it programs ${type} frontends: its table has them for other Services)`;
+      return { portKey: sp.portKey, kind: "service-missing", frontend, message: `${head}: the agent has not programmed it ${why}; cilium-dbg service list; its logs` };
+    }
+    const setting = type === "ExternalIPs" ? "enable-external-ips (externalIPs.enabled) and enable-node-port (nodePort.enabled)" : "enable-node-port (nodePort.enabled)";
+    return {
+      portKey: sp.portKey,
+      kind: "unverifiable",
+      frontend,
+      message: `${head}, nor any ${type} frontend at all: Cilium programs them only when ${setting} is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold ` +
+        `(kubectl -n kube-system get configmap cilium-config; cilium-dbg status --verbose): off, the frontend is not Cilium's (kube-proxy's, or nobody's); on, the agent has not programmed it`,
+    };
+  };
+
   const compare = (sp: ServicePortSummary, type: CiliumFrontendRef["type"], scope: "external" | "internal", fe: CiliumService | undefined, wantText: string, local: boolean) => {
     const kind = scope === "internal" ? `${type} (internal scope)` : type;
     // which frontend each item is about, for scripts (the message says it in words)
     const frontend: CiliumFrontendRef = { type, address: wantText, ...(scope === "internal" ? { scope } : {}) };
     if (!fe) {
-      out.drift.push({ portKey: sp.portKey, kind: "service-missing", frontend, message: `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}: the agent has not programmed it (cilium-dbg service list; its logs)` });
+      out.drift.push(missingFrontend(sp, type, kind, frontend, wantText));
       return;
     }
     const expected = expectedFor(sp, local, isIPv6(fe.frontend.ip));
@@ -177,6 +201,20 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     protocolsAt.set(k, (protocolsAt.get(k) ?? new Set()).add(e.frontend.protocol));
   }
   const protoDiff = table.some((e) => e.frontend.protocol === "NONE") ? "no" : [...protocolsAt.values()].some((p) => p.size > 1) ? "yes" : "unknown";
+  // service.cilium.io/type: Cilium programs only the frontends of that type (ClusterIP, NodePort or LoadBalancer; any
+  // other value is ignored with a warning), pkg/k8s/service.go NewSvcExposureType / CanExpose in ParseService;
+  // externalIPs are not restricted by it. An agent that lists such a frontend anyway (one older than the annotation)
+  // is compared.
+  const exposure = annotations["service.cilium.io/type"];
+  const exposed = exposure === "ClusterIP" || exposure === "NodePort" || exposure === "LoadBalancer" ? exposure : undefined;
+  const exposureNotes = new Set<string>();
+  /** Whether the annotation keeps Cilium from programming frontends of this type (and the table has none here). */
+  const notExposed = (type: "ClusterIP" | "NodePort" | "LoadBalancer", ip: string | undefined, port: number, what: string): boolean => {
+    if (exposed === undefined || exposed === type) return false;
+    if (mine.some((e) => e.type === type && (ip === undefined || e.frontend.ip === ip) && e.frontend.port === port)) return false;
+    exposureNotes.add(`the Service's annotation service.cilium.io/type=${exposed} has Cilium program only its ${exposed} frontends (pkg/k8s/service.go CanExpose): ${what}, not programmed, is not drift`);
+    return true;
+  };
   const sharedNotes = new Set<string>();
   const proxyIngress = new Set(proxyModeIngressIPs(resolved.service));
   const proxyNotes = new Set<string>();
@@ -211,6 +249,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     };
     if (s.type !== "ExternalName") {
       for (const ip of s.clusterIPs.filter((x) => x !== "None")) {
+        if (notExposed("ClusterIP", ip, sp.port, `ClusterIP ${hostPort(ip, sp.port)}/${sp.protocol}`)) continue;
         const fe = find("ClusterIP", ip, sp.port);
         // a CiliumLocalRedirectPolicy keeps the address and lists it as LocalRedirect, to the redirect's own pods
         const redirect = fe ? undefined : find("LocalRedirect", ip, sp.port);
@@ -224,7 +263,10 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     if (sp.nodePort !== undefined && (s.type === "NodePort" || s.type === "LoadBalancer")) {
       // one NodePort frontend per IP family of the Service (0.0.0.0, ::)
       const families = [...new Set(s.clusterIPs.filter((x) => x !== "None").map((ip) => isIPv6(ip)))];
-      for (const v6 of families.length > 0 ? families : [false]) scoped("NodePort", undefined, sp.nodePort, `${v6 ? "[::]" : "*"}:${sp.nodePort}/${sp.protocol}`, v6);
+      for (const v6 of families.length > 0 ? families : [false]) {
+        const want = `${v6 ? "[::]" : "*"}:${sp.nodePort}/${sp.protocol}`;
+        if (!notExposed("NodePort", undefined, sp.nodePort, `NodePort ${want}`)) scoped("NodePort", undefined, sp.nodePort, want, v6);
+      }
     }
     for (const ip of s.externalIPs) compare(sp, "ExternalIPs", "external", find("ExternalIPs", ip, sp.port), `${hostPort(ip, sp.port)}/${sp.protocol}`, extLocal);
     if (s.type === "LoadBalancer") {
@@ -236,11 +278,12 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
           proxyNotes.add(`LoadBalancer ingress ${ip} has ipMode Proxy: Cilium programs no frontend for it (pkg/k8s/service.go ParseService keeps ingress IPs whose ipMode is unset or VIP), so its absence is not drift`);
           continue;
         }
+        if (notExposed("LoadBalancer", ip, sp.port, `LoadBalancer ${hostPort(ip, sp.port)}/${sp.protocol}`)) continue;
         scoped("LoadBalancer", ip, sp.port, `${hostPort(ip, sp.port)}/${sp.protocol}`);
       }
     }
   }
-  out.notes.push(...sharedNotes, ...proxyNotes);
+  out.notes.push(...sharedNotes, ...proxyNotes, ...exposureNotes);
   const unrealized = mine.filter((e) => !e.realized);
   if (unrealized.length > 0) {
     out.notes.push(`${unrealized.length} frontend(s) of this Service have no status.realized: the agent has not written them to its BPF maps yet (${unrealized.map((e) => hostPort(e.frontend.ip, e.frontend.port)).join(", ")})`);
