@@ -162,3 +162,42 @@ describe("LoadBalancer ingress IPs with ipMode Proxy on a Cilium node", () => {
     expect(listed.notes.join("\n")).toMatch(/Cilium frontend LoadBalancer 203\.0\.113\.11:80\/TCP/);
   });
 });
+
+// Audit (Cilium) defect 6: zone hints on a Service with externalTrafficPolicy Local. Cilium 1.14–1.17 ignores them then
+// (pkg/k8s/service_cache.go filterEndpoints), so a backend missing from the ClusterIP frontend is drift there, while
+// 1.18+ with --enable-service-topology leaves it out by design: it was hidden as "hinted away" for every version.
+describe("zone hints on a Local-policy Service", () => {
+  const hintedLocal = (etp: "Local" | "Cluster") =>
+    edit("scope", (t, b) => {
+      for (const n of b.objects.nodes) n.metadata.labels = { ...n.metadata.labels, "topology.kubernetes.io/zone": n.metadata.name === "kind-worker" ? "zone-a" : "zone-b" };
+      const web = b.objects.services.find((s) => s.metadata.name === "web")!;
+      web.metadata.annotations = { "service.kubernetes.io/topology-mode": "Auto" };
+      web.spec!.externalTrafficPolicy = etp;
+      const sl = b.objects.endpointSlices.find((s) => s.metadata.labels?.["kubernetes.io/service-name"] === "web")!;
+      for (const ep of sl.endpoints!) {
+        const zone = ep.nodeName === "kind-worker" ? "zone-a" : "zone-b";
+        ep.zone = zone;
+        ep.hints = { forZones: [{ name: zone }] };
+      }
+      // the ClusterIP frontend holds only this zone's backend, as 1.18+ with --enable-service-topology writes it
+      const cip = t.find((e) => e.spec.flags.type === "ClusterIP")!;
+      cip.spec["backend-addresses"] = cip.spec["backend-addresses"].filter((x) => x.ip === "10.244.1.31");
+    });
+  it("externalTrafficPolicy Local: the absent backend is unverifiable, and says which version calls it drift", () => {
+    const n = explainService(hintedLocal("Local"), "shop", "web").nodes[0]!;
+    expect(n.drift.map((d) => [d.kind, d.endpoint, d.frontend?.type])).toEqual([["unverifiable", "10.244.0.17:8080", "ClusterIP"]]);
+    expect(n.drift[0]!.message).toContain("drift on Cilium 1.14–1.17, which ignores zone hints under a Local traffic policy (pkg/k8s/service_cache.go filterEndpoints)");
+    expect(n.notes.join("\n")).toContain("the Service has a Local traffic policy: Cilium 1.14–1.17 then ignores the hints");
+  });
+  it("control: externalTrafficPolicy Cluster, the same table: hinted away on every version, no drift", () => {
+    const b = hintedLocal("Cluster");
+    // with both policies Cluster Cilium lists each NodePort frontend once, with every backend
+    const sec = b.nodes[0]!.sections["cilium-services"]!;
+    const table = (JSON.parse(sec.stdout) as Entry[]).filter((e) => (e.spec["frontend-address"] as { scope?: string }).scope !== "internal");
+    for (const e of table.filter((x) => x.spec.flags.type === "NodePort")) e.spec["backend-addresses"] = [{ ip: "10.244.1.31", port: 8080, state: "active", nodeName: "kind-worker" }];
+    sec.stdout = JSON.stringify(table);
+    const n = explainService(b, "shop", "web").nodes[0]!;
+    expect(n.drift).toEqual([]);
+    expect(n.notes.join("\n")).toContain("Cilium follows them only with --enable-service-topology");
+  });
+});

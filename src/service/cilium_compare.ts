@@ -10,7 +10,9 @@
  * for the others: Cilium lists only the node's local backends then). Compared with the frontend's `active` backends:
  * a ready endpoint that is no active backend is `missing-on-node`; an active backend the API does not list is
  * `stale-on-node`; a frontend Cilium does not have is `service-missing`. EndpointSlice zone hints are honoured by
- * Cilium only with `--enable-service-topology`, which a dump does not show, and then all or none per frontend
+ * Cilium only with `--enable-service-topology`, which a dump does not show, not at all by 1.14–1.17 for a Service
+ * with a Local traffic policy (pkg/k8s/service_cache.go filterEndpoints: such backends absent are `unverifiable`,
+ * the agent's version decides), and then all or none per frontend
  * (pkg/loadbalancer/writer/writer.go DefaultSelectBackends): only when the local Node has a
  * `topology.kubernetes.io/zone` label (`node.Labels[corev1.LabelTopologyZone]`; the beta label is not read), every
  * backend of the frontend has a zone hint (`missingHints` → no filtering) and one is hinted for this zone. Then absent
@@ -88,12 +90,19 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   };
   // the backends Cilium holds: ready endpoints and serving-terminating ones
   const backendPool = (list: readonly EndpointInfo[]) => list.filter((e) => e.ready || (e.serving && e.terminating));
+  // Cilium 1.14–1.17 (pkg/k8s/service_cache.go filterEndpoints) ignores the hints of a Service with either traffic
+  // policy Local ("Topology Aware Hints are not used when either externalTrafficPolicy or internalTrafficPolicy is set
+  // to Local"); 1.18+ selects per frontend in writer.go DefaultSelectBackends, without that exception. The agent's
+  // version is not in the bundle: a backend absent there only by its hint is then neither hidden nor called drift.
+  const localPolicy = s.externalTrafficPolicy === "Local" || s.internalTrafficPolicy === "Local";
   if (hinted) {
     const f = zoneFilter(backendPool(resolved.endpoints));
     out.notes.push(
-      f.filters
-        ? `the EndpointSlices carry zone hints for every backend: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones than ${nodeZone} may be absent and are not called drift`
-        : `the EndpointSlices carry zone hints, but Cilium does not filter by them here whatever --enable-service-topology says: ${f.why} (pkg/loadbalancer/writer DefaultSelectBackends), so every backend is expected`,
+      !f.filters
+        ? `the EndpointSlices carry zone hints, but Cilium does not filter by them here whatever --enable-service-topology says: ${f.why} (pkg/loadbalancer/writer DefaultSelectBackends), so every backend is expected`
+        : localPolicy
+        ? `the EndpointSlices carry zone hints for every backend, and the Service has a Local traffic policy: Cilium 1.14–1.17 then ignores the hints (pkg/k8s/service_cache.go filterEndpoints), so every backend is expected; 1.18+ follows them with --enable-service-topology (pkg/loadbalancer/writer DefaultSelectBackends). A backend hinted for another zone than ${nodeZone} that is absent is listed as unverifiable: the agent's version (cilium-dbg version) and that setting decide`
+        : `the EndpointSlices carry zone hints for every backend: Cilium follows them only with --enable-service-topology (a setting of the agent, not in the dump), so backends hinted for other zones than ${nodeZone} may be absent and are not called drift`,
     );
   }
   for (const e of mine) {
@@ -163,7 +172,18 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
     for (const [addr, ep] of expected) {
       const present = anyReady ? active.has(addr) : all.has(addr);
       if (present) continue;
-      if (filters && !(ep.hintsForZones ?? []).includes(nodeZone!)) continue;
+      if (filters && !(ep.hintsForZones ?? []).includes(nodeZone!)) {
+        if (localPolicy) {
+          out.drift.push({
+            portKey: sp.portKey,
+            kind: "unverifiable",
+            endpoint: addr,
+            frontend,
+            message: `${addr}${ep.pod ? ` (pod ${ep.pod})` : ""} is ready in the API but no active backend of Cilium's ${kind} frontend ${wantText}: drift on Cilium 1.14–1.17, which ignores zone hints under a Local traffic policy (pkg/k8s/service_cache.go filterEndpoints); expected on 1.18+ with --enable-service-topology, as it is hinted for ${(ep.hintsForZones ?? []).join(", ")}, not ${nodeZone} (cilium-dbg version decides)`,
+          });
+        }
+        continue;
+      }
       out.drift.push({
         portKey: sp.portKey,
         kind: "missing-on-node",
