@@ -327,3 +327,21 @@ describe("frontends without a protocol of their own", () => {
     expect(d.map((x) => [x.kind, x.frontend?.address])).toEqual([["service-missing", "10.96.0.10:9153/UDP"]]);
   });
 });
+
+// Audit (Cilium) defect 7: "Not visible in a dump" spoke of kube-proxy's UDP conntrack cleanup on a node the report
+// says kube-proxy does not serve; Cilium's service state is in its own BPF maps.
+describe("what a dump does not show, on a Cilium node", () => {
+  it("kube-dns (53/UDP) served by Cilium: Cilium's BPF state, not kube-proxy's conntrack cleanup", () => {
+    const r = explainService(cluster(), "kube-system", "kube-dns", { nodes: ["kind-worker"] });
+    const first = r.limits[0]!;
+    expect(first).not.toContain("kube-proxy deletes");
+    expect(first).toBe(
+      "connection state: connections that already exist keep the endpoint (and SNAT) they got when they started; Cilium keeps that state in its own BPF maps (connection tracking, and the socket-LB's for pod clients: cilium-dbg bpf ct list global), not in the kernel conntrack entries kube-proxy cleans",
+    );
+  });
+  it("control: a kube-proxy node keeps kube-proxy's UDP cleanup", () => {
+    const r = explainService(readBundle("examples/iptables-lab"), "kube-system", "kube-dns", { nodes: ["k8s1"] });
+    expect(r.limits[0]).toMatch(/^conntrack state: .*; for UDP \(53\/UDP\) kube-proxy deletes the entries of endpoints it stops using/);
+    expect(r.limits[0]).not.toContain("Cilium");
+  });
+});

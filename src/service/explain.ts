@@ -616,11 +616,23 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   const svc = resolved.summary;
   const nodeNames = nodes.map((n) => n.report.node);
   const udp = svc.ports.filter((p) => p.protocol === "UDP").map((p) => `${p.port}/UDP`);
+  // Nodes whose Services another agent serves (Cilium: its own BPF connection tracking and socket-LB state, which
+  // kube-proxy's conntrack cleanup does not touch; service_datapath.ts): kube-proxy's UDP cleanup is said only of the
+  // nodes kube-proxy serves, and the agents' state is named for theirs.
+  const agentNodes = nodes.filter((n) => n.report.proxyMode.mode === "cilium" || n.report.proxyMode.mode === "other");
+  const kubeProxyNodes = nodes.length - agentNodes.length;
+  const ciliumNodes = agentNodes.filter((n) => n.report.proxyMode.mode === "cilium").length;
   const limits = [
-    "conntrack state: connections that already exist keep the endpoint (and SNAT) they got when they started" +
+    (kubeProxyNodes > 0 || nodes.length === 0 ? "conntrack state" : "connection state") +
+    ": connections that already exist keep the endpoint (and SNAT) they got when they started" +
     // pkg/proxy/conntrack/cleanup.go CleanStaleEntries, after every sync
-    (udp.length > 0
-      ? `; for UDP (${udp.join(", ")}) kube-proxy deletes the entries of endpoints it stops using, and of a Service's addresses when it gains endpoints, so those flows are balanced again`
+    (udp.length > 0 && (kubeProxyNodes > 0 || nodes.length === 0)
+      ? `; for UDP (${udp.join(", ")}) kube-proxy deletes the entries of endpoints it stops using, and of a Service's addresses when it gains endpoints, so those flows are balanced again${agentNodes.length > 0 ? " (on the nodes kube-proxy serves)" : ""}`
+      : "") +
+    (ciliumNodes > 0
+      ? `; ${agentNodes.length === nodes.length ? "" : "on the nodes Cilium serves, "}Cilium keeps that state in its own BPF maps (connection tracking, and the socket-LB's for pod clients: cilium-dbg bpf ct list global), not in the kernel conntrack entries kube-proxy cleans`
+      : agentNodes.length > 0
+      ? `; on the nodes another agent serves, that state is the agent's own`
       : ""),
   ];
   const families = new Set(svc.clusterIPs.map((ip) => (isIPv6(ip) ? 6 : 4)));
