@@ -160,3 +160,57 @@ describe("kube-proxy's nftables table in nft-text is kube-proxy state", () => {
     expect(cip.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.180.0.4:80", 0.5], ["10.180.0.5:80", 0.5]]);
   });
 });
+
+// Audit (Cilium) defect 2: Cilium next to kube-proxy (kube-proxy still deployed, or its rules left behind). Cilium
+// translates pod → ClusterIP connections before kube-proxy's rules (kubeproxy-free.rst, kube-proxy hybrid modes), so the
+// report must say both are there, which one it follows, what decides, and compare Cilium's table when it was collected
+// (it was dropped without a word, and "drift: none" printed while Cilium balanced to a backend the API does not list).
+describe("Cilium next to kube-proxy's rules", () => {
+  // examples/iptables-lab's my-nginx-svc (ClusterIP 10.98.69.149:3000 → 10.244.3.38:80) in Cilium's table, balanced
+  // to 10.244.3.99 instead
+  const ciliumTable = JSON.stringify([{
+    spec: {
+      id: 12,
+      "frontend-address": { ip: "10.98.69.149", port: 3000, protocol: "TCP", scope: "external" },
+      "backend-addresses": [{ ip: "10.244.3.99", port: 80, protocol: "TCP", state: "active" }],
+      flags: { type: "ClusterIP", trafficPolicy: "Cluster", name: "my-nginx-svc", namespace: "default" },
+    },
+    status: { realized: { id: 12 } },
+  }]);
+  const lab = (daemonSets: DaemonSet[], table?: string) => {
+    const b = readBundle("examples/iptables-lab");
+    b.objects.daemonSets = daemonSets;
+    if (table !== undefined) b.nodes.find((n) => n.name === "k8s1")!.sections["cilium-services"] = { stdout: table, exitCode: 0, command: "cilium-dbg service list -o json" };
+    return explainService(b, "default", "my-nginx-svc", { nodes: ["k8s1"] });
+  };
+
+  it("kube-proxy and Cilium deployed, Cilium's table collected: kube-proxy's analysis, a note and a warning, Cilium's table compared", () => {
+    const r = lab([ds("kube-proxy"), ds("cilium")], ciliumTable);
+    const n = r.nodes[0]!;
+    expect(n.proxyMode.mode).toBe("iptables");
+    expect(n.notes.join("\n")).toContain("a Cilium agent runs next to kube-proxy's rules on this node (the node's Cilium agent lists its service table (cilium-dbg service list); DaemonSet kube-system/cilium): the analysis below follows kube-proxy's rules");
+    expect(n.notes.join("\n")).toContain("the agent's kube-proxy-replacement setting decides");
+    expect(r.findings.find((f) => f.code === "CiliumNextToKubeProxy")).toMatchObject({ severity: "warning", node: "k8s1" });
+    expect(n.drift.filter((d) => d.frontend).map((d) => [d.kind, d.endpoint])).toEqual([["missing-on-node", "10.244.3.38:80"], ["stale-on-node", "10.244.3.99:80"]]);
+    const pod = n.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!.clients.find((c) => c.client === "pod-same-node")!;
+    expect(pod.caveats.join("\n")).toMatch(/^unverified: a Cilium agent runs on this node, and Cilium translates pod → ClusterIP connections/m);
+  });
+
+  it("kube-proxy's rules without its DaemonSet, and a Cilium DaemonSet: the rules may be left over, and Cilium's table was not collected", () => {
+    const n = lab([ds("cilium")]).nodes[0]!;
+    expect(n.proxyMode.mode).toBe("iptables");
+    expect(n.notes.join("\n")).toContain("the bundle holds no kube-system/kube-proxy DaemonSet, so these rules may be left over from before a move to Cilium's kube-proxy replacement");
+    expect(n.notes.join("\n")).toContain("its table was not collected: kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg service list");
+  });
+
+  it("control: no Cilium in the bundle, nothing said", () => {
+    const r = lab([ds("kube-proxy")]);
+    expect(r.findings.some((f) => f.code === "CiliumNextToKubeProxy")).toBe(false);
+    expect(r.nodes[0]!.notes.join("\n")).not.toContain("Cilium");
+  });
+
+  it("kube-proxy and Cilium deployed, a node without kube-proxy state: the note says Cilium may serve it, and what decides", () => {
+    const n = explainService(ciliumNode([ds("kube-proxy"), ds("cilium")]), "kube-system", "kube-dns", { nodes: ["k8s1"] }).nodes[0]!;
+    expect(n.notes.join("\n")).toContain("a Cilium agent is deployed too (DaemonSet kube-system/cilium): with kubeProxyReplacement=true it serves this node's Services itself");
+  });
+});

@@ -18,7 +18,7 @@
  * no pod may be made or it cannot collect them (then the kube-proxy pod does, and the run says so).
  * Everything runs under one per-node deadline (`--timeout`). On a node without kube-proxy state where a Cilium agent
  * pod runs (label `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o
- * json`) into the section `cilium-services`.
+ * json`) into the section `cilium-services`; where kube-proxy state is there too, a warning says that both run.
  * @module
  */
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -333,6 +333,15 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
       if (!(e instanceof KubeApiError)) throw e;
       result.warnings.push(`node ${node.metadata.name}: exec into Cilium pod ${found.cilium.metadata.name} refused: ${e.message}`);
     }
+  } else if (!result.capture.error && found.cilium) {
+    // Cilium next to kube-proxy's state: its table is not read (the collection reads it where no kube-proxy state
+    // exists), and the API side lists other agents' DaemonSets only without kube-proxy's: say that both are there,
+    // since Cilium translates pod → ClusterIP connections before kube-proxy's rules (service_datapath.ts
+    // ciliumAlongsideKubeProxy)
+    result.warnings.push(
+      `node ${node.metadata.name}: Cilium agent pod ${o.namespace}/${found.cilium.metadata.name} runs next to kube-proxy's rules: the answers follow kube-proxy's rules, but Cilium translates pod → ClusterIP connections (every frontend with kubeProxyReplacement=true) before them; ` +
+        `its table was not read: kubectl -n ${o.namespace} exec ${found.cilium.metadata.name} -c cilium-agent -- cilium-dbg service list`,
+    );
   }
   return result;
 }

@@ -15,7 +15,7 @@ import { nodeEndpoints, topologyNode } from "./topology.ts";
 import { ipvsBoundAddress } from "./ipvs/datapath.ts";
 import { parseCiliumServiceList } from "../datapath/cilium_services.ts";
 import { compareCiliumServices } from "./cilium_compare.ts";
-import { hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
+import { ciliumAlongsideKubeProxy, ciliumAlongsideNote, hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
 import type { Bundle } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { canonicalAddress, isIPv6 } from "../model/ip.ts";
@@ -195,7 +195,21 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
    * The node's answer, with each drift item repeated as a finding (`Drift/<kind>`, docs/report.md), whichever
    * datapath gave it (kube-proxy's rules or another agent's service table): every return goes through here.
    */
+  // Cilium next to kube-proxy's state (service_datapath.ts): said and compared below, before the kube-proxy analysis
+  const alongside = capture && !capture.error ? ciliumAlongsideKubeProxy(bundle, capture) : undefined;
   const done = (): NodeExplained => {
+    if (alongside) {
+      // Cilium translates pod → ClusterIP connections before kube-proxy's rules (service_datapath.ts ciliumAlongsideKubeProxy)
+      for (const p of report.ports) {
+        for (const ep of p.entryPoints) {
+          for (const c of ep.clients) {
+            if ((c.client === "pod-same-node" || c.client === "pod-other-node") && ep.kind === "ClusterIP") {
+              c.caveats.push("unverified: a Cilium agent runs on this node, and Cilium translates pod → ClusterIP connections in its BPF programs before kube-proxy's rules see them (kubeProxyReplacement decides how much it takes on): this is kube-proxy's answer, not necessarily the packet's");
+            }
+          }
+        }
+      }
+    }
     for (const d of report.drift) {
       findings.push({ severity: d.kind === "quiesced" || d.kind === "unverifiable" ? "info" : "warning", code: `Drift/${d.kind}`, message: d.message, node: nodeName, ...(d.evidence ? { evidence: d.evidence } : {}) });
     }
@@ -272,6 +286,27 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   }
   if (!hasKubeProxyState(capture) && (capture.sections["iptables-save"]?.exitCode ?? 0) === 0 && capture.sections["iptables-save"] !== undefined) {
     report.notes.push(noKubeProxyStateNote(bundle));
+  }
+  // Cilium next to kube-proxy's state: the analysis follows kube-proxy's rules, says so, and compares Cilium's table
+  // when the bundle holds it (its drift items name their Cilium frontend)
+  if (alongside) {
+    report.notes.push(ciliumAlongsideNote(alongside));
+    findings.push({
+      severity: "warning",
+      code: "CiliumNextToKubeProxy",
+      message: `a Cilium agent runs next to kube-proxy's rules on ${nodeName} (${alongside.evidence.join("; ")}): the answers follow kube-proxy's rules, but Cilium translates pod → ClusterIP connections (and, with kubeProxyReplacement=true, every frontend) before them; its kube-proxy-replacement setting decides which path packets take`,
+      node: nodeName,
+    });
+    if (alongside.table) {
+      try {
+        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, topologyNode(nodeName, nodeObj, resolved.endpoints).zone);
+        report.drift.push(...cmp.drift);
+        report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
+      } catch (e) {
+        if (!(e instanceof DumpParseError)) throw e;
+        report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
+      }
+    }
   }
   const hc = healthCheckNote(svc, resolved, nodeName);
   if (hc) report.notes.push(hc);

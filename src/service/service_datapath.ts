@@ -96,11 +96,67 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
 
 /**
  * The note for a node without any kube-proxy state and no known agent in the bundle: the drift that follows assumes
- * kube-proxy, which may not be this node's datapath.
+ * kube-proxy, which may not be this node's datapath. With kube-proxy deployed and a Cilium DaemonSet too, Cilium's
+ * kube-proxy replacement may serve this node (a node kube-proxy's DaemonSet does not run on, e.g. during a migration):
+ * the note says so, and which setting decides.
  */
 export function noKubeProxyStateNote(bundle: Bundle): string {
-  const kubeProxy = (bundle.objects.daemonSets ?? []).some((d) => d.metadata.name === "kube-proxy");
-  return `no kube-proxy state on this node (no KUBE-SERVICES chain, no nftables table kube-proxy): ${kubeProxy ? "kube-proxy is deployed (DaemonSet kube-system/kube-proxy) but has not programmed this node, or the dump is of another network namespace" : "kube-proxy is not running here, or another component serves Services (Cilium, Calico eBPF, kube-router, Antrea, OVN-Kubernetes: kubectl get ds -A shows which)"}; the drift below assumes kube-proxy`;
+  const ds = bundle.objects.daemonSets ?? [];
+  const kubeProxy = ds.some((d) => d.metadata.name === "kube-proxy");
+  const cilium = ds.find((d) => /^(cilium|anetd)$/.test(d.metadata.name));
+  const ciliumToo = cilium
+    ? `; a Cilium agent is deployed too (DaemonSet ${cilium.metadata.namespace ?? "kube-system"}/${cilium.metadata.name}): with kubeProxyReplacement=true it serves this node's Services itself, and kube-proxy's absence here is expected — ` +
+      `the agent's kube-proxy-replacement setting decides (kubectl -n ${shellWord(cilium.metadata.namespace ?? "kube-system")} get configmap cilium-config; cilium-dbg status), and its table (cilium-dbg service list) says how it serves the Service`
+    : "";
+  return `no kube-proxy state on this node (no KUBE-SERVICES chain, no nftables table kube-proxy): ${kubeProxy ? "kube-proxy is deployed (DaemonSet kube-system/kube-proxy) but has not programmed this node, or the dump is of another network namespace" : "kube-proxy is not running here, or another component serves Services (Cilium, Calico eBPF, kube-router, Antrea, OVN-Kubernetes: kubectl get ds -A shows which)"}${ciliumToo}; the drift below assumes kube-proxy`;
+}
+
+/** Cilium seen on a node whose dump holds kube-proxy state: both are there, and the analysis follows kube-proxy. */
+export interface CiliumAlongside {
+  /** What shows Cilium, e.g. `the node's Cilium agent lists its service table (cilium-dbg service list)`, `DaemonSet kube-system/cilium`. */
+  evidence: string[];
+  /** The bundle holds the node's Cilium service table (section `cilium-services`, exit 0): it is compared too. */
+  table: boolean;
+  /** Whether the bundle holds a kube-system/kube-proxy DaemonSet (without one, kube-proxy's rules may be left over). */
+  kubeProxyDeployed: boolean;
+  /** The agent's command that lists its service table. */
+  ask: string;
+}
+
+/**
+ * Cilium next to kube-proxy on one node: the dump holds kube-proxy state ({@link hasKubeProxyState}) and the bundle
+ * shows a Cilium agent (the node's Cilium service table, or a cilium/anetd DaemonSet). Cilium translates Service
+ * addresses in its BPF programs before kube-proxy's rules see the packet — pod → ClusterIP traffic with any
+ * kubeProxyReplacement from 1.15 ("false": "except for ClusterIP services accessed from pods", Documentation/network/
+ * kubernetes/kubeproxy-free.rst, kube-proxy hybrid modes), every frontend type with kubeProxyReplacement=true, even
+ * with kube-proxy still deployed — so kube-proxy's answer may not be the packet's path; the setting is not in the
+ * bundle.
+ * @param bundle the bundle (its DaemonSets).
+ * @param capture the node's collected state.
+ * @returns undefined when the node has no kube-proxy state or the bundle shows no Cilium agent.
+ */
+export function ciliumAlongsideKubeProxy(bundle: Bundle, capture: NodeCapture): CiliumAlongside | undefined {
+  if (!hasKubeProxyState(capture)) return undefined;
+  const section = capture.sections["cilium-services"];
+  const table = section !== undefined && (section.exitCode ?? 0) === 0;
+  const ds = bundle.objects.daemonSets ?? [];
+  const agent = ds.find((d) => /^(cilium|anetd)$/.test(d.metadata.name));
+  if (!table && !agent) return undefined;
+  const evidence: string[] = [];
+  if (table) evidence.push("the node's Cilium agent lists its service table (cilium-dbg service list)");
+  if (agent) evidence.push(`DaemonSet ${agent.metadata.namespace ?? "kube-system"}/${agent.metadata.name}`);
+  const kubeProxyDeployed = ds.some((d) => d.metadata.name === "kube-proxy");
+  const a = AGENTS.find((x) => agent && x.name.test(agent.metadata.name)) ?? AGENTS[0]!;
+  return { evidence, table, kubeProxyDeployed, ask: askIn(agent?.metadata.namespace ?? "kube-system", a.ask) };
+}
+
+/** The node note for {@link CiliumAlongside}: both are present, which one the analysis follows and why, what decides. */
+export function ciliumAlongsideNote(a: CiliumAlongside): string {
+  const leftover = a.kubeProxyDeployed ? "" : " — and the bundle holds no kube-system/kube-proxy DaemonSet, so these rules may be left over from before a move to Cilium's kube-proxy replacement";
+  return `a Cilium agent runs next to kube-proxy's rules on this node (${a.evidence.join("; ")})${leftover}: the analysis below follows kube-proxy's rules, the Service datapath this report can trace. ` +
+    `But Cilium translates a Service address in its BPF programs before those rules see the packet: pod → ClusterIP connections with any kubeProxyReplacement setting from Cilium 1.15, every frontend type with kubeProxyReplacement=true. ` +
+    `So the kube-proxy answer, for pod clients at least, may not be the packet's path: the agent's kube-proxy-replacement setting decides (kubectl -n kube-system get configmap cilium-config; cilium-dbg status: KubeProxyReplacement)` +
+    (a.table ? "; Cilium's own table is compared with the API below" : `; its table was not collected: ${a.ask}`);
 }
 
 /** The node note for {@link OtherServiceDatapath}. */
