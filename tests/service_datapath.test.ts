@@ -203,6 +203,12 @@ describe("Cilium next to kube-proxy's rules", () => {
     expect(n.notes.join("\n")).toContain("its table was not collected: kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg service list");
   });
 
+  it("Cilium's table collected, a bundle without DaemonSets: both named, no claim that kube-proxy's rules are left over", () => {
+    const notes = lab([], ciliumTable).nodes[0]!.notes.join("\n");
+    expect(notes).toContain("a Cilium agent runs next to kube-proxy's rules on this node (the node's Cilium agent lists its service table (cilium-dbg service list)): the analysis below follows kube-proxy's rules");
+    expect(notes).not.toContain("left over");
+  });
+
   it("control: no Cilium in the bundle, nothing said", () => {
     const r = lab([ds("kube-proxy")]);
     expect(r.findings.some((f) => f.code === "CiliumNextToKubeProxy")).toBe(false);

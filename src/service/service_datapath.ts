@@ -117,8 +117,11 @@ export interface CiliumAlongside {
   evidence: string[];
   /** The bundle holds the node's Cilium service table (section `cilium-services`, exit 0): it is compared too. */
   table: boolean;
-  /** Whether the bundle holds a kube-system/kube-proxy DaemonSet (without one, kube-proxy's rules may be left over). */
-  kubeProxyDeployed: boolean;
+  /**
+   * The bundle lists the Cilium DaemonSet but no kube-system/kube-proxy one: kube-proxy's rules may be left over (a
+   * bundle with no DaemonSets at all tells nothing either way).
+   */
+  kubeProxyAbsent: boolean;
   /** The agent's command that lists its service table. */
   ask: string;
 }
@@ -145,14 +148,14 @@ export function ciliumAlongsideKubeProxy(bundle: Bundle, capture: NodeCapture): 
   const evidence: string[] = [];
   if (table) evidence.push("the node's Cilium agent lists its service table (cilium-dbg service list)");
   if (agent) evidence.push(`DaemonSet ${agent.metadata.namespace ?? "kube-system"}/${agent.metadata.name}`);
-  const kubeProxyDeployed = ds.some((d) => d.metadata.name === "kube-proxy");
+  const kubeProxyAbsent = agent !== undefined && !ds.some((d) => d.metadata.name === "kube-proxy");
   const a = AGENTS.find((x) => agent && x.name.test(agent.metadata.name)) ?? AGENTS[0]!;
-  return { evidence, table, kubeProxyDeployed, ask: askIn(agent?.metadata.namespace ?? "kube-system", a.ask) };
+  return { evidence, table, kubeProxyAbsent, ask: askIn(agent?.metadata.namespace ?? "kube-system", a.ask) };
 }
 
 /** The node note for {@link CiliumAlongside}: both are present, which one the analysis follows and why, what decides. */
 export function ciliumAlongsideNote(a: CiliumAlongside): string {
-  const leftover = a.kubeProxyDeployed ? "" : " — and the bundle holds no kube-system/kube-proxy DaemonSet, so these rules may be left over from before a move to Cilium's kube-proxy replacement";
+  const leftover = !a.kubeProxyAbsent ? "" : " — and the bundle holds no kube-system/kube-proxy DaemonSet, so these rules may be left over from before a move to Cilium's kube-proxy replacement";
   return `a Cilium agent runs next to kube-proxy's rules on this node (${a.evidence.join("; ")})${leftover}: the analysis below follows kube-proxy's rules, the Service datapath this report can trace. ` +
     `But Cilium translates a Service address in its BPF programs before those rules see the packet: pod → ClusterIP connections with any kubeProxyReplacement setting from Cilium 1.15, every frontend type with kubeProxyReplacement=true. ` +
     `So the kube-proxy answer, for pod clients at least, may not be the packet's path: the agent's kube-proxy-replacement setting decides (kubectl -n kube-system get configmap cilium-config; cilium-dbg status: KubeProxyReplacement)` +
