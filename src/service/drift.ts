@@ -294,6 +294,57 @@ export function quiescedDrift(sp: ServicePortSummary, node: string, share: Endpo
 }
 
 /**
+ * Entry points for clients from outside (NodePort, each LoadBalancer ingress IP, each externalIP) that the node's
+ * rules do not take at all, while the Service's ClusterIP is programmed. kube-proxy writes a rule for every one of
+ * them at each sync, endpoints or not: nftables mode (pkg/proxy/nftables/proxier.go syncProxyRules, v1.29–v1.35,
+ * "Capture externalIPs", "Capture load-balancer ingress", "Capture nodeports") a `service-ips` /
+ * `service-nodeports` element `goto external-…` when the Service has endpoints (hasEndpoints), a
+ * `no-endpoint-services` / `no-endpoint-nodeports` drop or reject when none serves clients from outside
+ * (!hasExternalEndpoints); iptables mode (pkg/proxy/iptables/proxier.go syncProxyRules, same headings) a nat
+ * KUBE-SERVICES / KUBE-NODEPORTS rule to KUBE-EXT-… or a filter KUBE-EXTERNAL-SERVICES REJECT/DROP. A client from
+ * outside that no kube-proxy rule handles there therefore means the node's rules are stale for that address (an
+ * address assigned after kube-proxy last synced, or kube-proxy failing to sync): clients sent there by a load
+ * balancer or a route get no answer from the Service. Each entry point is checked (one LoadBalancer IP may be
+ * missing where another is not). Not for IPVS mode, whose sets ipsetDrift checks.
+ * @param internalDrift the items driftFor gave this ServicePort: a Service not programmed at all (`service-missing`)
+ *   is said there once, not again per entry point.
+ * @param scoped whether kube-proxy is expected to take this entry point on this node: false for a NodePort on an
+ *   address nodePortAddresses leaves out (proxy_scope.ts nodePortScope).
+ * @returns one `service-missing` item per entry point not handled.
+ */
+export function unhandledEntryDrift(
+  sp: ServicePortSummary,
+  pr: PortReport,
+  node: string,
+  mode: "iptables" | "nftables",
+  internalDrift: readonly DriftItem[],
+  scoped: (entry: PortReport["entryPoints"][number]) => boolean = () => true,
+): DriftItem[] {
+  if (internalDrift.some((d) => d.kind === "service-missing")) return [];
+  const cip = pr.entryPoints.find((e) => e.kind === "ClusterIP");
+  // the ClusterIP programmed (forwarded, rejected or dropped by kube-proxy's rules): kube-proxy syncs this Service
+  if (cip && !cip.clients.some((c) => c.outcome === "forwarded" || c.outcome === "rejected" || c.outcome === "dropped")) return [];
+  const out: DriftItem[] = [];
+  const what = mode === "nftables"
+    ? (kind: string) => kind === "NodePort" ? "a service-nodeports element (or a no-endpoint-nodeports one when no endpoint serves clients from outside)" : "a service-ips element (or a no-endpoint-services one when no endpoint serves clients from outside)"
+    : (kind: string) => `a nat ${kind === "NodePort" ? "KUBE-NODEPORTS" : "KUBE-SERVICES"} rule (or a filter KUBE-EXTERNAL-SERVICES REJECT/DROP when no endpoint serves clients from outside)`;
+  for (const entry of pr.entryPoints) {
+    if (entry.kind === "ClusterIP" || !scoped(entry)) continue;
+    const client = entry.clients.find((c) => c.client === "external");
+    // no rule of kube-proxy's took the packet at all (no evidence): one that marked it and let it through (v1.12's
+    // KUBE-XLB mark for drop, dropped only at a local address) is a verdict of its own, not a missing entry point
+    if (!client || client.outcome !== "not-handled" || client.evidence.length > 0 || client.untrackedBy || (client.assumedNotMatched?.length ?? 0) > 0) continue;
+    const name = entry.kind === "ExternalIP" ? "externalIP" : entry.kind === "LoadBalancer" ? "LoadBalancer IP" : "NodePort";
+    out.push({
+      portKey: sp.portKey,
+      kind: "service-missing",
+      message: `${sp.portKey}: no kube-proxy rule for ${name} ${entry.destination} on ${node}, though its ClusterIP is programmed: kube-proxy writes ${what(entry.kind)} for it at every sync, so the node's rules are stale (kube-proxy has not synced since the address was assigned, or fails to); clients from outside sent there leave untranslated and get no answer from the Service`,
+    });
+  }
+  return out;
+}
+
+/**
  * Drift of external traffic (NodePort, LoadBalancer IP, externalIP) against the Service's externalTrafficPolicy, which
  * the ClusterIP comparison of {@link driftFor} cannot see: under `Local` kube-proxy sends clients from outside only to
  * this node's endpoints and does not masquerade them, or drops them when it has none (iptables proxier.go: no
@@ -306,15 +357,17 @@ export function quiescedDrift(sp: ServicePortSummary, node: string, share: Endpo
  *   is not reported again.
  */
 export function externalPolicyDrift(resolved: ResolvedService, sp: ServicePortSummary, pr: PortReport, node: string, external: NodeEndpointSet, internalDrift: DriftItem[]): DriftItem[] {
-  // each kind of entry point for clients from outside, the first of each: one may be stale where another is not
-  // (IPVS keeps them in separate sets)
+  // each kind of entry point for clients from outside, each address of it until one differs: one may be stale where
+  // another is not (IPVS keeps them in separate sets; an address without any rule is unhandledEntryDrift's, and
+  // the next one of its kind still tells the policy)
   const out: DriftItem[] = [];
   // not comparable when the API's side is undetermined (said once, by driftFor)
   if (external.undetermined !== undefined) return out;
   for (const kind of ["NodePort", "LoadBalancer", "ExternalIP"] as const) {
-    const entry = pr.entryPoints.find((e) => e.kind === kind && e.clients.some((c) => c.client === "external"));
-    if (entry) out.push(...externalEntryDrift(resolved, sp, entry, node, external, internalDrift));
-    if (out.length > 0) break;
+    for (const entry of pr.entryPoints.filter((e) => e.kind === kind && e.clients.some((c) => c.client === "external"))) {
+      out.push(...externalEntryDrift(resolved, sp, entry, node, external, internalDrift));
+      if (out.length > 0) return out;
+    }
   }
   return out;
 }

@@ -24,7 +24,7 @@ import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
 import { detectClusterCIDRs } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
-import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift } from "./drift.ts";
+import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift, unhandledEntryDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import type { TraceContext, TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
@@ -406,6 +406,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       if (nodePorts) report.notes.push(nodePorts.describe);
       /** The KUBE-SVC-/KUBE-SVL- chain each client's trace entered (iptables mode), for recentRuleDrift. */
       const serviceChainOf = new Map<ClientVerdict, string>();
+      /** Entry points kube-proxy does not take on this node (a NodePort on an address nodePortAddresses leaves out). */
+      const outOfScope = new Set<EntryPointReport>();
       for (const sp of svc.ports) {
         const pr: PortReport = { servicePort: sp, entryPoints: [] };
         report.ports.push(pr);
@@ -475,7 +477,10 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
                 if (s) e.share = s.share;
               }
             }
-            if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
+            if (ep.kind === "NodePort" && nodePorts && !nodePorts.serves(ep.ip)) {
+              v.caveats.push(`NodePort ${ep.port} is not served on ${ep.ip}: ${nodePorts.describe}`);
+              outOfScope.add(entry);
+            }
             entry.clients.push(v);
           }
           // the shares shown for the entry point: of the clients it exists for (pods for a ClusterIP, clients from
@@ -538,6 +543,9 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         if (!notForKubeProxy.ignored) {
           const internal = driftFor(resolved, sp, pr, nodeName, report.proxyMode.mode === "ipvs" && !datapath.ipvsTableUnread, usable);
           report.drift.push(...internal);
+          // an entry point for clients from outside that no rule takes, the ClusterIP being programmed: stale rules
+          const mode = report.proxyMode.mode;
+          if (mode === "iptables" || mode === "nftables") report.drift.push(...unhandledEntryDrift(sp, pr, nodeName, mode, internal, (e) => !outOfScope.has(e)));
           // clients from outside follow externalTrafficPolicy alone: Cluster sends them to the cluster endpoints even
           // when internalTrafficPolicy is Local (iptables/nftables proxier.go: externalPolicyChain is the cluster
           // chain unless ExternalPolicyLocal; ipvs syncEndpoint(…, ExternalPolicyLocal()))
