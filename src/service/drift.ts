@@ -394,7 +394,18 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
   if (external.alternative && alt.size === actual.size && [...alt].every((e) => actual.has(e))) return [];
   const where = `${entry.kind} ${entry.destination}`;
   if (policy === "Cluster") {
-    if (same || internalDrift.some((d) => d.kind === "missing-on-node" || d.kind === "stale-on-node" || d.kind === "unexpected-reject")) return [];
+    if (same) return [];
+    // clients from outside go to the cluster policy chain (iptables KUBE-SVC-, nftables service-; proxier.go
+    // syncProxyRules: externalPolicyChain := clusterPolicyChain unless ExternalPolicyLocal), built from
+    // clusterEndpoints (pkg/proxy/topology.go CategorizeEndpoints). With internalTrafficPolicy Cluster the ClusterIP
+    // takes that chain too, and driftFor compared it; with Local the ClusterIP takes the local chain (or is dropped
+    // with no local endpoint), so this chain's endpoints are compared here, as any other Service's are.
+    if (resolved.summary.internalTrafficPolicy === "Local") {
+      const drift = clusterChainDrift(resolved, sp, entry, client, node, expected, actual, internalDrift);
+      if (drift) return drift;
+    } else if (internalDrift.some((d) => d.kind === "missing-on-node" || d.kind === "stale-on-node" || d.kind === "unexpected-reject")) {
+      return [];
+    }
     return [{
       portKey: sp.portKey,
       kind: "external-policy",
@@ -420,6 +431,53 @@ function externalEntryDrift(resolved: ResolvedService, sp: ServicePortSummary, e
     }];
   }
   return [];
+}
+
+/**
+ * internalTrafficPolicy Local, externalTrafficPolicy Cluster: the endpoints of the chain clients from outside take
+ * (the cluster policy chain, which the ClusterIP does not use) against the API's cluster endpoints for this node.
+ * @returns the node's rules written for policy Local (clients sent only to this node's endpoints, or dropped without
+ *   one, and not masqueraded: undefined, for the caller's `external-policy` item); else `unexpected-reject` when the
+ *   node rejects them though endpoints exist, or `missing-on-node` / `stale-on-node` per endpoint (an item driftFor
+ *   already gave for the same endpoint is not repeated); [] when nothing differs.
+ */
+function clusterChainDrift(
+  resolved: ResolvedService,
+  sp: ServicePortSummary,
+  entry: PortReport["entryPoints"][number],
+  client: PortReport["entryPoints"][number]["clients"][number],
+  node: string,
+  expected: Set<string>,
+  actual: Set<string>,
+  internalDrift: DriftItem[],
+): DriftItem[] | undefined {
+  const v6 = entry.destination.startsWith("[");
+  const local = new Set(
+    usableEndpoints(resolved.endpoints, sp.portKey, "Local", node).filter((e) => e.startsWith("[") === v6),
+  );
+  const onlyLocal = actual.size === local.size && [...actual].every((e) => local.has(e));
+  // written for policy Local: only this node's endpoints (none: dropped), the client's address kept
+  if (onlyLocal && client.masquerade !== "always" && client.masquerade !== "some" && client.outcome !== "rejected") return undefined;
+  const where = `${entry.kind} ${entry.destination}`;
+  if (client.outcome === "rejected" || (actual.size === 0 && expected.size > 0)) {
+    return [{
+      portKey: sp.portKey,
+      kind: "unexpected-reject",
+      message: `${sp.portKey}: ${node} ${client.outcome === "rejected" ? "rejects" : "drops"} clients from outside at ${where}, but the API lists ${expected.size} usable endpoint(s) for them (externalTrafficPolicy Cluster: the service- chain of every endpoint): the node's rules are stale`,
+      evidence: client.evidence.map((x) => x.rule),
+    }];
+  }
+  const said = (kind: DriftItem["kind"], e: string) => internalDrift.some((d) => d.kind === kind && d.endpoint === e);
+  const out: DriftItem[] = [];
+  for (const e of expected) {
+    if (actual.has(e) || said("missing-on-node", e)) continue;
+    out.push({ portKey: sp.portKey, kind: "missing-on-node", endpoint: e, message: `${sp.portKey}: endpoint ${e} is ready in the API but ${node} does not send clients from outside at ${where} to it (externalTrafficPolicy Cluster, internalTrafficPolicy Local: the chain of every endpoint that external traffic takes)` });
+  }
+  for (const e of actual) {
+    if (expected.has(e) || said("stale-on-node", e)) continue;
+    out.push({ portKey: sp.portKey, kind: "stale-on-node", endpoint: e, message: `${sp.portKey}: ${node} sends clients from outside at ${where} to ${e}, which is not a usable endpoint in the API (deleted, not ready, or outside this node's topology hints)` });
+  }
+  return out;
 }
 
 /** The session affinity the API asks for: the timeout in seconds for ClientIP, undefined for None. */
