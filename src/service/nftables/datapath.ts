@@ -112,7 +112,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
       continue;
     }
     try {
-      read = readTable(parse(section.stdout), want, !otherModeAnswers);
+      read = readTable(parse(section.stdout), want, !otherModeAnswers, section.command);
       break;
     } catch (e) {
       // nft_json.ts decodes a rule's statements when first read: a malformed rule shows while reading the table.
@@ -197,7 +197,7 @@ interface ReadTable {
  * Decodes the kube-proxy tables and, when `answers`, the table-wide facts of the family's table (which read rules:
  * with nft -j input, a malformed rule throws its DumpParseError here).
  */
-function readTable(ruleset: NftRuleset, want: "ip" | "ip6", answers: boolean): ReadTable {
+function readTable(ruleset: NftRuleset, want: "ip" | "ip6", answers: boolean, command: string | undefined): ReadTable {
   const layouts = decodeKubeProxyNft(ruleset);
   const layout = layouts.find((l) => l.family === want);
   const out: ReadTable = { layouts, notes: [] };
@@ -205,13 +205,30 @@ function readTable(ruleset: NftRuleset, want: "ip" | "ip6", answers: boolean): R
   out.layout = layout;
   if (!answers) return out;
   out.overview = layout.overview();
-  out.notes = otherTableNotes(ruleset, layout);
+  out.notes = otherTableNotes(ruleset, layout, command);
   return out;
 }
 
-/** Notes about other tables whose base chains hook the points a Service packet crosses (not evaluated). */
-function otherTableNotes(ruleset: NftRuleset, layout: KubeProxyNft): string[] {
+/** What hooks the same points as kube-proxy's table on common nodes, for the notes on what was not collected. */
+const OTHER_HOOKS = "firewalld's inet firewalld, iptables-nft rules of a CNI or ip-masq-agent in ip nat and ip filter, another agent's own nftables";
+
+/**
+ * Notes about other tables whose base chains hook the points a Service packet crosses (not evaluated), and, when
+ * the dump cannot show them, that they were not collected: live collection in nftables mode lists only
+ * `nft list table ip kube-proxy` and `… ip6 kube-proxy` (src/kube/targeted_script.ts `nt`; docs/bundle.md), so any
+ * other table — whose base chains the kernel runs at the same hooks, by priority — is absent from the bundle.
+ * @param command the section's recorded command (`CommandOutput.command`); undefined for a file of a bundle
+ *   directory, which may be a whole `nft list ruleset` or one table.
+ * @returns the notes, each one line, given as caveats of every packet traced.
+ */
+function otherTableNotes(ruleset: NftRuleset, layout: KubeProxyNft, command: string | undefined): string[] {
   const notes: string[] = [];
+  const kubeProxy = (t: NftRuleset["tables"][number]) => t.name === "kube-proxy" && (t.family === "ip" || t.family === "ip6");
+  if (command !== undefined && /\blist table\b/.test(command) && !/\blist ruleset\b/.test(command)) {
+    notes.push(`only kube-proxy's tables were collected (${command}): other tables hooking the same points (${OTHER_HOOKS}) were not, and their rules were not evaluated: they may drop, accept or rewrite the packet before or after kube-proxy's chains; \`nft list ruleset\` on the node lists them`);
+  } else if (command === undefined && ruleset.tables.every(kubeProxy)) {
+    notes.push(`the dump holds no nftables table but kube-proxy's, and how it was listed is not recorded: unless it is a whole \`nft list ruleset\`, other tables hooking the same points (${OTHER_HOOKS}) were not collected, and their rules were not evaluated`);
+  }
   const fams = layout.family === "ip6" ? ["ip6", "inet"] : ["ip", "inet"];
   for (const t of ruleset.tables) {
     if (t === layout.table || !fams.includes(t.family)) continue;
