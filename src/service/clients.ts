@@ -23,6 +23,11 @@ function internalIP(node: Node | undefined, family: 4 | 6): string | undefined {
 /** The addresses that stand for each kind of client on a node. */
 export interface Sources {
   clusterCIDRs: string[];
+  /**
+   * What `clusterCIDRs` stands for in a client's description: undefined for the cluster CIDR, `n1's pod CIDR` for a
+   * detect-local-mode NodeCIDR detector (cluster_cidr.ts detectorCIDRScope).
+   */
+  localRange?: string;
   podSameNode?: string;
   podOtherNode?: string;
   hostNetwork?: string;
@@ -193,7 +198,7 @@ export function clientsFor(kind: EntryPointReport["kind"], s: Sources, node: str
   out.push({
     kind: "external",
     description: kind === "ClusterIP"
-      ? `client outside the cluster CIDR routed to ${node} (${s.external})`
+      ? `client outside ${s.localRange ?? "the cluster CIDR"} routed to ${node} (${s.external})`
       : `client outside the cluster (${s.external})`,
     src: s.external,
     hook: "PREROUTING",

@@ -6,7 +6,7 @@
  */
 import type { Bundle } from "../bundle/bundle.ts";
 import type { IptablesDump } from "../datapath/iptables_save.ts";
-import { isIPv6 } from "../model/ip.ts";
+import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { nodePodCIDRs } from "./node_facts.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
@@ -63,4 +63,29 @@ export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefine
     .filter((c) => isIPv6(c) === (family === 6));
   if (podCIDRs.length > 0) return { cidrs: podCIDRs, source: "the nodes' podCIDRs" };
   return { cidrs: [], source: "nowhere" };
+}
+
+/**
+ * What the CIDR of a node's local-traffic detector stands for. kube-proxy builds a CIDR detector from the cluster CIDR
+ * (`--detect-local-mode=ClusterCIDR`, `detectLocal.clusterCIDRs`) or from the Node's own `spec.podCIDRs`
+ * (`NodeCIDR`) (pkg/proxy/util/localdetector.go GetLocalTrafficDetectors: NewDetectLocalByCIDR of the cluster CIDR
+ * or of the node's first podCIDR of the family), and the rules show only the CIDR (`ip saddr != CIDR`, `! -s CIDR`). A cluster CIDR holds
+ * every node's pod CIDR; a NodeCIDR detector is this node's pod CIDR, which another node's pod CIDR lies outside.
+ * @param detected the detector's CIDRs, as the rules show them (one family).
+ * @param ownPodCIDRs this node's `spec.podCIDRs` of that family.
+ * @param otherPodCIDRs the other Nodes' `spec.podCIDRs` of that family (those in the bundle).
+ * @param configuredMode kube-proxy's configured `detectLocalMode` (proxy_config.ts), when the bundle holds it: it
+ *   decides only what the Nodes cannot.
+ * @returns `node` (detect-local-mode NodeCIDR: only this node's pods are local), `cluster`, or `undetermined` (the
+ *   CIDR is this node's pod CIDR, and neither another Node nor the configuration tells the two modes apart).
+ */
+export function detectorCIDRScope(detected: readonly string[], ownPodCIDRs: readonly string[], otherPodCIDRs: readonly string[], configuredMode?: string): "node" | "cluster" | "undetermined" {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (detected.length === 0 || !detected.every((d) => ownPodCIDRs.some((p) => same(p, d)))) return "cluster";
+  // another node's pod CIDR outside the detected one: it cannot be the cluster CIDR
+  const outside = otherPodCIDRs.some((c) => !detected.some((d) => cidrContains(d, c.split("/")[0]!)));
+  if (outside) return "node";
+  if (configuredMode === "NodeCIDR") return "node";
+  if (configuredMode === "ClusterCIDR") return "cluster";
+  return "undetermined";
 }

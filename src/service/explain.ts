@@ -22,7 +22,7 @@ import { canonicalAddress, isIPv6 } from "../model/ip.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
-import { detectClusterCIDRs } from "./cluster_cidr.ts";
+import { detectClusterCIDRs, detectorCIDRScope } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift, unhandledEntryDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
@@ -361,9 +361,30 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       const cidr = datapath.clusterCIDRs && datapath.clusterCIDRs.length > 0
         ? { cidrs: datapath.clusterCIDRs, source: "the rules (local-traffic detector)" }
         : detectClusterCIDRs(bundle, dp.iptables, family);
-      if (cidr.cidrs.length > 0) report.notes.push(`cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source})`);
+      // a CIDR detector is the cluster CIDR or, with detect-local-mode NodeCIDR, this node's own pod CIDR: the Nodes'
+      // podCIDRs tell which (cluster_cidr.ts detectorCIDRScope)
+      const ofFamily = (c: string) => isIPv6(c.split("/")[0]!) === (family === 6);
+      const detectorScope = cidr.source === "the rules (local-traffic detector)"
+        ? detectorCIDRScope(
+          cidr.cidrs,
+          nodePodCIDRs(nodeObj).filter(ofFamily),
+          bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap(nodePodCIDRs).filter(ofFamily),
+          proxyConfig?.detectLocalMode?.value,
+        )
+        : "cluster";
+      if (cidr.cidrs.length > 0) {
+        const list = cidr.cidrs.join(", ");
+        report.notes.push(
+          detectorScope === "node"
+            ? `local-traffic detector: ${nodeName}'s pod CIDR ${list} (from the rules; detect-local-mode NodeCIDR, built from the Node's spec.podCIDRs): only this node's pods count as local, so pods of other nodes are masqueraded at ClusterIPs and not short-circuited at externalTrafficPolicy Local addresses`
+            : detectorScope === "undetermined"
+            ? `local-traffic detector ${list} (from the rules): it is ${nodeName}'s podCIDR, and no other Node's podCIDR or kube-proxy configuration in the bundle tells whether it stands for the cluster CIDR or for this node's pods alone: kube-proxy's --detect-local-mode (ClusterCIDR or NodeCIDR) decides whether pods of other nodes count as local`
+            : `cluster CIDR ${list} (from ${cidr.source})`,
+        );
+      }
       const facts = readNodeFacts(capture);
       const sources = chooseSources(bundle, resolved, nodeName, family, cidr.cidrs, facts.addresses?.isLocal);
+      if (detectorScope === "node") sources.localRange = `${nodeName}'s pod CIDR`;
       report.notes.push(...facts.problems);
       // the node's own addresses, for endpoints on one of them (host-network pods of this node)
       const traceContext: TraceContext = { isLocalAddress: facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP) };
