@@ -68,3 +68,22 @@ describe("--all-nodes on a bundle says when the bundle does not hold every node"
     expect((JSON.parse(r.stdout) as { limits: string[] }).limits.filter((l) => l.startsWith("nodes other than"))).toEqual([]);
   });
 });
+
+describe("--all-nodes on a bundle holding Node objects of nodes it has no state of", () => {
+  it("those nodes are not analysed: exit 1, one error line naming them, and the warning names only the nodes analysed", async () => {
+    // the state of na alone, with the Node objects of the whole cluster (as a single-node capture carries them)
+    const b: Bundle = bundleOf({ dump: rules, nodeName: "na", nodeIP: "192.168.50.11", services: [web], slices: [eps], clusterCIDRs: ["10.244.0.0/16"] });
+    b.objects.nodes.push(node("nb", "192.168.50.12"), node("nc", "192.168.50.13"));
+    b.capture.command = "kubectl netpath svc/web -n shop --node na";
+    const f = join(T, "one-node-state.json");
+    writeFileSync(f, encodeBundle(b, "json"));
+    const r = await run(["svc/web", "-n", "shop", "--from", f, "--all-nodes", "-o", "json"]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { nodes: { node: string; error?: string }[] };
+    expect(report.nodes.map((n) => [n.node, n.error])).toEqual([["na", undefined], ["nb", "no datapath state was collected from this node"], ["nc", "no datapath state was collected from this node"]]);
+    expect(r.stderr.split("\n").filter(Boolean)).toEqual([
+      "warning: --all-nodes on this bundle analysed only the nodes it holds (na): this bundle was captured without --all-nodes (capture.command: kubectl netpath svc/web -n shop --node na); other nodes of the cluster were not checked: capture with --all-nodes for a drift check across the cluster",
+      "error: 2 of 3 node(s) not analysed, the bundle holds no capture of them: nb, nc; capture them with --all-nodes (or ask for the captured ones with --node)",
+    ]);
+  });
+});

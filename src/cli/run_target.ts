@@ -123,7 +123,8 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
  * `capture.command`, written by src/kube/live.ts commandLine, then has that flag), else the endpoints' nodes (or
  * `--node`, `--from-pod`), and a hand-made bundle does not say.
  * @param capture the bundle's capture info.
- * @param nodes the nodes `--all-nodes` analysed on the bundle (those it holds a capture or a Node object of).
+ * @param nodes the nodes `--all-nodes` analysed on the bundle: those it holds a capture of (a Node object alone is
+ *   reported as not analysed, and fails the run).
  * @returns the report's limit line and the stderr warning, or undefined when the bundle was captured with --all-nodes.
  */
 export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]): { limit: string; warning: string } | undefined {
@@ -219,19 +220,25 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     const partial = o.from === undefined || plan.nodes
       ? undefined
       : o.allNodes
-      ? allNodesShortfall(bundle.capture, opts.nodes ?? [])
+      ? allNodesShortfall(bundle.capture, bundle.nodes.map((n) => n.name))
       : endpointNodesShortfall(bundle.capture, report.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined), bundle.nodes.map((n) => n.name));
     if (partial) {
       report.limits.push(partial.limit);
       io.stderr(`warning: ${partial.warning}\n`);
     }
     io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
-    // Nodes whose state could not be read: partial results above, one line each here, exit 1. Under --all-nodes on a
-    // bundle, a node it holds no capture of was not asked for by name: said, without failing the run.
+    // Nodes whose state could not be read: partial results above, one line each here, exit 1 (README, Exit codes: "also
+    // when a node could not be analysed"). Under --all-nodes on a bundle, the Nodes it holds no capture of are not
+    // analysed either: one line names them all (a bundle of one node's state and the cluster's 25 Node objects would
+    // otherwise exit 0 with 24 nodes unchecked).
     const uncaptured = o.allNodes && o.from !== undefined && !plan.nodes
       ? new Set(report.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n.node)).map((n) => n.node))
       : new Set<string>();
-    for (const n of uncaptured) io.stderr(`warning: node ${n}: the bundle holds no capture of it: not analysed (capture it with --all-nodes)\n`);
+    if (uncaptured.size > 0) {
+      const names = [...uncaptured];
+      const shown = names.length > 10 ? `${names.slice(0, 10).join(", ")}, … (${names.length - 10} more)` : names.join(", ");
+      io.stderr(`error: ${names.length} of ${report.nodes.length} node(s) not analysed, the bundle holds no capture of them: ${shown}; capture them with --all-nodes (or ask for the captured ones with --node)\n`);
+    }
     const failed = report.nodes.filter((n) => n.error !== undefined && !uncaptured.has(n.node));
     for (const n of failed) {
       // a NotReady node is not retried into health (pod_state.ts nodeNotReady says why and what to check)
@@ -244,7 +251,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     }
     if (report.nodes.length === 0) io.stderr("warning: the bundle holds no node state: only the API side was analysed\n");
     if (leftBehind.length > 0) io.stderr(`error: ${(await import("../kube/live.ts")).leftBehindMessage(leftBehind)}\n`);
-    return failed.length > 0 || leftBehind.length > 0 ? 1 : 0;
+    return failed.length > 0 || leftBehind.length > 0 || uncaptured.size > 0 ? 1 : 0;
   }
   const pending = await import("./run_pending.ts");
   return pending.runPending(bundle, plan, namespace, o, io);
