@@ -8,7 +8,7 @@
  */
 import type { Bundle } from "../bundle/bundle.ts";
 import { cidrContains, hostAt, hostWithin, isIPv6 } from "../model/ip.ts";
-import type { Node } from "../model/k8s.ts";
+import type { Node, Service } from "../model/k8s.ts";
 import type { ResolvedService } from "./resolve.ts";
 import type { ClientKind, EntryPointReport } from "./report.ts";
 import { podAddresses } from "./from_pod.ts";
@@ -59,14 +59,50 @@ const DENIED_CANDIDATES: Record<4 | 6, string[]> = {
  * so a client traced from one describes no real client.
  */
 function takenAddresses(bundle: Bundle, node: Node | undefined, isLocal: ((ip: string) => boolean) | undefined): (ip: string) => boolean {
-  const own = new Set<string>();
-  for (const svc of bundle.objects.services) {
-    for (const ip of [svc.spec?.clusterIP, ...(svc.spec?.clusterIPs ?? []), ...(svc.spec?.externalIPs ?? []), svc.spec?.loadBalancerIP, ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)]) {
-      if (ip) own.add(ip);
+  const services = bundle.objects.services;
+  const own = servicesTakingCandidates(services);
+  const nodeOwn = new Set((node?.status?.addresses ?? []).map((a) => a.address));
+  // a candidate from the scan made once; any other address (a host of loadBalancerSourceRanges) by a scan of its own
+  const byService = (ip: string) => CANDIDATES.has(ip) ? own.has(ip) : services.some((svc) => serviceAddresses(svc).includes(ip));
+  return (ip) => nodeOwn.has(ip) || byService(ip) || (isLocal?.(ip) ?? false);
+}
+
+/** A Service's own addresses: ClusterIP(s), externalIPs, loadBalancerIP, LoadBalancer ingress IPs. */
+function serviceAddresses(svc: Service): (string | undefined)[] {
+  const spec = svc.spec;
+  return [spec?.clusterIP, ...(spec?.clusterIPs ?? []), ...(spec?.externalIPs ?? []), spec?.loadBalancerIP, ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip)];
+}
+
+/** Every candidate address of an outside client, either family. */
+const CANDIDATES = new Set([...EXTERNAL_CANDIDATES[4], ...EXTERNAL_CANDIDATES[6], ...DENIED_CANDIDATES[4], ...DENIED_CANDIDATES[6]]);
+/** {@link servicesTakingCandidates}' answer per Services list (one scan per bundle, not per node and family). */
+const takenByServices = new WeakMap<readonly Service[], Set<string>>();
+
+/**
+ * The candidate addresses ({@link EXTERNAL_CANDIDATES}, {@link DENIED_CANDIDATES}) that a Service of the bundle uses
+ * as its ClusterIP(s), externalIPs, loadBalancerIP or LoadBalancer ingress IP: only those are kept, so a bundle of
+ * 10,000 Services costs one pass and no set of all their addresses.
+ */
+function servicesTakingCandidates(services: readonly Service[]): Set<string> {
+  let taken = takenByServices.get(services);
+  if (taken) return taken;
+  taken = new Set<string>();
+  const see = (ip: string | undefined) => {
+    if (ip !== undefined && CANDIDATES.has(ip)) taken!.add(ip);
+  };
+  for (const svc of services) {
+    const spec = svc.spec;
+    if (spec) {
+      see(spec.clusterIP);
+      if (spec.clusterIPs) for (const ip of spec.clusterIPs) see(ip);
+      if (spec.externalIPs) for (const ip of spec.externalIPs) see(ip);
+      see(spec.loadBalancerIP);
     }
+    const ingress = svc.status?.loadBalancer?.ingress;
+    if (ingress) for (const i of ingress) see(i.ip);
   }
-  for (const a of node?.status?.addresses ?? []) own.add(a.address);
-  return (ip) => own.has(ip) || (isLocal?.(ip) ?? false);
+  takenByServices.set(services, taken);
+  return taken;
 }
 
 /**
