@@ -16,9 +16,10 @@ import { ipvsBoundAddress } from "./ipvs/datapath.ts";
 import { parseCiliumServiceList } from "../datapath/cilium_services.ts";
 import { compareCiliumServices } from "./cilium_compare.ts";
 import { ciliumAlongsideKubeProxy, ciliumAlongsideNote, hasKubeProxyState, noKubeProxyStateNote, otherDatapathNote, otherServiceDatapath } from "./service_datapath.ts";
-import type { Bundle } from "../bundle/bundle.ts";
+import type { Bundle, NodeCapture } from "../bundle/bundle.ts";
 import { DumpParseError } from "../datapath/errors.ts";
 import { canonicalAddress, isIPv6 } from "../model/ip.ts";
+import type { Node as KubeNode } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
@@ -262,16 +263,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       report.notes.push(`Cilium's service table is not compared: the Service carries ${SERVICE_PROXY_NAME_LABEL}=${resolved.service.metadata.labels[SERVICE_PROXY_NAME_LABEL]}, which Cilium serves only when its --k8s-service-proxy-name is that value (empty by default: unlabelled Services only)`);
     } else if (other.table) {
       // Cilium's own table: compare it with the API as kube-proxy's rules are elsewhere
-      try {
-        // Cilium reads the GA zone label only (writer.go), not nodeZone's beta fallback; without the Node object, the
-        // zone of an endpoint on the node (topologyNode)
-        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, topologyNode(nodeName, nodeObj, resolved.endpoints).zone);
-        report.drift.push(...cmp.drift);
-        report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
-      } catch (e) {
-        if (!(e instanceof DumpParseError)) throw e;
-        report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
-      }
+      compareCiliumTable(resolved, capture, nodeName, nodeObj, report);
     }
     {
       findings.push({
@@ -298,14 +290,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       node: nodeName,
     });
     if (alongside.table) {
-      try {
-        const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, topologyNode(nodeName, nodeObj, resolved.endpoints).zone);
-        report.drift.push(...cmp.drift);
-        report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
-      } catch (e) {
-        if (!(e instanceof DumpParseError)) throw e;
-        report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
-      }
+      compareCiliumTable(resolved, capture, nodeName, nodeObj, report);
     }
   }
   const hc = healthCheckNote(svc, resolved, nodeName);
@@ -665,6 +650,25 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
     return done();
   }
   return done();
+}
+
+/**
+ * Compares the node's Cilium service table (section `cilium-services`, `cilium-dbg service list -o json`) with the
+ * API (cilium_compare.ts compareCiliumServices) and adds its drift and notes to the node's report; a table that
+ * cannot be read becomes a note saying so and how to collect it again. Cilium reads the GA zone label only
+ * (writer.go), not nodeZone's beta fallback; without the Node object, the zone of an endpoint on the node
+ * (topologyNode).
+ * @throws what compareCiliumServices throws other than {@link DumpParseError}.
+ */
+function compareCiliumTable(resolved: ResolvedService, capture: NodeCapture, nodeName: string, nodeObj: KubeNode | undefined, report: NodeServiceReport): void {
+  try {
+    const cmp = compareCiliumServices(resolved, parseCiliumServiceList(capture.sections["cilium-services"]!.stdout), nodeName, topologyNode(nodeName, nodeObj, resolved.endpoints).zone);
+    report.drift.push(...cmp.drift);
+    report.notes.push(...cmp.notes, ...cmp.frontends.map((f) => `Cilium frontend ${f}`));
+  } catch (e) {
+    if (!(e instanceof DumpParseError)) throw e;
+    report.notes.push(`Cilium's service table could not be read (${e.message}): nothing compared; collect it again with cilium-dbg service list -o json`);
+  }
 }
 
 /**
