@@ -4,6 +4,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import type { NodeAddresses } from "../datapath/ip_addr.ts";
 import type { NodeSysctls } from "../datapath/sysctls.ts";
 import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -29,6 +30,11 @@ export interface PacketFacts {
   nodeAddresses?: string[];
   /** The other nodes' addresses in their Node objects: a source there is a host process (or hostNetwork pod) of that node. */
   otherNodeAddresses?: { node: string; address: string }[];
+  /**
+   * The node's local addresses as collected (`ip -o addr`, `ip route show table local`); undefined when not collected.
+   * An address on an interface other than kube-ipvs0 (where IPVS mode binds Service addresses) is the node's own.
+   */
+  localAddresses?: NodeAddresses;
 }
 
 /**
@@ -125,21 +131,45 @@ export function answerPacket(
     a.caveats.push(`${q.destination} is an address of this node: no kube-proxy rule stops the packet, so it is delivered to the node itself — whatever listens on port ${q.port}/${q.protocol} there answers`);
   }
   if (srcLocal) a.caveats.push(`${q.source} is ${isLocal ? "a local address of the node" : "this node's address"}: traced as a host-network client (nat OUTPUT)`);
+  // A source on another node is first handled by that node's rules, which translate a packet to any Service's ClusterIP,
+  // externalIP or load-balancer IP wherever it is sent from, but a NodePort only at that node's own addresses
+  // (pkg/proxy/iptables/proxier.go syncProxyRules: the "kubernetes service nodeports" rule is
+  // `-m addrtype --dst-type LOCAL`, or `-d` each --nodeport-addresses IP of that node (GetNodeIPs); nftables mode: the
+  // nodeport-ips set or `fib daddr type local`, pkg/proxy/nftables/proxier.go; IPVS mode: NodePort virtual servers on
+  // the node's own addresses, pkg/proxy/ipvs/proxier.go syncProxyRules GetAllLocalAddressesExcept(kube-ipvs0)). So a
+  // packet to this node's own address that is none of the Service's leaves the source's node untranslated (that
+  // node's answer says so) and this answer is its real path here, not an "as if".
+  const serviceAddress = svc.clusterIPs.includes(q.destination) || svc.externalIPs.includes(q.destination) || svc.loadBalancerIngress.includes(q.destination);
+  const loopback = q.destination === "::1" || (!isIPv6(q.destination) && cidrContains("127.0.0.0/8", q.destination));
+  const ownAddress = !serviceAddress && !loopback && (
+    q.destination === s.nodeIP || (facts.nodeAddresses ?? []).includes(q.destination) ||
+    (facts.localAddresses?.isLocal(q.destination) === true && ![undefined, "kube-ipvs0"].includes(facts.localAddresses.interfaceOf(q.destination)))
+  );
+  const arrivesUntranslated = (who: string, from: string, pod: boolean) =>
+    `${who}: ${from}'s kube-proxy rules leave its packet to ${q.destination}, an address of ${node} and none of Service ${svc.namespace}/${svc.name}'s, untranslated ` +
+    `(they take a NodePort only at ${from}'s own addresses), so it reaches ${node} as traced here` +
+    (pod ? `; rules outside kube-proxy's on ${from} that masquerade pod traffic leaving the node (a CNI's, ip-masq-agent's) would make its source ${from}'s address instead` : "");
   if (!sourcePod && podNode !== undefined && podNode !== node) {
     a.caveats.push(
-      `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
+      ownAddress
+        ? arrivesUntranslated(`${q.source} is in the pod CIDR of node ${podNode}`, podNode, true)
+        : `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
     );
   }
   if (otherHost) {
     // a host process (or hostNetwork pod) of another node: its packet to a Service address is translated in that
     // node's nat OUTPUT before it leaves, so it does not reach this node addressed to the Service
     a.caveats.push(
-      `${q.source} is an address of node ${otherHost.node}: a host process or hostNetwork pod there has its packets translated by ${otherHost.node}'s rules first (nat OUTPUT); this answer is for the packet as if it entered ${node} untranslated (use --node ${otherHost.node} to trace it where it starts)`,
+      ownAddress
+        ? arrivesUntranslated(`${q.source} is an address of node ${otherHost.node} (a host process or hostNetwork pod there; its nat OUTPUT)`, otherHost.node, false)
+        : `${q.source} is an address of node ${otherHost.node}: a host process or hostNetwork pod there has its packets translated by ${otherHost.node}'s rules first (nat OUTPUT); this answer is for the packet as if it entered ${node} untranslated (use --node ${otherHost.node} to trace it where it starts)`,
     );
   }
   if (sourcePod && sourcePod.node !== node) {
     a.caveats.push(
-      `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
+      ownAddress
+        ? arrivesUntranslated(`${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}`, sourcePod.node, true)
+        : `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
     );
   }
   // another node's address: routed to that node, and not to this node's NodePorts, which kube-proxy reaches only for
@@ -149,8 +179,11 @@ export function answerPacket(
   const nodePort = svc.ports.find((p) => p.nodePort === q.port && p.protocol.toLowerCase() === q.protocol);
   if (dstNode) {
     const what = nodePort ? `NodePort ${q.port}/${q.protocol} of Service ${svc.namespace}/${svc.name} there` : `not an address of Service ${svc.namespace}/${svc.name}`;
+    // a source on this node does start here: this answer is the first part of its path, not an "as if"
     a.caveats.push(
-      `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node} (use --node ${dstNode.node} to trace it where it is handled)`,
+      place === "this-node"
+        ? `${q.destination} is an address of node ${dstNode.node} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${dstNode.node} as this answer leaves it and handled there by its rules (use --node ${dstNode.node} to trace it there)`
+        : `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node} (use --node ${dstNode.node} to trace it where it is handled)`,
     );
   } else if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
