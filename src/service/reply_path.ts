@@ -68,6 +68,14 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
     if (all && v.endpoints.length > 0) v.reason = `${v.reason}; but the replies bypass ${node}: the connection does not complete`;
   }
   if (unknown.length > 0) {
-    v.caveats.push(`reply path: the node of ${unknown.join(", ")} is not in the API objects; if it is not ${node}, the unmasqueraded reply bypasses ${node} and the connection does not complete`);
+    // the reply crosses this node when the client is on it (wherever the endpoint runs) or the endpoint is: with the
+    // client's node unknown too, both facts decide, and the caveat names both
+    const one = unknown.length === 1;
+    v.caveats.push(
+      place === "unknown"
+        ? `reply path: the nodes of ${unknown.join(", ")} (not in the API objects) and of ${v.source}${unknownWhy ? ` (${unknownWhy})` : ""} are not known, and they decide whether the connection completes: ` +
+          `it does if either is ${node} (the replies then return through ${node}, whose conntrack reverses the DNAT); if neither is, ${unknown.join(", ")} ${one ? "replies" : "reply"} straight to ${v.source}, not through ${node}, and the connection does not complete`
+        : `reply path: the node of ${unknown.join(", ")} is not in the API objects; if it is not ${node}, the unmasqueraded reply bypasses ${node} and the connection does not complete`,
+    );
   }
 }
