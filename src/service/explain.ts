@@ -633,6 +633,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           nodeAddresses: (nodeObj?.status?.addresses ?? []).map((a) => a.address),
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),
           ...(facts.addresses ? { localAddresses: facts.addresses } : {}),
+          clusterCIDRSource: cidr.source,
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...dp.answerCaveats);

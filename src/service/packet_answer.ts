@@ -35,6 +35,13 @@ export interface PacketFacts {
    * An address on an interface other than kube-ipvs0 (where IPVS mode binds Service addresses) is the node's own.
    */
   localAddresses?: NodeAddresses;
+  /**
+   * Where the source's `Sources.clusterCIDRs` were learnt (cluster_cidr.ts detectClusterCIDRs: "the rules
+   * (local-traffic detector)", the capture info, kube-proxy's configuration, or "the nodes' podCIDRs"). Learnt from
+   * anything but the Nodes' podCIDRs (which CNIs with their own IPAM, e.g. Calico, assign pod IPs outside of), they hold
+   * every pod of this node: a source outside them that is not a local address is not on this node.
+   */
+  clusterCIDRSource?: string;
 }
 
 /**
@@ -84,9 +91,21 @@ export function answerPacket(
   // not known — a pod address in no node's podCIDR (CNIs with their own IPAM, e.g. Calico, ignore spec.podCIDR) whose
   // Pod the bundle does not hold (a live run keeps only the endpoints' pods): the reply path then depends on it
   const otherHost = srcLocal ? undefined : (facts.otherNodeAddresses ?? []).find((x) => x.address === q.source && x.node !== node);
-  const place = srcLocal || podHere ? "this-node" : podNode !== undefined || otherHost ? "elsewhere" : "unknown";
+  // A source outside the CIDRs kube-proxy takes this node's pods to be in is no pod of this node; when the node's own
+  // addresses were collected and it is not one of them, it is not on this node at all: a client from outside, whose
+  // unmasqueraded reply from an endpoint elsewhere bypasses this node (pkg/proxy/ipvs/proxier.go syncEndpoint, v1.30,
+  // kubernetes/kubernetes#97081: "Traffic from an external source will be routed but the reply will have the POD
+  // address and will be discarded"), as explain.ts answers for the report's client from outside.
+  const podRange = facts.clusterCIDRSource !== undefined && facts.clusterCIDRSource !== "the nodes' podCIDRs"
+    ? s.clusterCIDRs.filter((c) => isIPv6(c.split("/")[0]!) === isIPv6(q.source))
+    : [];
+  const noPodHere = podNode === undefined && podRange.length > 0 && !podRange.some((c) => cidrContains(c, q.source));
+  const place = srcLocal || podHere ? "this-node" : podNode !== undefined || otherHost || (noPodHere && facts.localAddresses) ? "elsewhere" : "unknown";
   if (facts.endpoints) {
-    checkReplyPath(v, place, node, facts.endpoints, "no Pod of the bundle has this address, and it is in no node's podCIDR");
+    const unknownWhy = noPodHere
+      ? `it lies outside ${s.localRange ?? "the cluster CIDR"} ${podRange.join(", ")} (from ${facts.clusterCIDRSource}), so it is no pod of ${node}, but ${node}'s own addresses were not collected (ip -o addr): whether it is one of them is not known`
+      : "no Pod of the bundle has this address, and it is in no node's podCIDR";
+    checkReplyPath(v, place, node, facts.endpoints, unknownWhy);
     if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls);
   }
   if (ifaces && place === "unknown") {
