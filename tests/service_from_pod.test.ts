@@ -21,7 +21,31 @@ const lab = readBundle(IPTABLES_LAB);
 describe("--from-pod on a bundle", () => {
   it("the pod's IP is the source, the Service's ClusterIP and first port the destination, its node the one traced", () => {
     const q = packetFromPod(lab.objects, "kube-system", "pod/coredns-78fcd69978-cvpx2", "kube-dns");
-    expect(q).toEqual({ packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp" }, node: "k8s1", pod: "coredns-78fcd69978-cvpx2" });
+    expect(q).toEqual({
+      packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp", untraced: ["10.96.0.10:53/tcp", "10.96.0.10:9153/tcp"] },
+      node: "k8s1",
+      pod: "coredns-78fcd69978-cvpx2",
+    });
+  });
+  it("without --dest the answer says which destination it traced and names the Service's others (audit: it traced ports[0] silently)", async () => {
+    const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "-o", "json"]);
+    expect(r.code, r.err).toBe(0);
+    const [a] = JSON.parse(r.out).packet as { destination: string; caveats: string[] }[];
+    expect(a!.destination).toBe("10.96.0.10:53/udp");
+    expect(a!.caveats).toContain(
+      "one destination of Service kube-system/kube-dns traced (--from-pod without --dest takes its first port at spec.clusterIP): 10.96.0.10:53/udp; not traced: 10.96.0.10:53/tcp, 10.96.0.10:9153/tcp (ask for one with --dest IP:PORT/PROTO)",
+    );
+    // with --dest the packet is the one asked for: nothing to name
+    const d = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "--dest", "10.96.0.10:53/tcp", "-o", "json"]);
+    expect((JSON.parse(d.out).packet[0].caveats as string[]).join("\n")).not.toMatch(/not traced:/);
+  });
+  it("a dual-stack Service: the ClusterIP of the other family is named as not traced (for a pod with an address of it)", () => {
+    const ds = readBundle(new URL("./fixtures/dual-stack", import.meta.url).pathname);
+    expect(packetFromPod(ds.objects, "default", "web-a", "web").packet).toEqual({ source: "10.244.0.7", destination: "10.96.100.10", port: 80, protocol: "tcp", untraced: ["[fd00:10:96::a]:80/tcp"] });
+    // a single-stack IPv4 pod cannot send to the IPv6 ClusterIP: nothing left untraced
+    const v4only = structuredClone(ds.objects);
+    v4only.pods[0]!.status!.podIPs = [{ ip: "10.244.0.7" }];
+    expect(packetFromPod(v4only, "default", "web-a", "web").packet.untraced).toBeUndefined();
   });
   it("a --dest keeps its destination; only the source is the pod's", () => {
     const q = packetFromPod(lab.objects, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns", { source: "1.2.3.4", destination: "10.96.0.10", port: 9153, protocol: "tcp" });

@@ -15,7 +15,7 @@ import type { NodeCapture } from "../bundle/bundle.ts";
 import { emptyBundle } from "../bundle/bundle.ts";
 import { allowListObjects } from "../bundle/allow_list.ts";
 import type { Node } from "../model/k8s.ts";
-import { noAddressOfFamily, podAddressFor } from "../service/from_pod.ts";
+import { noAddressOfFamily, podAddressFor, servicePacketFromPod } from "../service/from_pod.ts";
 import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
 import { activeDeadlineFor, type CollectAccess, type CollectVia, COLLECT_VIA, collectNode } from "./collect_node.ts";
@@ -331,12 +331,13 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
   if (imageWarning && !s.dryRun) bundle.warnings.push(imageWarning);
   if (found.fromPod) {
     const svc = found.objects.services[0]!;
-    const port = svc.spec.ports?.[0];
     // the pod's address of the destination's family (a dual-stack pod has one of each)
     const { name: podName, ips } = found.fromPod;
     const sourceFor = (destination: string) => podAddressFor(ips, destination) ?? (() => { throw noAddressOfFamily(podName, ips, destination); })();
-    if (!result.packet && svc.spec.clusterIP && svc.spec.clusterIP !== "None" && port) {
-      result.packet = { source: sourceFor(svc.spec.clusterIP), destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as "tcp" | "udp" | "sctp" };
+    // without --dest: the Service's first port at its ClusterIP, its other destinations named in the answer
+    const chosen = result.packet ? undefined : servicePacketFromPod(svc, ips, podName);
+    if (chosen) {
+      result.packet = chosen;
     } else if (result.packet) {
       result.packet.source = sourceFor(result.packet.destination);
     }

@@ -22,4 +22,10 @@ export interface PacketQuestion {
   /** Destination port, 1-65535. */
   port: number;
   protocol: "tcp" | "udp" | "sctp";
+  /**
+   * For a packet the tool chose (`--from-pod` without `--dest`: the Service's first port at `spec.clusterIP`), the
+   * Service's other destinations the client could send to, as `IP:PORT/proto` (`[IPv6]:PORT/proto`): its other
+   * ServicePorts, and each port at the ClusterIP of its other family. Not traced; the answer names them.
+   */
+  untraced?: string[];
 }

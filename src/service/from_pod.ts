@@ -8,8 +8,9 @@
 import type { BundleObjects, CaptureInfo } from "../bundle/bundle.ts";
 import { NotFoundError, UsageError } from "../model/errors.ts";
 import { isIPv6 } from "../model/ip.ts";
-import type { Pod } from "../model/k8s.ts";
+import type { Pod, Service } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
+import { formatDestination } from "./entry_points.ts";
 
 /** A pod's addresses: status.podIP first, then the rest of status.podIPs (a dual-stack pod has one per family). */
 export function podAddresses(pod: Pod): string[] {
@@ -31,6 +32,33 @@ export function noAddressOfFamily(name: string, ips: readonly string[], destinat
   return new UsageError(
     `--from-pod ${name}: the pod has no ${isIPv6(destination) ? "IPv6" : "IPv4"} address to send to ${destination} (its addresses: ${ips.join(", ")}); give --dest an address of its family`,
   );
+}
+
+/**
+ * The packet `--from-pod` traces when no `--dest` is given: from the pod to the Service's first ServicePort
+ * (`spec.ports[0]`) at `spec.clusterIP` (the ClusterIP of its primary family). A Service has more destinations a client
+ * pod may use: its other ServicePorts (kube-dns: 53/UDP, 53/TCP, 9153/TCP), and with dual-stack each port at the
+ * ClusterIP of its other family (`spec.clusterIPs[1]`); those of a family the pod has an address of are listed in
+ * `untraced`, so the answer says which destination it traced and which it did not.
+ * @param svc the Service.
+ * @param ips the pod's addresses ({@link podAddresses}).
+ * @param name the pod's name (for the error).
+ * @returns the packet, or undefined when the Service has no ClusterIP (headless, ExternalName) or no port.
+ * @throws {UsageError} when the pod has no address of the ClusterIP's family ({@link noAddressOfFamily}).
+ */
+export function servicePacketFromPod(svc: Service, ips: readonly string[], name: string): PacketQuestion | undefined {
+  const first = svc.spec.ports?.[0];
+  const clusterIP = svc.spec.clusterIP;
+  if (!clusterIP || clusterIP === "None" || !first) return undefined;
+  const source = podAddressFor(ips, clusterIP);
+  if (source === undefined) throw noAddressOfFamily(name, ips, clusterIP);
+  const protocol = (p: { protocol?: string }) => (p.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"];
+  const packet: PacketQuestion = { source, destination: clusterIP, port: first.port, protocol: protocol(first) };
+  const vips = [clusterIP, ...(svc.spec.clusterIPs ?? []).filter((ip) => ip !== clusterIP && ip !== "None")].filter((ip) => podAddressFor(ips, ip) !== undefined);
+  const untraced = vips.flatMap((ip) => (svc.spec.ports ?? []).map((p) => formatDestination(ip, p.port, protocol(p))))
+    .filter((d) => d !== formatDestination(clusterIP, first.port, packet.protocol));
+  if (untraced.length > 0) packet.untraced = untraced;
+  return packet;
 }
 
 /**
@@ -61,7 +89,8 @@ export interface FromPodQuestion {
  * @param objects the bundle's objects.
  * @param namespace the namespace of the Service (and of the pod, as kubectl's `-n`).
  * @param fromPod `NAME`, `pod/NAME` or `NAMESPACE/NAME` ({@link fromPodRef}).
- * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given).
+ * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given,
+ *   {@link servicePacketFromPod}, which names the Service's other destinations in `packet.untraced`).
  * @param packet a `--dest` already given: only its source is replaced.
  * @param capture how the bundle was made (its `command` says whether it was captured with `--from-pod`).
  * @returns the packet and the pod's node.
@@ -101,9 +130,7 @@ export function packetFromPod(objects: BundleObjects, namespace: string, fromPod
   if (packet) return { packet: { ...packet, source: sourceFor(packet.destination) }, node, pod: name };
   const svc = objects.services.find((s) => s.metadata.name === service && (s.metadata.namespace ?? "default") === namespace);
   if (!svc) throw new NotFoundError("service", service, namespace);
-  const port = svc.spec.ports?.[0];
-  if (!svc.spec.clusterIP || svc.spec.clusterIP === "None" || !port) {
-    throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
-  }
-  return { packet: { source: sourceFor(svc.spec.clusterIP), destination: svc.spec.clusterIP, port: port.port, protocol: (port.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"] }, node, pod: name };
+  const chosen = servicePacketFromPod(svc, ips, name);
+  if (!chosen) throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
+  return { packet: chosen, node, pod: name };
 }
