@@ -57,8 +57,10 @@ export interface Datapath {
    */
   affinitySets?(namespace: string, name: string, protocol: string, portName: string | undefined): { name: string; timeoutSeconds?: number; clients: number }[];
   /**
-   * nftables mode: the addresses the node's table serves NodePorts on, its set `nodeport-ips`; `"local"` when the
-   * table has no such set (its rule matches `fib daddr type local`: every local address).
+   * The addresses the node's rules serve NodePorts on. nftables mode: its set `nodeport-ips`; `"local"` when the
+   * table has no such set (its rule matches `fib daddr type local`: every local address). iptables mode: the `-d IP`
+   * of each nat KUBE-SERVICES jump to KUBE-NODEPORTS (iptables/datapath.ts nodePortJumps); absent when the jump is
+   * `--dst-type LOCAL` (every local address).
    */
   readonly nodePortIPs?: string[] | "local";
 }

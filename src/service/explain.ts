@@ -402,12 +402,14 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         );
       }
       report.notes.push(...sources.notes);
-      // nftables mode without kube-proxy's configuration in the bundle: the node's own set nodeport-ips says it, not
-      // the default nodePortAddresses would have (a configured value is shown as configured, with its source)
+      // nftables or iptables mode without kube-proxy's configuration in the bundle: the node's own rules say it (set
+      // nodeport-ips; the `-d IP -j KUBE-NODEPORTS` jumps), not the default nodePortAddresses would have (a configured
+      // value is shown as configured, with its source)
+      const ruleMode = report.proxyMode.mode === "nftables" || report.proxyMode.mode === "iptables" ? report.proxyMode.mode : undefined;
       const nodePorts = svc.type !== "NodePort" && svc.type !== "LoadBalancer"
         ? undefined
-        : report.proxyMode.mode === "nftables" && datapath.nodePortIPs && !proxyConfig?.nodePortAddresses
-        ? nodePortScopeFromRules(datapath.nodePortIPs, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP))
+        : ruleMode && datapath.nodePortIPs && !proxyConfig?.nodePortAddresses
+        ? nodePortScopeFromRules(datapath.nodePortIPs, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP), ruleMode)
         : nodePortScope(effectiveNodePortAddresses(proxyConfig, report.proxyMode.mode), nodeObj);
       if (nodePorts) report.notes.push(nodePorts.describe);
       /** The KUBE-SVC-/KUBE-SVL- chain each client's trace entered (iptables mode), for recentRuleDrift. */

@@ -125,18 +125,24 @@ export function nodePortScope(setting: ConfigSetting<string[]> | undefined, node
 }
 
 /**
- * NodePort addresses as the node's nftables table has them, which is what the node does whatever the configuration
- * says: its set `nodeport-ips` (pkg/proxy/nftables/proxier.go, from nodePortAddresses, `primary` by default), or, when
- * the table has none, every local address (the `services` rule matches `fib daddr type local`).
- * @param ips the set's addresses, or `"local"`.
+ * NodePort addresses as the node's rules have them, which is what the node does whatever the configuration says.
+ * nftables mode: its set `nodeport-ips` (pkg/proxy/nftables/proxier.go, from nodePortAddresses, `primary` by
+ * default), or, when the table has none, every local address (the `services` rule matches `fib daddr type local`).
+ * iptables mode: the `-d IP` of the nat KUBE-SERVICES jumps to KUBE-NODEPORTS, one per address nodePortAddresses
+ * selects (pkg/proxy/iptables/proxier.go syncProxyRules, "create nodeport rules for each IP one by one").
+ * @param ips the addresses, or `"local"` (nftables: no set nodeport-ips).
  * @param isLocal whether an address is the node's (its collected addresses, else its InternalIP).
+ * @param mode the proxy mode whose rules gave `ips` (the description names where they were read).
  */
-export function nodePortScopeFromRules(ips: string[] | "local", isLocal: (ip: string) => boolean): NodePortScope {
+export function nodePortScopeFromRules(ips: string[] | "local", isLocal: (ip: string) => boolean, mode: "nftables" | "iptables" = "nftables"): NodePortScope {
   if (ips === "local") {
     return { serves: (ip) => isLocal(ip) && !/^127\.|^::1$/.test(ip), describe: "NodePorts answer on every local address of the node but loopback (its kube-proxy table has no set nodeport-ips: `fib daddr type local`)" };
   }
   const set = new Set(ips);
-  return { serves: (ip) => set.has(ip), describe: `NodePorts answer only on ${ips.length > 0 ? ips.join(", ") : "no address"} (set nodeport-ips of the node's kube-proxy table)` };
+  const where = mode === "iptables"
+    ? "the node's nat KUBE-SERVICES jumps to KUBE-NODEPORTS only for those destinations (`-d IP`): kube-proxy's nodePortAddresses leaves the other addresses out"
+    : "set nodeport-ips of the node's kube-proxy table";
+  return { serves: (ip) => set.has(ip), describe: `NodePorts answer only on ${ips.length > 0 ? ips.join(", ") : "no address"} (${where})` };
 }
 
 /**

@@ -12,6 +12,7 @@ import { DumpParseError } from "../../datapath/errors.ts";
 import { parseIptablesListing } from "../../datapath/iptables_list.ts";
 import { listingToDump } from "../../datapath/iptables_list_convert.ts";
 import { type IptablesDump, isKubeServiceChain, parseIptablesSave } from "../../datapath/iptables_save.ts";
+import { canonicalAddress, hostAddress } from "../../model/ip.ts";
 import type { Datapath } from "../datapath.ts";
 import type { IpvsReading } from "../ipvs/datapath.ts";
 import type { RuleModeSignals } from "../proxy_mode.ts";
@@ -164,7 +165,43 @@ export function iptablesDatapath(dump: IptablesDump, ipvs: IpvsReading = { probl
     ...(balancer ? { virtualServer: (ip: string, port: number, proto: string) => balancer.lookup(ip, port, proto), virtualServersAt: (ip: string) => balancer.at(ip) } : {}),
     ...(ipvs.ipsets ? { ipsets: ipvs.ipsets } : {}),
     ...(ipvs.tableUnread ? { ipvsTableUnread: true } : {}),
+    ...nodePortJumps(dump),
   };
+}
+
+/**
+ * The node addresses iptables mode serves NodePorts on, as its rules say: kube-proxy ends nat KUBE-SERVICES with the
+ * jump to KUBE-NODEPORTS, one `-m addrtype --dst-type LOCAL` rule when nodePortAddresses matches every address, else
+ * one `-d IP -j KUBE-NODEPORTS` rule per node address nodePortAddresses selects (pkg/proxy/iptables/proxier.go
+ * syncProxyRules "Finally, tail-call to the nodeports chain": `create nodeport rules for each IP one by one`,
+ * v1.10–v1.35, GetNodeAddresses / nodePortAddresses.GetNodeIPs). IPVS mode names its chain KUBE-NODE-PORT: not read.
+ * @param dump the node's parsed rules.
+ * @returns `{ nodePortIPs }` with the `-d` addresses when every jump has one; `{}` when a jump takes every local
+ *   address, or when the dump has no such jump (no NodePort scope can be read from it).
+ */
+export function nodePortJumps(dump: IptablesDump): { nodePortIPs?: string[] } {
+  const chain = dump.tables.get("nat")?.chains.get("KUBE-SERVICES");
+  if (!chain) return {};
+  const ips: string[] = [];
+  let jumps = 0;
+  for (const [i, raw] of chain.rawRules.entries()) {
+    if (!/-[jg] KUBE-NODEPORTS\b/.test(raw)) continue;
+    let r;
+    try {
+      r = chain.rule(i);
+    } catch (e) {
+      // a rule that cannot be tokenised: the trace says so where it meets it; no scope is read
+      if (e instanceof DumpParseError) return {};
+      throw e;
+    }
+    if (r.target !== "KUBE-NODEPORTS") continue;
+    jumps++;
+    const d = r.destination && !r.destination.negated ? hostAddress(r.destination.value) : undefined;
+    // `--dst-type LOCAL` (with or without `! -d 127.0.0.0/8`), or a -d that is no single address: every local address
+    if (d === undefined || r.matches.some((m) => m.name === "addrtype")) return {};
+    ips.push(canonicalAddress(d));
+  }
+  return jumps > 0 ? { nodePortIPs: ips } : {};
 }
 
 /** Recognises dumps of another format put where iptables-save was expected. */
