@@ -394,8 +394,48 @@ describe("status.loadBalancer.ingress[].ipMode: Proxy (point 3)", () => {
     const n = explainService(b, "ns5", "svc5").nodes[0]!;
     expect(n.ports[0]!.entryPoints.map((e) => e.kind)).toContain("LoadBalancer");
     expect(n.notes).toContain(
-      "ipMode Proxy of 5.6.7.8 is not honoured here: the node runs v1.29.4: feature gate LoadBalancerIPMode is alpha and off by default before v1.30, so kube-proxy programs the IP as a VIP unless the gate was enabled",
+      "ipMode Proxy of 5.6.7.8 is not honoured here (kube-proxy programs it as a VIP, pkg/proxy/util IsVIPMode): feature gate LoadBalancerIPMode is off by default in kube-proxy v1.29 (v1.29.4, the Node's kubeProxyVersion); kube-proxy's configuration is not in the bundle, so a featureGates setting there is not known",
     );
+  });
+
+  // pkg/proxy/util IsVIPMode honours ipMode only with feature gate LoadBalancerIPMode on: alpha (off) in v1.29, beta
+  // (on) v1.30–v1.31, GA (locked on) v1.32 (pkg/features/kube_features.go); kube-proxy's configured gates decide where
+  // the gate can be set. The ruleset is the one kube-proxy writes for an ipMode Proxy IP (5.6.7.8 gone from its maps).
+  const v129 = (dir: string, version = "v1.29.4") => {
+    nftWithoutLbIP(dir);
+    proxyMode(dir);
+    editYaml(dir, "nodes.yaml", (t) => t.replace("conditions: [{type: Ready", `nodeInfo: {kubeletVersion: ${version}, kubeProxyVersion: ${version}}\n    conditions: [{type: Ready`));
+  };
+
+  it("v1.29 with --feature-gates=LoadBalancerIPMode=true: honoured, so the missing rule is no drift and no note says otherwise", () => {
+    const b = exampleWith("nftables-lab", { "kube-proxy.yaml": [flagsDs(["--proxy-mode=nftables", "--feature-gates=LoadBalancerIPMode=true"])] }, (dir) => v129(dir));
+    const r = explainService(b, "ns5", "svc5");
+    const n = r.nodes[0]!;
+    expect(n.ports[0]!.entryPoints.map((e) => e.kind)).toEqual(["ClusterIP", "NodePort"]);
+    expect(n.drift).toEqual([]);
+    expect(n.notes.filter((x) => /ipMode/.test(x))).toEqual([]);
+    expect(r.findings.find((f) => f.code === "LoadBalancerIPModeProxy")!.message).toMatch(/its absence from the nodes is expected, not drift/);
+  });
+
+  it("v1.29 without the gate: the IP is a VIP there, its missing rule is drift, and the finding does not call it expected", () => {
+    const b = exampleWith("nftables-lab", {}, (dir) => v129(dir));
+    const r = explainService(b, "ns5", "svc5");
+    expect(r.nodes[0]!.drift.map((d) => d.message)).toEqual([expect.stringMatching(/^ns5\/svc5:p80: no kube-proxy rule for LoadBalancer IP 5\.6\.7\.8:80\/tcp on test-node/)]);
+    const f = r.findings.find((x) => x.code === "LoadBalancerIPModeProxy")!.message;
+    expect(f).not.toMatch(/expected, not drift/);
+    expect(f).toMatch(
+      /^LoadBalancer ingress 5\.6\.7\.8 has ipMode Proxy, which kube-proxy honours \(programs no rule for it\) only with feature gate LoadBalancerIPMode on .* It does not on test-node \(feature gate LoadBalancerIPMode is off by default in kube-proxy v1\.29 .*\): there kube-proxy programs the IP as a VIP, so a rule missing there is drift/,
+    );
+  });
+
+  it("v1.31 with the gate set off: not honoured; v1.32 with it set off: GA, locked on, honoured", () => {
+    const off = (version: string) => exampleWith("nftables-lab", { "kube-proxy.yaml": [flagsDs(["--proxy-mode=nftables", "--feature-gates=LoadBalancerIPMode=false"])] }, (dir) => v129(dir, version));
+    const v131 = explainService(off("v1.31.2"), "ns5", "svc5");
+    expect(v131.nodes[0]!.drift.map((d) => d.kind)).toEqual(["service-missing"]);
+    expect(v131.nodes[0]!.notes).toContainEqual(expect.stringMatching(/ipMode Proxy of 5\.6\.7\.8 is not honoured here .*feature gate LoadBalancerIPMode is off in flag --feature-gates of DaemonSet kube-system\/kube-proxy/));
+    const v132 = explainService(off("v1.32.0"), "ns5", "svc5");
+    expect(v132.nodes[0]!.drift).toEqual([]);
+    expect(v132.findings.find((f) => f.code === "LoadBalancerIPModeProxy")!.message).toMatch(/expected, not drift/);
   });
 });
 

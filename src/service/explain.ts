@@ -216,10 +216,10 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
     }
     return { report, findings, packets };
   };
-  const ipMode = ipModeHonoured(nodeObj);
+  const ipMode = ipModeHonoured(nodeObj, proxyConfig);
   // ipMode Proxy ingress IPs are no entry point of kube-proxy's where it honours ipMode.
   const svcHere = ipMode.honoured && proxyIngress.length > 0 ? { ...svc, loadBalancerIngress: svc.loadBalancerIngress.filter((ip) => !proxyIngress.includes(ip)) } : svc;
-  if (!ipMode.honoured && proxyIngress.length > 0) report.notes.push(`ipMode Proxy of ${proxyIngress.join(", ")} is not honoured here: ${ipMode.why}`);
+  if (!ipMode.honoured && proxyIngress.length > 0) report.notes.push(`ipMode Proxy of ${proxyIngress.join(", ")} is not honoured here (kube-proxy programs ${proxyIngress.length === 1 ? "it" : "them"} as a VIP, pkg/proxy/util IsVIPMode): ${ipMode.why}`);
   const z = nodeZone(nodeObj);
   if (z) report.zone = z.zone;
   if (!capture) {
@@ -740,7 +740,16 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   if (svc.sessionAffinity === "ClientIP") {
     limits.push(`session affinity: a client seen in the last ${svc.affinityTimeoutSeconds} s returns to its previous endpoint (in iptables and IPVS mode that table is kernel state, not in a dump; in nftables mode the affinity sets are, as captured); shares are for new clients`);
   }
-  const findings: Finding[] = [...ex.findings];
+  // ipMode Proxy: the finding says where kube-proxy does not honour it (there the IP is a VIP whose missing rule is
+  // drift), so that it never calls "expected" what a node's drift calls stale (proxy_scope.ts ipModeHonoured)
+  const proxyIngress = ex.ctx.proxyIngress;
+  const notHonoured = proxyIngress.length === 0 ? [] : nodes
+    .filter((n) => n.report.proxyMode.mode !== "cilium" && n.report.proxyMode.mode !== "other")
+    .flatMap((n) => {
+      const h = ipModeHonoured(bundle.objects.nodes.find((o) => o.metadata.name === n.report.node), ex.ctx.proxyConfig);
+      return h.honoured ? [] : [{ node: n.report.node, why: h.why }];
+    });
+  const findings: Finding[] = ex.findings.map((f) => f.code === "LoadBalancerIPModeProxy" && notHonoured.length > 0 ? proxyModeIngressFinding(proxyIngress, svc, notHonoured) : f);
   const sourcePod = ex.ctx.sourcePod;
   if (sourcePod && !nodeNames.includes(sourcePod.node)) {
     findings.push({

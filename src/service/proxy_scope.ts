@@ -12,8 +12,9 @@
 import { cidrContains, isIPv6 } from "../model/ip.ts";
 import type { Node, Service } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
-import type { ConfigSetting } from "./proxy_config.ts";
+import type { ConfigSetting, KubeProxySettings } from "./proxy_config.ts";
 import type { Finding, ServiceSummary } from "./report.ts";
+import { featureGate } from "./topology.ts";
 
 /** The label that hands a Service to another proxy (KEP-2447 / kubernetes#71355, v1.14+). */
 export const SERVICE_PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name";
@@ -47,37 +48,58 @@ export function proxyModeIngressIPs(service: Service): string[] {
   return (service.status?.loadBalancer?.ingress ?? []).filter((i) => i.ipMode === "Proxy" && i.ip).map((i) => i.ip!);
 }
 
-/** `v1.29.3-eks-…` → 29 (the minor version), or undefined. */
-function minorOf(v: string | undefined): number | undefined {
+/**
+ * Whether kube-proxy on a node honours `ipMode: Proxy`, and the clause saying what decided it. kube-proxy skips an
+ * ingress IP when `!IsVIPMode(ing)` (pkg/proxy/serviceport.go newBaseServiceInfo); IsVIPMode (pkg/proxy/util) returns
+ * true for every ingress while feature gate LoadBalancerIPMode is off. That gate (pkg/features/kube_features.go) is
+ * alpha (off by default) in v1.29, beta (on) in v1.30–v1.31, GA and locked on from v1.32; before v1.29 kube-proxy has
+ * no ipMode and programs every ingress IP. Where the gate can be set (v1.29–v1.31), kube-proxy's configured gates
+ * (`featureGates` of its configuration file, `--feature-gates`; proxy_config.ts) decide, as topology.ts featureGate
+ * applies them; without them the version's default, and the clause says the configuration was not read. The node's
+ * kubeProxyVersion, else kubeletVersion, stands for kube-proxy's; unknown: taken as current (honoured).
+ * @param node the Node object, when in the bundle.
+ * @param proxyConfig kube-proxy's configuration as read from the bundle (proxy_config.ts readKubeProxyConfig).
+ * @returns `honoured`, and `why`: one clause naming the version and the gate's setting or default.
+ */
+export function ipModeHonoured(node: Node | undefined, proxyConfig?: Pick<KubeProxySettings, "featureGates" | "unread">): { honoured: boolean; why: string } {
+  const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
+  const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
   const m = /^v?1\.(\d+)\./.exec(v ?? "");
-  return m ? Number(m[1]) : undefined;
+  const minor = m ? Number(m[1]) : undefined;
+  const from = m ? `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}` : undefined;
+  const g = featureGate(IP_MODE_GATE, minor, from, proxyConfig?.featureGates, proxyConfig !== undefined && !proxyConfig.unread);
+  if (minor === undefined) return { honoured: true, why: `${g.why} (on by default from v1.30, GA in v1.32)` };
+  if (g.why === "") return { honoured: true, why: `kube-proxy v1.${minor} (${from}): feature gate ${IP_MODE_GATE} is GA and locked on from v1.32` };
+  return { honoured: g.on, why: g.why };
 }
 
-/**
- * Whether kube-proxy on a node honours `ipMode: Proxy`: the LoadBalancerIPMode feature gate is alpha (off) in v1.29,
- * beta (on) in v1.30–v1.31, GA (locked on) from v1.32 (pkg/features/kube_features.go). Before that gate kube-proxy
- * programs every ingress IP (pkg/proxy/util IsVIPMode returns true when the gate is off). The node's
- * kubeProxyVersion, else kubeletVersion, stands for kube-proxy's; unknown: honoured.
- */
-export function ipModeHonoured(node: Node | undefined): { honoured: boolean; why: string } {
-  const v = node?.status?.nodeInfo?.kubeProxyVersion || node?.status?.nodeInfo?.kubeletVersion;
-  const minor = minorOf(v);
-  if (minor !== undefined && minor < 30) {
-    return { honoured: false, why: `the node runs ${v}: feature gate LoadBalancerIPMode is alpha and off by default before v1.30, so kube-proxy programs the IP as a VIP unless the gate was enabled` };
-  }
-  return { honoured: true, why: minor !== undefined ? `the node runs ${v} (LoadBalancerIPMode on by default from v1.30, GA in v1.32)` : "LoadBalancerIPMode is on by default from v1.30, GA in v1.32" };
-}
+/** The feature gate of `ipMode` (pkg/features/kube_features.go, KEP-1860). */
+const IP_MODE_GATE = "LoadBalancerIPMode";
 
 /**
- * The finding for ingress IPs with `ipMode: Proxy` kube-proxy does not program (pkg/proxy/serviceport.go
- * newBaseServiceInfo skips `!IsVIPMode(ing)`, v1.29+ behind LoadBalancerIPMode).
+ * The finding for ingress IPs with `ipMode: Proxy` (pkg/proxy/serviceport.go newBaseServiceInfo skips
+ * `!IsVIPMode(ing)`, v1.29+ behind feature gate LoadBalancerIPMode).
+ * @param ips the ingress IPs with ipMode Proxy.
+ * @param summary the Service.
+ * @param notHonoured the analysed kube-proxy nodes where kube-proxy does not honour ipMode ({@link ipModeHonoured}),
+ *   each with the clause saying why: there the IPs are programmed as VIPs, and a rule missing is drift. Empty (the
+ *   default, before any node is read): the absence of rules is expected on every node.
  */
-export function proxyModeIngressFinding(ips: string[], summary: ServiceSummary): Finding {
+export function proxyModeIngressFinding(ips: string[], summary: ServiceSummary, notHonoured: readonly { node: string; why: string }[] = []): Finding {
   const nodePorts = summary.ports.filter((p) => p.nodePort !== undefined).map((p) => `${p.nodePort}/${p.protocol}`);
+  const lb = `The load balancer terminates clients' connections and opens its own to ${nodePorts.length > 0 ? `the NodePort (${nodePorts.join(", ")}) on the nodes` : "the endpoints"} (or to the endpoints directly, by provider); those arrive as NodePort or pod traffic, answered above`;
+  const head = `LoadBalancer ingress ${ips.join(", ")} has ipMode Proxy`;
+  if (notHonoured.length === 0) {
+    return {
+      severity: "info",
+      code: "LoadBalancerIPModeProxy",
+      message: `${head}: kube-proxy programs no rule for it (only VIP-mode ingress IPs get rules, pkg/proxy/serviceport.go, v1.30+), so its absence from the nodes is expected, not drift. ${lb}`,
+    };
+  }
   return {
     severity: "info",
     code: "LoadBalancerIPModeProxy",
-    message: `LoadBalancer ingress ${ips.join(", ")} has ipMode Proxy: kube-proxy programs no rule for it (only VIP-mode ingress IPs get rules, pkg/proxy/serviceport.go, v1.30+), so its absence from the nodes is expected, not drift. The load balancer terminates clients' connections and opens its own to ${nodePorts.length > 0 ? `the NodePort (${nodePorts.join(", ")}) on the nodes` : "the endpoints"} (or to the endpoints directly, by provider); those arrive as NodePort or pod traffic, answered above`,
+    message: `${head}, which kube-proxy honours (programs no rule for it) only with feature gate ${IP_MODE_GATE} on (pkg/proxy/util IsVIPMode; on by default from v1.30, GA in v1.32). It does not on ${notHonoured.map((n) => `${n.node} (${n.why})`).join(", ")}: there kube-proxy programs the IP as a VIP, so a rule missing there is drift; on a node that honours ipMode its absence is expected. ${lb}`,
   };
 }
 

@@ -104,12 +104,15 @@ const SAME_NODE_GATE = "PreferSameTrafficDistribution";
  * - ServiceTrafficDistribution: alpha (off) v1.30, beta (on) v1.31, GA v1.33 (KEP-4444; kube-proxy is one of its components).
  * - ProxyTerminatingEndpoints: alpha (off) v1.22, beta (on) v1.26, GA v1.28 (KEP-1669), removed in v1.30.
  * - PreferSameTrafficDistribution: alpha (off) v1.33, beta (on) v1.34, GA v1.35.
+ * - LoadBalancerIPMode: alpha (off) v1.29, beta (on) v1.30, GA v1.32 (KEP-1860; whether kube-proxy skips ingress IPs
+ *   with ipMode Proxy, proxy_scope.ts ipModeHonoured).
  */
 const GATES: Record<string, ReadonlyArray<readonly [minor: number, on: boolean, locked: boolean]>> = {
   TopologyAwareHints: [[21, false, false], [24, true, false], [33, true, true]],
   ServiceTrafficDistribution: [[30, false, false], [31, true, false], [33, true, true]],
   ProxyTerminatingEndpoints: [[22, false, false], [26, true, false], [28, true, true]],
   [SAME_NODE_GATE]: [[33, false, false], [34, true, false], [35, true, true]],
+  LoadBalancerIPMode: [[29, false, false], [30, true, false], [32, true, true]],
 };
 
 /** The state of one feature gate in kube-proxy on a node, and the clause saying what decided it. */
