@@ -143,15 +143,36 @@ describe("the table against the API", () => {
   it("no NodePort frontend in the whole table: unverifiable, naming the agent setting that decides", () => {
     const r = explainService(cluster({ table: withoutWebNodePorts(false) }), "shop", "web", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
-      "unverifiable: Cilium's table has no NodePort frontend *:30080/TCP for shop/web, nor any NodePort frontend at all: Cilium programs them only when enable-node-port (nodePort.enabled) is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold (kubectl -n kube-system get configmap cilium-config; cilium-dbg status --verbose): off, the frontend is not Cilium's (kube-proxy's, or nobody's); on, the agent has not programmed it",
+      "unverifiable: Cilium's table has no NodePort frontend *:30080/TCP for shop/web, nor any NodePort or LoadBalancer frontend at all: Cilium programs them only when enable-node-port (nodePort.enabled) is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold (kubectl -n kube-system get configmap cilium-config; cilium-dbg status --verbose): off, the frontend is not Cilium's (kube-proxy's, or nobody's); on, the agent has not programmed it",
     ]);
     expect(r.findings.find((f) => f.code === "Drift/unverifiable")!.severity).toBe("info");
   });
   it("NodePort frontends of other Services in the table: the agent programs them, so this one missing is service-missing", () => {
     const r = explainService(cluster({ table: withoutWebNodePorts(true) }), "shop", "web", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
-      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (it programs NodePort frontends: its table has them for other Services); cilium-dbg service list; its logs",
+      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (it programs NodePort frontends: its table has some); cilium-dbg service list; its logs",
     ]);
+  });
+  // NodePort and LoadBalancer frontends need the same setting, enable-node-port (pkg/k8s/service.go ParseService adds
+  // NodePort frontends under EnableNodePort; NewService keeps LoadBalancer IPs only under it): the table's NodePort
+  // frontends (here web's own *:30080) prove it on, so a LoadBalancer frontend missing is the agent's omission.
+  const asLoadBalancer = (b: Bundle) => {
+    const web = b.objects.services.find((s) => s.metadata.name === "web")!;
+    web.spec!.type = "LoadBalancer";
+    web.status = { loadBalancer: { ingress: [{ ip: "172.18.255.200" }] } };
+    return b;
+  };
+  it("LoadBalancer web without its LB frontend while the table has NodePort frontends: service-missing (enable-node-port proven on)", () => {
+    const r = explainService(asLoadBalancer(cluster()), "shop", "web", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
+      "service-missing: Cilium's table has no LoadBalancer frontend 172.18.255.200:80/TCP for shop/web: the agent has not programmed it (enable-node-port is on: its table has NodePort frontends, which Cilium programs only under that setting, as it does LoadBalancer ones: pkg/k8s/service.go ParseService, NewService); cilium-dbg service list; its logs",
+    ]);
+    expect(r.findings.find((f) => f.code === "Drift/service-missing")!.severity).toBe("warning");
+  });
+  it("LoadBalancer web in a table with neither NodePort nor LoadBalancer frontends: unverifiable, the setting decides", () => {
+    const r = explainService(asLoadBalancer(cluster({ table: withoutWebNodePorts(false) })), "shop", "web", { nodes: ["kind-worker"] });
+    expect(r.nodes[0]!.drift.map((x) => x.kind)).toEqual(["unverifiable", "unverifiable"]);
+    expect(r.nodes[0]!.drift[1]!.message).toMatch(/^Cilium's table has no LoadBalancer frontend 172\.18\.255\.200:80\/TCP for shop\/web, nor any NodePort or LoadBalancer frontend at all: Cilium programs them only when enable-node-port \(nodePort\.enabled\) is on/);
   });
   it("service.cilium.io/type=LoadBalancer: Cilium programs the LoadBalancer frontend only; its ClusterIP and NodePort are not drift", () => {
     const b = cluster({ table: JSON.stringify([]) });

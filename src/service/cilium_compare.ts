@@ -134,13 +134,23 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
   // (option.Config.EnableNodePort: enable-node-port / nodePort.enabled, flags removed in 1.19), ExternalIPs ones with
   // enable-external-ips too (pkg/k8s/service.go ParseService; NewService keeps external and LoadBalancer IPs only with
   // EnableNodePort); kubeProxyReplacement=true turns them on
-  // (initKubeProxyReplacementOptions). Those settings are not in the bundle: when the table shows frontends of that
-  // type for other Services the setting is on and the frontend is missing; else the setting decides.
+  // (initKubeProxyReplacementOptions). Those settings are not in the bundle: when the table shows a frontend whose
+  // type needs the same settings (a NodePort frontend proves enable-node-port, which LoadBalancer frontends need too,
+  // and the reverse; only an ExternalIPs frontend proves enable-external-ips) the setting is on and the frontend is
+  // missing; else the setting decides.
   const typesInTable = new Set(table.map((e) => e.type));
+  /** The frontend types whose presence proves the settings `type` needs are on. */
+  const provenBy = (type: CiliumFrontendRef["type"]): CiliumFrontendRef["type"][] =>
+    type === "NodePort" || type === "LoadBalancer" ? ["NodePort", "LoadBalancer"] : [type];
   const missingFrontend = (sp: ServicePortSummary, type: CiliumFrontendRef["type"], kind: string, frontend: CiliumFrontendRef, wantText: string): DriftItem => {
     const head = `Cilium's table has no ${kind} frontend ${wantText} for ${sp.portKey}`;
-    if (type === "ClusterIP" || typesInTable.has(type)) {
-      const why = type === "ClusterIP" ? "(no service.cilium.io/type annotation restricts it)" : `(it programs ${type} frontends: its table has them for other Services)`;
+    const proof = typesInTable.has(type) ? type : provenBy(type).find((t) => typesInTable.has(t));
+    if (type === "ClusterIP" || proof) {
+      const why = type === "ClusterIP"
+        ? "(no service.cilium.io/type annotation restricts it)"
+        : proof === type
+        ? `(it programs ${type} frontends: its table has some)`
+        : `(enable-node-port is on: its table has ${proof} frontends, which Cilium programs only under that setting, as it does ${type} ones: pkg/k8s/service.go ParseService, NewService)`;
       return { portKey: sp.portKey, kind: "service-missing", frontend, message: `${head}: the agent has not programmed it ${why}; cilium-dbg service list; its logs` };
     }
     const setting = type === "ExternalIPs" ? "enable-external-ips (externalIPs.enabled) and enable-node-port (nodePort.enabled)" : "enable-node-port (nodePort.enabled)";
@@ -148,7 +158,7 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
       portKey: sp.portKey,
       kind: "unverifiable",
       frontend,
-      message: `${head}, nor any ${type} frontend at all: Cilium programs them only when ${setting} is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold ` +
+      message: `${head}, nor any ${provenBy(type).join(" or ")} frontend at all: Cilium programs them only when ${setting} is on (kubeProxyReplacement=true turns it on), a setting of the agent that the bundle does not hold ` +
         `(kubectl -n kube-system get configmap cilium-config; cilium-dbg status --verbose): off, the frontend is not Cilium's (kube-proxy's, or nobody's); on, the agent has not programmed it`,
     };
   };
