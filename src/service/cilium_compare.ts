@@ -261,11 +261,22 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
       const shared = mine.find(at);
       if (shared) {
         const fe = `${hostPort(shared.frontend.ip, shared.frontend.port)}/${shared.frontend.protocol}`;
-        sharedNotes.add(
-          protoDiff === "no"
-            ? `${type} frontend ${fe} stands for every protocol of that address and port (${sp.portKey} too): this agent keeps no protocol in its frontends (a NONE frontend: Cilium before 1.17, or --bpf-lb-proto-diff=false), and its datapath serves them all there`
-            : `${type} frontend ${fe} stands for ${sp.portKey} too, which has no entry of its own: Cilium before 1.17, or with --bpf-lb-proto-diff=false, keys a frontend by address and port only (L3n4Addr.Hash) and serves every protocol there; an agent 1.17+ with the default bpf-lb-proto-diff=true lists one frontend per protocol, and would then lack ${sp.portKey}'s (cilium-dbg version and bpf-lb-proto-diff in the cilium-config ConfigMap decide)`,
-        );
+        if (protoDiff === "no") {
+          sharedNotes.add(`${type} frontend ${fe} stands for every protocol of that address and port (${sp.portKey} too): this agent keeps no protocol in its frontends (a NONE frontend: Cilium before 1.17, or --bpf-lb-proto-diff=false), and its datapath serves them all there`);
+        } else if (type === "ClusterIP" || type === "NodePort" || type === "LoadBalancer" || type === "ExternalIPs") {
+          // the table does not tell which (no NONE frontend, no address and port listed with two protocols): the
+          // entry serves this protocol on an agent before 1.17 or with --bpf-lb-proto-diff=false; on 1.17+ with the
+          // default bpf-lb-proto-diff=true (cilium/cilium#33434) this protocol's frontend is missing. The agent's
+          // version and setting decide, which the bundle does not hold: an unverifiable item, compared through the
+          // shared entry meanwhile (its backends are the same Service's)
+          const want = `${ip === undefined ? (v6 ? "[::]" : "*") + `:${port}` : hostPort(ip, port)}/${sp.protocol}`;
+          out.drift.push({
+            portKey: sp.portKey,
+            kind: "unverifiable",
+            frontend: { type, address: want, ...(scope === "internal" ? { scope: "internal" as const } : {}) },
+            message: `Cilium's table has no ${type}${scope === "internal" ? " (internal scope)" : ""} frontend ${want} for ${sp.portKey}, only ${fe} of the same address and port: an agent before Cilium 1.17, or one with --bpf-lb-proto-diff=false, keys a frontend by address and port only (pkg/loadbalancer L3n4Addr.Hash) and serves ${sp.protocol} there too; an agent 1.17+ with the default bpf-lb-proto-diff=true keys it by protocol as well (cilium/cilium#33434), so ${sp.protocol} clients of ${want} are not balanced on this node: the frontend is missing. The table does not tell which (no NONE frontend, no address and port listed with two protocols): cilium-dbg version, and bpf-lb-proto-diff in the cilium-config ConfigMap, decide`,
+          });
+        }
       }
       return shared;
     };
