@@ -156,7 +156,7 @@ describe("LoadBalancer ingress IPs with ipMode Proxy on a Cilium node", () => {
   it("control: the VIP frontend missing is still drift; a Proxy frontend an agent lists anyway is compared", () => {
     // the table lists the Proxy IP's frontend (an agent without ParseService's check), not the VIP one
     const noVip = explainService(lb(["203.0.113.11"]), "shop", "web").nodes[0]!;
-    expect(noVip.drift.map((d) => [d.kind, d.frontend?.address])).toEqual([["service-missing", "203.0.113.10:80/TCP"]]);
+    expect(noVip.drift.map((d) => [d.kind, d.frontend?.address])).toEqual([["entry-missing", "203.0.113.10:80/TCP"]]);
     const listed = explainService(lb(["203.0.113.10", "203.0.113.11"]), "shop", "web").nodes[0]!;
     expect(listed.drift).toEqual([]);
     expect(listed.notes.join("\n")).toMatch(/Cilium frontend LoadBalancer 203\.0\.113\.11:80\/TCP/);

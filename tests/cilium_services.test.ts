@@ -147,10 +147,10 @@ describe("the table against the API", () => {
     ]);
     expect(r.findings.find((f) => f.code === "Drift/unverifiable")!.severity).toBe("info");
   });
-  it("NodePort frontends of other Services in the table: the agent programs them, so this one missing is service-missing", () => {
+  it("NodePort frontends of other Services in the table: the agent programs them, so this one missing (its ClusterIP frontend there) is entry-missing", () => {
     const r = explainService(cluster({ table: withoutWebNodePorts(true) }), "shop", "web", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
-      "service-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (it programs NodePort frontends: its table has some); cilium-dbg service list; its logs",
+      "entry-missing: Cilium's table has no NodePort frontend *:30080/TCP for shop/web: the agent has not programmed it (it programs NodePort frontends: its table has some); cilium-dbg service list; its logs",
     ]);
   });
   // NodePort and LoadBalancer frontends need the same setting, enable-node-port (pkg/k8s/service.go ParseService adds
@@ -162,12 +162,12 @@ describe("the table against the API", () => {
     web.status = { loadBalancer: { ingress: [{ ip: "172.18.255.200" }] } };
     return b;
   };
-  it("LoadBalancer web without its LB frontend while the table has NodePort frontends: service-missing (enable-node-port proven on)", () => {
+  it("LoadBalancer web without its LB frontend while the table has NodePort frontends: entry-missing (enable-node-port proven on)", () => {
     const r = explainService(asLoadBalancer(cluster()), "shop", "web", { nodes: ["kind-worker"] });
     expect(r.nodes[0]!.drift.map((x) => `${x.kind}: ${x.message}`)).toEqual([
-      "service-missing: Cilium's table has no LoadBalancer frontend 172.18.255.200:80/TCP for shop/web: the agent has not programmed it (enable-node-port is on: its table has NodePort frontends, which Cilium programs only under that setting, as it does LoadBalancer ones: pkg/k8s/service.go ParseService, NewService); cilium-dbg service list; its logs",
+      "entry-missing: Cilium's table has no LoadBalancer frontend 172.18.255.200:80/TCP for shop/web: the agent has not programmed it (enable-node-port is on: its table has NodePort frontends, which Cilium programs only under that setting, as it does LoadBalancer ones: pkg/k8s/service.go ParseService, NewService); cilium-dbg service list; its logs",
     ]);
-    expect(r.findings.find((f) => f.code === "Drift/service-missing")!.severity).toBe("warning");
+    expect(r.findings.find((f) => f.code === "Drift/entry-missing")!.severity).toBe("warning");
   });
   it("LoadBalancer web in a table with neither NodePort nor LoadBalancer frontends: unverifiable, the setting decides", () => {
     const r = explainService(asLoadBalancer(cluster({ table: withoutWebNodePorts(false) })), "shop", "web", { nodes: ["kind-worker"] });

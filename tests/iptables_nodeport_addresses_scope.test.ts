@@ -32,10 +32,10 @@ describe("iptables mode: NodePorts served on the addresses of the -d IP -j KUBE-
     expect(np.clients.find((c) => c.client === "external")!.caveats).toContainEqual(expect.stringMatching(/^NodePort 3001 is not served on 172\.16\.0\.5: NodePorts answer only on 192\.168\.0\.2/));
   });
 
-  it("the port's own KUBE-NODEPORTS rule gone, on an address the jump serves: still service-missing drift", () => {
+  it("the port's own KUBE-NODEPORTS rule gone, on an address the jump serves: still entry-missing drift", () => {
     const stale = RULES.split("\n").filter((l) => !l.includes("--dport 3001")).join("\n");
     const r = explain(stale, "192.168.0.2");
-    expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["service-missing"]);
+    expect(r.nodes[0]!.drift.map((d) => d.kind)).toEqual(["entry-missing"]);
     expect(r.nodes[0]!.drift[0]!.message).toMatch(/no kube-proxy rule for NodePort 192\.168\.0\.2:3001\/tcp on test-hostname/);
   });
 

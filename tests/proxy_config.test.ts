@@ -431,7 +431,7 @@ describe("status.loadBalancer.ingress[].ipMode: Proxy (point 3)", () => {
   it("v1.31 with the gate set off: not honoured; v1.32 with it set off: GA, locked on, honoured", () => {
     const off = (version: string) => exampleWith("nftables-lab", { "kube-proxy.yaml": [flagsDs(["--proxy-mode=nftables", "--feature-gates=LoadBalancerIPMode=false"])] }, (dir) => v129(dir, version));
     const v131 = explainService(off("v1.31.2"), "ns5", "svc5");
-    expect(v131.nodes[0]!.drift.map((d) => d.kind)).toEqual(["service-missing"]);
+    expect(v131.nodes[0]!.drift.map((d) => d.kind)).toEqual(["entry-missing"]);
     expect(v131.nodes[0]!.notes).toContainEqual(expect.stringMatching(/ipMode Proxy of 5\.6\.7\.8 is not honoured here .*feature gate LoadBalancerIPMode is off in flag --feature-gates of DaemonSet kube-system\/kube-proxy/));
     const v132 = explainService(off("v1.32.0"), "ns5", "svc5");
     expect(v132.nodes[0]!.drift).toEqual([]);

@@ -9,7 +9,9 @@
  * restricted to this node's endpoints under a Local traffic policy (`intTrafficPolicy` for ClusterIP, `extTrafficPolicy`
  * for the others: Cilium lists only the node's local backends then). Compared with the frontend's `active` backends:
  * a ready endpoint that is no active backend is `missing-on-node`; an active backend the API does not list is
- * `stale-on-node`; a frontend Cilium does not have is `service-missing`. EndpointSlice zone hints are honoured by
+ * `stale-on-node`; a frontend Cilium does not have is `service-missing` (the Service not programmed: its ClusterIP
+ * frontend of that port missing), or `entry-missing` (a NodePort, LoadBalancer or ExternalIPs frontend missing while
+ * that ClusterIP frontend is there). EndpointSlice zone hints are honoured by
  * Cilium only with `--enable-service-topology`, which a dump does not show, not at all by 1.14–1.17 for a Service
  * with a Local traffic policy (pkg/k8s/service_cache.go filterEndpoints: such backends absent are `unverifiable`,
  * the agent's version decides), and then all or none per frontend
@@ -151,7 +153,14 @@ export function compareCiliumServices(resolved: ResolvedService, table: readonly
         : proof === type
         ? `(it programs ${type} frontends: its table has some)`
         : `(enable-node-port is on: its table has ${proof} frontends, which Cilium programs only under that setting, as it does ${type} ones: pkg/k8s/service.go ParseService, NewService)`;
-      return { portKey: sp.portKey, kind: "service-missing", frontend, message: `${head}: the agent has not programmed it ${why}; cilium-dbg service list; its logs` };
+      // one entry point of a Service whose ClusterIP frontend for this port is there: `entry-missing`, as kube-proxy's
+      // (drift.ts unhandledEntryDrift); the Service's ClusterIP frontend missing too, or this frontend being the
+      // ClusterIP: the Service is not programmed, `service-missing`
+      const entryOnly = type !== "ClusterIP" && mine.some((e) =>
+        (e.type === "ClusterIP" || e.type === "LocalRedirect") && clusterIPs.has(e.frontend.ip) && e.frontend.port === sp.port &&
+        (protoMatch(e.frontend.protocol, sp.protocol) || protoDiff !== "yes")
+      );
+      return { portKey: sp.portKey, kind: entryOnly ? "entry-missing" : "service-missing", frontend, message: `${head}: the agent has not programmed it ${why}; cilium-dbg service list; its logs` };
     }
     const setting = type === "ExternalIPs" ? "enable-external-ips (externalIPs.enabled) and enable-node-port (nodePort.enabled)" : "enable-node-port (nodePort.enabled)";
     return {

@@ -310,7 +310,8 @@ export function quiescedDrift(sp: ServicePortSummary, node: string, share: Endpo
  *   is said there once, not again per entry point.
  * @param scoped whether kube-proxy is expected to take this entry point on this node: false for a NodePort on an
  *   address nodePortAddresses leaves out (proxy_scope.ts nodePortScope).
- * @returns one `service-missing` item per entry point not handled.
+ * @returns one `entry-missing` item per entry point not handled (`service-missing` is the Service not programmed at
+ *   all, its ClusterIP without a rule: driftFor's).
  */
 export function unhandledEntryDrift(
   sp: ServicePortSummary,
@@ -337,7 +338,7 @@ export function unhandledEntryDrift(
     const name = entry.kind === "ExternalIP" ? "externalIP" : entry.kind === "LoadBalancer" ? "LoadBalancer IP" : "NodePort";
     out.push({
       portKey: sp.portKey,
-      kind: "service-missing",
+      kind: "entry-missing",
       message: `${sp.portKey}: no kube-proxy rule for ${name} ${entry.destination} on ${node}, though its ClusterIP is programmed: kube-proxy writes ${what(entry.kind)} for it at every sync, so the node's rules are stale (kube-proxy has not synced since the address was assigned, or fails to); clients from outside sent there leave untranslated and get no answer from the Service`,
     });
   }

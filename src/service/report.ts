@@ -199,7 +199,12 @@ export interface PortReport {
   entryPoints: EntryPointReport[];
 }
 
-/** A difference between the API and a node's datapath. */
+/**
+ * A difference between the API and a node's datapath. `kind` (docs/report.md): `service-missing` — the Service (its
+ * ClusterIP of this port) is not programmed on the node at all; `entry-missing` — one entry point for clients from
+ * outside (a NodePort, LoadBalancer IP or externalIP; a Cilium NodePort, LoadBalancer or ExternalIPs frontend) has no
+ * rule or frontend while the Service's ClusterIP is programmed; the others as named.
+ */
 export interface DriftItem {
   portKey: string;
   kind:
@@ -208,6 +213,7 @@ export interface DriftItem {
     | "quiesced"
     | "weight"
     | "service-missing"
+    | "entry-missing"
     | "unexpected-reject"
     | "unverifiable"
     | "ipset-missing"
