@@ -14,7 +14,7 @@ import type { Node, Service } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import type { ConfigSetting, KubeProxySettings } from "./proxy_config.ts";
 import type { Finding, ServiceSummary } from "./report.ts";
-import { featureGate } from "./topology.ts";
+import { featureGate, kubeProxyMinor } from "./topology.ts";
 
 /** The label that hands a Service to another proxy (KEP-2447 / kubernetes#71355, v1.14+). */
 export const SERVICE_PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name";
@@ -62,11 +62,9 @@ export function proxyModeIngressIPs(service: Service): string[] {
  * @returns `honoured`, and `why`: one clause naming the version and the gate's setting or default.
  */
 export function ipModeHonoured(node: Node | undefined, proxyConfig?: Pick<KubeProxySettings, "featureGates" | "unread">): { honoured: boolean; why: string } {
-  const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
-  const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
-  const m = /^v?1\.(\d+)\./.exec(v ?? "");
-  const minor = m ? Number(m[1]) : undefined;
-  const from = m ? `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}` : undefined;
+  const version = kubeProxyMinor(node);
+  const minor = version?.minor;
+  const from = version?.from;
   const g = featureGate(IP_MODE_GATE, minor, from, proxyConfig?.featureGates, proxyConfig !== undefined && !proxyConfig.unread);
   if (minor === undefined) return { honoured: true, why: `${g.why} (on by default from v1.30, GA in v1.32)` };
   if (g.why === "") return { honoured: true, why: `kube-proxy v1.${minor} (${from}): feature gate ${IP_MODE_GATE} is GA and locked on from v1.32` };

@@ -208,17 +208,29 @@ export function topologyNode(
     : endpoints.find((e) => isLocalEndpoint(e, name) && e.zoneSource === "endpoint" && e.zone)?.zone;
   if (zone) out.zone = zone;
   else if (!node) out.zoneUnknown = true;
-  const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
-  const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
-  const m = /^v?1\.(\d+)\./.exec(v ?? "");
-  if (m) {
-    out.minor = Number(m[1]);
-    out.versionFrom = `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}`;
+  const version = kubeProxyMinor(node);
+  if (version) {
+    out.minor = version.minor;
+    out.versionFrom = version.from;
   }
   out.sameNodeGate = preferSameNodeGate(out.minor, out.versionFrom, proxyConfig?.featureGates, proxyConfig !== undefined);
   if (proxyConfig?.featureGates) out.gates = proxyConfig.featureGates;
   out.configRead = proxyConfig !== undefined;
   return out;
+}
+
+/**
+ * The minor version of kube-proxy on a node, as the Node object tells it: its status.nodeInfo.kubeProxyVersion, else
+ * its kubeletVersion (kube-proxy's own version is not in the API; kubeProxyVersion is the kubelet's, deprecated, and no
+ * longer written from v1.33: DisableNodeKubeProxyVersion).
+ * @returns `minor` (`v1.29.3-eks-…` → 29) and `from`, the clause naming the version and the field it came from;
+ *   undefined when neither field holds a `v1.N.` version (no Node object, a non-standard version string).
+ */
+export function kubeProxyMinor(node: Node | undefined): { minor: number; from: string } | undefined {
+  const proxy = node?.status?.nodeInfo?.kubeProxyVersion;
+  const v = proxy || node?.status?.nodeInfo?.kubeletVersion;
+  const m = /^v?1\.(\d+)\./.exec(v ?? "");
+  return m ? { minor: Number(m[1]), from: `${v}, the Node's ${proxy ? "kubeProxyVersion" : "kubeletVersion"}` } : undefined;
 }
 
 const TOPOLOGY_MODE = "service.kubernetes.io/topology-mode";
