@@ -37,6 +37,9 @@ const AGENTS: { name: RegExp; datapath: string; ask: string; mode?: "cilium" }[]
   { name: /^ovnkube-node$/, datapath: "OVN-Kubernetes (OVN load balancers)", ask: "exec ds/ovnkube-node -c nb-ovsdb -- ovn-nbctl lb-list" },
 ];
 const askIn = (namespace: string, ask: string) => `kubectl -n ${shellWord(namespace)} ${ask}`;
+/** The bundle's Cilium agent DaemonSet (cilium, or GKE's anetd: the AGENTS of mode cilium), if it lists one. */
+const ciliumDaemonSet = (bundle: Bundle) =>
+  (bundle.objects.daemonSets ?? []).find((d) => AGENTS.some((a) => a.mode === "cilium" && a.name.test(d.metadata.name)));
 
 /**
  * Whether the node's dump holds any kube-proxy state: an iptables `KUBE-SERVICES` chain (`iptables-save`,
@@ -103,7 +106,7 @@ export function otherServiceDatapath(bundle: Bundle, capture: NodeCapture): Othe
 export function noKubeProxyStateNote(bundle: Bundle): string {
   const ds = bundle.objects.daemonSets ?? [];
   const kubeProxy = ds.some((d) => d.metadata.name === "kube-proxy");
-  const cilium = ds.find((d) => /^(cilium|anetd)$/.test(d.metadata.name));
+  const cilium = ciliumDaemonSet(bundle);
   const ciliumToo = cilium
     ? `; a Cilium agent is deployed too (DaemonSet ${cilium.metadata.namespace ?? "kube-system"}/${cilium.metadata.name}): with kubeProxyReplacement=true it serves this node's Services itself, and kube-proxy's absence here is expected — ` +
       `the agent's kube-proxy-replacement setting decides (kubectl -n ${shellWord(cilium.metadata.namespace ?? "kube-system")} get configmap cilium-config; cilium-dbg status), and its table (cilium-dbg service list) says how it serves the Service`
@@ -143,7 +146,7 @@ export function ciliumAlongsideKubeProxy(bundle: Bundle, capture: NodeCapture): 
   const section = capture.sections["cilium-services"];
   const table = section !== undefined && (section.exitCode ?? 0) === 0;
   const ds = bundle.objects.daemonSets ?? [];
-  const agent = ds.find((d) => /^(cilium|anetd)$/.test(d.metadata.name));
+  const agent = ciliumDaemonSet(bundle);
   if (!table && !agent) return undefined;
   const evidence: string[] = [];
   if (table) evidence.push("the node's Cilium agent lists its service table (cilium-dbg service list)");
