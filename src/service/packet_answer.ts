@@ -212,7 +212,7 @@ export function answerPacket(
         ? `${q.destination} is an address of node ${dstNode.node} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${dstNode.node} as this answer leaves it and handled there by its rules (use --node ${dstNode.node} to trace it there)`
         : `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node} (use --node ${dstNode.node} to trace it where it is handled)`,
     );
-  } else if (!svc.clusterIPs.includes(q.destination) && !dstLocal && !svc.externalIPs.includes(q.destination) && !svc.loadBalancerIngress.includes(q.destination)) {
+  } else if (!serviceAddress && !dstLocal) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }
   return a;
