@@ -66,6 +66,22 @@ describe("the YAML structure limit", () => {
     expect(refusal(d).message).toMatch(/^--from .*dir \(its YAML files\) holds \d+(\.\d)? MiB of YAML structure/);
   });
 
+  it("the --max-bundle-size it suggests covers the bytes read too, so following it reads the bundle", () => {
+    // --max-bundle-size sets both limits: 9 MB of YAML objects beside a 30 MB dump once got "raise the limit with
+    // --max-bundle-size 16Mi", and with it the next run was refused on the 16 MiB byte limit
+    const d = join(T, "dump-and-yaml");
+    mkdirSync(join(d, "nodes", "n1"), { recursive: true });
+    const objects = podsYaml(11).replace("format: kubectl-netpath/bundle\nversion: 2\nobjects:\n  pods:\n", "apiVersion: v1\nkind: List\nitems:\n").replace(/^ {4}/gm, "").replace(/^nodes: \[\]\nend: .*\n/m, "");
+    writeFileSync(join(d, "pods.yaml"), objects);
+    const save = lab.nodes[0]!.sections["iptables-save"]!.stdout;
+    writeFileSync(join(d, "nodes", "n1", "iptables-save.txt"), save.repeat(Math.ceil(30e6 / save.length)));
+    const message = refusal(d).message;
+    const suggested = /--max-bundle-size (\d+)Mi$/.exec(message);
+    expect(message).toMatch(/holds \d+(\.\d)? MiB of YAML structure/);
+    expect(suggested?.[1]).toBe("64");
+    expect(readBundle(d, { maxBytes: Number(suggested![1]) * 1024 * 1024 }).objects.pods.length).toBeGreaterThan(40_000);
+  }, 60_000);
+
   it("a YAML bundle that is mostly a dump in a block scalar is read (its text is not structure)", () => {
     const b = structuredClone(lab);
     const ipt = b.nodes[0]!.sections["iptables-save"]!;

@@ -49,11 +49,12 @@ Examples:
   # Explain how kube-proxy balances and masquerades Service web, on the nodes hosting its endpoints
   kubectl netpath svc/web -n shop
 
-  # The same, offline, from a saved bundle (the README demo)
-  kubectl netpath svc/kube-dns -n kube-system --from examples/iptables-lab
+  # Save what that run reads, then analyse it offline (or hand the file to someone else)
+  kubectl netpath capture svc/web -n shop -o web.bundle.json
+  kubectl netpath svc/web -n shop --from web.bundle.json
 
   # One packet: where does 10.244.1.7 → 10.96.0.10:53/udp go on each node, and is it masqueraded?
-  kubectl netpath svc/kube-dns -n kube-system --source 10.244.1.7 --dest 10.96.0.10:53/udp --from examples/iptables-lab
+  kubectl netpath svc/kube-dns -n kube-system --source 10.244.1.7 --dest 10.96.0.10:53/udp
 
   # Rule text behind every verdict, or machine-readable output
   kubectl netpath svc/web -o wide
@@ -61,11 +62,14 @@ Examples:
 
   # The path as a picture: a Mermaid flowchart (renders on GitHub) or Graphviz DOT
   kubectl netpath svc/web -o mermaid
-  kubectl netpath svc/kube-dns -n kube-system --from examples/iptables-lab --source 10.244.1.7 --dest 10.96.0.10:53/udp -o dot | dot -Tsvg > path.svg
+  kubectl netpath svc/kube-dns -n kube-system --source 10.244.1.7 --dest 10.96.0.10:53/udp -o dot | dot -Tsvg > path.svg
 
   # Why is this claim (or pod) Pending?
   kubectl netpath pvc/data --why-pending
-  kubectl netpath pod/busybox --why-pending --from examples/azure-zones
+  kubectl netpath pod/busybox --why-pending
+
+  # In a clone of the repository, bundles to try it on: examples/ (README "Usage")
+  kubectl netpath svc/kube-dns -n kube-system --from examples/iptables-lab
 `;
 
 
@@ -88,7 +92,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .option("--kubeconfig <path>", "path to the kubeconfig file")
     .option("--request-timeout <duration>", "timeout of each API request, e.g. 10s", "30s")
     .option("--from <path>", "analyse a saved bundle (file or directory) instead of a live cluster")
-    .option("--max-bundle-size <size>", "--from: most bytes read from the bundle, e.g. 1Gi (default 256Mi)")
+    .option("--max-bundle-size <size>", "--from: most bytes read from the bundle, and of its YAML structure, e.g. 1Gi (default 256Mi, YAML 8Mi)")
     .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml", "mermaid", "dot"]).default("text"))
     .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collectOnce)
     .option("--all-nodes", "analyse every node (drift check across the cluster)")

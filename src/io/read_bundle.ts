@@ -119,9 +119,14 @@ function tooBig(what: string, size: number, max: number): BundleError {
   );
 }
 
-function tooMuchYaml(what: string, size: number, max: number): BundleError {
+/**
+ * The error for too much YAML structure. `bytes`: all the bytes the bundle reads. `--max-bundle-size` sets both limits
+ * (bytes read and YAML structure), so the value suggested covers both: a value above the YAML structure alone but
+ * below the bytes read would fail the next run on the byte limit.
+ */
+function tooMuchYaml(what: string, size: number, max: number, bytes: number): BundleError {
   return new BundleError(
-    `${what} holds ${formatBytes(size)} of YAML structure (block-scalar dumps not counted), more than the ${formatBytes(max)} a bundle may have: YAML takes ~0.7 s and ~75 MB of memory per MB to parse; give the bundle as JSON (kubectl netpath capture -o FILE.json; kubectl get -o json), or raise the limit with --max-bundle-size ${suggestLimit(size)}`,
+    `${what} holds ${formatBytes(size)} of YAML structure (block-scalar dumps not counted), more than the ${formatBytes(max)} a bundle may have: YAML takes ~0.7 s and ~75 MB of memory per MB to parse; give the bundle as JSON (kubectl netpath capture -o FILE.json; kubectl get -o json), or raise the limit with --max-bundle-size ${suggestLimit(Math.max(size, bytes))}`,
   );
 }
 
@@ -308,7 +313,7 @@ export function readBundle(path: string, options: ReadBundleOptions = {}): Bundl
       for (const f of found) if (!f.rel.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.rel)) sniff(f.full, f.size, `${path}/${f.rel}`);
       const files: BundleFile[] = found.map((f) => ({ path: f.rel, text: readText(f.full) }));
       const yaml = files.reduce((n, f) => n + (!f.path.startsWith("nodes/") && /\.(ya?ml|json)$/.test(f.path) ? yamlStructureBytes(f.text) : 0), 0);
-      if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path} (its YAML files)`, yaml, yamlLimit);
+      if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path} (its YAML files)`, yaml, yamlLimit, found.reduce((n, f) => n + f.size, 0));
       return bundleFromFiles(files, path);
     }
     if (!st.isFile()) throw new BundleError(`--from ${path} is ${kindOf(st)}: give a bundle file or directory (kubectl netpath capture -o FILE writes one)`);
@@ -316,7 +321,7 @@ export function readBundle(path: string, options: ReadBundleOptions = {}): Bundl
     sniff(path, st.size, path);
     const text = readText(path);
     const yaml = yamlStructureBytes(text);
-    if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path}`, yaml, yamlLimit);
+    if (yaml > yamlLimit) throw tooMuchYaml(`--from ${path}`, yaml, yamlLimit, st.size);
     return decodeBundle(text, path);
   } catch (e) {
     if (e instanceof BundleError) throw e;
