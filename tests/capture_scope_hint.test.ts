@@ -74,6 +74,22 @@ describe("an offline run without --from-pod of a bundle captured with --from-pod
     expect(r.stderr).toBe("warning: nodes na, nc host endpoints but are not in the bundle, not analysed: this bundle was captured with --node (capture.command: kubectl netpath svc/web -n shop --node nb), which collects those nodes only: capture without --node to check them\n");
   });
 
+  it("a hand-made bundle (no kubectl netpath capture.command) that lacks an endpoint's node says so too", async () => {
+    // the README demo's bundle (examples/iptables-lab) holds k8s1's rules, and kube-dns has an endpoint on k8s2: the
+    // report of k8s1 alone once came with no word of k8s2
+    const why = "the bundle holds no dump of them (nodes/<node>/iptables-save.txt…, docs/bundle.md): add their dumps, or capture the Service with kubectl netpath capture, to check them";
+    const r = await run(["svc/web", "-n", "shop", "--from", bundle("kubectl get services,endpointslices,nodes -o yaml; iptables-save", ["nb"]), "-o", "json"]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { limits: string[] }).limits).toContain(`the rules of nodes na, nc, which host endpoints: ${why}`);
+    // the maker chose the nodes: a limit of the report, no warning on stderr
+    expect(r.stderr).toBe("");
+    const demo = await run(["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "-o", "json"]);
+    expect(demo.code).toBe(0);
+    expect((JSON.parse(demo.stdout) as { limits: string[] }).limits).toContain(
+      "the rules of node k8s2, which hosts endpoints: the bundle holds no dump of it (nodes/<node>/iptables-save.txt…, docs/bundle.md): add its dump, or capture the Service with kubectl netpath capture, to check it",
+    );
+  });
+
   it("every endpoint's node in the bundle, or --node asked for: nothing added", async () => {
     const whole = await run(["svc/web", "-n", "shop", "--from", bundle("kubectl netpath svc/web -n shop", ["na", "nb", "nc"]), "-o", "json"]);
     expect([whole.code, whole.stderr]).toEqual([0, ""]);

@@ -127,7 +127,7 @@ export async function renderService(report: ServiceReport, output: RunPlan["outp
  *   reported as not analysed, and fails the run).
  * @returns the report's limit line and the stderr warning, or undefined when the bundle was captured with --all-nodes.
  */
-export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]): { limit: string; warning: string } | undefined {
+export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]): { limit: string; warning?: string } | undefined {
   const command = capture.command?.trim();
   if (command !== undefined && command.split(/\s+/).includes("--all-nodes")) return undefined;
   const how = command !== undefined && /^kubectl netpath\s/.test(command)
@@ -144,26 +144,35 @@ export function allNodesShortfall(capture: CaptureInfo, nodes: readonly string[]
  * The endpoints' nodes an offline run (`--from`, no `--node`, `--all-nodes` or `--from-pod`) cannot analyse: a live
  * run reads every node hosting an endpoint; a bundle holds the nodes its capture was asked for, which are fewer when
  * it was captured with `--from-pod` (the client's node only) or `--node`. Said of bundles `capture` wrote (their
- * `capture.command` is a kubectl netpath command line); a hand-made bundle holds what its maker chose.
+ * `capture.command` is a kubectl netpath command line) with the capture flag that left them out, and of hand-made
+ * bundles (a directory of `kubectl get` files and dumps, docs/bundle.md) too: `--node` defaults to the endpoints'
+ * nodes, and a report of fewer nodes read as the whole answer would say nothing of the others' rules.
  * @param capture the bundle's capture info (`command`: how it was captured, src/kube/live.ts commandLine).
  * @param endpointNodes the nodes of the Service's endpoints (duplicates allowed).
  * @param captured the nodes the bundle holds a capture of.
- * @returns the report's limit line and the stderr warning, or undefined when every endpoint's node is in the bundle.
+ * @returns the report's limit line and (for a bundle capture wrote) the stderr warning, or undefined when every
+ *   endpoint's node is in the bundle.
  */
-export function endpointNodesShortfall(capture: CaptureInfo, endpointNodes: readonly string[], captured: readonly string[]): { limit: string; warning: string } | undefined {
+export function endpointNodesShortfall(capture: CaptureInfo, endpointNodes: readonly string[], captured: readonly string[]): { limit: string; warning?: string } | undefined {
   const missing = [...new Set(endpointNodes)].filter((n) => !captured.includes(n)).sort();
   const command = capture.command?.trim() ?? "";
   const words = command.split(/\s+/);
   const fromPod = words.indexOf("--from-pod");
-  // a hand-made bundle holds what its maker put in (capture.notes say what); with no node state at all (--no-exec)
-  // the run says so once ("the bundle holds no node state")
-  if (missing.length === 0 || !/^kubectl netpath\s/.test(command) || captured.length === 0) return undefined;
-  const why = fromPod > 0 && words[fromPod + 1] !== undefined
+  // with no node state at all (--no-exec) the run says so once ("the bundle holds no node state")
+  if (missing.length === 0 || captured.length === 0) return undefined;
+  const why = !/^kubectl netpath\s/.test(command)
+    ? (missing.length === 1
+      ? `the bundle holds no dump of it (nodes/<node>/iptables-save.txt…, docs/bundle.md): add its dump, or capture the Service with kubectl netpath capture, to check it`
+      : `the bundle holds no dump of them (nodes/<node>/iptables-save.txt…, docs/bundle.md): add their dumps, or capture the Service with kubectl netpath capture, to check them`)
+    : fromPod > 0 && words[fromPod + 1] !== undefined
     ? `this bundle was captured with --from-pod ${words[fromPod + 1]} (capture.command: ${command}), which collects that pod's node only: add --from-pod ${words[fromPod + 1]} for its packet's answer, or capture without it to check them`
     : words.includes("--node")
     ? `this bundle was captured with --node (capture.command: ${command}), which collects those nodes only: capture without --node to check them`
     : `the bundle (capture.command: ${command}) holds no capture of them: capture again to check them`;
   const these = `${missing.length === 1 ? "node" : "nodes"} ${missing.join(", ")}`;
+  // a hand-made bundle holds the nodes its maker chose: the report's limit says which endpoints' nodes it lacks, and
+  // stderr stays for what went wrong (a capture that left out nodes a live run reads)
+  if (!/^kubectl netpath\s/.test(command)) return { limit: `the rules of ${these}, which host${missing.length === 1 ? "s" : ""} endpoints: ${why}` };
   return {
     limit: `the rules of ${these}, which host${missing.length === 1 ? "s" : ""} endpoints: ${why}`,
     warning: `${these} ${missing.length === 1 ? "hosts" : "host"} endpoints but ${missing.length === 1 ? "is" : "are"} not in the bundle, not analysed: ${why}`,
@@ -224,7 +233,7 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
       : endpointNodesShortfall(bundle.capture, report.endpoints.map((e) => e.node).filter((n): n is string => n !== undefined), bundle.nodes.map((n) => n.name));
     if (partial) {
       report.limits.push(partial.limit);
-      io.stderr(`warning: ${partial.warning}\n`);
+      if (partial.warning !== undefined) io.stderr(`warning: ${partial.warning}\n`);
     }
     io.stdout(await renderService(report, plan.output, { color: useColor(io, o.color), width: outputWidth(io) }));
     // Nodes whose state could not be read: partial results above, one line each here, exit 1 (README, Exit codes: "also
