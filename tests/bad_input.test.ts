@@ -370,7 +370,7 @@ function sparse(name: string, size: number): string {
 }
 
 const DIRS: Case[] = [
-  { input: "`--from examples` (a directory of several bundles)", args: () => [...DNS, "--from", "examples"], code: 1, says: /--from examples holds several bundles \(azure-zones, iptables-lab, ipvs-kind, ipvs-lab, lb-legacy, nftables-lab\), not one bundle: give one, e\.g\. --from examples\/azure-zones/ },
+  { input: "`--from examples` (a directory of several bundles)", args: () => [...DNS, "--from", "examples"], code: 1, says: /--from examples holds several bundles \(azure-zones, iptables-lab, ipvs-kind, ipvs-lab, lb-legacy, nftables-lab, scheduling\), not one bundle: give one, e\.g\. --from examples\/azure-zones/ },
   { input: "`--from .` (the source tree)", args: () => [...DNS, "--from", "."], code: 1, says: /--from \. does not look like a bundle directory \(it has subdirectories .*\): a bundle directory holds \*\.yaml\/\*\.json files .*\(docs\/bundle\.md\)/ },
   { input: "`--from src`", args: () => [...DNS, "--from", "src"], code: 1, says: /--from src does not look like a bundle directory/ },
   { input: "`--from node_modules/yaml` (a package)", args: () => [...DNS, "--from", "node_modules/yaml"], code: 1, says: /does not look like a bundle directory|holds no Kubernetes objects/ },

@@ -56,6 +56,14 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   VolumeAttributesClass: "volumeAttributesClasses",
 };
 
+/**
+ * Whether a bundle holds objects of this kind (`kind` of an object, or `List` of them): Service, EndpointSlice, Pod,
+ * Node, … — the kinds {@link bundleFromFiles} files into {@link BundleObjects}.
+ */
+export function isBundleKind(kind: string): boolean {
+  return kind === "List" || Object.hasOwn(KIND_TO_LIST, kind);
+}
+
 /** list of {@link BundleObjects} → the kind it holds. */
 const LIST_TO_KIND: Record<string, string> = Object.fromEntries(Object.entries(KIND_TO_LIST).map(([k, l]) => [l, k]));
 

@@ -13,7 +13,7 @@ import { Buffer, isAscii } from "node:buffer";
 import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { type Bundle, emptyBundle, SECTION_NAMES } from "../bundle/bundle.ts";
-import { BundleError, type BundleFile, bundleFromFiles, decodeBundle } from "../bundle/decode.ts";
+import { BundleError, type BundleFile, bundleFromFiles, decodeBundle, isBundleKind } from "../bundle/decode.ts";
 
 /**
  * Default limit of the bytes read for one bundle (a file, or all files of a directory): 256 MiB. A 10,000-Service
@@ -212,18 +212,26 @@ function hasNodeDumps(nodesDir: string): boolean {
 }
 
 /**
- * Whether a subdirectory looks like a bundle of its own: a capture.yaml, a nodes/ directory, or a one-file bundle
- * (`format: kubectl-netpath/bundle` in its first 4 KiB) at its top.
+ * Whether a subdirectory looks like a bundle of its own: a capture.yaml, a nodes/ directory, a one-file bundle
+ * (`format: kubectl-netpath/bundle` in its first 4 KiB), or Kubernetes objects of a kind bundles hold there (a
+ * directory of `kubectl get -o yaml` files, as a --why-pending bundle often is; a krew manifest is not one) at its top.
  */
 function looksLikeBundle(dir: string): boolean {
   try {
     return entries(dir).some((e) =>
       (e.isDirectory() && e.name === "nodes" && hasNodeDumps(join(dir, e.name))) || (e.isFile() && /^capture\.ya?ml$/.test(e.name)) ||
-      (e.isFile() && /\.(ya?ml|json)$/.test(e.name) && head(join(dir, e.name), 4096).includes("kubectl-netpath/bundle"))
+      (e.isFile() && /\.(ya?ml|json)$/.test(e.name) && holdsBundleObjects(head(join(dir, e.name), 4096)))
     );
   } catch {
     return false;
   }
+}
+
+/** Whether the start of a file is a one-file bundle, or names a kind of object bundles hold (`kind: List`, `"kind": "Pod"`…). */
+function holdsBundleObjects(start: string): boolean {
+  if (start.includes("kubectl-netpath/bundle")) return true;
+  for (const m of start.matchAll(/(?:^|\n)\s*-?\s*kind:\s*["']?(\w+)|"kind"\s*:\s*"(\w+)"/g)) if (isBundleKind(m[1] ?? m[2]!)) return true;
+  return false;
 }
 
 /**
