@@ -84,7 +84,10 @@ describe("names from a bundle (--from on the line: offline)", () => {
     { name: "a relative --from", input: ["--from", "examples/iptables-lab", "svc/k"], want: ["svc/kubernetes"], directive: 4 },
     { name: "-n namespaces", input: ["--from", IPTABLES_LAB, "-n", ""], want: ["default", "kube-system"], directive: 4 },
     { name: "--namespace=kube", input: ["--from", IPTABLES_LAB, "--namespace=kube"], want: ["kube-system"], directive: 4 },
-    { name: "--node, the given ones left out", input: ["--from", IPTABLES_LAB, "--node", "k8s1", "--node", ""], want: ["k8s2", "k8s3"], directive: 4 },
+    // the bundle holds k8s1's rules only: k8s2 and k8s3 (Node objects) would be "not analysed"
+    { name: "--node: the nodes the bundle holds state of", input: ["--from", IPTABLES_LAB, "--node", ""], want: ["k8s1"], directive: 4 },
+    { name: "--node, the given ones left out", input: ["--from", IPTABLES_LAB, "--node", "k8s1", "--node", ""], want: [], directive: 4 },
+    { name: "--node on a bundle of API objects alone: its Nodes", input: ["--from", AZURE_ZONES, "--node", ""], want: ["k8s-01", "k8s-02", "k8s-03"], directive: 4 },
     { name: "pod/: Pending first", input: ["--from", AZURE_ZONES, "pod/"], want: ["pod/busybox", "pod/busybox-zoned"], directive: 36 },
     { name: "pvc/", input: ["--from", AZURE_ZONES, "pvc/"], want: ["pvc/md", "pvc/md-zoned"], directive: 36 },
     { name: "no such namespace", input: ["--from", IPTABLES_LAB, "-n", "nope", "svc/"], want: [], directive: 4 },

@@ -178,8 +178,12 @@ describe("candidates from objects", () => {
   });
   it("namespaces and nodes of a bundle; --node excludes the ones given", () => {
     expect(objectCandidates(lookup("namespaces"), bundleObjects(lab, "namespaces", "default")).map((c) => c.value)).toEqual(["default", "kube-system"]);
+    // the lab holds k8s1's rules alone: --node k8s2 or k8s3 with --from would be "not analysed"
     expect(objectCandidates(lookup("nodes", "", ["k8s2"]), bundleObjects(lab, "nodes", "default"))).toEqual([
       { value: "k8s1", description: "Ready" },
+    ]);
+    const two = { ...lab, nodes: [...lab.nodes, { ...lab.nodes[0]!, name: "k8s3" }] };
+    expect(objectCandidates(lookup("nodes", "", ["k8s1"]), bundleObjects(two, "nodes", "default"))).toEqual([
       { value: "k8s3", description: "Ready" },
     ]);
     const nodes = [

@@ -107,7 +107,7 @@ function last(line: CompletionLine, flag: string): string | undefined {
  * The objects of one list in a bundle.
  * @param namespace for namespaced lists: the namespace in effect.
  * @returns services, claims or pods of the namespace; the namespaces any object of the bundle is in; the nodes
- *   (API objects, plus nodes that only have dumps).
+ *   the bundle holds node state of (their Node objects when present), or every Node object when it holds none.
  */
 export function bundleObjects(bundle: Bundle, kind: Exclude<LookupKind, "contexts">, namespace: string): KubeObject[] {
   const o = bundle.objects;
@@ -127,9 +127,10 @@ export function bundleObjects(bundle: Bundle, kind: Exclude<LookupKind, "context
       return [...names].map((name) => ({ metadata: { name } }));
     }
     case "nodes": {
-      const nodes: KubeObject[] = [...o.nodes];
-      for (const c of bundle.nodes) if (!nodes.some((n) => n.metadata.name === c.name)) nodes.push({ metadata: { name: c.name } });
-      return nodes;
+      // `--node` with `--from` analyses a node of the bundle: when it holds node state, only the nodes it holds
+      // (another one is "not analysed", exit 1); a bundle of API objects alone (--no-exec) offers its Nodes
+      if (bundle.nodes.length === 0) return [...o.nodes];
+      return bundle.nodes.map((c) => o.nodes.find((n) => n.metadata.name === c.name) ?? { metadata: { name: c.name } });
     }
   }
 }
