@@ -99,6 +99,8 @@ describe.runIf(requireNetns(["sysctl"]))("pods on a bridge: bridge-nf-call-iptab
       slices: [slice("ns1", "web", [{ ip: EP, node: "node-1" }], [{ name: "http", port: 80 }])],
     });
     b.nodes[0]!.sections.sysctls = collected.sections.sysctls!;
+    // the node's addresses: cni0 holds the pods' gateway, which is what puts the pods on that bridge (bridge_checks.ts)
+    b.nodes[0]!.sections["ip-addr"] = collected.sections["ip-addr"]!;
     b.objects.pods.push({ apiVersion: "v1", kind: "Pod", metadata: { name: "client", namespace: "ns1" }, spec: { nodeName: "node-1", containers: [] }, status: { podIP: CLIENT } });
     const r = explainService(b, "ns1", "web");
     const cip = r.nodes[0]!.ports[0]!.entryPoints[0]!;

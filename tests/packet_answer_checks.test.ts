@@ -71,9 +71,16 @@ describe("the reply path of a packet question", () => {
 });
 
 describe("a source in this node's pod CIDR that is no Pod of the bundle is a pod of this node", () => {
-  // iptables-lab with the node's bridge sysctls: k8s1's pod CIDR is 10.244.0.0/24; kube-dns has 10.244.0.5 there
+  // iptables-lab with the node's bridge sysctls and addresses (cni0 holds the pods' gateway, so the pods sit on it):
+  // k8s1's pod CIDR is 10.244.0.0/24; kube-dns has 10.244.0.5 there
   const b = structuredClone(readBundle("examples/iptables-lab"));
   b.nodes.find((n) => n.name === "k8s1")!.sections.sysctls = { stdout: "net.bridge.bridge-nf-call-iptables=0\nbrport.cni0.veth1.hairpin_mode=1\n", exitCode: 0 };
+  b.nodes.find((n) => n.name === "k8s1")!.sections["ip-addr"] = {
+    stdout: "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n" +
+      "2: eth0    inet 10.210.40.172/24 brd 10.210.40.255 scope global eth0\\       valid_lft forever preferred_lft forever\n" +
+      "3: cni0    inet 10.244.0.1/24 brd 10.244.0.255 scope global cni0\\       valid_lft forever preferred_lft forever\n",
+    exitCode: 0,
+  };
   it("its reply from the same-node endpoint crosses the bridge unfiltered: that branch does not complete", () => {
     const a = answer(b, "kube-system", "kube-dns", "10.244.0.77", "10.96.0.10", 53, ["k8s1"]);
     const same = a.endpoints.find((e) => e.endpoint === "10.244.0.5:53")!;

@@ -13,12 +13,17 @@
  *   node's IP layer and routed back out of the bridge device itself, and hairpin_mode does not matter (the kernel says
  *   so: tests/kernel_bridge.test.ts).
  * Known values decide the answer; unknown ones (no `sysctls` section) add a caveat to that answer only.
- * A node without bridge ports (routed CNIs: Calico, Cilium, ptp) is not affected.
+ * Only the pods' own bridge counts, the one that holds their gateway ({@link podBridge}): kube-proxy needs
+ * br_netfilter "when containers are connected to a Linux bridge (but not SDN bridges)" (pkg/proxy/iptables/proxier.go
+ * NewProxier, and pkg/proxy/ipvs/proxier.go NewProxier / initializeKernelConfig, in every release). A node whose pods are routed (Calico, Cilium, ptp: the pods'
+ * gateway on no bridge) is not affected, whatever other bridge it has (Docker's docker0, libvirt's virbr0): a reply
+ * between two of its pods is routed through the node's IP layer, where conntrack reverses the DNAT.
  *
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { NodeSysctls } from "../datapath/sysctls.ts";
+import type { InterfaceAddress } from "../datapath/ip_addr.ts";
+import type { BridgePort, NodeSysctls } from "../datapath/sysctls.ts";
 import { isIPv6 } from "../model/ip.ts";
 import type { ClientVerdict, EndpointInfo } from "./report.ts";
 
@@ -34,13 +39,42 @@ function ipOf(ep: string): string {
 }
 
 /**
+ * Whether this node's pods sit on a Linux bridge, as the node's facts tell:
+ * - `bridged`: the interface holding the pods' gateway (local_detector.ts podGatewayInterface: `cni0` with
+ *   `10.244.1.1/24`) is a bridge with ports (the sysctls' `brport.BRIDGE.PORT` entries); `ports` are that bridge's;
+ * - `routed`: no bridge has a port, or the node's addresses show the pods' gateway on no bridge (a routed CNI's pods
+ *   reach the node through their own veth or a tunnel device holding a host-length address: Calico's `tunl0`
+ *   `10.180.2.192/32`); another bridge of the node (docker0, virbr0) holds no pod;
+ * - `unknown`: `why` says which fact that decides it was not collected (a clause).
+ * @param sysctls the node's settings; undefined when not collected.
+ * @param gateway the interface holding the pods' gateway; `null` when the node's addresses were collected and none
+ *   holds it, undefined when they were not collected (or the collecting image has no `ip` to name interfaces).
+ */
+export function podBridge(
+  sysctls: NodeSysctls | undefined,
+  gateway: InterfaceAddress | null | undefined,
+): { kind: "bridged"; bridge: string; ports: BridgePort[] } | { kind: "routed" } | { kind: "unknown"; why: string } {
+  if (gateway === null) return { kind: "routed" };
+  if (!sysctls) return { kind: "unknown", why: "the node's sysctls (bridge ports, bridge-nf-call-iptables) were not collected" };
+  if (sysctls.bridgePorts.length === 0) return { kind: "routed" };
+  if (gateway) {
+    const ports = sysctls.bridgePorts.filter((p) => p.bridge === gateway.ifname);
+    return ports.length > 0 ? { kind: "bridged", bridge: gateway.ifname, ports } : { kind: "routed" };
+  }
+  return { kind: "unknown", why: "the node's addresses (ip -o addr), which show the interface holding the pods' gateway, were not collected" };
+}
+
+/**
  * Checks a verdict of a client on this node (a pod of this node, or an endpoint reaching its own Service).
  * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, and the reason when every branch fails).
  * @param node this node.
  * @param endpoints the Service's endpoints with their nodes.
  * @param sysctls the node's settings; undefined when not collected.
+ * @param gateway the interface holding the pods' gateway ({@link podBridge}): `null` when the node's addresses show
+ *   none, undefined when they were not collected. Only a failure on the pods' own bridge is definite; without the
+ *   addresses the caveat names the fact that decides it and no branch is marked failed.
  */
-export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined): void {
+export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointInfo[], sysctls: NodeSysctls | undefined, gateway?: InterfaceAddress | null): void {
   if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
   // the setting of the verdict's address family: br_nf_pre_routing (net/bridge/br_netfilter_hooks.c) passes IPv6
   // frames to ip6tables only with call_ip6tables, IPv4 frames to iptables only with call_iptables
@@ -55,19 +89,28 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
     return ip !== v.source && nodeOf.get(ip) === node;
   });
   if (self.length === 0 && sameBridge.length === 0) return;
-  const ports = sysctls?.bridgePorts ?? [];
-  if (sysctls && ports.length === 0) return; // no bridge: replies are routed, through netfilter
+  const where = podBridge(sysctls, gateway);
+  if (where.kind === "routed") return; // the pods are routed: replies cross the node's IP layer, through netfilter
+  // the bridge the pods sit on when the addresses tell it; otherwise every bridge with ports, each a possibility
+  const ports = where.kind === "bridged" ? where.ports : sysctls?.bridgePorts ?? [];
+  const bridges = [...new Set(ports.map((p) => p.bridge))].join(" or ");
+  const value = sysctls?.values.get(key);
+  const setting = value === undefined ? "br_netfilter is not loaded" : `${key}=${value}`;
   const failed: string[] = [];
   if (sameBridge.length > 0) {
     const list = sameBridge.map((e) => e.endpoint).join(", ");
-    const value = sysctls?.values.get(key);
     if (!sysctls) {
       v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`);
+    } else if (value !== "1" && where.kind === "unknown") {
+      v.caveats.push(
+        `replies from ${list} do not complete if the pods sit on bridge ${bridges} (${where.why}): they would cross it at layer 2 and ${setting}, so conntrack would never un-NAT them; ` +
+          `if the pods are routed (a routed CNI: Calico, Cilium, ptp), the replies cross the node's IP layer and complete`,
+      );
     } else if (value !== "1") {
       for (const e of sameBridge) e.replyFails = "bridge-not-filtered";
       failed.push(list);
       v.caveats.push(
-        `replies from ${list} cross bridge ${ports[0]!.bridge} at layer 2 and ${value === undefined ? "br_netfilter is not loaded" : `${key}=${value}`}: ` +
+        `replies from ${list} cross bridge ${bridges} at layer 2 and ${setting}: ` +
           `conntrack never un-NATs them, so ${v.source} gets them from the endpoint's address and the connection does not complete`,
       );
     }
@@ -76,15 +119,17 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
     const list = self.map((e) => e.endpoint).join(", ");
     if (!sysctls) {
       v.caveats.push(`the branch to itself (${list}) works only if this pod's bridge port has hairpin_mode 1, when the pods are on a bridge and ${key} is 1 (not collected)`);
-    } else if (sysctls.values.get(key) !== "1") {
+    } else if (value !== "1") {
       // Bridged frames skip netfilter: the packet to the Service goes up to the node's IP layer, is DNATed there and
       // routed back out of the bridge device itself, which needs no hairpin (kernel-checked: tests/kernel_bridge.test.ts).
     } else {
       const off = ports.filter((p) => !p.hairpin);
-      if (off.length === ports.length) {
+      if (where.kind === "unknown" && off.length > 0) {
+        v.caveats.push(`hairpin_mode is 0 on bridge port(s) ${off.map((p) => `${p.bridge}/${p.port}`).join(", ")}: if ${v.source} is attached there, the branch to itself (${list}) does not complete (${where.why})`);
+      } else if (off.length === ports.length) {
         for (const e of self) e.replyFails = "hairpin-off";
         failed.push(list);
-        v.caveats.push(`hairpin_mode is 0 on every port of bridge ${ports[0]!.bridge}: the branch to itself (${list}) never comes back to the pod; that connection does not complete`);
+        v.caveats.push(`hairpin_mode is 0 on every port of bridge ${bridges}: the branch to itself (${list}) never comes back to the pod; that connection does not complete`);
       } else if (off.length > 0) {
         v.caveats.push(`hairpin_mode is 0 on bridge port(s) ${off.map((p) => `${p.bridge}/${p.port}`).join(", ")}: if ${v.source} is attached there, the branch to itself (${list}) does not complete`);
       }

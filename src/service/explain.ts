@@ -386,8 +386,10 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       }
       // the interface of the pods' gateway (a bridge CNI's cni0): null when the addresses were read and none holds it
       const podCIDRsHere = nodePodCIDRs(nodeObj);
-      const gateway = facts.addresses && !facts.noInterfaces
-        ? podGatewayInterface(facts.addresses.addresses, podCIDRsHere.length > 0 ? podCIDRsHere : cidr.cidrs) ?? null
+      const gatewayCIDRs = podCIDRsHere.length > 0 ? podCIDRsHere : cidr.cidrs;
+      // (no pod CIDR known at all: where the gateway is cannot be told, so it is not taken as absent)
+      const gateway = facts.addresses && !facts.noInterfaces && gatewayCIDRs.length > 0
+        ? podGatewayInterface(facts.addresses.addresses, gatewayCIDRs) ?? null
         : undefined;
       const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts, gateway) : undefined;
       if (podIf && ifaces?.bridgedOn) {
@@ -472,7 +474,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             const entered = serviceChainEntered(trace);
             if (entered) serviceChainOf.set(v, entered);
             checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
-            if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls);
+            if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls, gateway);
             if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
               // nat let the packet through for IPVS to translate, but the IPVS table is not in the bundle.
               v.outcome = "unknown";
@@ -631,6 +633,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces, {
           endpoints: resolved.endpoints,
           ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),
+          ...(gateway !== undefined ? { podGateway: gateway } : {}),
           podCIDRs,
           nodeAddresses: (nodeObj?.status?.addresses ?? []).map((a) => a.address),
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),

@@ -4,7 +4,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { NodeAddresses } from "../datapath/ip_addr.ts";
+import type { InterfaceAddress, NodeAddresses } from "../datapath/ip_addr.ts";
 import type { NodeSysctls } from "../datapath/sysctls.ts";
 import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -24,6 +24,12 @@ export interface PacketFacts {
   endpoints?: EndpointInfo[];
   /** The node's sysctls (bridge-nf-call-iptables, hairpin_mode, route_localnet); undefined when not collected. */
   sysctls?: NodeSysctls;
+  /**
+   * The interface holding this node's pods' gateway (local_detector.ts podGatewayInterface), which tells whether the
+   * pods sit on a bridge (bridge_checks.ts podBridge); `null` when the node's addresses show none, undefined when they
+   * were not collected.
+   */
+  podGateway?: InterfaceAddress | null;
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
@@ -106,7 +112,7 @@ export function answerPacket(
       ? `it lies outside ${s.localRange ?? "the cluster CIDR"} ${podRange.join(", ")} (from ${facts.clusterCIDRSource}), so it is no pod of ${node}, but ${node}'s own addresses were not collected (ip -o addr): whether it is one of them is not known`
       : "no Pod of the bundle has this address, and it is in no node's podCIDR";
     checkReplyPath(v, place, node, facts.endpoints, unknownWhy);
-    if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls);
+    if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls, facts.podGateway);
   }
   if (ifaces && place === "unknown") {
     v.caveats.push(`traced as arriving on ${ifaces.uplink} (a client of another node): if ${q.source} is a pod of ${node}, it arrives on ${ifaces.pod} instead, which the local-traffic detector's interface rules read`);
