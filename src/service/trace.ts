@@ -47,7 +47,11 @@ export interface TracePacket {
    * local` are then unknown (assumed not to match, said), not a confident "not local".
    */
   dstLocalUnknown?: boolean;
-  /** Input interface when known (`-i`); unknown interfaces make `-i` matches "unknown". */
+  /**
+   * Input interface when known (`-i`, `iifname`); unknown interfaces make those matches "unknown". `""` is none: the
+   * tracers set it for a packet traced from OUTPUT (a locally generated packet has no input interface), whatever the
+   * caller gave.
+   */
   inInterface?: string;
   /** Output interface when known (`-o`). */
   outInterface?: string;

@@ -520,6 +520,10 @@ export function traceIptables(
   const postNat = new Map<string, { parts: PostNatPart[]; otherFilterRules: boolean }>();
   const notes: string[] = [];
   const start: State = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
+  // A locally generated packet has no input interface (iptables(8): -i applies to INPUT, FORWARD and PREROUTING only;
+  // the kernel's OUTPUT hooks run with no in-device): in nat/filter OUTPUT and POSTROUTING `-i X` never matches and
+  // `! -i X` always does, whatever kube-proxy's local-traffic detector, so the input interface is known (none)
+  if (hook === "OUTPUT") start.packet.inInterface = "";
   // The raw table runs before nat: a packet it untracks (NOTRACK, `CT --notrack`: NodeLocal DNSCache's rules for the
   // kube-dns ClusterIP) never traverses nat, so kube-proxy's DNAT does not apply (netfilter: nat sees only tracked
   // connections; nf_nat_inet_fn returns NF_ACCEPT without a conntrack entry)
@@ -602,6 +606,8 @@ export function traceIptables(
     const filterHooks: ("INPUT" | "FORWARD" | "OUTPUT")[] = hook === "OUTPUT" && p.dstLocal ? ["OUTPUT", "INPUT"] : ipvsIn ? (ipvsLocal ? ["INPUT"] : ["INPUT", "OUTPUT"]) : [filterHook];
     /** The packet each filter hook sees: before IPVS's translation in INPUT, after it in OUTPUT. */
     const seenBy = (h: "INPUT" | "FORWARD" | "OUTPUT"): TracePacket => {
+      // a local process's packet looped back to a local address arrives in INPUT on lo
+      if (hook === "OUTPUT" && h === "INPUT") return { ...clonePacket(p), inInterface: "lo" };
       if (!ipvsIn || h !== "INPUT") return p;
       const before = clonePacket(p);
       before.dst = e.packet.ipvsVirtual!.ip;

@@ -105,6 +105,11 @@ export function traceNft(
     };
   }
   const start: Flow = { probability: 1, packet: clonePacket(packet), path: [], checks: [], caveats: [] };
+  // A locally generated packet has no input interface: nftables' `iifname` reads the hook state's in-device, which the
+  // output and postrouting hooks do not have (net/netfilter/nft_meta.c nft_meta_store_ifname: `dev ? dev->name : ""`
+  // with nft_in(pkt) NULL, so the name compared is empty), so `iifname != "veth*"` matches and `iifname "cni0"` does not, whatever kube-proxy's
+  // local-traffic detector: the input interface is known (none)
+  if (hook === "OUTPUT") start.packet.inInterface = "";
   const outcomes: TraceOutcome[] = [];
   const stop = (ends: FlowEnd[]) => {
     for (const e of ends) {
@@ -149,8 +154,8 @@ export function traceNft(
   stop(post.stopped);
   for (const f of post.passed) {
     if (hook === "OUTPUT" && f.packet.dstLocal) {
-      // A host process reaching one of the node's own addresses loops back through input.
-      const r = t.hook("input", [f], notes);
+      // A host process reaching one of the node's own addresses loops back through input, arriving on lo.
+      const r = t.hook("input", [{ ...f, packet: { ...clonePacket(f.packet), inInterface: "lo" } }], notes);
       stop(r.stopped);
       delivered.push(...r.passed);
     } else delivered.push(f);
