@@ -5,49 +5,68 @@
  * @module
  */
 import type { Bundle } from "../bundle/bundle.ts";
-import type { IptablesDump } from "../datapath/iptables_save.ts";
+import type { IptablesDump, IptablesTable } from "../datapath/iptables_save.ts";
 import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { nodePodCIDRs } from "./node_facts.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
+/**
+ * The raw rules of a node's iptables nat table where kube-proxy writes its local-traffic detector, in the order to
+ * look at them: the first 2,000 rules of KUBE-SERVICES (layouts before v1.21 put the ClusterIP's masquerade rule
+ * there), then the first 3 rules of up to 200 non-empty `KUBE-SVC-` chains (the ClusterIP rule
+ * `… ! -s CIDR / ! -i cni0 -j KUBE-MARK-MASQ`, `localDetector.IfNotLocal()`), `KUBE-SVL-` chains, and `KUBE-EXT-` chains
+ * (the "pod traffic for … external destinations" short-circuit, `IfLocal()`, written for externalTrafficPolicy Local
+ * only) (pkg/proxy/iptables/proxier.go syncProxyRules, v1.21+). Those chains are the ones KUBE-SERVICES and
+ * KUBE-NODEPORTS jump to; only when none of a prefix is jumped to, the table's chains of that prefix by name. Never
+ * the chains in declaration order: iptables-legacy-save lists user chains by name, so a dump's hundreds of
+ * `KUBE-EXT-` chains of externalTrafficPolicy Cluster Services (no detector rule) come before every `KUBE-SVC-` one.
+ * Lazy: a caller stops as soon as it has what it looks for (a dump has tens of thousands of chains).
+ * @param nat the nat table.
+ * @returns the rules' raw text, one at a time.
+ */
+export function* detectorRuleCandidates(nat: IptablesTable): Generator<string> {
+  const head = nat.chains.get("KUBE-SERVICES")?.rawRules.slice(0, 2000) ?? [];
+  yield* head;
+  const nodePorts = nat.chains.get("KUBE-NODEPORTS")?.rawRules.slice(0, 2000) ?? [];
+  const jumpedTo = [...new Set([...head, ...nodePorts].map((r) => / -j (KUBE-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined))];
+  const named = function* (prefix: string): Generator<string> {
+    for (const name of nat.chains.keys()) if (name.startsWith(prefix)) yield name;
+  };
+  for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-"]) {
+    const jumped = jumpedTo.filter((n) => n.startsWith(prefix));
+    let looked = 0;
+    for (const name of jumped.length > 0 ? jumped : named(prefix)) {
+      const ch = nat.chains.get(name);
+      if (!ch || ch.ruleCount === 0) continue;
+      yield* ch.rawRules.slice(0, 3);
+      if (++looked >= 200) break;
+    }
+  }
+}
+
+/**
+ * The cluster CIDR a node's masquerade decisions depend on, and where it was learnt: kube-proxy's CIDR detector in
+ * the rules ({@link detectorRuleCandidates}), else the bundle's capture info, kube-proxy's configuration, the Nodes'
+ * podCIDRs.
+ * @param bundle the bundle (capture info, objects).
+ * @param dump the node's iptables dump of that family, if any.
+ * @param family 4 or 6.
+ * @returns the CIDRs and their source (`"nowhere"` with none).
+ */
 export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefined, family: 4 | 6): { cidrs: string[]; source: string } {
   if (dump) {
     const nat = dump.tables.get("nat");
     const found = new Set<string>();
     // kube-proxy detect-local-mode=ClusterCIDR writes `! -s <clusterCIDR> … -j KUBE-MARK-MASQ` for ClusterIPs
     // (in KUBE-SVC-* since ~v1.21, in KUBE-SERVICES before) and `-s <clusterCIDR>` "pod traffic" in KUBE-EXT-*.
-    const scan = (raw: readonly string[]) => {
-      for (const r of raw) {
+    if (nat) {
+      for (const r of detectorRuleCandidates(nat)) {
         // Most rules name neither (a KUBE-SERVICES jump): a substring test is much cheaper than three regular expressions.
         if (!r.includes("KUBE-MARK-MASQ") && !r.includes("pod traffic for ")) continue;
         const m = /! -s (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /"pod traffic for .*" -s (\S+) /.exec(r) ??
           /-s (\S+) -m comment --comment "pod traffic for /.exec(r);
         if (m && m[1]!.includes("/") && !m[1]!.endsWith("/32") && !m[1]!.endsWith("/128")) found.add(m[1]!);
         if (found.size > 0) break;
-      }
-    };
-    if (nat) {
-      const svcs = nat.chains.get("KUBE-SERVICES");
-      const head = svcs?.rawRules.slice(0, 2000) ?? [];
-      scan(head);
-      // The detector rule is the first rule of KUBE-SVC/KUBE-SVL chains (v1.21+) or in KUBE-EXT "pod traffic" rules:
-      // look at the first rule of up to 200 such chains (chains of Services without endpoints have none).
-      // Those chains are found through the jumps of KUBE-SERVICES (a dump has tens of thousands of chains; walking
-      // them all would cost more than the rest of the analysis), then, for chains no rule there jumps to, by name.
-      const jumpedTo = head.map((r) => / -j (KUBE-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined);
-      const named = function* (prefix: string): Generator<string> {
-        for (const name of nat.chains.keys()) if (name.startsWith(prefix)) yield name;
-      };
-      for (const prefix of ["KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-"]) {
-        if (found.size > 0) break;
-        const jumped = jumpedTo.filter((n) => n.startsWith(prefix));
-        let looked = 0;
-        for (const name of jumped.length > 0 ? jumped : named(prefix)) {
-          const ch = nat.chains.get(name);
-          if (!ch || ch.ruleCount === 0) continue;
-          scan(ch.rawRules.slice(0, 3));
-          if (found.size > 0 || ++looked >= 200) break;
-        }
       }
     }
     if (found.size > 0) return { cidrs: [...found], source: "the rules (local-traffic detector)" };

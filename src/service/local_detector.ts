@@ -15,6 +15,7 @@ import type { IptablesDump } from "../datapath/iptables_save.ts";
 import type { InterfaceAddress } from "../datapath/ip_addr.ts";
 import type { BridgePort } from "../datapath/sysctls.ts";
 import { cidrContains } from "../model/ip.ts";
+import { detectorRuleCandidates } from "./cluster_cidr.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
@@ -26,22 +27,28 @@ export interface PodInterface {
 }
 
 /**
- * Finds the interface detector in a node's iptables rules (the first rules of KUBE-SVC/SVL/EXT chains, where kube-proxy
- * v1.21+ writes it).
- * @returns the pod interface, or undefined when the rules detect local traffic otherwise (by CIDR) or not at all.
+ * Finds the interface detector in a node's iptables rules: `! -i cni0 … -j KUBE-MARK-MASQ` (BridgeInterface /
+ * InterfaceNamePrefix `IfNotLocal()` on the ClusterIP rule of KUBE-SVC/SVL chains, KUBE-SERVICES before v1.21) or
+ * `-i cni0 … "pod traffic for …"` (`IfLocal()` in KUBE-EXT chains), in the rules where kube-proxy writes its detector,
+ * reached through the jumps of KUBE-SERVICES and KUBE-NODEPORTS (cluster_cidr.ts detectorRuleCandidates; a legacy
+ * dump lists hundreds of KUBE-EXT chains without a detector rule before any KUBE-SVC one).
+ * @param dump the node's iptables dump of one family.
+ * @returns the pod interface, or undefined when the rules detect local traffic otherwise (by CIDR: `! -s CIDR`) or not
+ *   at all.
  */
 export function iptablesPodInterface(dump: IptablesDump | undefined): PodInterface | undefined {
   const nat = dump?.tables.get("nat");
   if (!nat) return undefined;
-  let looked = 0;
-  for (const [name, chain] of nat.chains) {
-    if (!/^KUBE-(SVC|SVL|EXT|SERVICES)/.test(name)) continue;
-    for (const r of chain.rawRules.slice(0, name === "KUBE-SERVICES" ? 50 : 3)) {
-      const m = /(?:^|\s)! -i (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /(?:^|\s)-i (\S+) -m comment --comment "pod traffic for /.exec(r) ??
-        /-m comment --comment "pod traffic for [^"]*" -i (\S+) /.exec(r);
-      if (m) return asInterface(m[1]!, "the rules (kube-proxy's local-traffic detector)");
+  for (const r of detectorRuleCandidates(nat)) {
+    // most rules name no interface (a KUBE-SERVICES jump, a KUBE-SEP jump): a substring test first
+    if (!r.includes("-i ")) {
+      // a CIDR detector (`! -s 10.244.0.0/16 … -j KUBE-MARK-MASQ`): kube-proxy runs one detector, not an interface one
+      if (/(?:^|\s)! -s \S+\/\d+ .*-j KUBE-MARK-MASQ/.test(r)) return undefined;
+      continue;
     }
-    if (++looked > 200) break;
+    const m = /(?:^|\s)! -i (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /(?:^|\s)-i (\S+) -m comment --comment "pod traffic for /.exec(r) ??
+      /-m comment --comment "pod traffic for [^"]*" -i (\S+) /.exec(r);
+    if (m) return asInterface(m[1]!, "the rules (kube-proxy's local-traffic detector)");
   }
   return undefined;
 }

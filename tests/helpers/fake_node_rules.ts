@@ -148,3 +148,41 @@ export function kubeProxyRules(services: readonly Service[], slices: readonly En
     ...nat,
   ].join("\n") + "\n";
 }
+
+/**
+ * A restore buffer as iptables-legacy-save prints it back: in each table, builtin chains first, then user chains in
+ * name order (libiptc keeps user chains sorted by name), each chain's rules together in that chain order, the rules of
+ * a chain in their own order.
+ * @param buffer an iptables-restore buffer (`*table`, `:CHAIN`, `-A CHAIN …`, `COMMIT`).
+ * @returns the buffer in save order.
+ */
+export function legacySaveOrder(buffer: string): string {
+  const out: string[] = [];
+  const BUILTIN = ["PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"];
+  let decls: string[] = [];
+  let rules = new Map<string, string[]>();
+  const order = (a: string, b: string) => {
+    const ba = BUILTIN.indexOf(a);
+    const bb = BUILTIN.indexOf(b);
+    if (ba >= 0 || bb >= 0) return (ba < 0 ? 99 : ba) - (bb < 0 ? 99 : bb);
+    return a < b ? -1 : a > b ? 1 : 0;
+  };
+  for (const line of buffer.split("\n")) {
+    if (line.startsWith("*")) {
+      out.push(line);
+      decls = [];
+      rules = new Map();
+    } else if (line.startsWith(":")) decls.push(line);
+    else if (line.startsWith("-A ")) {
+      const chain = line.split(" ")[1]!;
+      rules.set(chain, [...(rules.get(chain) ?? []), line]);
+    } else if (line === "COMMIT") {
+      const name = (d: string) => d.slice(1).split(" ")[0]!;
+      decls.sort((a, b) => order(name(a), name(b)));
+      out.push(...decls);
+      for (const chain of [...rules.keys()].sort(order)) out.push(...rules.get(chain)!);
+      out.push(line);
+    }
+  }
+  return out.join("\n") + "\n";
+}
