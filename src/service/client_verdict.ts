@@ -32,9 +32,17 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   let rejected = 0;
   let notHandled = 0;
   const forwarded: TraceOutcome[] = [];
+  /**
+   * Endpoints reached by a branch that was not masqueraded only if a rule marking for masquerade (kube-proxy's
+   * local-traffic detector, KUBE-MARK-MASQ / mark-for-masquerade) whose match could not be told did not match. A SNAT
+   * rule of another component whose output interface is not modelled (POSTROUTING `-o eth0 -j MASQUERADE`) stays
+   * assumed not to match, as its caveat says.
+   */
+  const maybeMasqueraded = new Set<string>();
   for (const o of trace.outcomes) {
     if (o.verdict === "dnat" && o.dnatTo) {
       forwarded.push(o);
+      if (o.masqueraded !== true && o.masqueradeChecks.some((c) => c.matched === "unknown" && !c.snat)) maybeMasqueraded.add(o.dnatTo);
       const cur = byEndpoint.get(o.dnatTo);
       const via = o.path.find((r) => r.chain.startsWith("KUBE-SEP-") || r.chain.startsWith("endpoint-"))?.chain;
       if (cur) {
@@ -56,6 +64,10 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   }
   // IPVS schedulers without a fixed share (trace.sharesFixed false): the tracer's even split is no share to show
   const endpoints = [...byEndpoint.values()].map((e) => ({ ...e, share: trace.sharesFixed === false ? null : snap(e.share ?? 0) }));
+  // an endpoint whose branches were marked by no rule but one whose match is not known: `masqueraded` is left
+  // out (not known), so that what follows from "not masqueraded" (a reply that bypasses the node) is not asserted
+  // from an assumption (the reason says which rule decides)
+  for (const e of endpoints) if (e.masqueraded === false && maybeMasqueraded.has(e.endpoint)) delete e.masqueraded;
   endpoints.sort((a, b) => compareNatural(a.endpoint, b.endpoint));
   dropped = snap(dropped);
   rejected = snap(rejected);

@@ -24,7 +24,9 @@ import type { ClientVerdict, EndpointInfo } from "./report.ts";
 export type ClientPlace = "this-node" | "elsewhere" | "unknown";
 
 /**
- * Marks the endpoints whose replies cannot return through this node, and says so in the verdict.
+ * Marks the endpoints whose replies cannot return through this node, and says so in the verdict. An endpoint whose
+ * masquerade is not known (`masqueraded` absent: client_verdict.ts, a marking rule's match could not be told) is not
+ * marked; a caveat says the connection fails if the client is not masqueraded.
  * @param v the verdict (mutated: `endpoints[].replyFails`, `caveats`, and the reason when every forwarded
  *   connection is affected).
  * @param place where the client is.
@@ -38,10 +40,16 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
   const nodeOf = (ep: string) => endpoints.find((e) => e.address === ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1"))?.node;
   const bypass: string[] = [];
   const unknown: string[] = [];
+  /** Endpoints elsewhere whose masquerade is not known (a marking rule's match could not be told). */
+  const ifNotMasqueraded: string[] = [];
   for (const e of v.endpoints) {
-    if (e.masqueraded !== false || e.endpoint.startsWith("unknown (")) continue;
+    if (e.masqueraded === true || e.endpoint.startsWith("unknown (")) continue;
     const where = nodeOf(e.endpoint);
     if (where === node) continue;
+    if (e.masqueraded === undefined) {
+      if (where !== undefined) ifNotMasqueraded.push(`${e.endpoint} (on ${where})`);
+      continue;
+    }
     if (where === undefined) {
       unknown.push(e.endpoint);
       continue;
@@ -66,6 +74,12 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
     );
     const all = v.endpoints.filter((e) => e.masqueraded === false).every((e) => e.replyFails === "bypasses-node");
     if (all && v.endpoints.length > 0) v.reason = `${v.reason}; but the replies bypass ${node}: the connection does not complete`;
+  }
+  if (ifNotMasqueraded.length > 0) {
+    v.caveats.push(
+      `reply path: whether ${v.source} is masqueraded to ${ifNotMasqueraded.join(", ")} is not known (see the reason: a rule whose match could not be told decides it); ` +
+        `if it is not, ${ifNotMasqueraded.length === 1 ? "that endpoint replies" : "those endpoints reply"} straight to ${v.source}${place === "unknown" ? " when it is not on " + node : ""}, not through ${node}, and the connection does not complete`,
+    );
   }
   if (unknown.length > 0) {
     // the reply crosses this node when the client is on it (wherever the endpoint runs) or the endpoint is: with the

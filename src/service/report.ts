@@ -101,6 +101,11 @@ export interface EndpointShare {
   endpoint: string;
   /** Share of new connections in [0, 1]; null when it depends on live state (IPVS lc/wlc/…). */
   share: number | null;
+  /**
+   * Whether connections sent to it are masqueraded; absent when that is not known (a rule that would mark them for
+   * masquerade could not be told to match or not, the verdict's reason names it) and for an `unknown (CHAIN not in the
+   * dump)` branch.
+   */
   masqueraded?: boolean;
   /** IPVS weight, when IPVS. */
   weight?: number;
