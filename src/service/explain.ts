@@ -34,6 +34,7 @@ import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
+import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import { detectProxyMode } from "./proxy_mode.ts";
 import { effectiveIpvsScheduler, effectiveMode, effectiveNodePortAddresses, kubeProxyConfigFindings, readKubeProxyConfig } from "./proxy_config.ts";
 import { ipModeHonoured, IPVS_DEPRECATION, kubeProxyIgnores, SERVICE_PROXY_NAME_LABEL, nodePortScope, nodePortScopeFromRules, proxyModeIngressFinding, proxyModeIngressIPs, scopeCaveats } from "./proxy_scope.ts";
@@ -473,6 +474,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
             const entered = serviceChainEntered(trace);
             if (entered) serviceChainOf.set(v, entered);
+            if (ipvsMode) checkIpvsConntrack(v, nodeName, resolved.endpoints, facts.sysctls, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress]);
             checkReplyPath(v, c.kind === "pod-other-node" || c.kind === "external" || c.kind === "external-denied" ? "elsewhere" : "this-node", nodeName, resolved.endpoints);
             if (c.kind === "pod-same-node" || c.kind === "hairpin") checkBridge(v, nodeName, resolved.endpoints, facts.sysctls, gateway);
             if (ipvsMode && !datapath.virtualServer && v.outcome === "not-handled") {
@@ -634,6 +636,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           endpoints: resolved.endpoints,
           ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),
           ...(gateway !== undefined ? { podGateway: gateway } : {}),
+          ...(report.proxyMode.mode === "ipvs" ? { ipvs: true } : {}),
           podCIDRs,
           nodeAddresses: (nodeObj?.status?.addresses ?? []).map((a) => a.address),
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),
@@ -713,8 +716,14 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   const families = new Set(svc.clusterIPs.map((ip) => (isIPv6(ip) ? 6 : 4)));
   const withoutSysctls = (options.nodes ?? bundle.nodes.map((n) => n.name)).filter((n) => !bundle.nodes.find((c) => c.name === n)?.sections.sysctls);
   if (withoutSysctls.length > 0) {
+    // IPVS mode masquerades only tracked connections: net.ipv4.vs.conntrack (ipvs/conntrack_sysctl.ts)
+    const ipvsWithout = withoutSysctls.filter((n) => nodes.find((x) => x.report.node === n)?.report.proxyMode.mode === "ipvs");
     limits.push(
-      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, ${families.has(6) ? (families.has(4) ? "net.bridge.bridge-nf-call-iptables (IPv4) and bridge-nf-call-ip6tables (IPv6) decide" : "net.bridge.bridge-nf-call-ip6tables decides") : "net.bridge.bridge-nf-call-iptables decides"} whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service; the answers that depend on them say so`,
+      `sysctls of ${withoutSysctls.length === 1 ? `node ${withoutSysctls[0]}` : `${withoutSysctls.length} nodes`} (not collected): with a bridge CNI, ${families.has(6) ? (families.has(4) ? "net.bridge.bridge-nf-call-iptables (IPv4) and bridge-nf-call-ip6tables (IPv6) decide" : "net.bridge.bridge-nf-call-ip6tables decides") : "net.bridge.bridge-nf-call-iptables decides"} whether replies between pods on the same bridge are un-NATed, and a bridge port's hairpin_mode whether a pod reaches itself through its Service` +
+        (ipvsWithout.length > 0
+          ? `; in IPVS mode${ipvsWithout.length === withoutSysctls.length ? "" : ` (${ipvsWithout.join(", ")})`}, net.ipv4.vs.conntrack decides whether the clients shown masqueraded are: with 0, IPVS untracks its packets and KUBE-POSTROUTING's MASQUERADE never SNATs them (kube-proxy sets it to 1 at start)`
+          : "") +
+        "; the answers that depend on them say so",
     );
   }
   // Nodes whose Node object the bundle lacks (e.g. a namespace-scoped Role could not read nodes): the endpoints' nodes

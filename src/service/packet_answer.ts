@@ -8,6 +8,7 @@ import type { InterfaceAddress, NodeAddresses } from "../datapath/ip_addr.ts";
 import type { NodeSysctls } from "../datapath/sysctls.ts";
 import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
+import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { verdictFromTrace } from "./client_verdict.ts";
 import type { Sources } from "./clients.ts";
@@ -30,6 +31,8 @@ export interface PacketFacts {
    * were not collected.
    */
   podGateway?: InterfaceAddress | null;
+  /** The node runs kube-proxy's IPVS mode: its net.ipv4.vs.conntrack decides the masquerade (ipvs/conntrack_sysctl.ts). */
+  ipvs?: boolean;
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
@@ -111,6 +114,7 @@ export function answerPacket(
     const unknownWhy = noPodHere
       ? `it lies outside ${s.localRange ?? "the cluster CIDR"} ${podRange.join(", ")} (from ${facts.clusterCIDRSource}), so it is no pod of ${node}, but ${node}'s own addresses were not collected (ip -o addr): whether it is one of them is not known`
       : "no Pod of the bundle has this address, and it is in no node's podCIDR";
+    if (facts.ipvs) checkIpvsConntrack(v, node, facts.endpoints, facts.sysctls, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress]);
     checkReplyPath(v, place, node, facts.endpoints, unknownWhy);
     if (podHere && !srcLocal) checkBridge(v, node, facts.endpoints, facts.sysctls, facts.podGateway);
   }

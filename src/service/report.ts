@@ -122,9 +122,12 @@ export interface EndpointShare {
    * - `hairpin-off`: the endpoint is the client itself and its bridge port has hairpin_mode 0: the packet is never sent
    *   back out the port it came in on;
    * - `route-localnet-off`: the client's source is 127.0.0.0/8 and no interface has net.ipv4.conf.*.route_localnet 1:
-   *   the kernel refuses to route the DNATed packet out of the node (route_localnet.ts).
+   *   the kernel refuses to route the DNATed packet out of the node (route_localnet.ts);
+   * - `ipvs-untracked`: IPVS mode with net.ipv4.vs.conntrack 0: the SNAT the rules ask for never happens, and the
+   *   reply does not come back through IPVS (an endpoint reaching itself; a host client whose source is a Service
+   *   address, to an endpoint of another node) (ipvs/conntrack_sysctl.ts).
    */
-  replyFails?: "bypasses-node" | "bridge-not-filtered" | "hairpin-off" | "route-localnet-off";
+  replyFails?: "bypasses-node" | "bridge-not-filtered" | "hairpin-off" | "route-localnet-off" | "ipvs-untracked";
 }
 
 /** A piece of evidence: a rule and the role it played. */
