@@ -108,3 +108,35 @@ export function detectorCIDRScope(detected: readonly string[], ownPodCIDRs: read
   if (configuredMode === "ClusterCIDR") return "cluster";
   return "undetermined";
 }
+
+/**
+ * Whether a node's iptables rules show kube-proxy running without a local-traffic detector (`detectLocalMode`
+ * ClusterCIDR with `clusterCIDR` unset: pkg/proxy/util/localdetector.go, a no-op detector whose IsImplemented() is
+ * false) and without masqueradeAll. kube-proxy then writes (pkg/proxy/iptables/proxier.go and ipvs/proxier.go
+ * syncProxyRules):
+ * - iptables mode: no ClusterIP masquerade rule in KUBE-SVC-/KUBE-SVL- chains (`… cluster IP … -j KUBE-MARK-MASQ`,
+ *   only `if masqueradeAll … else if localDetector.IsImplemented()`) and no "pod traffic" short-circuit in KUBE-EXT-;
+ * - IPVS mode: `-m set --match-set KUBE-CLUSTER-IP src,dst -j KUBE-MARK-MASQ` ("Masquerade all OUTPUT traffic coming
+ *   from a service ip") in place of the detector's `… dst,dst -j KUBE-MARK-MASQ`.
+ * @param dump the node's iptables dump of one family.
+ * @returns true only when the rules show it: KUBE-SERVICES marks nothing for masquerade (IPVS: only the `src,dst`
+ *   rule) and none of the first 3 rules of up to 200 KUBE-SVC-/KUBE-SVL- chains it jumps to does; false otherwise,
+ *   including when there is nothing to tell by.
+ */
+export function iptablesWithoutLocalDetector(dump: IptablesDump | undefined): boolean {
+  const nat = dump?.tables.get("nat");
+  const head = nat?.chains.get("KUBE-SERVICES")?.rawRules.slice(0, 2000) ?? [];
+  if (!nat || head.length === 0) return false;
+  const marking = head.filter((r) => r.includes("-j KUBE-MARK-MASQ"));
+  if (marking.some((r) => / KUBE-CLUSTER-IP src,dst /.test(r))) return !marking.some((r) => / KUBE-CLUSTER-IP dst,dst /.test(r));
+  if (marking.length > 0) return false;
+  const jumped = [...new Set(head.map((r) => / -j (KUBE-SV[CL]-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined))];
+  let looked = 0;
+  for (const name of jumped) {
+    const ch = nat.chains.get(name);
+    if (!ch || ch.ruleCount === 0) continue;
+    if (ch.rawRules.slice(0, 3).some((r) => r.includes("-j KUBE-MARK-MASQ"))) return false;
+    if (++looked >= 200) break;
+  }
+  return looked > 0;
+}

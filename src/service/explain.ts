@@ -21,9 +21,9 @@ import { DumpParseError } from "../datapath/errors.ts";
 import { canonicalAddress, isIPv6 } from "../model/ip.ts";
 import type { Node as KubeNode } from "../model/k8s.ts";
 import type { PacketQuestion } from "../model/question.ts";
-import { heldByAffinity, verdictFromTrace } from "./client_verdict.ts";
+import { heldByAffinity, sayNoLocalDetector, verdictFromTrace } from "./client_verdict.ts";
 import { chooseSources, clientsFor } from "./clients.ts";
-import { detectClusterCIDRs, detectorCIDRScope } from "./cluster_cidr.ts";
+import { detectClusterCIDRs, detectorCIDRScope, iptablesWithoutLocalDetector } from "./cluster_cidr.ts";
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift, unhandledEntryDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
@@ -358,7 +358,23 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           proxyConfig?.detectLocalMode?.value,
         )
         : "cluster";
-      if (cidr.cidrs.length > 0) {
+      // kube-proxy without a local-traffic detector (clusterCIDR unset): the cluster CIDR found elsewhere decides no
+      // masquerade, it only places the report's sample clients (cluster_cidr.ts iptablesWithoutLocalDetector)
+      const ruleModeHere = report.proxyMode.mode === "iptables" || report.proxyMode.mode === "ipvs" ? report.proxyMode.mode : undefined;
+      const noDetector = ruleModeHere !== undefined && cidr.source !== "the rules (local-traffic detector)" && !datapath.podInterface &&
+          iptablesWithoutLocalDetector(dp.iptables)
+        ? ruleModeHere
+        : undefined;
+      if (noDetector) {
+        report.notes.push(
+          `no local-traffic detector in ${nodeName}'s rules: kube-proxy runs without one (detect-local-mode ClusterCIDR with clusterCIDR unset: pkg/proxy/util/localdetector.go), so ` +
+            (noDetector === "iptables"
+              ? `it writes no ClusterIP masquerade rule and no externalTrafficPolicy Local "pod traffic" short-circuit (pkg/proxy/iptables/proxier.go syncProxyRules): no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do`
+              : `it masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, "Masquerade all OUTPUT traffic coming from a service ip", pkg/proxy/ipvs/proxier.go)`) +
+            `; setting kube-proxy's --cluster-cidr (clusterCIDR) gives it one` +
+            (cidr.cidrs.length > 0 ? `. The cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source}) only places this report's sample clients` : ""),
+        );
+      } else if (cidr.cidrs.length > 0) {
         const list = cidr.cidrs.join(", ");
         report.notes.push(
           detectorScope === "node"
@@ -472,6 +488,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
             const trace = datapath.trace(pkt, c.hook, traceContext);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
+            if (noDetector && ep.kind === "ClusterIP") sayNoLocalDetector(v, noDetector);
             const entered = serviceChainEntered(trace);
             if (entered) serviceChainOf.set(v, entered);
             if (ipvsMode) checkIpvsConntrack(v, nodeName, resolved.endpoints, facts.sysctls, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress]);
@@ -637,6 +654,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),
           ...(gateway !== undefined ? { podGateway: gateway } : {}),
           ...(report.proxyMode.mode === "ipvs" ? { ipvs: true } : {}),
+          ...(noDetector ? { noLocalDetector: noDetector } : {}),
           podCIDRs,
           nodeAddresses: (nodeObj?.status?.addresses ?? []).map((a) => a.address),
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),

@@ -10,7 +10,7 @@ import { cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import type { PacketQuestion } from "../model/question.ts";
-import { verdictFromTrace } from "./client_verdict.ts";
+import { sayNoLocalDetector, verdictFromTrace } from "./client_verdict.ts";
 import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
 import { checkReplyPath } from "./reply_path.ts";
@@ -33,6 +33,11 @@ export interface PacketFacts {
   podGateway?: InterfaceAddress | null;
   /** The node runs kube-proxy's IPVS mode: its net.ipv4.vs.conntrack decides the masquerade (ipvs/conntrack_sysctl.ts). */
   ipvs?: boolean;
+  /**
+   * The node's rules have no local-traffic detector (cluster_cidr.ts iptablesWithoutLocalDetector), in this proxy mode:
+   * an unmasqueraded packet to a ClusterIP is answered so (client_verdict.ts sayNoLocalDetector).
+   */
+  noLocalDetector?: "iptables" | "ipvs";
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
@@ -94,6 +99,7 @@ export function answerPacket(
   if (ifaces) pkt.inInterface = srcLocal ? "" : podHere ? ifaces.pod : ifaces.uplink;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
+  if (facts.noLocalDetector && svc.clusterIPs.includes(q.destination)) sayNoLocalDetector(v, facts.noLocalDetector);
   // what the rules alone do not decide, as for the report's clients (explain.ts): the reply path, the bridge, and a
   // loopback source's route out of the node
   // the source's node: this one (a local address, or a pod here), another (a pod there, or another node's address), or
