@@ -19,7 +19,7 @@ import type { TracePacket } from "../src/service/trace.ts";
 import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import type { EndpointSlice, Service } from "../src/model/k8s.ts";
-import { fixture, node, overallObjects, service, slice } from "./helpers/bundles.ts";
+import { fixture, node, overallObjects, repeatedObjects, service, slice } from "./helpers/bundles.ts";
 
 const NFTABLES_LAB = new URL("../examples/nftables-lab", import.meta.url).pathname;
 
@@ -272,24 +272,6 @@ describe("examples/nftables-lab", () => {
 // Drift against the EndpointSlices: TestSyncProxyRulesRepeated stages (ClusterIP services, test-node).
 
 const stage = (n: string) => fixture(`nftables/TestSyncProxyRulesRepeated-${n}.json`);
-function repeatedObjects(svc3: string[], opts: { svc2?: boolean; svc4?: string[] } = {}) {
-  const p = (name: string, port: number) => [{ name, port, protocol: "TCP" as const }];
-  const services = [
-    service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: p("p80", 80) }),
-    ...(opts.svc2
-      ? [service("ns2", "svc2", { type: "ClusterIP", clusterIP: "172.30.0.42", ports: p("p8080", 8080) })]
-      : []),
-    service("ns3", "svc3", { type: "ClusterIP", clusterIP: "172.30.0.43", ports: p("p80", 80) }),
-    service("ns4", "svc4", { type: "ClusterIP", clusterIP: "172.30.0.44", ports: p("p80", 80) }),
-  ];
-  const slices = [
-    slice("ns1", "svc1", [{ ip: "10.0.1.1" }], [{ name: "p80", port: 80 }]),
-    ...(opts.svc2 ? [slice("ns2", "svc2", [{ ip: "10.0.2.1" }], [{ name: "p8080", port: 8080 }])] : []),
-    slice("ns3", "svc3", svc3.map((ip) => ({ ip })), [{ name: "p80", port: 80 }]),
-    ...(opts.svc4 ? [slice("ns4", "svc4", opts.svc4.map((ip) => ({ ip })), [{ name: "p80", port: 80 }])] : []),
-  ];
-  return { services, slices };
-}
 
 describe("drift against EndpointSlices (TestSyncProxyRulesRepeated)", () => {
   const cases: {

@@ -125,5 +125,29 @@ export function overallObjects(nodeName: string, affinity: boolean): { services:
   return { services, slices };
 }
 
+/**
+ * Objects of kube-proxy's nftables TestSyncProxyRulesRepeated stages (ClusterIP Services of node `test-node`):
+ * ns1/svc1 172.30.0.41:80 → 10.0.1.1, ns2/svc2 172.30.0.42:8080 → 10.0.2.1 (with `svc2`), ns3/svc3 172.30.0.43:80 →
+ * `svc3`, ns4/svc4 172.30.0.44:80 → `svc4` (no EndpointSlice without it).
+ */
+export function repeatedObjects(svc3: string[], opts: { svc2?: boolean; svc4?: string[] } = {}): { services: Service[]; slices: EndpointSlice[] } {
+  const p = (name: string, port: number) => [{ name, port, protocol: "TCP" as const }];
+  const services = [
+    service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: p("p80", 80) }),
+    ...(opts.svc2
+      ? [service("ns2", "svc2", { type: "ClusterIP", clusterIP: "172.30.0.42", ports: p("p8080", 8080) })]
+      : []),
+    service("ns3", "svc3", { type: "ClusterIP", clusterIP: "172.30.0.43", ports: p("p80", 80) }),
+    service("ns4", "svc4", { type: "ClusterIP", clusterIP: "172.30.0.44", ports: p("p80", 80) }),
+  ];
+  const slices = [
+    slice("ns1", "svc1", [{ ip: "10.0.1.1" }], [{ name: "p80", port: 80 }]),
+    ...(opts.svc2 ? [slice("ns2", "svc2", [{ ip: "10.0.2.1" }], [{ name: "p8080", port: 8080 }])] : []),
+    slice("ns3", "svc3", svc3.map((ip) => ({ ip })), [{ name: "p80", port: 80 }]),
+    ...(opts.svc4 ? [slice("ns4", "svc4", opts.svc4.map((ip) => ({ ip })), [{ name: "p80", port: 80 }])] : []),
+  ];
+  return { services, slices };
+}
+
 /** The iptables-lab example bundle's directory. */
 export const IPTABLES_LAB = fileURLToPath(new URL("../../examples/iptables-lab", import.meta.url));
