@@ -22,6 +22,7 @@
  */
 import type { ClusterPlan, PlanService } from "./cluster_plan.ts";
 import { parseNftJson } from "../src/datapath/nft_json.ts";
+import type { NftTable } from "../src/datapath/nft_model.ts";
 import { nftChainBase } from "./kube_hash.ts";
 
 /** A JSON value as nft prints it. */
@@ -242,7 +243,16 @@ export function nftRulesetJson(plan: ClusterPlan, options: NftRulesetOptions = {
  * @returns the text, ending with a newline.
  */
 export function nftRulesetText(plan: ClusterPlan): string {
-  const t = parseNftJson(nftRulesetJson(plan)).tables[0]!;
+  return nftTableText(parseNftJson(nftRulesetJson(plan)).tables[0]!);
+}
+
+/**
+ * One table as `nft list table` lays it out (see {@link nftRulesetText}): `table <family> <name> {`, its sets and
+ * maps, then its chains, each block separated by a blank line, and the closing `}`.
+ * @param t the table, as the project's nft readers model it.
+ * @returns the text, ending with a newline.
+ */
+export function nftTableText(t: NftTable): string {
   const out: string[] = [`table ${t.family} ${t.name} {`];
   const blocks: string[][] = [];
   for (const s of t.sets.values()) {
