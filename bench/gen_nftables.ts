@@ -100,6 +100,17 @@ export interface NftRulesetOptions {
  * @returns the JSON text on one line, ending with a newline (as nft prints it).
  */
 export function nftRulesetJson(plan: ClusterPlan, options: NftRulesetOptions = {}): string {
+  return nftJsonText({ nftables: nftRulesetObjects(plan, options) }) + "\n";
+}
+
+/**
+ * The objects of the node's `nft -j list ruleset` (the `nftables` array of {@link nftRulesetJson}), for a caller that
+ * works on them rather than on the text.
+ * @param plan the cluster.
+ * @param options table handle.
+ * @returns metainfo, table, sets and maps, chains, rules, in nft's listing order; each a fresh object.
+ */
+export function nftRulesetObjects(plan: ClusterPlan, options: NftRulesetOptions = {}): { [k: string]: Json }[] {
   let handle = 0;
   const next = (): number => ++handle;
   const objects: Json[] = [
@@ -228,7 +239,7 @@ export function nftRulesetJson(plan: ClusterPlan, options: NftRulesetOptions = {
       rule(ch.endpoints[i]!, [match("==", { meta: { key: "l4proto" } }, proto), { dnat: { addr: ep.ip, port: svc.targetPort } }]);
     });
   });
-  return nftJsonText({ nftables: objects }) + "\n";
+  return objects as { [k: string]: Json }[];
 }
 
 /**
