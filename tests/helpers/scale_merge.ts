@@ -31,7 +31,7 @@
  */
 import { type ClusterPlan, planCluster } from "../../bench/cluster_plan.ts";
 import { iptablesSave } from "../../bench/gen_iptables.ts";
-import { nftRulesetJson, nftTableText } from "../../bench/gen_nftables.ts";
+import { nftRulesetObjects, nftTableText } from "../../bench/gen_nftables.ts";
 import { endpointSliceObject, nodeObject, serviceObject } from "../../bench/gen_objects.ts";
 import { parseNftJson } from "../../src/datapath/nft_json.ts";
 import type { EndpointSlice, Node, Service } from "../../src/model/k8s.ts";
@@ -209,13 +209,17 @@ type Json = { [k: string]: unknown };
 
 /** Generated handles start above this; every fixture's `ip kube-proxy` handles are below it. */
 const HANDLE_OFFSET = 100000;
-const GENERATED_CHAIN = /^(service|external|endpoint)-/;
+/** kube-proxy's per-Service chains: `service-`, `external-`, `endpoint-` + 8 base32 characters of hash + `-…` (not the
+ * base chain `service-endpoints-check`). */
+const GENERATED_CHAIN = /^(service|external|endpoint)-[A-Z2-7]{8}-/;
 const JOINED_SETS = ["cluster-ips", "service-ips", "service-nodeports"] as const;
 
 /** The generated Services' part of `table ip kube-proxy`, in both forms. */
 export interface NftParts {
   /** `nft -j` form: elements per joined set/map, chain objects and rule objects (JSON text, comma-joined). */
   json: { elements: Record<string, unknown[]>; chains: string; rules: string };
+  /** The generated chains' names. */
+  names: Set<string>;
   /** `nft list` form: element texts per joined set/map and the chain blocks (tab-indented, blank-line separated). */
   text: { elements: Record<string, string[]>; chains: string };
 }
@@ -225,27 +229,32 @@ export interface NftParts {
  * @param plan the (relocated) plan.
  */
 export function nftParts(plan: ClusterPlan): NftParts {
-  const jsonText = nftRulesetJson(plan);
-  const doc = JSON.parse(jsonText) as { nftables: Json[] };
+  const doc = { nftables: nftRulesetObjects(plan) as Json[] };
   const elements: Record<string, unknown[]> = {};
   const chains: string[] = [];
   const rules: string[] = [];
+  const names = new Set<string>();
   for (const o of doc.nftables) {
     const body = (o.set ?? o.map ?? o.chain ?? o.rule) as Json | undefined;
     if (body === undefined) continue;
     if (typeof body.handle === "number") body.handle += HANDLE_OFFSET;
     if (o.set !== undefined || o.map !== undefined) {
       if ((JOINED_SETS as readonly string[]).includes(body.name as string)) elements[body.name as string] = (body.elem as unknown[] | undefined) ?? [];
-    } else if (o.chain !== undefined && GENERATED_CHAIN.test(body.name as string)) chains.push(JSON.stringify(o));
+    } else if (o.chain !== undefined && GENERATED_CHAIN.test(body.name as string)) {
+      chains.push(JSON.stringify(o));
+      names.add(body.name as string);
+    }
     else if (o.rule !== undefined && GENERATED_CHAIN.test(body.chain as string)) rules.push(JSON.stringify(o));
   }
-  const table = parseNftJson(jsonText).tables[0]!;
+  // the text form's rule texts are nft's own, as the project's `nft -j` reader renders them (gen_nftables.ts
+  // nftRulesetText); the handles moved above do not show in it
+  const table = parseNftJson(JSON.stringify(doc)).tables[0]!;
   const textElements: Record<string, string[]> = {};
   for (const s of JOINED_SETS) textElements[s] = table.sets.get(s)!.elements.map((e) => e.text);
-  const blocks = nftTableText(table).split("\n\n").filter((b) => /^\tchain (service|external|endpoint)-/.test(b));
+  const blocks = nftTableText(table).split("\n\n").filter((b) => GENERATED_CHAIN.test(b.slice("\tchain ".length)));
   // the last block of the table carries its closing brace
   const chainText = blocks.map((b) => b.replace(/\n}\n?$/, "")).join("\n\n");
-  return { json: { elements, chains: chains.join(", "), rules: rules.join(", ") }, text: { elements: textElements, chains: chainText } };
+  return { json: { elements, chains: chains.join(", "), rules: rules.join(", ") }, names, text: { elements: textElements, chains: chainText } };
 }
 
 /**
@@ -269,7 +278,7 @@ export function mergeNftJson(fixture: string, parts: NftParts): string {
     if (o.table === undefined && typeof b.handle === "number" && b.handle >= HANDLE_OFFSET) throw new Error(`handle ${b.handle} collides with the generated ones`);
     if (o.chain !== undefined) {
       lastChain = i;
-      if (parts.json.chains.includes(`"name": ${JSON.stringify(b.name)}`)) throw new Error(`the fixture already has chain ${b.name}`);
+      if (parts.names.has(b.name as string)) throw new Error(`the fixture already has chain ${b.name}`);
     }
     if (o.rule !== undefined) lastRule = i;
     const added = (o.set !== undefined || o.map !== undefined) ? parts.json.elements[b.name as string] : undefined;
@@ -293,7 +302,8 @@ export function mergeNftJson(fixture: string, parts: NftParts): string {
  * appended to the sets/maps' `elements = { … }` (one a line), chains before the table's closing brace.
  * @param fixture the fixture's text.
  * @param parts {@link nftParts}.
- * @throws {Error} when the fixture has no `table ip kube-proxy`.
+ * @throws {Error} when the fixture has no `table ip kube-proxy`, lacks a set/map to join, or has a chain the generator
+ *   also writes.
  */
 export function mergeNftText(fixture: string, parts: NftParts): string {
   const lines = fixture.split("\n");
@@ -301,6 +311,10 @@ export function mergeNftText(fixture: string, parts: NftParts): string {
   if (start < 0) throw new Error("the fixture has no table ip kube-proxy");
   const end = lines.indexOf("}", start);
   const table = lines.slice(start, end);
+  for (const l of table) {
+    const m = /^\tchain (\S+) \{$/.exec(l);
+    if (m && parts.names.has(m[1]!)) throw new Error(`the fixture already has chain ${m[1]}`);
+  }
   for (const name of JOINED_SETS) {
     const added = parts.text.elements[name]!;
     if (added.length === 0) continue;
