@@ -15,7 +15,8 @@
 //
 // A scale-only defect makes it fail: with the destination index of long chains (src/service/iptables/trace.ts
 // candidates) dropping the rules that match any destination, TestNodePort and TestOnlyLocalLoadBalancing fail here
-// and nowhere else (KUBE-SERVICES is indexed only past 64 rules).
+// and nowhere else (KUBE-SERVICES is indexed only past 64 rules); with nftables map lookups indexing only a map's last
+// 1,000 elements (src/service/nftables/tracer.ts index), TestSyncProxyRulesRepeated-08's svc3 is rejected in both forms.
 //
 // Fixtures not paired, and why:
 // - TestSyncProxyRulesRepeated-1…9 (iptables): cumulative partial restores whose API objects per stage no test pairs.
