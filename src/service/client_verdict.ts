@@ -265,17 +265,19 @@ export function heldByAffinity(v: ClientVerdict): boolean {
 
 /**
  * Words a ClusterIP verdict of a node whose rules have no local-traffic detector (cluster_cidr.ts
- * iptablesWithoutLocalDetector: kube-proxy's clusterCIDR unset). A client that is not masqueraded is so because
- * kube-proxy wrote no ClusterIP masquerade rule, not because of the rule the trace happened to miss last (an
- * endpoint's own hairpin rule, `-s <endpoint> -j KUBE-MARK-MASQ`, which concerns that endpoint only).
+ * iptablesWithoutLocalDetector, nftables/datapath.ts `noLocalDetector`: kube-proxy's clusterCIDR unset). A client
+ * that is not masqueraded is so because kube-proxy wrote no ClusterIP masquerade rule, not because of the rule the
+ * trace happened to miss last (an endpoint's own hairpin rule, `-s <endpoint> -j KUBE-MARK-MASQ` / `ip saddr
+ * <endpoint> jump mark-for-masquerade`, which concerns that endpoint only).
  * Call it right after {@link verdictFromTrace}, before the checks that add to the reason.
  * @param v the verdict (mutated: `reason`, when not masqueraded and the answer rests on no unknown match).
- * @param mode the node's proxy mode: iptables (no masquerade rule at all for ClusterIPs) or ipvs (only
- *   `KUBE-CLUSTER-IP src,dst`, for sources that are Service addresses).
+ * @param mode the node's proxy mode: iptables or nftables (no masquerade rule at all for ClusterIPs: pkg/proxy/iptables
+ *   and pkg/proxy/nftables proxier.go syncProxyRules) or ipvs (only `KUBE-CLUSTER-IP src,dst`, for sources that are
+ *   Service addresses).
  */
-export function sayNoLocalDetector(v: ClientVerdict, mode: "iptables" | "ipvs"): void {
+export function sayNoLocalDetector(v: ClientVerdict, mode: "iptables" | "ipvs" | "nftables"): void {
   if (v.masquerade !== "never" || !v.reason.startsWith("not masqueraded: ")) return;
-  v.reason = mode === "iptables"
-    ? "not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/iptables/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())"
+  v.reason = mode !== "ipvs"
+    ? `not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/${mode}/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())`
     : `${v.reason}; the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, pkg/proxy/ipvs/proxier.go)`;
 }

@@ -52,6 +52,12 @@ export interface Datapath {
   /** The pod interface of an interface-based local-traffic detector (`cni0`, `veth*`), when it has one. */
   readonly podInterface?: string;
   /**
+   * nftables mode: the table shows kube-proxy running without a local-traffic detector (nftables/datapath.ts
+   * `NftDatapath.noLocalDetector`). iptables and IPVS mode tell it from the dump instead
+   * (cluster_cidr.ts iptablesWithoutLocalDetector).
+   */
+  readonly noLocalDetector?: boolean;
+  /**
    * nftables mode: the session-affinity sets of a ServicePort (`affinity-…-NS/NAME/PROTO/PORT__…`, one per endpoint):
    * each set's timeout (s) and the clients it holds; in iptables and IPVS mode that state is the kernel's, not in a dump.
    */
@@ -115,6 +121,7 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
         trace: nft.trace,
         ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}),
         ...(nft.podInterface ? { podInterface: nft.podInterface } : {}),
+        ...(nft.noLocalDetector ? { noLocalDetector: true } : {}),
         ...(nft.layout ? { affinitySets: affinitySetsOf(nft.layout), nodePortIPs: nft.layout.nodePortIPs?.map((x) => x.ip) ?? "local" } : {}),
       };
     }

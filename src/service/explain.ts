@@ -359,17 +359,23 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         )
         : "cluster";
       // kube-proxy without a local-traffic detector (clusterCIDR unset): the cluster CIDR found elsewhere decides no
-      // masquerade, it only places the report's sample clients (cluster_cidr.ts iptablesWithoutLocalDetector)
-      const ruleModeHere = report.proxyMode.mode === "iptables" || report.proxyMode.mode === "ipvs" ? report.proxyMode.mode : undefined;
-      const noDetector = ruleModeHere !== undefined && cidr.source !== "the rules (local-traffic detector)" && !datapath.podInterface &&
-          iptablesWithoutLocalDetector(dp.iptables)
-        ? ruleModeHere
+      // masquerade, it only places the report's sample clients (iptables and IPVS: cluster_cidr.ts
+      // iptablesWithoutLocalDetector; nftables: the table's service chains, nftables/datapath.ts noLocalDetector)
+      const mode = report.proxyMode.mode;
+      const noDetector = cidr.source === "the rules (local-traffic detector)" || datapath.podInterface
+        ? undefined
+        : (mode === "iptables" || mode === "ipvs") && iptablesWithoutLocalDetector(dp.iptables)
+        ? mode
+        : mode === "nftables" && datapath.noLocalDetector
+        ? mode
         : undefined;
       if (noDetector) {
         report.notes.push(
           `no local-traffic detector in ${nodeName}'s rules: kube-proxy runs without one (detect-local-mode ClusterCIDR with clusterCIDR unset: pkg/proxy/util/localdetector.go), so ` +
             (noDetector === "iptables"
               ? `it writes no ClusterIP masquerade rule and no externalTrafficPolicy Local "pod traffic" short-circuit (pkg/proxy/iptables/proxier.go syncProxyRules): no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do`
+              : noDetector === "nftables"
+              ? `it writes no ClusterIP masquerade rule (ip daddr … jump mark-for-masquerade) in the service chains and no externalTrafficPolicy Local "short-circuit pod traffic" rule in the external chains (pkg/proxy/nftables/proxier.go syncProxyRules): no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do`
               : `it masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, "Masquerade all OUTPUT traffic coming from a service ip", pkg/proxy/ipvs/proxier.go)`) +
             `; setting kube-proxy's --cluster-cidr (clusterCIDR) gives it one` +
             (cidr.cidrs.length > 0 ? `. The cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source}) only places this report's sample clients` : ""),

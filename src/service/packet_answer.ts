@@ -34,10 +34,11 @@ export interface PacketFacts {
   /** The node runs kube-proxy's IPVS mode: its net.ipv4.vs.conntrack decides the masquerade (ipvs/conntrack_sysctl.ts). */
   ipvs?: boolean;
   /**
-   * The node's rules have no local-traffic detector (cluster_cidr.ts iptablesWithoutLocalDetector), in this proxy mode:
+   * The node's rules have no local-traffic detector (cluster_cidr.ts iptablesWithoutLocalDetector, nftables/datapath.ts
+   * noLocalDetector), in this proxy mode:
    * an unmasqueraded packet to a ClusterIP is answered so (client_verdict.ts sayNoLocalDetector).
    */
-  noLocalDetector?: "iptables" | "ipvs";
+  noLocalDetector?: "iptables" | "ipvs" | "nftables";
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */

@@ -40,6 +40,15 @@ export interface NftDatapath {
   clusterCIDRs?: string[];
   /** The pod interface of an interface-based detector (`iifname != "veth*"`): `veth*` or `cni0`. */
   podInterface?: string;
+  /**
+   * Set when the table shows kube-proxy running without a local-traffic detector and without masqueradeAll: its
+   * service chains have rules, yet none marks ClusterIP traffic for masquerade (`ip daddr VIP tcp dport P [ip saddr !=
+   * CIDR | iifname != IF] jump mark-for-masquerade`) and no external chain has a "short-circuit pod traffic" rule.
+   * kube-proxy writes those only `if proxier.masqueradeAll` / `else if proxier.localDetector.IsImplemented()`
+   * (pkg/proxy/nftables/proxier.go syncProxyRules, v1.29+), and the detector is a no-op when detect-local-mode is
+   * ClusterCIDR with clusterCIDR unset (pkg/proxy/util/localdetector.go).
+   */
+  noLocalDetector?: boolean;
   signals: {
     /** A kube-proxy table (`ip` or `ip6`) is in the ruleset. */
     nftablesTable: boolean;
@@ -160,6 +169,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
       }): each client is traced as arriving on the interface of its kind (a pod of this node on the pod interface, other clients on the uplink, host processes on none)`,
     );
   }
+  if (detector.kind === "none" && !overview.masqueradeAll) out.noLocalDetector = true;
   if (overview.masqueradeAll) {
     out.problems.push(
       "kube-proxy masquerades all traffic to ClusterIPs here (--masquerade-all: no source condition on the ClusterIP masquerade rules)",
