@@ -43,7 +43,9 @@ describe("the interface detector in a legacy-ordered dump with 250 KUBE-EXT chai
   const node = r.nodes[0]!;
   const cip = node.ports[0]!.entryPoints.find((e) => e.kind === "ClusterIP")!;
   it("the node's note names the detector found in the rules", () => {
-    expect(node.notes.join("\n")).toContain("local traffic is detected by input interface (cni0, from the rules (kube-proxy's local-traffic detector)): pods of this node are traced arriving on cni0, other clients on eth0");
+    const note = node.notes.find((n) => n.startsWith("local traffic is detected by input interface (cni0, from the rules (kube-proxy's local-traffic detector): line "))!;
+    expect(note).toMatch(/\(KUBE-SVC-XPGD46QRK7WJZT7O\) `-A KUBE-SVC-XPGD46QRK7WJZT7O .* ! -i cni0 -j KUBE-MARK-MASQ`\)/);
+    expect(note).toContain("pods of this node are traced arriving on cni0, other clients on eth0");
   });
   it("a client from outside the node arrives on eth0: `! -i cni0` masquerades it, to both endpoints", () => {
     const ext = cip.clients.find((c) => c.client === "external")!;

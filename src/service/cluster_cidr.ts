@@ -22,11 +22,17 @@ import { readKubeProxyConfig } from "./proxy_config.ts";
  * `KUBE-EXT-` chains of externalTrafficPolicy Cluster Services (no detector rule) come before every `KUBE-SVC-` one.
  * Lazy: a caller stops as soon as it has what it looks for (a dump has tens of thousands of chains).
  * @param nat the nat table.
- * @returns the rules' raw text, one at a time.
+ * @returns the rules, one at a time: raw text, 1-based line in the dump and chain.
  */
-export function* detectorRuleCandidates(nat: IptablesTable): Generator<string> {
+export function* detectorRuleCandidates(nat: IptablesTable): Generator<DetectorCandidate> {
+  const rulesOf = function* (chain: string, count: number): Generator<DetectorCandidate> {
+    const ch = nat.chains.get(chain);
+    if (!ch) return;
+    const raw = ch.rawRules;
+    for (let i = 0; i < Math.min(count, raw.length); i++) yield { text: raw[i]!, line: ch.ruleLines[i] ?? ch.line, chain };
+  };
+  yield* rulesOf("KUBE-SERVICES", 2000);
   const head = nat.chains.get("KUBE-SERVICES")?.rawRules.slice(0, 2000) ?? [];
-  yield* head;
   const nodePorts = nat.chains.get("KUBE-NODEPORTS")?.rawRules.slice(0, 2000) ?? [];
   const jumpedTo = [...new Set([...head, ...nodePorts].map((r) => / -j (KUBE-\S+)/.exec(r)?.[1]).filter((t): t is string => t !== undefined))];
   const named = function* (prefix: string): Generator<string> {
@@ -38,10 +44,20 @@ export function* detectorRuleCandidates(nat: IptablesTable): Generator<string> {
     for (const name of jumped.length > 0 ? jumped : named(prefix)) {
       const ch = nat.chains.get(name);
       if (!ch || ch.ruleCount === 0) continue;
-      yield* ch.rawRules.slice(0, 3);
+      yield* rulesOf(name, 3);
       if (++looked >= 200) break;
     }
   }
+}
+
+/** One rule {@link detectorRuleCandidates} yields. */
+export interface DetectorCandidate {
+  /** The rule as the dump prints it (`-A KUBE-SVC-… ! -i cni0 -j KUBE-MARK-MASQ`). */
+  text: string;
+  /** Its 1-based line in the dump. */
+  line: number;
+  /** Its chain. */
+  chain: string;
 }
 
 /**
@@ -60,7 +76,7 @@ export function detectClusterCIDRs(bundle: Bundle, dump: IptablesDump | undefine
     // kube-proxy detect-local-mode=ClusterCIDR writes `! -s <clusterCIDR> … -j KUBE-MARK-MASQ` for ClusterIPs
     // (in KUBE-SVC-* since ~v1.21, in KUBE-SERVICES before) and `-s <clusterCIDR>` "pod traffic" in KUBE-EXT-*.
     if (nat) {
-      for (const r of detectorRuleCandidates(nat)) {
+      for (const { text: r } of detectorRuleCandidates(nat)) {
         // Most rules name neither (a KUBE-SERVICES jump): a substring test is much cheaper than three regular expressions.
         if (!r.includes("KUBE-MARK-MASQ") && !r.includes("pod traffic for ")) continue;
         const m = /! -s (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /"pod traffic for .*" -s (\S+) /.exec(r) ??

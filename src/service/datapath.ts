@@ -24,7 +24,7 @@ import { kubeProxyIpsets } from "./ipvs/kube_proxy_ipsets.ts";
 import { nftDatapath } from "./nftables/datapath.ts";
 import type { RuleModeSignals } from "./proxy_mode.ts";
 import type { EntryPointReport } from "./report.ts";
-import type { TraceContext, TraceHook, TracePacket, TraceResult } from "./trace.ts";
+import type { RuleRef, TraceContext, TraceHook, TracePacket, TraceResult } from "./trace.ts";
 
 /** How one node (one IP family) handles Service traffic, whatever programs it. */
 export interface Datapath {
@@ -51,6 +51,8 @@ export interface Datapath {
   readonly clusterCIDRs?: string[];
   /** The pod interface of an interface-based local-traffic detector (`cni0`, `veth*`), when it has one. */
   readonly podInterface?: string;
+  /** A rule that shows {@link podInterface} (nftables/datapath.ts `NftDatapath.podInterfaceRule`). */
+  readonly podInterfaceRule?: RuleRef;
   /**
    * nftables mode: the table shows kube-proxy running without a local-traffic detector (nftables/datapath.ts
    * `NftDatapath.noLocalDetector`). iptables and IPVS mode tell it from the dump instead
@@ -121,6 +123,7 @@ export function nodeDatapath(node: NodeCapture, family: 4 | 6, objects?: BundleO
         trace: nft.trace,
         ...(nft.clusterCIDRs ? { clusterCIDRs: nft.clusterCIDRs } : {}),
         ...(nft.podInterface ? { podInterface: nft.podInterface } : {}),
+        ...(nft.podInterfaceRule ? { podInterfaceRule: nft.podInterfaceRule } : {}),
         ...(nft.noLocalDetector ? { noLocalDetector: true } : {}),
         ...(nft.layout ? { affinitySets: affinitySetsOf(nft.layout), nodePortIPs: nft.layout.nodePortIPs?.map((x) => x.ip) ?? "local" } : {}),
       };

@@ -27,7 +27,7 @@ import { detectClusterCIDRs, detectorCIDRScope, iptablesWithoutLocalDetector } f
 import { type Datapath, type DatapathBuilder, nodeDatapath } from "./datapath.ts";
 import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffinityText, persistenceDrift, recentRuleDrift, recentRuleSeconds, schedulerDrift, unhandledEntryDrift } from "./drift.ts";
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
-import type { TraceContext, TraceResult } from "./trace.ts";
+import { rulesInChains, type TraceContext, type TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, podGatewayInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
@@ -358,6 +358,14 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           proxyConfig?.detectLocalMode?.value,
         )
         : "cluster";
+      // The rules show the detector kube-proxy runs: one that detects by CIDR there is not overridden by an
+      // interface detector in the configuration (which takes effect at kube-proxy's next start: getLocalDetectors).
+      const rulesDetectByCIDR = cidr.source === "the rules (local-traffic detector)";
+      const fromRules = datapath.podInterface
+        ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)", datapath.podInterfaceRule)
+        : iptablesPodInterface(dp.iptables);
+      const configured = fromRules ? undefined : configPodInterface(bundle.objects);
+      const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
       // kube-proxy without a local-traffic detector (clusterCIDR unset): the cluster CIDR found elsewhere decides no
       // masquerade, it only places the report's sample clients (iptables and IPVS: cluster_cidr.ts
       // iptablesWithoutLocalDetector; nftables: the table's service chains, nftables/datapath.ts noLocalDetector)
@@ -380,7 +388,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             `; setting kube-proxy's --cluster-cidr (clusterCIDR) gives it one` +
             (cidr.cidrs.length > 0 ? `. The cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source}) only places this report's sample clients` : ""),
         );
-      } else if (cidr.cidrs.length > 0) {
+      } else if (cidr.cidrs.length > 0 && !podIf) {
+        // (an interface detector: its note says the CIDR only places the sample clients)
         const list = cidr.cidrs.join(", ");
         report.notes.push(
           detectorScope === "node"
@@ -396,14 +405,6 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       report.notes.push(...facts.problems);
       // the node's own addresses, for endpoints on one of them (host-network pods of this node)
       const traceContext: TraceContext = { isLocalAddress: facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP) };
-      // The rules show the detector kube-proxy runs: one that detects by CIDR there is not overridden by an
-      // interface detector in the configuration (which takes effect at kube-proxy's next start: getLocalDetectors).
-      const rulesDetectByCIDR = cidr.source === "the rules (local-traffic detector)";
-      const fromRules = datapath.podInterface
-        ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)")
-        : iptablesPodInterface(dp.iptables);
-      const configured = fromRules ? undefined : configPodInterface(bundle.objects);
-      const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
       if (rulesDetectByCIDR && configured) {
         report.notes.push(`kube-proxy's configuration (${configured.source}) names an interface detector (${configured.kind === "bridge" ? configured.name : `${configured.name}*`}), but ${nodeName}'s rules detect local traffic by CIDR (${cidr.cidrs.join(", ")}): the rules are what runs; the configuration takes effect when kube-proxy restarts`);
       }
@@ -415,15 +416,25 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         ? podGatewayInterface(facts.addresses.addresses, gatewayCIDRs) ?? null
         : undefined;
       const ifaces = podIf ? clientInterfaces(podIf, facts.addresses?.interfaceOf(sources.nodeIP!), facts.sysctls?.bridgePorts, gateway) : undefined;
+      // An interface detector (BridgeInterface / InterfaceNamePrefix: pkg/proxy/util/localdetector.go
+      // NewDetectLocalByBridgeInterface / NewDetectLocalByInterfaceNamePrefix) tests the input interface, never a
+      // source CIDR: the note names it, with the rule that shows it, and what the cluster CIDR is still for
+      const detectorText = podIf
+        ? `${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}${podIf.rule ? `: ${rulesInChains([podIf.rule])} \`${podIf.rule.raw}\`` : ""}`
+        : "";
+      const byInterface = "kube-proxy tells pod traffic from the rest by the interface a packet arrives on, not by a CIDR";
+      const placesClients = cidr.cidrs.length > 0 && !noDetector
+        ? `; the cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source}) only places this report's sample clients`
+        : "";
       if (podIf && ifaces?.bridgedOn) {
         report.notes.push(
-          `local traffic is detected by input interface (${podIf.name}*, from ${podIf.source}), but this node's pods sit behind bridge ${ifaces.bridgedOn} (${ifaces.why}): a pod's routed packets arrive on ${ifaces.bridgedOn}, which the prefix does not name, so the rules take them for traffic from outside the node; pods are traced arriving on ${ifaces.bridgedOn}`,
+          `local traffic is detected by input interface (${detectorText}): ${byInterface}; but this node's pods sit behind bridge ${ifaces.bridgedOn} (${ifaces.why}): a pod's routed packets arrive on ${ifaces.bridgedOn}, which the prefix does not name, so the rules take them for traffic from outside the node; pods are traced arriving on ${ifaces.bridgedOn}${placesClients}`,
         );
       } else if (podIf && ifaces) {
         report.notes.push(
-          `local traffic is detected by input interface (${podIf.kind === "bridge" ? podIf.name : `${podIf.name}*`}, from ${podIf.source}): pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
+          `local traffic is detected by input interface (${detectorText}): ${byInterface}; pods of this node are traced arriving on ${ifaces.pod}, other clients on ${ifaces.uplink}${
             !facts.addresses ? " (the uplink's name is assumed: the node's addresses were not collected)" : facts.noInterfaces ? " (the uplink's name is assumed: the collecting image has no ip to tell the interface of the node's address)" : ""
-          }${ifaces.undetermined ? `; ${ifaces.undetermined}` : ""}`,
+          }${ifaces.undetermined ? `; ${ifaces.undetermined}` : ""}${placesClients}`,
         );
       }
       report.notes.push(...sources.notes);

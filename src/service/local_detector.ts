@@ -17,6 +17,7 @@ import type { BridgePort } from "../datapath/sysctls.ts";
 import { cidrContains } from "../model/ip.ts";
 import { detectorRuleCandidates } from "./cluster_cidr.ts";
 import { readKubeProxyConfig } from "./proxy_config.ts";
+import type { RuleRef } from "./trace.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
 export interface PodInterface {
@@ -24,6 +25,12 @@ export interface PodInterface {
   kind: "bridge" | "prefix";
   name: string;
   source: string;
+  /**
+   * The rule that shows the detector, when it was read from the rules: iptables `! -i cni0 … -j KUBE-MARK-MASQ` /
+   * `-i cni0 … "pod traffic for …"`, nftables `iifname != "cni0" jump mark-for-masquerade` /
+   * `iifname "cni0" goto service-… comment "short-circuit pod traffic"`.
+   */
+  rule?: RuleRef;
 }
 
 /**
@@ -39,7 +46,8 @@ export interface PodInterface {
 export function iptablesPodInterface(dump: IptablesDump | undefined): PodInterface | undefined {
   const nat = dump?.tables.get("nat");
   if (!nat) return undefined;
-  for (const r of detectorRuleCandidates(nat)) {
+  for (const c of detectorRuleCandidates(nat)) {
+    const r = c.text;
     // most rules name no interface (a KUBE-SERVICES jump, a KUBE-SEP jump): a substring test first
     if (!r.includes("-i ")) {
       // a CIDR detector (`! -s 10.244.0.0/16 … -j KUBE-MARK-MASQ`): kube-proxy runs one detector, not an interface one
@@ -48,14 +56,21 @@ export function iptablesPodInterface(dump: IptablesDump | undefined): PodInterfa
     }
     const m = /(?:^|\s)! -i (\S+) .*-j KUBE-MARK-MASQ/.exec(r) ?? /(?:^|\s)-i (\S+) -m comment --comment "pod traffic for /.exec(r) ??
       /-m comment --comment "pod traffic for [^"]*" -i (\S+) /.exec(r);
-    if (m) return asInterface(m[1]!, "the rules (kube-proxy's local-traffic detector)");
+    if (m) return asInterface(m[1]!, "the rules (kube-proxy's local-traffic detector)", { table: "nat", chain: c.chain, line: c.line, raw: r });
   }
   return undefined;
 }
 
-/** An iptables `-i` value (`veth+` is a prefix) or an nftables `iifname` value (`veth*`). */
-export function asInterface(value: string, source: string): PodInterface {
-  return /[+*]$/.test(value) ? { kind: "prefix", name: value.slice(0, -1), source } : { kind: "bridge", name: value, source };
+/**
+ * The pod interface of an iptables `-i` value (`veth+` is a prefix) or an nftables `iifname` value (`veth*`).
+ * @param value the value as the rule writes it.
+ * @param source where it was learnt, for the node's notes.
+ * @param rule the rule that shows it, when read from the rules.
+ */
+export function asInterface(value: string, source: string, rule?: RuleRef): PodInterface {
+  const out: PodInterface = /[+*]$/.test(value) ? { kind: "prefix", name: value.slice(0, -1), source } : { kind: "bridge", name: value, source };
+  if (rule) out.rule = rule;
+  return out;
 }
 
 /**

@@ -28,7 +28,7 @@ import type { TraceResult } from "../trace.ts";
 import { nftAnomalyNote, nftTableLabel } from "./evidence.ts";
 import { traceNft } from "./trace.ts";
 import { configMapMode } from "../proxy_mode.ts";
-import type { TraceContext, TracePacket } from "../trace.ts";
+import type { RuleRef, TraceContext, TracePacket } from "../trace.ts";
 
 /** What {@link nftDatapath} contributes to a node's datapath (service_path.ts `NodeDatapath`). */
 export interface NftDatapath {
@@ -40,6 +40,12 @@ export interface NftDatapath {
   clusterCIDRs?: string[];
   /** The pod interface of an interface-based detector (`iifname != "veth*"`): `veth*` or `cni0`. */
   podInterface?: string;
+  /**
+   * A rule that shows {@link podInterface}: the first ClusterIP masquerade rule (`… iifname != "cni0" jump
+   * mark-for-masquerade`, `localDetector.IfNotLocalNFT()`) or "short-circuit pod traffic" rule (`IfLocalNFT()`) that
+   * carries it (pkg/proxy/nftables/proxier.go syncProxyRules).
+   */
+  podInterfaceRule?: RuleRef;
   /**
    * Set when the table shows kube-proxy running without a local-traffic detector and without masqueradeAll: its
    * service chains have rules, yet none marks ClusterIP traffic for masquerade (`ip daddr VIP tcp dport P [ip saddr !=
@@ -163,6 +169,16 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
     out.clusterCIDRs = [detector.value];
   } else if ((detector.kind === "interface" || detector.kind === "interface-prefix") && detector.value !== undefined) {
     out.podInterface = detector.kind === "interface-prefix" ? `${detector.value}*` : detector.value;
+    const ev = detector.evidence[0];
+    if (ev) {
+      out.podInterfaceRule = {
+        table: `${ev.family} ${ev.table}`,
+        chain: ev.chain ?? "",
+        line: ev.handle ?? ev.line,
+        ...(ev.handle !== undefined ? { handle: ev.handle } : {}),
+        raw: ev.text + (ev.comment !== undefined ? ` comment "${ev.comment}"` : ""),
+      };
+    }
     out.problems.push(
       `the local-traffic detector tests the input interface (iifname ${detector.value}${
         detector.kind === "interface-prefix" ? "*" : ""
