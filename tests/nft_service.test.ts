@@ -946,7 +946,6 @@ describe("nftDatapath", () => {
       family: 6,
       traced: true,
       problems: [
-        "the local-traffic detector tests the input interface (iifname veth*): each client is traced as arriving on the interface of its kind (a pod of this node on the pod interface, other clients on the uplink, host processes on none)",
         /^1 flushed chain\(s\) in ip6 kube-proxy await deletion by kube-proxy .*: endpoint-PRZPYT4J-shop\/cart\/tcp\/__fd00\.10\.\.9\/80$/,
       ],
     },

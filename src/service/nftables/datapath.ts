@@ -179,11 +179,7 @@ export function nftDatapath(node: NodeCapture, family: 4 | 6, options: NftDatapa
         raw: ev.text + (ev.comment !== undefined ? ` comment "${ev.comment}"` : ""),
       };
     }
-    out.problems.push(
-      `the local-traffic detector tests the input interface (iifname ${detector.value}${
-        detector.kind === "interface-prefix" ? "*" : ""
-      }): each client is traced as arriving on the interface of its kind (a pod of this node on the pod interface, other clients on the uplink, host processes on none)`,
-    );
+    // the node's note (explain.ts) names this detector with its rule, as for iptables and IPVS mode
   }
   if (detector.kind === "none" && !overview.masqueradeAll) out.noLocalDetector = true;
   if (overview.masqueradeAll) {
