@@ -437,7 +437,7 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
     metadata: { name: true, uid: true, annotations: pickKeys(["storage.alpha.kubernetes.io/migrated-plugins"]) },
     spec: { drivers: [{ name: true, allocatable: { count: true }, topologyKeys: true }] },
   },
-  // src/pending/explain.ts (VolumeBinding capacity): which drivers opt into storage capacity, and the capacities
+  // src/pending/volume_checks.ts (VolumeBinding capacity): which drivers opt into storage capacity, and the capacities
   csiDrivers: { apiVersion: true, kind: true, metadata: { name: true, uid: true }, spec: { storageCapacity: true, attachRequired: true } },
   csiStorageCapacities: {
     apiVersion: true,

@@ -178,7 +178,7 @@ export interface BundleObjects {
   resourceClaims: ResourceClaim[];
   /** CSINodes: per-node CSI attach limits (src/pending/filters/volume_limits.ts). */
   csiNodes: CSINode[];
-  /** CSIDrivers (storageCapacity) and CSIStorageCapacities: VolumeBinding's capacity check (src/pending/explain.ts). */
+  /** CSIDrivers (storageCapacity) and CSIStorageCapacities: VolumeBinding's capacity check (src/pending/volume_checks.ts). */
   csiDrivers: CSIDriver[];
   csiStorageCapacities: CSIStorageCapacity[];
   /** VolumeAttributesClasses named by the claims (name and driver only). */

@@ -438,3 +438,20 @@ export function selectorLabelKeys(selector: NodeSelector | undefined): string[] 
   }
   return keys;
 }
+
+/** Short words for a failed selector: `term 0: …zone "southeastasia-1" is not in [0]; term 1: …`. */
+export function selectorFailure(ev: NodeSelectorEvaluation): string {
+  if (ev.terms.length === 0) return "no nodeSelectorTerms (matches nothing)";
+  return ev.terms.map((t) => {
+    if (t.empty) return `term ${t.index}: empty (matches nothing)`;
+    if (t.parseErrors.length > 0) return `term ${t.index}: invalid (${t.parseErrors.join("; ")})`;
+    const failed = t.requirements.filter((r) => !r.matched);
+    return `term ${t.index}: ${failed.map((r) => `${r.key} ${r.reason}`).join(", ")}`;
+  }).join("; ");
+}
+
+/** Short words for a matched selector: the first term that matches (`term 1 matches`), else `matches`. */
+export function selectorSuccess(ev: NodeSelectorEvaluation): string {
+  const t = ev.terms.find((x) => x.matched);
+  return t ? `term ${t.index} matches` : "matches";
+}
