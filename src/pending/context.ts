@@ -1,6 +1,7 @@
 /**
  * Lookups over a Bundle for the pending analysis: objects by name, nodes with their zone / readiness / taints,
- * events of an object, the claims a pod mounts, the effective StorageClass of a claim.
+ * events of an object, the claims a pod mounts, the effective StorageClass of a claim, whether the collection could list
+ * the pods bound to the nodes.
  *
  * Conventions follow the API and its controllers: the PVC class is the beta annotation
  * `volume.beta.kubernetes.io/storage-class` first, then `spec.storageClassName`
@@ -11,7 +12,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { Bundle } from "../bundle/bundle.ts";
+import { type Bundle, PODS_NOT_LISTED_WARNING } from "../bundle/bundle.ts";
 import type {
   KubeEvent,
   Node,
@@ -290,4 +291,20 @@ export function eventsFor(ctx: PendingContext, kind: string, namespace: string, 
     })
     .sort((a, b) => eventTime(a.e) - eventTime(b.e) || a.i - b.i)
     .map(({ e }) => eventSummary(e));
+}
+
+/** Why the pods bound to the nodes are missing from a bundle ({@link PODS_NOT_LISTED_WARNING}), in the words the report uses. */
+export const PODS_UNLISTED_WHY = `list pods was forbidden`;
+
+/**
+ * The note of a pod whose verdicts were computed without the pods bound to the nodes ({@link PODS_NOT_LISTED_WARNING}):
+ * the plugins that read them (kube-scheduler NodeResourcesFit, NodePorts, PodTopologySpread, InterPodAffinity) saw
+ * empty nodes.
+ */
+export const PODS_NOT_LISTED_NOTE =
+  `the pods bound to the nodes were not listed (${PODS_UNLISTED_WHY}): the resources, hostPorts, topologySpread and podAffinity verdicts count none of them, so a node shown to fit may be full, hold the port, or break a spread or anti-affinity rule; RBAC "list pods" cluster-wide decides them`;
+
+/** Whether the bundle's collection could not list the cluster's pods ({@link PODS_NOT_LISTED_WARNING}). */
+export function podsNotListed(bundle: Bundle): boolean {
+  return bundle.warnings.includes(PODS_NOT_LISTED_WARNING);
 }
