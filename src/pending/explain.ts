@@ -26,6 +26,11 @@
  * (filters/volume_capacity.ts); static binding compares VolumeAttributesClass names, and a claim naming one that was not
  * found is a finding. Not modelled: DRA device availability; the reconciliation says so when an event names it.
  *
+ * This file holds the entry point and the per-pod orchestration; each stage is a file of its own: prefilter.ts
+ * (PreFilter), volume_checks.ts (VolumeBinding, VolumeZone), node_row.ts (one node's filters and verdict),
+ * preemption.ts (nominated pods, victims, preemptionPolicy Never), reconcile.ts (the last FailedScheduling),
+ * findings.ts (claims, ResourceClaims, missing nodes), answer.ts (the answer's words).
+ *
  * Runtime-neutral: no I/O.
  * @module
  */
@@ -112,6 +117,11 @@ function maxKubeletVersion(ctx: PendingContext): string | undefined {
   return text;
 }
 
+/**
+ * One pod's report: its claims, PreFilter, a row per node (none when it is bound to a node the bundle does not
+ * hold), the summary in the scheduler's words, the notes on what the bundle does not hold, the last
+ * FailedScheduling and its reconciliation.
+ */
 function analysePod(ctx: PendingContext, pod: Pod): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
