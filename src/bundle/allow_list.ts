@@ -383,6 +383,8 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       schedulingGates: [{ name: true }],
       // DRA (src/pending/filters/dra.ts)
       resourceClaims: [{ name: true, resourceClaimName: true, resourceClaimTemplateName: true }],
+      // GangScheduling (src/pending/gang.ts): the Workload, pod group and replica the pod belongs to (v1.35)
+      workloadRef: { name: true, podGroup: true, podGroupReplicaKey: true },
     },
     status: {
       phase: true,
@@ -450,6 +452,13 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
   },
   // src/pending/claim.ts: that a claim's VolumeAttributesClass exists (its parameters may carry anything: dropped)
   volumeAttributesClasses: { apiVersion: true, kind: true, metadata: { name: true, uid: true }, driverName: true },
+  // src/pending/gang.ts: the pod groups' names and policies GangScheduling reads (PreEnqueue, Permit)
+  workloads: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: { controllerRef: { apiGroup: true, kind: true, name: true }, podGroups: [{ name: true, policy: { basic: (v) => (isMap(v) ? {} : undefined), gang: { minCount: true } } }] },
+  },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

@@ -26,6 +26,7 @@ import type {
   Service,
   StorageClass,
   VolumeAttributesClass,
+  Workload,
 } from "../model/k8s.ts";
 
 /** The `format` marker every bundle file carries. */
@@ -183,6 +184,8 @@ export interface BundleObjects {
   csiStorageCapacities: CSIStorageCapacity[];
   /** VolumeAttributesClasses named by the claims (name and driver only). */
   volumeAttributesClasses: VolumeAttributesClass[];
+  /** Workloads (scheduling.k8s.io) the pods' `spec.workloadRef` names: their pod groups' policies (src/pending/gang.ts). */
+  workloads: Workload[];
 }
 
 /** How and when a bundle was made. */
@@ -240,6 +243,7 @@ export function emptyObjects(): BundleObjects {
     csiDrivers: [],
     csiStorageCapacities: [],
     volumeAttributesClasses: [],
+    workloads: [],
   };
 }
 

@@ -54,6 +54,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   CSIDriver: "csiDrivers",
   CSIStorageCapacity: "csiStorageCapacities",
   VolumeAttributesClass: "volumeAttributesClasses",
+  Workload: "workloads",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

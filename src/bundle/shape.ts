@@ -72,6 +72,7 @@ const KIND_SHAPES: Record<string, Shape> = {
       tolerations: [{ key: "string", operator: "string", value: "string", effect: "string" }],
       volumes: [{ "name!": "string", persistentVolumeClaim: { "claimName!": "string" } }],
       containers: [{ "name!": "string", ports: [{ "containerPort!": "number", name: "string", protocol: "string" }] }],
+      workloadRef: { "name!": "string", "podGroup!": "string", podGroupReplicaKey: "string" },
     },
     status: { phase: "string", podIP: "string", podIPs: [{ "ip!": "string" }], hostIP: "string", conditions: CONDITIONS },
   },
@@ -117,6 +118,10 @@ const KIND_SHAPES: Record<string, Shape> = {
     provisioner: "string",
     volumeBindingMode: "string",
     allowedTopologies: [{ matchLabelExpressions: [{ "key!": "string", "values!": ["string"] }] }],
+  },
+  Workload: {
+    "metadata!": META,
+    spec: { podGroups: [{ "name!": "string", policy: { basic: "map", gang: { "minCount!": "number" } } }] },
   },
   Event: {
     "metadata!": META,

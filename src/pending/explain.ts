@@ -54,6 +54,7 @@ import {
   podsUsingClaim,
 } from "./context.ts";
 import { pendingHints } from "./causes.ts";
+import { analyseGang, GANG_PERMIT_TIMEOUT, type GangReport } from "./gang.ts";
 import {
   type ClaimReport,
   type FailedSchedulingEvent,
@@ -75,6 +76,7 @@ import {
   missingResourceClaimName,
   formatSchedulerMessage,
   parseSchedulerMessage,
+  permitTimeout,
   reasonText,
   type SchedulerReasonKind,
   type SchedulerWording,
@@ -1036,7 +1038,12 @@ function nominatedByNode(ctx: PendingContext, pod: Pod): Map<string, Pod[]> {
   return m;
 }
 
-function analysePod(ctx: PendingContext, pod: Pod): PodReport {
+/**
+ * One pod's report: the node × rule table, the summary, the reconciliation with the scheduler's last word.
+ * @param withGang whether to work out GangScheduling's hold ({@link analyseGang}); false for the other pods of a gang,
+ *   whose verdicts only say whether they fit.
+ */
+function analysePod(ctx: PendingContext, pod: Pod, withGang = true): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
   const { rejection: preFilter, narrowed, notes = [] } = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
@@ -1097,7 +1104,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       );
     }
   }
-  return {
+  const report: PodReport = {
     namespace: pod.metadata.namespace ?? "",
     name: pod.metadata.name,
     phase: pod.status?.phase ?? null,
@@ -1126,6 +1133,55 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes, podsUnlisted),
   };
+  if (!withGang || scheduled || !pod.spec?.workloadRef) return report;
+  // GangScheduling (v1.35): the other pods of the group are checked as this one is, each alone
+  const gang = analyseGang({
+    pod,
+    pods: ctx.pods,
+    workloads: ctx.bundle.objects.workloads ?? [],
+    warnings: ctx.bundle.warnings,
+    version: maxKubeletVersion(ctx),
+    fits: (p) => (p === pod ? podFits(report) : podFits(analysePod(ctx, p, false))),
+    ...(last ? { lastMessage: last.message } : {}),
+  })!;
+  return { ...report, gang, reconciliation: gangReconciliation(gang, report.reconciliation, last) };
+}
+
+/**
+ * Whether a pod fits some node by the rules checked here, and if not why, for {@link analyseGang}: a pod held by its
+ * scheduling gates never reaches Permit (SchedulingGates' PreEnqueue).
+ */
+function podFits(r: PodReport): { fits: boolean; why: string } {
+  if (r.schedulingGates && r.schedulingGates.length > 0) return { fits: false, why: `SchedulingGated: ${r.schedulingGates.join(", ")}` };
+  if (!r.summary) return { fits: false, why: "not decided: no Node objects in the bundle" };
+  return r.summary.feasibleNodes.length > 0 ? { fits: true, why: "" } : { fits: false, why: r.summary.message.replace(/\.$/, "") };
+}
+
+/**
+ * The reconciliation of a pod GangScheduling holds: PreEnqueue keeps it from any scheduling attempt, so no
+ * FailedScheduling is expected (v1.35 writes none for a PreEnqueue rejection: scheduling_queue.go runPreEnqueuePlugins
+ * only logs); a Permit timeout of the plugin (`rejected due to timeout after waiting … at plugin GangScheduling`,
+ * {@link permitTimeout}) is the gang's, not the filters' word. Otherwise the pod's own reconciliation stands.
+ */
+function gangReconciliation(gang: GangReport, own: Reconciliation, last: FailedSchedulingEvent | null): Reconciliation {
+  const timeout = last ? permitTimeout(last.message) : null;
+  if (timeout) {
+    return {
+      status: "not-applicable",
+      details: [
+        `The scheduler's last attempt found the pod a node, then ${timeout.plugin} held it at Permit until the gang's deadline (${GANG_PERMIT_TIMEOUT} from the first pod that waited; ` +
+        `${timeout.waited} were left when this one began to wait) and rejected it: "${last!.message}". ` +
+        (gang.stage === "permit" ? `The gang still cannot reach minCount: ${gang.detail}` : `What the bundle shows now: ${gang.detail}`),
+      ],
+    };
+  }
+  if (gang.stage === "pre-enqueue" && own.status === "no-event") {
+    return {
+      status: "not-applicable",
+      details: [`No FailedScheduling event is expected: GangScheduling's PreEnqueue keeps the pod from any scheduling attempt ("${gang.message}"), and kube-scheduler writes neither an event nor a PodScheduled condition for that.`],
+    };
+  }
+  return own;
 }
 
 /**
@@ -1266,6 +1322,47 @@ function preemptionNever(ctx: PendingContext, p: PodReport): Finding | undefined
       ...(said ? [`Event FailedScheduling: ${p.lastFailedScheduling!.message}`] : []),
     ],
     suggestion: "Free room on a node (scale the node pool, or remove pods), or use a PriorityClass with preemptionPolicy PreemptLowerPriority.",
+  };
+}
+
+/**
+ * The finding of a pod GangScheduling holds ({@link analyseGang}): an error when it holds it (PreEnqueue, Permit), a
+ * warning when the bundle lacks what decides it; none when it lets the pod through.
+ */
+function gangFinding(p: PodReport): Finding | undefined {
+  const g = p.gang;
+  if (!g || g.stage === "none") return undefined;
+  const ref = `Workload ${p.namespace}/${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? `, replica key ${g.podGroupReplicaKey}` : ""}`;
+  const get = `kubectl get workloads.scheduling.k8s.io -n ${shellWord(p.namespace)} ${shellWord(g.workload)} -o yaml`;
+  const title = g.stage === "undecided"
+    ? `Whether GangScheduling holds pod ${p.namespace}/${p.name} is undecided (${ref})`
+    : g.workloadState === "not-found"
+    ? `Workload ${p.namespace}/${g.workload} does not exist: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
+    : g.policy === null
+    ? `Workload ${p.namespace}/${g.workload} has no pod group ${g.podGroup}: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
+    : g.stage === "pre-enqueue"
+    ? `The gang of pod ${p.namespace}/${p.name} has ${g.members.length} of its minCount ${g.minCount} pods: GangScheduling holds them before scheduling`
+    : `The gang of pod ${p.namespace}/${p.name} cannot place minCount ${g.minCount} pods: those that fit wait at Permit and are rejected after ${GANG_PERMIT_TIMEOUT}`;
+  const suggestion = g.stage === "undecided"
+    ? `${get}; and check kube-scheduler's --feature-gates (GenericWorkload, GangScheduling).`
+    : g.workloadState === "not-found"
+    ? `Create Workload ${g.workload} in namespace ${p.namespace} with pod group ${g.podGroup} (${get} to confirm it is missing), or recreate the pod without spec.workloadRef (it is immutable).`
+    : g.policy === null
+    ? `Recreate Workload ${g.workload} with a pod group ${g.podGroup} (its podGroups are immutable), or recreate the pod with a workloadRef naming an existing group.`
+    : g.stage === "pre-enqueue"
+    ? `Create the missing ${(g.minCount ?? 0) - g.members.length} pod(s) of the group (its controller's replicas or parallelism), or lower minCount (immutable: recreate the Workload).`
+    : `Make room for the pods that do not fit (see their reasons), or lower minCount (immutable: recreate the Workload).`;
+  return {
+    id: "gang-scheduling",
+    severity: g.stage === "undecided" ? "warning" : "error",
+    title,
+    detail: [g.detail, ...g.notes.map((n) => `${n.charAt(0).toUpperCase()}${n.slice(1)}.`)].join(" "),
+    evidence: [
+      `Pod ${p.namespace}/${p.name}: spec.workloadRef ${g.workload}/${g.podGroup}${g.podGroupReplicaKey ? `/${g.podGroupReplicaKey}` : ""}`,
+      ...(g.minCount !== null ? [`${ref}: gang minCount ${g.minCount}`] : []),
+      ...g.members.map((m) => `Pod ${m.pod}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`),
+    ],
+    suggestion,
   };
 }
 
@@ -1520,6 +1617,13 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
     if (p.schedulingGates && p.schedulingGates.length > 0) {
       return `pod ${p.namespace}/${p.name} is SchedulingGated: the scheduler does not try to place it until every spec.schedulingGates entry is removed (${p.schedulingGates.join(", ")}), by whoever added it`;
     }
+    // GangScheduling (v1.35) holds the pod before the filters (PreEnqueue) or after them (Permit)
+    if (p.gang && (p.gang.stage === "pre-enqueue" || p.gang.stage === "permit")) {
+      const head = p.gang.stage === "pre-enqueue"
+        ? `pod ${p.namespace}/${p.name} is held back by kube-scheduler's GangScheduling plugin (PreEnqueue): `
+        : `pod ${p.namespace}/${p.name} waits for its gang (GangScheduling, Permit): `;
+      return head + p.gang.detail;
+    }
     if (p.schedulerName !== "default-scheduler" && !p.lastFailedScheduling) {
       return `pod ${p.namespace}/${p.name} asks for scheduler "${p.schedulerName}" (spec.schedulerName) and has no FailedScheduling event or PodScheduled condition: no scheduler of that name has looked at it — is one running?`;
     }
@@ -1556,7 +1660,8 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
       return `${waiting.title.charAt(0).toLowerCase()}${waiting.title.slice(1)}; once they are gone the scheduler tries it there first` +
         (p.summary ? ` (until then: ${p.summary.message.replace(/\.$/, "")})` : "") + ".";
     }
-    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "");
+    const gangText = p.gang?.stage === "undecided" ? ` Whether GangScheduling holds it: ${p.gang.detail}` : "";
+    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "") + gangText;
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };
   if (q.kind === "pod") {
@@ -1667,6 +1772,8 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
       findings.push(...resourceClaimsMissing(ctx, p));
       const waiting = preemptionVictimsTerminating(ctx, p, pods[podReports.indexOf(p)]!);
       if (waiting) findings.push(waiting);
+      const gang = gangFinding(p);
+      if (gang) findings.push(gang);
     }
     if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({
