@@ -234,3 +234,84 @@ describe("GangScheduling: bundle and report", () => {
     expect(text).toContain("w-2: does not fit (0/2 nodes are available: 2 Insufficient cpu)");
   });
 });
+
+describe("live: the Workload and the gang's pods are gathered only for a pod with a workloadRef", () => {
+  const cluster = async (opts: { workloads?: Workload[]; served?: string; deny?: readonly string[] } = {}) => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const pods = [worker("w-0", "2", REF), worker("w-1", "2", REF), worker("w-2", "16", REF), worker("solo", "1", null), worker("other-ns", "1", REF)];
+    (pods[4]!.metadata as { namespace: string }).namespace = "elsewhere";
+    return startFakeApiServer({
+      objects: { nodes: [node("n1", "8"), node("n2", "8")], pods, workloads: opts.workloads ?? [] },
+      ...(opts.served ? { servedVersions: { workloads: opts.served } } : {}),
+      ...(opts.deny ? { denials: opts.deny.map((d) => ({ verb: "list", resource: d })) } : {}),
+    });
+  };
+  const why = async (s: { kubeconfig: string }, pod: string) => {
+    const { run } = await import("./helpers/live_cli.ts");
+    const r = await run([`pod/${pod}`, "-n", "train", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+    return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout || "{}") as ReturnType<typeof explainPending> };
+  };
+
+  it("the Workload listed and the group's unbound pods kept: the gang's verdict at Permit", async () => {
+    const s = await cluster({ workloads: [workload("llm", [{ name: "workers", policy: gang(3) }]), workload("unrelated", [{ name: "x", policy: gang(1) }])] });
+    try {
+      const { code, stderr, report } = await why(s, "w-0");
+      expect(code, stderr).toBe(0);
+      expect(report.pods[0]!.gang).toMatchObject({ workloadState: "found", stage: "permit", minCount: 3 });
+      expect(report.pods[0]!.gang!.members.map((m) => m.pod)).toEqual(["train/w-0", "train/w-1", "train/w-2"]);
+      expect(s.requests.filter((x) => x.path.includes("/workloads")).map((x) => x.path)).toEqual(["/apis/scheduling.k8s.io/v1alpha1/namespaces/train/workloads"]);
+      // without a workloadRef, no Workload is read
+      const before = s.requests.length;
+      expect((await why(s, "solo")).code).toBe(0);
+      expect(s.requests.slice(before).some((x) => x.path.includes("/workloads"))).toBe(false);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it("the Workload absent: stated as not found, PreEnqueue holds the pod", async () => {
+    const s = await cluster();
+    try {
+      const { code, report } = await why(s, "w-0");
+      expect(code).toBe(0);
+      expect(report.warnings).toContain(workloadNotFoundWarning("train", "llm"));
+      expect(report.pods[0]!.gang).toMatchObject({ workloadState: "not-found", stage: "pre-enqueue" });
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it("404 (the alpha API is off) and 403: a stated fact in the report, exit 0, no crash", async () => {
+    for (const [opts, state, words] of [
+      [{ served: "none" }, "api-not-served", "the Workload API is not served: list workloads.scheduling.k8s.io/v1alpha1"],
+      [{ deny: ["workloads"] }, "forbidden", "not allowed to read workloads:"],
+    ] as const) {
+      const s = await cluster(opts);
+      try {
+        const { code, stderr, report } = await why(s, "w-0");
+        expect(code, stderr).toBe(0);
+        expect(report.warnings!.find((w) => w.startsWith(words))).toBeDefined();
+        expect(report.pods[0]!.gang).toMatchObject({ workloadState: state, stage: "undecided" });
+      } finally {
+        await s.close();
+      }
+    }
+  }, 60_000);
+
+  it("listing pods cluster-wide forbidden: the namespace's pods count the gang", async () => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const pods = [worker("w-0", "2", REF), worker("w-1", "2", REF), worker("w-2", "16", REF)];
+    const s2 = await startFakeApiServer({
+      objects: { nodes: [node("n1", "8")], pods, workloads: [workload("llm", [{ name: "workers", policy: gang(4) }])] },
+      denials: [{ verb: "list", resource: "pods", namespace: "" }],
+    });
+    try {
+      const { code, report } = await why(s2, "w-0");
+      expect(code).toBe(0);
+      expect(report.pods[0]!.gang!.members.length).toBe(3);
+      expect(report.pods[0]!.gang!.stage).toBe("pre-enqueue");
+    } finally {
+      await s2.close();
+    }
+  }, 60_000);
+});

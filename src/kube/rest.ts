@@ -475,6 +475,7 @@ const KIND_OF: Record<string, string> = {
   persistentvolumeclaims: "PersistentVolumeClaim",
   persistentvolumes: "PersistentVolume",
   storageclasses: "StorageClass",
+  workloads: "Workload",
 };
 
 /** Refs of the resources the plugin reads. */
@@ -493,6 +494,8 @@ export const R = {
   csiDrivers: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csidrivers" }),
   csiStorageCapacities: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities" }),
   volumeAttributesClasses: (name: string, version: string): ResourceRef => ({ group: "storage.k8s.io", version, resource: "volumeattributesclasses", name }),
+  /** scheduling.k8s.io/v1alpha1 Workloads (v1.35 alpha): the pod groups GangScheduling reads. */
+  workloads: (namespace: string): ResourceRef => ({ group: "scheduling.k8s.io", version: "v1alpha1", resource: "workloads", namespace }),
   csiNodes: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csinodes" }),
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),
