@@ -198,6 +198,15 @@ describe("GangScheduling: versions, gates and what the bundle does not hold", ()
     expect(r.answer).toContain(`Whether GangScheduling holds it: ${words.charAt(0)}`);
   });
 
+  it("pvc/NAME: the claim's unscheduled consumer held by its gang says so in the claim's answer", () => {
+    const p = worker("w-0", "1", REF, { volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data" } }] });
+    const b = bundle([p, worker("w-1", "1", REF)], [workload("llm", [{ name: "workers", policy: gang(3) }])]);
+    b.objects.persistentVolumeClaims.push({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data", namespace: "train" }, spec: { accessModes: ["ReadWriteOnce"], volumeName: "pv-1", resources: { requests: { storage: "1Gi" } } }, status: { phase: "Bound" } } as never);
+    b.objects.persistentVolumes.push({ apiVersion: "v1", kind: "PersistentVolume", metadata: { name: "pv-1" }, spec: { accessModes: ["ReadWriteOnce"], capacity: { storage: "1Gi" }, claimRef: { namespace: "train", name: "data" } }, status: { phase: "Bound" } } as never);
+    const r = explainPending(b, { kind: "pvc", namespace: "train", name: "data" });
+    expect(r.answer).toContain("But pod train/w-0 is held back by kube-scheduler's GangScheduling plugin (PreEnqueue): Workload train/llm's pod group workers is a gang of minCount 3, and only 2 of its pods exist");
+  });
+
   it("a pod without workloadRef has no gang section", () => {
     const r = ask(bundle([worker("w-0", "1", null)], []));
     expect(r.pods[0]!.gang).toBeUndefined();
