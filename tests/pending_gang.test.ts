@@ -61,7 +61,7 @@ describe("GangScheduling PreEnqueue", () => {
     const pods = [0, 1, 2].map((i) => worker(`w-${i}`, "1", REF));
     const r = ask(bundle(pods, [], { warnings: [workloadNotFoundWarning("train", "llm")] }));
     const g = r.pods[0]!.gang!;
-    expect(g).toMatchObject({ plugin: "GangScheduling", workload: "llm", podGroup: "workers", workloadState: "not-found", stage: "pre-enqueue" });
+    expect(g).toMatchObject({ plugin: "GangScheduling", workload: "llm", podGroup: "workers", objectState: "not-found", stage: "pre-enqueue" });
     expect(g.message).toBe(`waiting for pods's workload "llm" to appear in scheduling queue`);
     expect(r.answer).toMatch(/^Pod train\/w-0 is held back by kube-scheduler's GangScheduling plugin \(PreEnqueue\): Workload train\/llm does not exist/);
     expect(r.pods[0]!.reconciliation.status).toBe("not-applicable");
@@ -193,7 +193,7 @@ describe("GangScheduling: versions, gates and what the bundle does not hold", ()
     [undefined, "not-collected", "the bundle holds no Workload"],
   ])("Workload unread (%s): undecided, saying what decides it", (warning, state, words) => {
     const r = ask(bundle(pods(), [], { warnings: warning ? [warning] : [] }));
-    expect(r.pods[0]!.gang).toMatchObject({ workloadState: state, stage: "undecided" });
+    expect(r.pods[0]!.gang).toMatchObject({ objectState: state, stage: "undecided" });
     expect(r.pods[0]!.gang!.detail).toContain(words);
     expect(r.answer).toContain(`Whether GangScheduling holds it: ${words.charAt(0)}`);
   });
@@ -266,7 +266,7 @@ describe("live: the Workload and the gang's pods are gathered only for a pod wit
     try {
       const { code, stderr, report } = await why(s, "w-0");
       expect(code, stderr).toBe(0);
-      expect(report.pods[0]!.gang).toMatchObject({ workloadState: "found", stage: "permit", minCount: 3 });
+      expect(report.pods[0]!.gang).toMatchObject({ objectState: "found", stage: "permit", minCount: 3 });
       expect(report.pods[0]!.gang!.members.map((m) => m.pod)).toEqual(["train/w-0", "train/w-1", "train/w-2"]);
       expect(s.requests.filter((x) => x.path.includes("/workloads")).map((x) => x.path)).toEqual(["/apis/scheduling.k8s.io/v1alpha1/namespaces/train/workloads"]);
       // without a workloadRef, no Workload is read
@@ -284,7 +284,7 @@ describe("live: the Workload and the gang's pods are gathered only for a pod wit
       const { code, report } = await why(s, "w-0");
       expect(code).toBe(0);
       expect(report.warnings).toContain(workloadNotFoundWarning("train", "llm"));
-      expect(report.pods[0]!.gang).toMatchObject({ workloadState: "not-found", stage: "pre-enqueue" });
+      expect(report.pods[0]!.gang).toMatchObject({ objectState: "not-found", stage: "pre-enqueue" });
     } finally {
       await s.close();
     }
@@ -300,7 +300,7 @@ describe("live: the Workload and the gang's pods are gathered only for a pod wit
         const { code, stderr, report } = await why(s, "w-0");
         expect(code, stderr).toBe(0);
         expect(report.warnings!.find((w) => w.startsWith(words))).toBeDefined();
-        expect(report.pods[0]!.gang).toMatchObject({ workloadState: state, stage: "undecided" });
+        expect(report.pods[0]!.gang).toMatchObject({ objectState: state, stage: "undecided" });
       } finally {
         await s.close();
       }

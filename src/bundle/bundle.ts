@@ -26,6 +26,7 @@ import type {
   Service,
   StorageClass,
   VolumeAttributesClass,
+  PodGroup,
   Workload,
 } from "../model/k8s.ts";
 
@@ -186,6 +187,8 @@ export interface BundleObjects {
   volumeAttributesClasses: VolumeAttributesClass[];
   /** Workloads (scheduling.k8s.io) the pods' `spec.workloadRef` names: their pod groups' policies (src/pending/gang.ts). */
   workloads: Workload[];
+  /** PodGroups (scheduling.k8s.io, v1.36+) the pods' `spec.schedulingGroup` names: their policies and scheduling condition (src/pending/pod_group.ts). */
+  podGroups: PodGroup[];
 }
 
 /** How and when a bundle was made. */
@@ -244,6 +247,7 @@ export function emptyObjects(): BundleObjects {
     csiStorageCapacities: [],
     volumeAttributesClasses: [],
     workloads: [],
+    podGroups: [],
   };
 }
 

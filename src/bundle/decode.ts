@@ -55,6 +55,7 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   CSIStorageCapacity: "csiStorageCapacities",
   VolumeAttributesClass: "volumeAttributesClasses",
   Workload: "workloads",
+  PodGroup: "podGroups",
 };
 
 /** list of {@link BundleObjects} → the kind it holds. */

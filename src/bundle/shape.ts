@@ -73,6 +73,7 @@ const KIND_SHAPES: Record<string, Shape> = {
       volumes: [{ "name!": "string", persistentVolumeClaim: { "claimName!": "string" } }],
       containers: [{ "name!": "string", ports: [{ "containerPort!": "number", name: "string", protocol: "string" }] }],
       workloadRef: { "name!": "string", "podGroup!": "string", podGroupReplicaKey: "string" },
+      schedulingGroup: { podGroupName: "string" },
     },
     status: { phase: "string", podIP: "string", podIPs: [{ "ip!": "string" }], hostIP: "string", conditions: CONDITIONS },
   },
@@ -122,6 +123,11 @@ const KIND_SHAPES: Record<string, Shape> = {
   Workload: {
     "metadata!": META,
     spec: { podGroups: [{ "name!": "string", policy: { basic: "map", gang: { "minCount!": "number" } } }] },
+  },
+  PodGroup: {
+    "metadata!": META,
+    spec: { schedulingPolicy: { basic: "map", gang: { "minCount!": "number" } }, parentCompositePodGroupName: "string" },
+    status: { conditions: [{ "type!": "string", "status!": "string", reason: "string", message: "string" }] },
   },
   Event: {
     "metadata!": META,

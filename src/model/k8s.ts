@@ -191,6 +191,13 @@ export interface Pod extends KubeObject {
      * (KEP-4671, KEP-5832): no later API server serves it.
      */
     workloadRef?: WorkloadReference;
+    /**
+     * The scheduling group the pod belongs to (core/v1 PodSchedulingGroup, v1.36+, feature gate GenericWorkload;
+     * immutable): `podGroupName` names a {@link PodGroup} of the pod's namespace, which may not exist yet. It replaced
+     * `spec.workloadRef` in v1.36 (core/v1 types.go: "WorkloadRef is tombstoned … replaced with the SchedulingGroup
+     * field in Kubernetes 1.36").
+     */
+    schedulingGroup?: { podGroupName?: string };
     [k: string]: unknown;
   };
   status?: {
@@ -254,6 +261,31 @@ export interface Workload extends KubeObject {
       /** Exactly one of `basic` (pods scheduled one by one, as without a Workload) and `gang`. */
       policy?: { basic?: Record<string, never>; gang?: { minCount: number } };
     }[];
+  };
+}
+
+/**
+ * scheduling.k8s.io PodGroup (v1.36+, feature gate GenericWorkload): one runtime group of pods and the scheduling
+ * policy kube-scheduler applies to them, copied from a Workload's pod group template by its controller. Served as
+ * `v1alpha2` by v1.36 and `v1alpha3` by v1.37.0-beta.0 (k8s.io/api tags v0.36.0, v0.37.0-beta.0), `v1beta1` on the
+ * development branch after it; the fields read here are the same in each (staging/src/k8s.io/api/scheduling/…/types.go).
+ */
+export interface PodGroup extends KubeObject {
+  spec?: {
+    /** The Workload pod group template it was made from (informational: the scheduler reads the PodGroup's own policy). */
+    podGroupTemplateRef?: { workload?: { workloadName?: string; podGroupTemplateName?: string } };
+    /** Exactly one of `basic` (pods scheduled as without a group) and `gang` (all-or-nothing, `minCount`). */
+    schedulingPolicy?: { basic?: Record<string, never>; gang?: { minCount: number } };
+    /** v1.37 (feature gate CompositePodGroup): the CompositePodGroup whose tree decides readiness instead. */
+    parentCompositePodGroupName?: string;
+  };
+  status?: {
+    /**
+     * Written by kube-scheduler after each pod group scheduling cycle: `PodGroupScheduled` (v1.36) or
+     * `PodGroupInitiallyScheduled` (v1.37), reason `Scheduled`, `Unschedulable` or `SchedulerError`, and the cycle's
+     * message; `DisruptionTarget` on preemption.
+     */
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   };
 }
 

@@ -54,7 +54,8 @@ import {
   podsUsingClaim,
 } from "./context.ts";
 import { pendingHints } from "./causes.ts";
-import { analyseGang, GANG_PERMIT_TIMEOUT, type GangReport } from "./gang.ts";
+import { analyseGang, GANG_PERMIT_TIMEOUT, gangPodsNotListedWarning, type GangReport } from "./gang.ts";
+import { analysePodGroup, podGroupFinding, podGroupReconciliation } from "./pod_group.ts";
 import {
   type ClaimReport,
   type FailedSchedulingEvent,
@@ -1133,18 +1134,21 @@ function analysePod(ctx: PendingContext, pod: Pod, withGang = true): PodReport {
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes, podsUnlisted),
   };
-  if (!withGang || scheduled || !pod.spec?.workloadRef) return report;
-  // GangScheduling (v1.35): the other pods of the group are checked as this one is, each alone
-  const gang = analyseGang({
+  if (!withGang || scheduled || (!pod.spec?.workloadRef && !pod.spec?.schedulingGroup?.podGroupName)) return report;
+  // GangScheduling: spec.workloadRef (v1.35, a Workload's pod group) or spec.schedulingGroup (v1.36+, a PodGroup); the
+  // other pods of the group are checked as this one is, each alone
+  const common = {
     pod,
     pods: ctx.pods,
-    workloads: ctx.bundle.objects.workloads ?? [],
     warnings: ctx.bundle.warnings,
     version: maxKubeletVersion(ctx),
-    fits: (p) => (p === pod ? podFits(report) : podFits(analysePod(ctx, p, false))),
+    fits: (p: Pod) => (p === pod ? podFits(report) : podFits(analysePod(ctx, p, false))),
     ...(last ? { lastMessage: last.message } : {}),
-  })!;
-  return { ...report, gang, reconciliation: gangReconciliation(gang, report.reconciliation, last) };
+  };
+  const gang = pod.spec?.schedulingGroup?.podGroupName
+    ? analysePodGroup({ ...common, podGroups: ctx.bundle.objects.podGroups ?? [], podsNotListedWarning: gangPodsNotListedWarning(pod.metadata.namespace ?? "") })!
+    : analyseGang({ ...common, workloads: ctx.bundle.objects.workloads ?? [] })!;
+  return { ...report, gang, reconciliation: podGroupReconciliation(gang, report, last) ?? gangReconciliation(gang, report.reconciliation, last) };
 }
 
 /**
@@ -1331,12 +1335,13 @@ function preemptionNever(ctx: PendingContext, p: PodReport): Finding | undefined
  */
 function gangFinding(p: PodReport): Finding | undefined {
   const g = p.gang;
+  if (g?.via === "schedulingGroup") return podGroupFinding(p);
   if (!g || g.stage === "none") return undefined;
   const ref = `Workload ${p.namespace}/${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? `, replica key ${g.podGroupReplicaKey}` : ""}`;
-  const get = `kubectl get workloads.scheduling.k8s.io -n ${shellWord(p.namespace)} ${shellWord(g.workload)} -o yaml`;
+  const get = `kubectl get workloads.scheduling.k8s.io -n ${shellWord(p.namespace)} ${shellWord(g.workload ?? "")} -o yaml`;
   const title = g.stage === "undecided"
     ? `Whether GangScheduling holds pod ${p.namespace}/${p.name} is undecided (${ref})`
-    : g.workloadState === "not-found"
+    : g.objectState === "not-found"
     ? `Workload ${p.namespace}/${g.workload} does not exist: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
     : g.policy === null
     ? `Workload ${p.namespace}/${g.workload} has no pod group ${g.podGroup}: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
@@ -1345,7 +1350,7 @@ function gangFinding(p: PodReport): Finding | undefined {
     : `The gang of pod ${p.namespace}/${p.name} cannot place minCount ${g.minCount} pods: those that fit wait at Permit and are rejected after ${GANG_PERMIT_TIMEOUT}`;
   const suggestion = g.stage === "undecided"
     ? `${get}; and check kube-scheduler's --feature-gates (GenericWorkload, GangScheduling).`
-    : g.workloadState === "not-found"
+    : g.objectState === "not-found"
     ? `Create Workload ${g.workload} in namespace ${p.namespace} with pod group ${g.podGroup} (${get} to confirm it is missing), or recreate the pod without spec.workloadRef (it is immutable).`
     : g.policy === null
     ? `Recreate Workload ${g.workload} with a pod group ${g.podGroup} (its podGroups are immutable), or recreate the pod with a workloadRef naming an existing group.`
@@ -1617,10 +1622,12 @@ function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: PodRepor
     if (p.schedulingGates && p.schedulingGates.length > 0) {
       return `pod ${p.namespace}/${p.name} is SchedulingGated: the scheduler does not try to place it until every spec.schedulingGates entry is removed (${p.schedulingGates.join(", ")}), by whoever added it`;
     }
-    // GangScheduling (v1.35) holds the pod before the filters (PreEnqueue) or after them (Permit)
-    if (p.gang && (p.gang.stage === "pre-enqueue" || p.gang.stage === "permit")) {
+    // GangScheduling holds the pod before the filters (PreEnqueue) or after them (v1.35 Permit, v1.36+ the pod group cycle)
+    if (p.gang && (p.gang.stage === "pre-enqueue" || p.gang.stage === "permit" || p.gang.stage === "pod-group-cycle")) {
       const head = p.gang.stage === "pre-enqueue"
         ? `pod ${p.namespace}/${p.name} is held back by kube-scheduler's GangScheduling plugin (PreEnqueue): `
+        : p.gang.stage === "pod-group-cycle"
+        ? `pod ${p.namespace}/${p.name} is rejected with its gang (GangScheduling, pod group scheduling cycle): `
         : `pod ${p.namespace}/${p.name} waits for its gang (GangScheduling, Permit): `;
       return head + p.gang.detail;
     }

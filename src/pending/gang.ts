@@ -23,7 +23,7 @@
  * hold; turning them off leaves `spec.workloadRef` set (KEP-4671 PRR), so the field alone does not show they are on.
  * v1.36 replaced `spec.workloadRef` with `spec.schedulingGroup`, naming a PodGroup object (scheduling.k8s.io/v1alpha2;
  * KEP-4671 "Associating Pod into PodGroups", KEP-5832): later schedulers do not read workloadRef, and no later API
- * server serves it, so a pod that carries it was written by a v1.35 API server.
+ * server serves it, so a pod that carries it was written by a v1.35 API server. That path is src/pending/pod_group.ts.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -91,38 +91,50 @@ export interface GangMember {
   why?: string;
 }
 
-/** Where GangScheduling holds a pod with a workloadRef. */
+/**
+ * Where GangScheduling holds a pod of a group, and why: a pod with `spec.workloadRef` (v1.35, {@link analyseGang}) or
+ * with `spec.schedulingGroup` (v1.36+, src/pending/pod_group.ts analysePodGroup).
+ */
 export interface GangReport {
   plugin: "GangScheduling";
-  workload: string;
+  /** The pod field that ties it to its group: `workloadRef` (v1.35, a Workload's pod group) or `schedulingGroup` (v1.36+, a PodGroup object). */
+  via: "workloadRef" | "schedulingGroup";
+  /** The Workload: `workloadRef.name`; for a PodGroup, the template's Workload (`spec.podGroupTemplateRef.workload.workloadName`), null when not known. */
+  workload: string | null;
+  /** `workloadRef.podGroup`, or `schedulingGroup.podGroupName` (the PodGroup object's name). */
   podGroup: string;
+  /** `workloadRef.podGroupReplicaKey`; null when absent, and for a PodGroup (one object per replica). */
   podGroupReplicaKey: string | null;
   /**
-   * What the bundle tells of the Workload: `found`; `not-found` (looked up, absent); `api-not-served` (listing
-   * Workloads answered 404); `forbidden` (403); `not-collected` (the bundle holds no Workload and no word of a look-up).
+   * What the bundle tells of the object that holds the group's policy — the Workload (`workloadRef`) or the PodGroup
+   * (`schedulingGroup`): `found`; `not-found` (looked up, absent); `api-not-served` (listing it answered 404);
+   * `forbidden` (403); `not-collected` (the bundle holds none and no word of a look-up).
    */
-  workloadState: "found" | "not-found" | "api-not-served" | "forbidden" | "not-collected";
-  /** The pod group's policy; null when the Workload or the group is not known. */
+  objectState: "found" | "not-found" | "api-not-served" | "forbidden" | "not-collected";
+  /** The pod group's policy; null when the object or the group is not known. */
   policy: "gang" | "basic" | null;
-  /** `policy.gang.minCount`; null without a gang policy. */
+  /** `gang.minCount`; null without a gang policy. */
   minCount: number | null;
   /** The group's non-terminal pods the bundle holds (the pod asked about included), by name. */
   members: GangMember[];
   /** False when the collection could not list the namespace's pods: `members` may lack some. */
   membersComplete: boolean;
   /**
-   * `pre-enqueue`: PreEnqueue holds the pod (the scheduler does not try it); `permit`: the group cannot reach minCount
-   * placed pods, so those that fit wait at Permit and are rejected at the timeout; `none`: the plugin does not hold it
-   * (basic policy, quorum reachable, or a scheduler that does not read workloadRef); `undecided`: the bundle lacks
-   * what decides it (see `detail`).
+   * `pre-enqueue`: PreEnqueue holds the pod (the scheduler does not try it); `permit` (v1.35): the group cannot reach
+   * minCount placed pods, so those that fit wait at Permit and are rejected at the timeout; `pod-group-cycle` (v1.36+):
+   * the group cannot reach minCount placed pods, so the pod group scheduling cycle rejects the whole group at once;
+   * `none`: the plugin does not hold it (basic policy, quorum reachable, or a scheduler that does not read the field);
+   * `undecided`: the bundle lacks what decides it (see `detail`).
    */
-  stage: "pre-enqueue" | "permit" | "none" | "undecided";
-  /** The plugin's status message at that stage, in kube-scheduler's words; null when it lets the pod through. */
+  stage: "pre-enqueue" | "permit" | "pod-group-cycle" | "none" | "undecided";
+  /** The plugin's status message at that stage, in kube-scheduler's words; null when it lets the pod through or the words are not known. */
   message: string | null;
   /** The explanation, one or more sentences. */
   detail: string;
   /** What the answer rests on that the bundle does not hold (feature gates, the scheduler's release). */
   notes: string[];
+  /** The PodGroup's scheduling condition kube-scheduler wrote (`PodGroupScheduled` v1.36, `PodGroupInitiallyScheduled` v1.37), if any. */
+  podGroupCondition?: { type: string; status: string; reason?: string; message?: string };
 }
 
 /** Whether two references name the same pod group replica (gangscheduling.go matchingWorkloadReference: the structs equal). */
@@ -186,7 +198,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   const ns = pod.metadata.namespace ?? "";
   const name = `Workload ${ns}/${ref.name}`;
   const group = `pod group ${ref.podGroup}${ref.podGroupReplicaKey ? ` (replica key ${ref.podGroupReplicaKey})` : ""}`;
-  const base = { plugin: "GangScheduling" as const, workload: ref.name, podGroup: ref.podGroup, podGroupReplicaKey: ref.podGroupReplicaKey || null };
+  const base = { plugin: "GangScheduling" as const, via: "workloadRef" as const, workload: ref.name, podGroup: ref.podGroup, podGroupReplicaKey: ref.podGroupReplicaKey || null };
   const membersComplete = !input.warnings.includes(gangPodsNotListedWarning(ns));
   const pods = gangMembers(input.pods, pod);
   const members = (): GangMember[] =>
@@ -202,7 +214,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (release === "after") {
     return {
       ...base,
-      workloadState: stateOf(input, ref.name),
+      objectState: stateOf(input, ref.name),
       policy: null,
       minCount: null,
       members: [],
@@ -232,7 +244,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
     if (state === "not-found") {
       return {
         ...base,
-        workloadState: state,
+        objectState: state,
         policy: null,
         minCount: null,
         members: members(),
@@ -250,14 +262,14 @@ export function analyseGang(input: GangInput): GangReport | undefined {
       : state === "forbidden"
       ? `reading Workloads was forbidden (see the warning): whether ${name} exists, and with which policy for ${group}, decides whether PreEnqueue holds the pod`
       : `the bundle holds no Workload: whether ${name} exists, and with which policy for ${group}, decides whether GangScheduling holds the pod (kubectl get workloads.scheduling.k8s.io -n ${ns} ${ref.name} -o yaml)`;
-    return { ...base, workloadState: state, policy: null, minCount: null, members: members(), membersComplete, stage: "undecided", message: null, detail: `${why}.`, notes };
+    return { ...base, objectState: state, policy: null, minCount: null, members: members(), membersComplete, stage: "undecided", message: null, detail: `${why}.`, notes };
   }
   const pg = (workload.spec?.podGroups ?? []).find((g) => g.name === ref.podGroup);
   if (!pg) {
     const names = (workload.spec?.podGroups ?? []).map((g) => g.name);
     return {
       ...base,
-      workloadState: "found",
+      objectState: "found",
       policy: null,
       minCount: null,
       members: members(),
@@ -273,7 +285,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (!pg.policy?.gang) {
     return {
       ...base,
-      workloadState: "found",
+      objectState: "found",
       policy: "basic",
       minCount: null,
       members: [],
@@ -291,7 +303,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
     const more = minCount - have;
     return {
       ...base,
-      workloadState: "found",
+      objectState: "found",
       policy: "gang",
       minCount,
       members: all,
@@ -314,7 +326,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (placed < minCount) {
     return {
       ...base,
-      workloadState: "found",
+      objectState: "found",
       policy: "gang",
       minCount,
       members: all,
@@ -333,7 +345,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   }
   return {
     ...base,
-    workloadState: "found",
+    objectState: "found",
     policy: "gang",
     minCount,
     members: all,
@@ -347,7 +359,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
 }
 
 /** What the bundle tells of the Workload `name` in the pod's namespace. */
-function stateOf(input: GangInput, name: string): GangReport["workloadState"] {
+function stateOf(input: GangInput, name: string): GangReport["objectState"] {
   const ns = input.pod.metadata.namespace ?? "";
   if (input.workloads.some((w) => (w.metadata.namespace ?? "") === ns && w.metadata.name === name)) return "found";
   if (input.warnings.includes(workloadNotFoundWarning(ns, name))) return "not-found";

@@ -19,7 +19,7 @@
  *   nodes: [PodNodeRow]             # node × rule table: cordoned, taints, nodeSelector, nodeAffinity, one row
  *                                   # per claim (volume), volumeZone, ready; verdict and the scheduler's reasons
  *   summary: {message, reasons, feasibleNodes, …}   # "0/3 nodes are available: 3 node(s) had volume node …"
- *   gang?: {workload, podGroup, stage: pre-enqueue|permit|none|undecided, message, members, …}  # spec.workloadRef (v1.35)
+ *   gang?: {via, workload, podGroup, stage: pre-enqueue|permit|pod-group-cycle|none|undecided, message, members, …}  # spec.workloadRef (v1.35), spec.schedulingGroup (v1.36+)
  *   lastFailedScheduling, reconciliation: {status: agree|disagree|no-event|not-applicable, details}
  * findings: [Finding]               # root-cause hints and data gaps, each with evidence
  * ```
@@ -349,8 +349,9 @@ export interface PodReport {
   /** Dynamic Resource Allocation: the pod's ResourceClaims and their state (absent when it uses none). */
   resourceClaims?: PodResourceClaim[];
   /**
-   * Gang scheduling (KEP-4671, v1.35): where kube-scheduler's GangScheduling plugin holds a pod with `spec.workloadRef`
-   * (src/pending/gang.ts); absent without one, and for a pod already bound.
+   * Gang scheduling (KEP-4671): where kube-scheduler's GangScheduling plugin holds a pod with `spec.workloadRef` (v1.35,
+   * src/pending/gang.ts) or `spec.schedulingGroup` (v1.36+, src/pending/pod_group.ts); absent without either, and for
+   * a pod already bound.
    */
   gang?: GangReport;
   /** Node × rule table (empty without Node objects, or when the pod is bound to a node they do not include: `nodeMissing`). */

@@ -154,9 +154,22 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
   }
   if (p.gang) {
     const g = p.gang;
-    const stage = g.stage === "pre-enqueue" ? st.red("held at PreEnqueue") : g.stage === "permit" ? st.red("held at Permit") : g.stage === "undecided" ? st.yellow("undecided") : st.green("not held");
-    out.push(`  gang: Workload ${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? ` (replica ${g.podGroupReplicaKey})` : ""} ` +
+    const stage = g.stage === "pre-enqueue"
+      ? st.red("held at PreEnqueue")
+      : g.stage === "permit"
+      ? st.red("held at Permit")
+      : g.stage === "pod-group-cycle"
+      ? st.red("rejected by the pod group cycle")
+      : g.stage === "undecided"
+      ? st.yellow("undecided")
+      : st.green("not held");
+    const what = g.via === "schedulingGroup"
+      ? `PodGroup ${g.podGroup}${g.workload ? ` (Workload ${g.workload})` : ""}`
+      : `Workload ${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? ` (replica ${g.podGroupReplicaKey})` : ""}`;
+    out.push(`  gang: ${what} ` +
       `(${g.plugin}${g.minCount !== null ? `, minCount ${g.minCount}` : g.policy === "basic" ? ", basic policy" : ""}): ${stage}` + (g.message ? ` — "${g.message}"` : ""));
+    const c = g.podGroupCondition;
+    if (c) out.push(`    condition ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`);
     const shown = g.members.slice(0, 10);
     for (const m of shown) {
       const name = m.pod.split("/")[1];
