@@ -232,3 +232,85 @@ describe("PodGroup: bundle", () => {
     expect(() => decodeBundle(bad, "b.json")).toThrow(/objects\.podGroups\[0\]\.spec\.schedulingPolicy\.gang\.minCount is the string "two": want a number/);
   });
 });
+
+describe("live: PodGroups and the group's pods are gathered only for a pod with spec.schedulingGroup", () => {
+  const cluster = async (opts: { podGroups?: PodGroup[]; served?: string; deny?: readonly string[] } = {}) => {
+    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
+    const pods = [worker("w-0", "2", "llm-0"), worker("w-1", "2", "llm-0"), worker("w-2", "16", "llm-0"), worker("solo", "1", null), worker("other-ns", "1", "llm-0")];
+    (pods[4]!.metadata as { namespace: string }).namespace = "elsewhere";
+    return startFakeApiServer({
+      objects: { nodes: [node("n1", "8"), node("n2", "8")], pods, podGroups: opts.podGroups ?? [] },
+      ...(opts.served ? { servedVersions: { podgroups: opts.served } } : {}),
+      ...(opts.deny ? { denials: opts.deny.map((d) => ({ verb: "list", resource: d })) } : {}),
+    });
+  };
+  const why = async (s: { kubeconfig: string }, target: string) => {
+    const { run } = await import("./helpers/live_cli.ts");
+    const r = await run([target, "-n", "train", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+    return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout || "{}") as ReturnType<typeof explainPending> };
+  };
+  const paths = (s: { requests: { path: string }[] }) => s.requests.filter((x) => x.path.includes("/podgroups")).map((x) => x.path);
+
+  it("v1.36 (v1alpha2): the PodGroup listed after v1beta1 and v1alpha3 answer 404, the group's unbound pods kept: rejected by the pod group cycle", async () => {
+    const s = await cluster({ podGroups: [podGroup("llm-0", gang(3)), podGroup("unrelated", gang(1))] });
+    try {
+      const { code, stderr, report } = await why(s, "pod/w-0");
+      expect(code, stderr).toBe(0);
+      expect(report.pods[0]!.gang).toMatchObject({ via: "schedulingGroup", objectState: "found", stage: "pod-group-cycle", minCount: 3 });
+      expect(report.pods[0]!.gang!.members.map((m) => m.pod)).toEqual(["train/w-0", "train/w-1", "train/w-2"]);
+      expect(paths(s)).toEqual([
+        "/apis/scheduling.k8s.io/v1beta1/namespaces/train/podgroups",
+        "/apis/scheduling.k8s.io/v1alpha3/namespaces/train/podgroups",
+        "/apis/scheduling.k8s.io/v1alpha2/namespaces/train/podgroups",
+      ]);
+      expect(s.requests.some((x) => x.path.includes("/workloads"))).toBe(false);
+      // without spec.schedulingGroup, no PodGroup is read
+      const before = s.requests.length;
+      expect((await why(s, "pod/solo")).code).toBe(0);
+      expect(s.requests.slice(before).some((x) => x.path.includes("/podgroups"))).toBe(false);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it("v1.37 (v1alpha3): read at the version served, kept with that apiVersion", async () => {
+    const s = await cluster({ served: "scheduling.k8s.io/v1alpha3", podGroups: [podGroup("llm-0", gang(2), { apiVersion: "scheduling.k8s.io/v1alpha3" })] });
+    try {
+      const { code, report } = await why(s, "pod/w-0");
+      expect(code).toBe(0);
+      expect(report.pods[0]!.gang).toMatchObject({ objectState: "found", stage: "none" });
+      expect(paths(s)).toEqual(["/apis/scheduling.k8s.io/v1beta1/namespaces/train/podgroups", "/apis/scheduling.k8s.io/v1alpha3/namespaces/train/podgroups"]);
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it("the PodGroup absent: stated as not found, PreEnqueue holds the pod", async () => {
+    const s = await cluster();
+    try {
+      const { code, report } = await why(s, "pod/w-0");
+      expect(code).toBe(0);
+      expect(report.warnings).toContain(podGroupNotFoundWarning("train", "llm-0"));
+      expect(report.pods[0]!.gang).toMatchObject({ objectState: "not-found", stage: "pre-enqueue" });
+    } finally {
+      await s.close();
+    }
+  }, 60_000);
+
+  it("404 at every version (the API is off) and 403: a stated fact in the report, exit 0, no crash", async () => {
+    for (const [opts, state, words] of [
+      [{ served: "none" }, "api-not-served", "the PodGroup API is not served: list podgroups.scheduling.k8s.io in namespace \"train\" answered 404 at v1beta1, v1alpha3, v1alpha2"],
+      [{ deny: ["podgroups"] }, "forbidden", "not allowed to read podgroups:"],
+    ] as const) {
+      const s = await cluster(opts);
+      try {
+        const { code, stderr, report } = await why(s, "pod/w-0");
+        expect(code, stderr).toBe(0);
+        expect(report.warnings!.find((w) => w.startsWith(words))).toBeDefined();
+        expect(report.pods[0]!.gang).toMatchObject({ objectState: state, stage: "undecided" });
+      } finally {
+        await s.close();
+      }
+    }
+  }, 60_000);
+});

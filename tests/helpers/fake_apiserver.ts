@@ -97,7 +97,8 @@ export interface FakeApiOptions {
   synthetic?: SyntheticCluster;
   /**
    * The group/version the server serves a resource at (default: RESOURCES' apiVersion); resourceclaims,
-   * volumeattributesclasses and workloads check it (e.g. `workloads: "none"`: the Workload API is not served, 404).
+   * volumeattributesclasses, workloads and podgroups check it (e.g. `workloads: "none"`: the Workload API is not served, 404;
+   * `podgroups: "scheduling.k8s.io/v1alpha3"`: a v1.37 server).
    */
   servedVersions?: Record<string, string>;
   /** Namespace labels (Pod Security Admission reads `pod-security.kubernetes.io/enforce`). */
@@ -252,6 +253,7 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   csistoragecapacities: { kind: "CSIStorageCapacity", apiVersion: "storage.k8s.io/v1", namespaced: true },
   volumeattributesclasses: { kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
   workloads: { kind: "Workload", apiVersion: "scheduling.k8s.io/v1alpha1", namespaced: true },
+  podgroups: { kind: "PodGroup", apiVersion: "scheduling.k8s.io/v1alpha2", namespaced: true },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -272,6 +274,7 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   csistoragecapacities: "csiStorageCapacities",
   volumeattributesclasses: "volumeAttributesClasses",
   workloads: "workloads",
+  podgroups: "podGroups",
 };
 
 function synthNodeName(i: number): string {
@@ -567,7 +570,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     }
     const info = RESOURCES[resource];
     if (!info) return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
-    if ((resource === "resourceclaims" || resource === "volumeattributesclasses" || resource === "workloads") && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
+    if ((resource === "resourceclaims" || resource === "volumeattributesclasses" || resource === "workloads" || resource === "podgroups") && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
       return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
     }
     const watching = q.get("watch") === "1" || q.get("watch") === "true";
