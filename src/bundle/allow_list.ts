@@ -383,6 +383,10 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
       schedulingGates: [{ name: true }],
       // DRA (src/pending/filters/dra.ts)
       resourceClaims: [{ name: true, resourceClaimName: true, resourceClaimTemplateName: true }],
+      // GangScheduling (src/pending/gang.ts): the Workload, pod group and replica the pod belongs to (v1.35)
+      workloadRef: { name: true, podGroup: true, podGroupReplicaKey: true },
+      // v1.36+: the PodGroup the pod belongs to (src/pending/pod_group.ts)
+      schedulingGroup: { podGroupName: true },
     },
     status: {
       phase: true,
@@ -450,6 +454,26 @@ const KINDS: Record<keyof BundleObjects, Rule> = {
   },
   // src/pending/claim.ts: that a claim's VolumeAttributesClass exists (its parameters may carry anything: dropped)
   volumeAttributesClasses: { apiVersion: true, kind: true, metadata: { name: true, uid: true }, driverName: true },
+  // src/pending/gang.ts: the pod groups' names and policies GangScheduling reads (PreEnqueue, Permit)
+  workloads: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: { controllerRef: { apiGroup: true, kind: true, name: true }, podGroups: [{ name: true, policy: { basic: (v) => (isMap(v) ? {} : undefined), gang: { minCount: true } } }] },
+  },
+  // src/pending/pod_group.ts: the group's policy GangScheduling reads (PreEnqueue, the pod group cycle) and the
+  // scheduler's condition on it; resource claims, priority and topology constraints are dropped
+  podGroups: {
+    apiVersion: true,
+    kind: true,
+    metadata: META,
+    spec: {
+      podGroupTemplateRef: { workload: { workloadName: true, podGroupTemplateName: true } },
+      schedulingPolicy: { basic: (v) => (isMap(v) ? {} : undefined), gang: { minCount: true } },
+      parentCompositePodGroupName: true,
+    },
+    status: { conditions: [{ type: true, status: true, reason: true, message: true, lastTransitionTime: true }] },
+  },
   // src/service/proxy_config.ts: the KubeProxyConfiguration only (see proxyConfigData)
   configMaps: { apiVersion: true, kind: true, metadata: META, data: (v) => v },
   // src/service/proxy_config.ts: where kube-proxy's configuration comes from

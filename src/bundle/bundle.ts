@@ -26,6 +26,8 @@ import type {
   Service,
   StorageClass,
   VolumeAttributesClass,
+  PodGroup,
+  Workload,
 } from "../model/k8s.ts";
 
 /** The `format` marker every bundle file carries. */
@@ -183,6 +185,10 @@ export interface BundleObjects {
   csiStorageCapacities: CSIStorageCapacity[];
   /** VolumeAttributesClasses named by the claims (name and driver only). */
   volumeAttributesClasses: VolumeAttributesClass[];
+  /** Workloads (scheduling.k8s.io) the pods' `spec.workloadRef` names: their pod groups' policies (src/pending/gang.ts). */
+  workloads: Workload[];
+  /** PodGroups (scheduling.k8s.io, v1.36+) the pods' `spec.schedulingGroup` names: their policies and scheduling condition (src/pending/pod_group.ts). */
+  podGroups: PodGroup[];
 }
 
 /** How and when a bundle was made. */
@@ -240,6 +246,8 @@ export function emptyObjects(): BundleObjects {
     csiDrivers: [],
     csiStorageCapacities: [],
     volumeAttributesClasses: [],
+    workloads: [],
+    podGroups: [],
   };
 }
 

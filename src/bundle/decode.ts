@@ -54,6 +54,8 @@ const KIND_TO_LIST: Record<string, keyof BundleObjects> = {
   CSIDriver: "csiDrivers",
   CSIStorageCapacity: "csiStorageCapacities",
   VolumeAttributesClass: "volumeAttributesClasses",
+  Workload: "workloads",
+  PodGroup: "podGroups",
 };
 
 /**

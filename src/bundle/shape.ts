@@ -72,6 +72,8 @@ const KIND_SHAPES: Record<string, Shape> = {
       tolerations: [{ key: "string", operator: "string", value: "string", effect: "string" }],
       volumes: [{ "name!": "string", persistentVolumeClaim: { "claimName!": "string" } }],
       containers: [{ "name!": "string", ports: [{ "containerPort!": "number", name: "string", protocol: "string" }] }],
+      workloadRef: { "name!": "string", "podGroup!": "string", podGroupReplicaKey: "string" },
+      schedulingGroup: { podGroupName: "string" },
     },
     status: { phase: "string", podIP: "string", podIPs: [{ "ip!": "string" }], hostIP: "string", conditions: CONDITIONS },
   },
@@ -117,6 +119,15 @@ const KIND_SHAPES: Record<string, Shape> = {
     provisioner: "string",
     volumeBindingMode: "string",
     allowedTopologies: [{ matchLabelExpressions: [{ "key!": "string", "values!": ["string"] }] }],
+  },
+  Workload: {
+    "metadata!": META,
+    spec: { podGroups: [{ "name!": "string", policy: { basic: "map", gang: { "minCount!": "number" } } }] },
+  },
+  PodGroup: {
+    "metadata!": META,
+    spec: { schedulingPolicy: { basic: "map", gang: { "minCount!": "number" } }, parentCompositePodGroupName: "string" },
+    status: { conditions: [{ "type!": "string", "status!": "string", reason: "string", message: "string" }] },
   },
   Event: {
     "metadata!": META,

@@ -21,7 +21,9 @@ import type { BundleObjects } from "../bundle/bundle.ts";
 import { emptyObjects, PODS_NOT_LISTED_WARNING } from "../bundle/bundle.ts";
 import { NotFoundError } from "../model/errors.ts";
 import { compareCollated } from "../model/order.ts";
-import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass, VolumeAttributesClass } from "../model/k8s.ts";
+import type { ConfigMap, CSIDriver, CSINode, CSIStorageCapacity, DaemonSet, DaemonSetContainer, EndpointSlice, KubeEvent, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceClaim, Service, StorageClass, VolumeAttributesClass, PodGroup, Workload } from "../model/k8s.ts";
+import { gangMembers, gangPodsNotListedWarning, workloadApiNotServedWarning, workloadNotFoundWarning, workloadsForbiddenWarning } from "../pending/gang.ts";
+import { podGroupApiNotServedWarning, podGroupMembers, podGroupNotFoundWarning, podGroupsForbiddenWarning } from "../pending/pod_group.ts";
 import { KubeApiError } from "./errors.ts";
 import { mapLimit } from "./pool.ts";
 import { type KubeRest, R } from "./rest.ts";
@@ -310,6 +312,86 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
   return out;
 }
 
+/** Whether the cluster-wide pod list was forbidden ({@link PODS_NOT_LISTED_WARNING}). */
+function podsNotListed(warnings: readonly string[]): boolean {
+  return warnings.includes(PODS_NOT_LISTED_WARNING);
+}
+
+/**
+ * The non-terminal pods of one namespace, for a gang's count when the cluster-wide list was forbidden; a 403 here too
+ * leaves {@link gangPodsNotListedWarning} (the analysis then says the count is unknown).
+ */
+async function namespacePods(rest: KubeRest, namespace: string, warnings: string[]): Promise<Pod[]> {
+  try {
+    return (await rest.list<Pod>(R.pods(namespace), { fieldSelector: "status.phase!=Succeeded,status.phase!=Failed" })).items;
+  } catch (e) {
+    if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+    warnings.push(gangPodsNotListedWarning(namespace));
+    return [];
+  }
+}
+
+/**
+ * The Workloads (scheduling.k8s.io/v1alpha1, v1.35 alpha) the pods' workloadRefs name: one list of the namespace's
+ * Workloads. A 404 means the API is not served (a list of a served resource never answers 404), a 403 that RBAC
+ * forbids it: each is a warning the analysis states ({@link workloadApiNotServedWarning},
+ * {@link workloadsForbiddenWarning}), never a failure; a named Workload not in the list leaves
+ * {@link workloadNotFoundWarning}.
+ * @param names the Workloads named (duplicates allowed).
+ * @returns the named Workloads found, reduced by the allow-list later (sanitizeObject).
+ */
+async function gatherWorkloads(rest: KubeRest, namespace: string, names: readonly string[], warnings: string[]): Promise<Workload[]> {
+  let listed: Workload[];
+  try {
+    listed = (await rest.list<Workload>(R.workloads(namespace))).items;
+  } catch (e) {
+    if (!(e instanceof KubeApiError) || (e.status !== 404 && e.status !== 403)) throw e;
+    warnings.push(e.status === 404 ? workloadApiNotServedWarning(namespace, e.serverMessage) : workloadsForbiddenWarning(namespace, e.serverMessage));
+    return [];
+  }
+  const wanted = [...new Set(names)].sort();
+  for (const n of wanted) if (!listed.some((w) => w.metadata.name === n)) warnings.push(workloadNotFoundWarning(namespace, n));
+  return listed.filter((w) => wanted.includes(w.metadata.name)).map((w) => sanitizeObject({ apiVersion: "scheduling.k8s.io/v1alpha1", kind: "Workload", ...w })).sort(byName);
+}
+
+/**
+ * The versions of scheduling.k8s.io that serve PodGroups, newest first: v1alpha2 (v1.36), v1alpha3 (v1.37.0-beta.0),
+ * v1beta1 (the development branch after it) (k8s.io/api tags v0.36.0, v0.37.0-beta.0, master).
+ */
+const POD_GROUP_VERSIONS = ["v1beta1", "v1alpha3", "v1alpha2"] as const;
+
+/**
+ * The PodGroups (scheduling.k8s.io, v1.36+) the pods' `spec.schedulingGroup` names: one list of the namespace's
+ * PodGroups at the newest version the server serves (a 404 tries the next; a list of a served resource never answers
+ * 404). Every version answering 404 leaves {@link podGroupApiNotServedWarning}, a 403 {@link podGroupsForbiddenWarning}:
+ * stated facts the analysis reads, never a failure; a named PodGroup not in the list leaves {@link podGroupNotFoundWarning}.
+ * @param names the PodGroups named (duplicates allowed).
+ * @returns the named PodGroups found, with the apiVersion they were read at, reduced by the allow-list.
+ */
+async function gatherPodGroups(rest: KubeRest, namespace: string, names: readonly string[], warnings: string[]): Promise<PodGroup[]> {
+  for (const version of POD_GROUP_VERSIONS) {
+    let listed: PodGroup[];
+    try {
+      listed = (await rest.list<PodGroup>(R.podGroups(namespace, version))).items;
+    } catch (e) {
+      if (e instanceof KubeApiError && e.status === 404) continue;
+      if (!(e instanceof KubeApiError) || e.status !== 403) throw e;
+      warnings.push(podGroupsForbiddenWarning(namespace, e.serverMessage));
+      return [];
+    }
+    const wanted = [...new Set(names)].sort();
+    for (const n of wanted) if (!listed.some((g) => g.metadata.name === n)) warnings.push(podGroupNotFoundWarning(namespace, n));
+    return listed.filter((g) => wanted.includes(g.metadata.name)).map((g) => sanitizeObject({ apiVersion: `scheduling.k8s.io/${version}`, kind: "PodGroup", ...g })).sort(byName);
+  }
+  warnings.push(podGroupApiNotServedWarning(namespace, POD_GROUP_VERSIONS));
+  return [];
+}
+
+/** The pods of `pod`'s gang: its Workload's pod group (spec.workloadRef, v1.35) or its PodGroup (spec.schedulingGroup, v1.36+). */
+function groupMembers(pods: readonly Pod[], pod: Pod): Pod[] {
+  return pod.spec?.schedulingGroup?.podGroupName ? podGroupMembers(pods, pod) : gangMembers(pods, pod);
+}
+
 /**
  * Reads the objects for `pvc/NAME` or `pod/NAME --why-pending`.
  * @throws {NotFoundError} the claim or pod does not exist.
@@ -336,6 +418,15 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
       });
       const others = bound.items.filter((p) => p.spec?.nodeName && !(p.metadata.name === name && p.metadata.namespace === namespace));
       pushAll(objects.pods, others.map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+      // GangScheduling: the pod's Workload (spec.workloadRef, v1.35) or PodGroup (spec.schedulingGroup, v1.36+), and
+      // the group's pods not yet bound (the bound ones are above)
+      if (pod.spec?.workloadRef || pod.spec?.schedulingGroup?.podGroupName) {
+        const members = podsNotListed(warnings) ? await namespacePods(rest, namespace, warnings) : bound.items;
+        pushAll(objects.pods, groupMembers(members, pod).filter((p) => p.metadata.name !== name && (podsNotListed(warnings) || !p.spec?.nodeName))
+          .map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+        if (pod.spec.schedulingGroup?.podGroupName) pushAll(objects.podGroups, await gatherPodGroups(rest, namespace, [pod.spec.schedulingGroup.podGroupName], warnings));
+        else pushAll(objects.workloads, await gatherWorkloads(rest, namespace, [pod.spec.workloadRef!.name], warnings));
+      }
       // a namespaceSelector other than {} needs the namespaces' labels: one more list, names and labels kept
       const terms = [pod, ...others].flatMap((p) => [
         ...(p === pod ? p.spec?.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [] : []),
@@ -401,7 +492,18 @@ export async function gatherPendingObjects(rest: KubeRest, kind: "pvc" | "pod", 
   if (kind === "pvc") {
     // Pods of the namespace that mount the claim (a WaitForFirstConsumer claim waits for one).
     const pods = await rest.list<Pod>(R.pods(namespace));
-    pushAll(objects.pods, pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name)).map((p) => sanitizeObject(p)));
+    const using = pods.items.filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name));
+    pushAll(objects.pods, using.map((p) => sanitizeObject(p)));
+    // GangScheduling: the Workloads (v1.35) or PodGroups (v1.36+) of the unscheduled ones in a gang, and their groups' other pods
+    const ganged = using.filter((p) => (p.spec?.workloadRef || p.spec?.schedulingGroup?.podGroupName) && !p.spec.nodeName);
+    if (ganged.length > 0) {
+      const members = new Set(ganged.flatMap((p) => groupMembers(pods.items, p)).filter((p) => !using.includes(p)));
+      pushAll(objects.pods, [...members].map((p) => sanitizeObject({ apiVersion: "v1", kind: "Pod", ...p })));
+      const viaWorkload = ganged.filter((p) => !p.spec?.schedulingGroup?.podGroupName).map((p) => p.spec!.workloadRef!.name);
+      const viaPodGroup = ganged.flatMap((p) => p.spec?.schedulingGroup?.podGroupName ? [p.spec.schedulingGroup.podGroupName] : []);
+      if (viaWorkload.length > 0) pushAll(objects.workloads, await gatherWorkloads(rest, namespace, viaWorkload, warnings));
+      if (viaPodGroup.length > 0) pushAll(objects.podGroups, await gatherPodGroups(rest, namespace, viaPodGroup, warnings));
+    }
   }
   // Cluster-scoped reads a namespaced role may not grant: without them the answer is partial, not impossible. The
   // warning names the verb and resource (the pending analysis turns a missing Node list into its own finding).

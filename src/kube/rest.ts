@@ -475,6 +475,8 @@ const KIND_OF: Record<string, string> = {
   persistentvolumeclaims: "PersistentVolumeClaim",
   persistentvolumes: "PersistentVolume",
   storageclasses: "StorageClass",
+  workloads: "Workload",
+  podgroups: "PodGroup",
 };
 
 /** Refs of the resources the plugin reads. */
@@ -493,6 +495,10 @@ export const R = {
   csiDrivers: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csidrivers" }),
   csiStorageCapacities: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities" }),
   volumeAttributesClasses: (name: string, version: string): ResourceRef => ({ group: "storage.k8s.io", version, resource: "volumeattributesclasses", name }),
+  /** scheduling.k8s.io/v1alpha1 Workloads (v1.35 alpha): the pod groups GangScheduling reads. */
+  workloads: (namespace: string): ResourceRef => ({ group: "scheduling.k8s.io", version: "v1alpha1", resource: "workloads", namespace }),
+  /** scheduling.k8s.io PodGroups (v1.36+) at `version` (v1alpha2 in v1.36, v1alpha3 in v1.37): the groups GangScheduling reads. */
+  podGroups: (namespace: string, version: string): ResourceRef => ({ group: "scheduling.k8s.io", version, resource: "podgroups", namespace }),
   csiNodes: (): ResourceRef => ({ group: "storage.k8s.io", version: "v1", resource: "csinodes" }),
   namespaces: (): ResourceRef => ({ group: "", version: "v1", resource: "namespaces" }),
   nodes: (name?: string): ResourceRef => ({ group: "", version: "v1", resource: "nodes", ...(name ? { name } : {}) }),

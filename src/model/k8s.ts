@@ -184,6 +184,20 @@ export interface Pod extends KubeObject {
     topologySpreadConstraints?: TopologySpreadConstraint[];
     /** Dynamic Resource Allocation: the claims the pod uses, by name or through a template. */
     resourceClaims?: { name: string; resourceClaimName?: string; resourceClaimTemplateName?: string }[];
+    /**
+     * The Workload and pod group the pod belongs to (core/v1 WorkloadReference, v1.35 alpha, feature gate
+     * GenericWorkload; immutable). kube-scheduler's GangScheduling plugin applies the group's policy to every pod of
+     * the same namespace, name, podGroup and podGroupReplicaKey. v1.36 replaced it with `spec.schedulingGroup`
+     * (KEP-4671, KEP-5832): no later API server serves it.
+     */
+    workloadRef?: WorkloadReference;
+    /**
+     * The scheduling group the pod belongs to (core/v1 PodSchedulingGroup, v1.36+, feature gate GenericWorkload;
+     * immutable): `podGroupName` names a {@link PodGroup} of the pod's namespace, which may not exist yet. It replaced
+     * `spec.workloadRef` in v1.36 (core/v1 types.go: "WorkloadRef is tombstoned … replaced with the SchedulingGroup
+     * field in Kubernetes 1.36").
+     */
+    schedulingGroup?: { podGroupName?: string };
     [k: string]: unknown;
   };
   status?: {
@@ -219,6 +233,59 @@ export interface ResourceClaim extends KubeObject {
     allocation?: { nodeSelector?: NodeSelector; devices?: { results?: { request: string; driver: string; pool: string; device: string }[] } };
     /** The pods the claim is reserved for (at most 256). */
     reservedFor?: { resource?: string; name: string; uid?: string }[];
+  };
+}
+
+/** core/v1 WorkloadReference (v1.35): a pod's place in a {@link Workload}. */
+export interface WorkloadReference {
+  /** The Workload's name, in the pod's namespace. */
+  name: string;
+  /** The pod group within the Workload (`spec.podGroups[].name`). */
+  podGroup: string;
+  /** Which replica of the pod group; the group's policy applies to each replica apart. Empty or absent: one replica. */
+  podGroupReplicaKey?: string;
+}
+
+/**
+ * scheduling.k8s.io/v1alpha1 Workload (v1.35 alpha, feature gate GenericWorkload; staging/src/k8s.io/api/scheduling/
+ * v1alpha1/types.go): the pod groups of a workload and each one's scheduling policy, read by kube-scheduler's
+ * GangScheduling plugin. `spec.podGroups` is immutable (at most 8). v1.36 turned the groups into templates
+ * (`scheduling.k8s.io/v1alpha2`, `spec.podGroupTemplates`) instantiated as PodGroup objects.
+ */
+export interface Workload extends KubeObject {
+  spec?: {
+    /** The object that owns the workload (e.g. a Job), for tools. */
+    controllerRef?: { apiGroup?: string; kind: string; name: string };
+    podGroups?: {
+      name: string;
+      /** Exactly one of `basic` (pods scheduled one by one, as without a Workload) and `gang`. */
+      policy?: { basic?: Record<string, never>; gang?: { minCount: number } };
+    }[];
+  };
+}
+
+/**
+ * scheduling.k8s.io PodGroup (v1.36+, feature gate GenericWorkload): one runtime group of pods and the scheduling
+ * policy kube-scheduler applies to them, copied from a Workload's pod group template by its controller. Served as
+ * `v1alpha2` by v1.36 and `v1alpha3` by v1.37.0-beta.0 (k8s.io/api tags v0.36.0, v0.37.0-beta.0), `v1beta1` on the
+ * development branch after it; the fields read here are the same in each (staging/src/k8s.io/api/scheduling/…/types.go).
+ */
+export interface PodGroup extends KubeObject {
+  spec?: {
+    /** The Workload pod group template it was made from (informational: the scheduler reads the PodGroup's own policy). */
+    podGroupTemplateRef?: { workload?: { workloadName?: string; podGroupTemplateName?: string } };
+    /** Exactly one of `basic` (pods scheduled as without a group) and `gang` (all-or-nothing, `minCount`). */
+    schedulingPolicy?: { basic?: Record<string, never>; gang?: { minCount: number } };
+    /** v1.37 (feature gate CompositePodGroup): the CompositePodGroup whose tree decides readiness instead. */
+    parentCompositePodGroupName?: string;
+  };
+  status?: {
+    /**
+     * Written by kube-scheduler after each pod group scheduling cycle: `PodGroupScheduled` (v1.36) or
+     * `PodGroupInitiallyScheduled` (v1.37), reason `Scheduled`, `Unschedulable` or `SchedulerError`, and the cycle's
+     * message; `DisruptionTarget` on preemption.
+     */
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   };
 }
 

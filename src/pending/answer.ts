@@ -47,6 +47,15 @@ export function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: P
     if (p.schedulingGates && p.schedulingGates.length > 0) {
       return `pod ${p.namespace}/${p.name} is SchedulingGated: the scheduler does not try to place it until every spec.schedulingGates entry is removed (${p.schedulingGates.join(", ")}), by whoever added it`;
     }
+    // GangScheduling holds the pod before the filters (PreEnqueue) or after them (v1.35 Permit, v1.36+ the pod group cycle)
+    if (p.gang && (p.gang.stage === "pre-enqueue" || p.gang.stage === "permit" || p.gang.stage === "pod-group-cycle")) {
+      const head = p.gang.stage === "pre-enqueue"
+        ? `pod ${p.namespace}/${p.name} is held back by kube-scheduler's GangScheduling plugin (PreEnqueue): `
+        : p.gang.stage === "pod-group-cycle"
+        ? `pod ${p.namespace}/${p.name} is rejected with its gang (GangScheduling, pod group scheduling cycle): `
+        : `pod ${p.namespace}/${p.name} waits for its gang (GangScheduling, Permit): `;
+      return head + p.gang.detail;
+    }
     if (p.schedulerName !== "default-scheduler" && !p.lastFailedScheduling) {
       return `pod ${p.namespace}/${p.name} asks for scheduler "${p.schedulerName}" (spec.schedulerName) and has no FailedScheduling event or PodScheduled condition: no scheduler of that name has looked at it — is one running?`;
     }
@@ -83,7 +92,8 @@ export function composeAnswer(q: PendingQuestion, claims: ClaimReport[], pods: P
       return `${waiting.title.charAt(0).toLowerCase()}${waiting.title.slice(1)}; once they are gone the scheduler tries it there first` +
         (p.summary ? ` (until then: ${p.summary.message.replace(/\.$/, "")})` : "") + ".";
     }
-    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "");
+    const gangText = p.gang?.stage === "undecided" ? ` Whether GangScheduling holds it: ${p.gang.detail}` : "";
+    if (p.summary) return `pod ${p.namespace}/${p.name} cannot be scheduled: ${p.summary.message}` + (draText ? ` Also: ${draText}.` : "") + gangText;
     return `pod ${p.namespace}/${p.name} is not scheduled` + (p.lastFailedScheduling ? `; the scheduler's last word: ${p.lastFailedScheduling.message}` : "");
   };
   if (q.kind === "pod") {

@@ -29,7 +29,8 @@
  * This file holds the entry point and the per-pod orchestration; each stage is a file of its own: prefilter.ts
  * (PreFilter), volume_checks.ts (VolumeBinding, VolumeZone), node_row.ts (one node's filters and verdict),
  * preemption.ts (nominated pods, victims, preemptionPolicy Never), reconcile.ts (the last FailedScheduling),
- * findings.ts (claims, ResourceClaims, missing nodes), answer.ts (the answer's words).
+ * findings.ts (claims, ResourceClaims, missing nodes, a gang's hold), answer.ts (the answer's words), gang.ts
+ * (GangScheduling with v1.35's spec.workloadRef and Workloads) and pod_group.ts (v1.36+ spec.schedulingGroup and PodGroups).
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -51,26 +52,31 @@ import {
   podsUsingClaim,
 } from "./context.ts";
 import { pendingHints } from "./causes.ts";
+import { analyseGang, GANG_PERMIT_TIMEOUT, gangPodsNotListedWarning, type GangReport } from "./gang.ts";
+import { analysePodGroup, podGroupReconciliation } from "./pod_group.ts";
 import { podPreFilter } from "./prefilter.ts";
 import { claimUses } from "./volume_checks.ts";
 import { nominatedNode, preemptionNever, preemptionVictimsTerminating } from "./preemption.ts";
 import { podNodeRow, sidecarPortNote } from "./node_row.ts";
 import { lastFailedScheduling, reconcile } from "./reconcile.ts";
-import { claimFindings, deviceClassMissing, nodesMissingFinding, podNodeMissingFinding, resourceClaimsMissing } from "./findings.ts";
+import { claimFindings, deviceClassMissing, gangFinding, nodesMissingFinding, podNodeMissingFinding, resourceClaimsMissing } from "./findings.ts";
 import { bypassedClaims, composeAnswer } from "./answer.ts";
 import {
+  type FailedSchedulingEvent,
   type Finding,
   PENDING_REPORT_API_VERSION,
   PENDING_REPORT_KIND,
   type PendingQuestion,
   type PendingReport,
   type PodReport,
+  type Reconciliation,
   type SchedulingSummary,
 } from "./report.ts";
 import {
   classifyReason,
   CURRENT_WORDING,
   formatSchedulerMessage,
+  permitTimeout,
   type SchedulerWording,
   taintWordingUndetermined,
   wordingForVersion,
@@ -122,7 +128,12 @@ function maxKubeletVersion(ctx: PendingContext): string | undefined {
  * hold), the summary in the scheduler's words, the notes on what the bundle does not hold, the last
  * FailedScheduling and its reconciliation.
  */
-function analysePod(ctx: PendingContext, pod: Pod): PodReport {
+/**
+ * One pod's report: the node × rule table, the summary, the reconciliation with the scheduler's last word.
+ * @param withGang whether to work out GangScheduling's hold ({@link analyseGang}); false for the other pods of a gang,
+ *   whose verdicts only say whether they fit.
+ */
+function analysePod(ctx: PendingContext, pod: Pod, withGang = true): PodReport {
   const gates = ((pod.spec as { schedulingGates?: { name: string }[] } | undefined)?.schedulingGates ?? []).map((g) => g.name);
   const uses = claimUses(ctx, pod);
   const { rejection: preFilter, narrowed, notes = [] } = podPreFilter(ctx, pod, uses, maxKubeletVersion(ctx));
@@ -183,7 +194,7 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       );
     }
   }
-  return {
+  const report: PodReport = {
     namespace: pod.metadata.namespace ?? "",
     name: pod.metadata.name,
     phase: pod.status?.phase ?? null,
@@ -212,6 +223,58 @@ function analysePod(ctx: PendingContext, pod: Pod): PodReport {
       ...(uses.some((u) => (getClaim(ctx, pod.metadata.namespace ?? "", u.claim)?.spec?.accessModes ?? []).includes("ReadWriteOncePod")) ? ["volumeRestrictions" as const] : []),
     ]), pod.spec?.schedulerName ?? "default-scheduler", ctx.nodes, podsUnlisted),
   };
+  if (!withGang || scheduled || (!pod.spec?.workloadRef && !pod.spec?.schedulingGroup?.podGroupName)) return report;
+  // GangScheduling: spec.workloadRef (v1.35, a Workload's pod group) or spec.schedulingGroup (v1.36+, a PodGroup); the
+  // other pods of the group are checked as this one is, each alone
+  const common = {
+    pod,
+    pods: ctx.pods,
+    warnings: ctx.bundle.warnings,
+    version: maxKubeletVersion(ctx),
+    fits: (p: Pod) => (p === pod ? podFits(report) : podFits(analysePod(ctx, p, false))),
+    ...(last ? { lastMessage: last.message } : {}),
+  };
+  const gang = pod.spec?.schedulingGroup?.podGroupName
+    ? analysePodGroup({ ...common, podGroups: ctx.bundle.objects.podGroups ?? [], podsNotListedWarning: gangPodsNotListedWarning(pod.metadata.namespace ?? "") })!
+    : analyseGang({ ...common, workloads: ctx.bundle.objects.workloads ?? [] })!;
+  return { ...report, gang, reconciliation: podGroupReconciliation(gang, report, last) ?? gangReconciliation(gang, report.reconciliation, last) };
+}
+
+/**
+ * Whether a pod fits some node by the rules checked here, and if not why, for {@link analyseGang}: a pod held by its
+ * scheduling gates never reaches Permit (SchedulingGates' PreEnqueue).
+ */
+function podFits(r: PodReport): { fits: boolean; why: string } {
+  if (r.schedulingGates && r.schedulingGates.length > 0) return { fits: false, why: `SchedulingGated: ${r.schedulingGates.join(", ")}` };
+  if (!r.summary) return { fits: false, why: "not decided: no Node objects in the bundle" };
+  return r.summary.feasibleNodes.length > 0 ? { fits: true, why: "" } : { fits: false, why: r.summary.message.replace(/\.$/, "") };
+}
+
+/**
+ * The reconciliation of a pod GangScheduling holds: PreEnqueue keeps it from any scheduling attempt, so no
+ * FailedScheduling is expected (v1.35 writes none for a PreEnqueue rejection: scheduling_queue.go runPreEnqueuePlugins
+ * only logs); a Permit timeout of the plugin (`rejected due to timeout after waiting … at plugin GangScheduling`,
+ * {@link permitTimeout}) is the gang's, not the filters' word. Otherwise the pod's own reconciliation stands.
+ */
+function gangReconciliation(gang: GangReport, own: Reconciliation, last: FailedSchedulingEvent | null): Reconciliation {
+  const timeout = last ? permitTimeout(last.message) : null;
+  if (timeout) {
+    return {
+      status: "not-applicable",
+      details: [
+        `The scheduler's last attempt found the pod a node, then ${timeout.plugin} held it at Permit until the gang's deadline (${GANG_PERMIT_TIMEOUT} from the first pod that waited; ` +
+        `${timeout.waited} were left when this one began to wait) and rejected it: "${last!.message}". ` +
+        (gang.stage === "permit" ? `The gang still cannot reach minCount: ${gang.detail}` : `What the bundle shows now: ${gang.detail}`),
+      ],
+    };
+  }
+  if (gang.stage === "pre-enqueue" && own.status === "no-event") {
+    return {
+      status: "not-applicable",
+      details: [`No FailedScheduling event is expected: GangScheduling's PreEnqueue keeps the pod from any scheduling attempt ("${gang.message}"), and kube-scheduler writes neither an event nor a PodScheduled condition for that.`],
+    };
+  }
+  return own;
 }
 
 /**
@@ -311,6 +374,8 @@ export function explainPending(bundle: Bundle, q: PendingQuestion): PendingRepor
       findings.push(...resourceClaimsMissing(ctx, p));
       const waiting = preemptionVictimsTerminating(ctx, p, pods[podReports.indexOf(p)]!);
       if (waiting) findings.push(waiting);
+      const gang = gangFinding(p);
+      if (gang) findings.push(gang);
     }
     if (!p.nodeName && p.reconciliation.status === "disagree") {
       findings.push({

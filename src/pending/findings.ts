@@ -14,6 +14,8 @@ import type { Pod } from "../model/k8s.ts";
 import { shellWord } from "../model/shell_word.ts";
 import { ANN_SELECTED_NODE, cmp, getClaim, NO_PROVISIONER, type PendingContext, podsUsingClaim } from "./context.ts";
 import type { ClaimReport, Finding, PodReport } from "./report.ts";
+import { GANG_PERMIT_TIMEOUT } from "./gang.ts";
+import { podGroupFinding } from "./pod_group.ts";
 
 /**
  * DynamicResources' PreFilter when a claim's request names a DeviceClass that does not exist
@@ -249,5 +251,50 @@ export function podNodeMissingFinding(ctx: PendingContext, p: PodReport, pod: Po
     ],
     suggestion: `Check the name (kubectl get node ${shellWord(node)}). If that node is gone for good, delete the pod (kubectl delete pod -n ${shellWord(p.namespace)} ${shellWord(p.name)})` +
       (owner ? `; its ${owner.kind} ${owner.name} creates a replacement, which the scheduler places` : `, and recreate it placed with nodeSelector or nodeAffinity rather than spec.nodeName`) + ".",
+  };
+}
+
+/**
+ * The finding of a pod GangScheduling holds ({@link analyseGang} in gang.ts, v1.35 `spec.workloadRef`; a v1.36+
+ * `spec.schedulingGroup` pod's is {@link podGroupFinding}): an error when it holds it (PreEnqueue, Permit), a warning
+ * when the bundle lacks what decides it; none when it lets the pod through.
+ * @param p the pod's report (its `gang`).
+ * @returns the finding (id `gang-scheduling`), or undefined.
+ */
+export function gangFinding(p: PodReport): Finding | undefined {
+  const g = p.gang;
+  if (g?.via === "schedulingGroup") return podGroupFinding(p);
+  if (!g || g.stage === "none") return undefined;
+  const ref = `Workload ${p.namespace}/${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? `, replica key ${g.podGroupReplicaKey}` : ""}`;
+  const get = `kubectl get workloads.scheduling.k8s.io -n ${shellWord(p.namespace)} ${shellWord(g.workload ?? "")} -o yaml`;
+  const title = g.stage === "undecided"
+    ? `Whether GangScheduling holds pod ${p.namespace}/${p.name} is undecided (${ref})`
+    : g.objectState === "not-found"
+    ? `Workload ${p.namespace}/${g.workload} does not exist: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
+    : g.policy === null
+    ? `Workload ${p.namespace}/${g.workload} has no pod group ${g.podGroup}: GangScheduling holds pod ${p.namespace}/${p.name} before scheduling`
+    : g.stage === "pre-enqueue"
+    ? `The gang of pod ${p.namespace}/${p.name} has ${g.members.length} of its minCount ${g.minCount} pods: GangScheduling holds them before scheduling`
+    : `The gang of pod ${p.namespace}/${p.name} cannot place minCount ${g.minCount} pods: those that fit wait at Permit and are rejected after ${GANG_PERMIT_TIMEOUT}`;
+  const suggestion = g.stage === "undecided"
+    ? `${get}; and check kube-scheduler's --feature-gates (GenericWorkload, GangScheduling).`
+    : g.objectState === "not-found"
+    ? `Create Workload ${g.workload} in namespace ${p.namespace} with pod group ${g.podGroup} (${get} to confirm it is missing), or recreate the pod without spec.workloadRef (it is immutable).`
+    : g.policy === null
+    ? `Recreate Workload ${g.workload} with a pod group ${g.podGroup} (its podGroups are immutable), or recreate the pod with a workloadRef naming an existing group.`
+    : g.stage === "pre-enqueue"
+    ? `Create the missing ${(g.minCount ?? 0) - g.members.length} pod(s) of the group (its controller's replicas or parallelism), or lower minCount (immutable: recreate the Workload).`
+    : `Make room for the pods that do not fit (see their reasons), or lower minCount (immutable: recreate the Workload).`;
+  return {
+    id: "gang-scheduling",
+    severity: g.stage === "undecided" ? "warning" : "error",
+    title,
+    detail: [g.detail, ...g.notes.map((n) => `${n.charAt(0).toUpperCase()}${n.slice(1)}.`)].join(" "),
+    evidence: [
+      `Pod ${p.namespace}/${p.name}: spec.workloadRef ${g.workload}/${g.podGroup}${g.podGroupReplicaKey ? `/${g.podGroupReplicaKey}` : ""}`,
+      ...(g.minCount !== null ? [`${ref}: gang minCount ${g.minCount}`] : []),
+      ...g.members.map((m) => `Pod ${m.pod}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`),
+    ],
+    suggestion,
   };
 }

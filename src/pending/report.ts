@@ -19,6 +19,7 @@
  *   nodes: [PodNodeRow]             # node × rule table: cordoned, taints, nodeSelector, nodeAffinity, one row
  *                                   # per claim (volume), volumeZone, ready; verdict and the scheduler's reasons
  *   summary: {message, reasons, feasibleNodes, …}   # "0/3 nodes are available: 3 node(s) had volume node …"
+ *   gang?: {via, workload, podGroup, stage: pre-enqueue|permit|pod-group-cycle|none|undecided, message, members, …}  # spec.workloadRef (v1.35), spec.schedulingGroup (v1.36+)
  *   lastFailedScheduling, reconciliation: {status: agree|disagree|no-event|not-applicable, details}
  * findings: [Finding]               # root-cause hints and data gaps, each with evidence
  * ```
@@ -27,6 +28,7 @@
  * @module
  */
 import type { PodResourceClaim } from "./filters/dra.ts";
+import type { GangReport } from "./gang.ts";
 import type { NodeSelector, Toleration } from "../model/k8s.ts";
 import type {
   MapSelectorEvaluation,
@@ -346,6 +348,12 @@ export interface PodReport {
   topologySpread?: string[];
   /** Dynamic Resource Allocation: the pod's ResourceClaims and their state (absent when it uses none). */
   resourceClaims?: PodResourceClaim[];
+  /**
+   * Gang scheduling (KEP-4671): where kube-scheduler's GangScheduling plugin holds a pod with `spec.workloadRef` (v1.35,
+   * src/pending/gang.ts) or `spec.schedulingGroup` (v1.36+, src/pending/pod_group.ts); absent without either, and for
+   * a pod already bound.
+   */
+  gang?: GangReport;
   /** Node × rule table (empty without Node objects, or when the pod is bound to a node they do not include: `nodeMissing`). */
   nodes: PodNodeRow[];
   /** `null` when the bundle has no Node objects, or when the pod is bound to a node they do not include (`nodeMissing`). */
@@ -392,7 +400,9 @@ export type FindingId =
   | "preemption-victims-terminating"
   | "node-name-bypasses-scheduler"
   /** The collection could not list the cluster's pods (RBAC): the checks that count the pods on each node saw none. */
-  | "pods-not-listed";
+  | "pods-not-listed"
+  /** GangScheduling holds the pod (PreEnqueue or Permit), or the bundle lacks what decides whether it does. */
+  | "gang-scheduling";
 
 /** A root-cause hint or a data gap, with the evidence that shows it. */
 export interface Finding {

@@ -102,6 +102,20 @@ export function missingResourceClaimName(reason: string): string | null {
   return m ? m[1] as string : null;
 }
 
+/**
+ * A Permit plugin's wait that timed out: the framework rejects a pod still waiting when the plugin's timeout expires,
+ * `rejected due to timeout after waiting <duration> at plugin <Plugin>` (framework/runtime waiting_pods_map.go
+ * newWaitingPod; WaitOnPermit returns that status as is, and schedule_one.go writes its message as the FailedScheduling
+ * event and the PodScheduled condition). The duration is Go's (`4m59.99s`): what was left of the plugin's timeout when
+ * the pod began to wait (GangScheduling: the group's deadline, 5 minutes from the first pod that waited).
+ * @param message a FailedScheduling message.
+ * @returns the plugin and the duration as written, or null when the message is not that.
+ */
+export function permitTimeout(message: string): { plugin: string; waited: string } | null {
+  const m = /rejected due to timeout after waiting (\S+) at plugin (\S+?)\.?$/.exec(message.trim());
+  return m ? { plugin: m[2] as string, waited: m[1] as string } : null;
+}
+
 interface KindRule {
   kind: SchedulerReasonKind;
   re: RegExp;

@@ -152,6 +152,32 @@ function podSection(p: PodReport, report: PendingReport, st: Style, maxWhy: numb
       : st.red("not found");
     out.push(`  resource claim ${c.podClaimName} → ${c.claimName ? `ResourceClaim ${c.claimName}` : c.state === "not-needed" ? "no ResourceClaim" : "?"}: ${what}`);
   }
+  if (p.gang) {
+    const g = p.gang;
+    const stage = g.stage === "pre-enqueue"
+      ? st.red("held at PreEnqueue")
+      : g.stage === "permit"
+      ? st.red("held at Permit")
+      : g.stage === "pod-group-cycle"
+      ? st.red("rejected by the pod group cycle")
+      : g.stage === "undecided"
+      ? st.yellow("undecided")
+      : st.green("not held");
+    const what = g.via === "schedulingGroup"
+      ? `PodGroup ${g.podGroup}${g.workload ? ` (Workload ${g.workload})` : ""}`
+      : `Workload ${g.workload}, pod group ${g.podGroup}${g.podGroupReplicaKey ? ` (replica ${g.podGroupReplicaKey})` : ""}`;
+    out.push(`  gang: ${what} ` +
+      `(${g.plugin}${g.minCount !== null ? `, minCount ${g.minCount}` : g.policy === "basic" ? ", basic policy" : ""}): ${stage}` + (g.message ? ` — "${g.message}"` : ""));
+    const c = g.podGroupCondition;
+    if (c) out.push(`    condition ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`);
+    const shown = g.members.slice(0, 10);
+    for (const m of shown) {
+      const name = m.pod.split("/")[1];
+      out.push(`    ${name}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`);
+    }
+    if (g.members.length > shown.length) out.push(st.dim(`    … and ${g.members.length - shown.length} more pod(s) of the group`));
+    for (const n of g.notes) out.push(`    note: ${n}`);
+  }
   if (p.nodeMissing) {
     out.push(st.dim(`  (bound to ${p.nodeName}: no node × rule table, the other nodes' verdicts are not about this pod)`));
   } else if (p.nodes.length === 0) {

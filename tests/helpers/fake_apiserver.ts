@@ -52,6 +52,7 @@ export interface Denial {
   verb: string;
   /** `pods`, `pods/exec`, `services`, `endpointslices`, ... */
   resource: string;
+  /** Only in this namespace; `""`: only at the cluster scope (e.g. listing pods of all namespaces); absent: everywhere. */
   namespace?: string;
 }
 
@@ -94,7 +95,11 @@ export interface RecordedRequest {
 export interface FakeApiOptions {
   objects?: Partial<BundleObjects>;
   synthetic?: SyntheticCluster;
-  /** The group/version the server serves a resource at (default: RESOURCES' apiVersion); only resourceclaims checks it. */
+  /**
+   * The group/version the server serves a resource at (default: RESOURCES' apiVersion); resourceclaims,
+   * volumeattributesclasses, workloads and podgroups check it (e.g. `workloads: "none"`: the Workload API is not served, 404;
+   * `podgroups: "scheduling.k8s.io/v1alpha3"`: a v1.37 server).
+   */
   servedVersions?: Record<string, string>;
   /** Namespace labels (Pod Security Admission reads `pod-security.kubernetes.io/enforce`). */
   namespaces?: Record<string, Record<string, string>>;
@@ -247,6 +252,8 @@ const RESOURCES: Record<string, { kind: string; apiVersion: string; namespaced: 
   csidrivers: { kind: "CSIDriver", apiVersion: "storage.k8s.io/v1", namespaced: false },
   csistoragecapacities: { kind: "CSIStorageCapacity", apiVersion: "storage.k8s.io/v1", namespaced: true },
   volumeattributesclasses: { kind: "VolumeAttributesClass", apiVersion: "storage.k8s.io/v1", namespaced: false },
+  workloads: { kind: "Workload", apiVersion: "scheduling.k8s.io/v1alpha1", namespaced: true },
+  podgroups: { kind: "PodGroup", apiVersion: "scheduling.k8s.io/v1alpha2", namespaced: true },
 };
 
 const LIST_KEYS: Record<string, keyof BundleObjects> = {
@@ -266,6 +273,8 @@ const LIST_KEYS: Record<string, keyof BundleObjects> = {
   csidrivers: "csiDrivers",
   csistoragecapacities: "csiStorageCapacities",
   volumeattributesclasses: "volumeAttributesClasses",
+  workloads: "workloads",
+  podgroups: "podGroups",
 };
 
 function synthNodeName(i: number): string {
@@ -457,7 +466,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     return undefined;
   };
   const denied = (verb: string, resource: string, ns: string | undefined) =>
-    (o.denials ?? []).some((d) => (d.verb === verb || d.verb === "*") && d.resource === resource && (d.namespace === undefined || d.namespace === ns));
+    (o.denials ?? []).some((d) => (d.verb === verb || d.verb === "*") && d.resource === resource && (d.namespace === undefined || d.namespace === (ns ?? "")));
   const forbidden = (user: string, verb: string, resource: string, sub: string | undefined, ns: string | undefined, name: string | undefined, group: string) =>
     // kube-apiserver's words: NewForbidden(group resource, name, forbiddenMessage) (apiserver
     // pkg/endpoints/handlers/responsewriters/errors.go), the subresource joined to the resource with "/"
@@ -561,7 +570,7 @@ export async function startFakeApiServer(o: FakeApiOptions = {}): Promise<FakeAp
     }
     const info = RESOURCES[resource];
     if (!info) return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
-    if ((resource === "resourceclaims" || resource === "volumeattributesclasses") && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
+    if ((resource === "resourceclaims" || resource === "volumeattributesclasses" || resource === "workloads" || resource === "podgroups") && `${group}/${m[2]}` !== (o.servedVersions?.[resource] ?? info.apiVersion)) {
       return send(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
     }
     const watching = q.get("watch") === "1" || q.get("watch") === "true";
