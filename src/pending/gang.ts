@@ -151,10 +151,92 @@ export function gangMembers(pods: readonly Pod[], pod: Pod): Pod[] {
   const ref = pod.spec?.workloadRef;
   if (!ref) return [];
   const ns = pod.metadata.namespace ?? "";
+  return nonTerminalByName(pods.filter((p) => (p.metadata.namespace ?? "") === ns && p.spec?.workloadRef && sameWorkloadRef(p.spec.workloadRef, ref)));
+}
+
+/**
+ * The pods a group counts, of those given: not Succeeded or Failed (scheduler.go newPodInformer drops those from the
+ * scheduler's informer, so the workload manager never counts them), sorted by name.
+ */
+export function nonTerminalByName(pods: readonly Pod[]): Pod[] {
   return pods
-    .filter((p) => (p.metadata.namespace ?? "") === ns && p.spec?.workloadRef && sameWorkloadRef(p.spec.workloadRef, ref))
     .filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed")
     .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+}
+
+/**
+ * A group's members as the report shows them ({@link GangMember}): a bound pod with its node (it counts towards minCount
+ * as it is), an unbound one with whether some node fits it alone by the rules checked here, and if not why.
+ * @param pods the group's pods, as {@link gangMembers} or pod_group.ts podGroupMembers count them.
+ * @param fits whether a pod fits some node alone, and if not why (the computed FailedScheduling message).
+ */
+export function gangMemberReports(pods: readonly Pod[], fits: (p: Pod) => { fits: boolean; why: string }): GangMember[] {
+  return pods.map((p) => {
+    const id = `${p.metadata.namespace ?? ""}/${p.metadata.name}`;
+    if (p.spec?.nodeName) return { pod: id, nodeName: p.spec.nodeName, fits: null };
+    const f = fits(p);
+    return { pod: id, nodeName: null, fits: f.fits, ...(f.fits ? {} : { why: f.why }) };
+  });
+}
+
+/**
+ * How many of a gang's members can be placed, as GangScheduling's quorum counts them: bound pods (v1.35 Permit counts
+ * assumed and bound pods, gangscheduling.go Permit; v1.36+ the pod group cycle counts bound pods, schedule_one_podgroup.go)
+ * plus the unbound pods some node fits alone by the rules checked here.
+ */
+export interface GangPlacement {
+  /** Members bound to a node. */
+  bound: GangMember[];
+  /** Unbound members some node fits, each alone. */
+  fitting: GangMember[];
+  /** Unbound members no node fits (each with its `why`). */
+  stuck: GangMember[];
+  /** `bound` + `fitting`, in pods. */
+  placed: number;
+  /** The count in words: `B bound, F fit a node by the rules checked here, each alone`. */
+  counted: string;
+}
+
+/** {@link GangPlacement} of a gang's members (from {@link gangMemberReports}). */
+export function gangPlacement(members: readonly GangMember[]): GangPlacement {
+  const bound = members.filter((m) => m.nodeName !== null);
+  const fitting = members.filter((m) => m.fits === true);
+  const stuck = members.filter((m) => m.fits === false);
+  return { bound, fitting, stuck, placed: bound.length + fitting.length, counted: `${bound.length} bound, ${fitting.length} fit a node by the rules checked here, each alone` };
+}
+
+/** The members no node fits, in words: `name (why); name (why)`. */
+export function stuckMembersText(stuck: readonly GangMember[]): string {
+  return stuck.map((m) => `${m.pod.split("/")[1]} (${m.why})`).join("; ");
+}
+
+/**
+ * The stage, message and words of a gang with fewer pods than minCount (gangscheduling.go PreEnqueue, v1.35 and v1.36+:
+ * the scheduler must know minCount pods of the group before any enters the active queue). When the namespace's pods
+ * could not be listed (`membersComplete` false) the count may be short, so the stage is `undecided` and the words say why.
+ * @param subject the group in words (`Workload ns/w's pod group g`, `PodGroup ns/g`).
+ * @param held whom PreEnqueue keeps out of the queue, in words (`every pod of the group`, `the whole group`).
+ * @param minCount the policy's `gang.minCount`, in pods.
+ * @param members the group's members (from {@link gangMemberReports}), fewer than minCount.
+ * @param membersComplete whether the namespace's pods were all listed.
+ */
+export function belowMinCount(
+  subject: string,
+  held: string,
+  minCount: number,
+  members: readonly GangMember[],
+  membersComplete: boolean,
+): Pick<GangReport, "stage" | "message" | "detail"> {
+  const have = members.length;
+  return {
+    stage: membersComplete ? "pre-enqueue" : "undecided",
+    message: membersComplete ? MIN_COUNT_PRE_ENQUEUE_MESSAGE : null,
+    detail: membersComplete
+      ? `${subject} is a gang of minCount ${minCount}, and only ${have} of its pods exist (not Succeeded or Failed: ${members.map((m) => m.pod.split("/")[1]).join(", ")}): ` +
+        `GangScheduling's PreEnqueue keeps ${held} out of the scheduling queue until ${minCount - have} more exist ("${MIN_COUNT_PRE_ENQUEUE_MESSAGE}"); no FailedScheduling event meanwhile.`
+      : `${subject} is a gang of minCount ${minCount}; the bundle holds ${have} of its pods, but the namespace's pods could not be listed (see the warning), so whether ${minCount} exist, ` +
+        `which decides whether PreEnqueue holds the pod, is unknown.`,
+  };
 }
 
 /** The scheduler release's relation to workloadRef: `v1.35` reads it; `before` has no plugin; `after` reads spec.schedulingGroup. */
@@ -201,13 +283,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   const base = { plugin: "GangScheduling" as const, via: "workloadRef" as const, workload: ref.name, podGroup: ref.podGroup, podGroupReplicaKey: ref.podGroupReplicaKey || null };
   const membersComplete = !input.warnings.includes(gangPodsNotListedWarning(ns));
   const pods = gangMembers(input.pods, pod);
-  const members = (): GangMember[] =>
-    pods.map((p) => {
-      const id = `${p.metadata.namespace ?? ""}/${p.metadata.name}`;
-      if (p.spec?.nodeName) return { pod: id, nodeName: p.spec.nodeName, fits: null };
-      const f = input.fits(p);
-      return { pod: id, nodeName: null, fits: f.fits, ...(f.fits ? {} : { why: f.why }) };
-    });
+  const members = (): GangMember[] => gangMemberReports(pods, input.fits);
   const confirmed = /at plugin GangScheduling\b/.test(input.lastMessage ?? "");
   const notes: string[] = [];
   const release = era(input.version);
@@ -300,7 +376,6 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   const all = members();
   const have = all.length;
   if (have < minCount) {
-    const more = minCount - have;
     return {
       ...base,
       objectState: "found",
@@ -308,21 +383,11 @@ export function analyseGang(input: GangInput): GangReport | undefined {
       minCount,
       members: all,
       membersComplete,
-      stage: membersComplete ? "pre-enqueue" : "undecided",
-      message: membersComplete ? MIN_COUNT_PRE_ENQUEUE_MESSAGE : null,
-      detail: membersComplete
-        ? `${name}'s ${group} is a gang of minCount ${minCount}, and only ${have} of its pods exist (not Succeeded or Failed: ${all.map((m) => m.pod.split("/")[1]).join(", ")}): ` +
-          `GangScheduling's PreEnqueue keeps every pod of the group out of the scheduling queue until ${more} more exist ("${MIN_COUNT_PRE_ENQUEUE_MESSAGE}"); no FailedScheduling event meanwhile.`
-        : `${name}'s ${group} is a gang of minCount ${minCount}; the bundle holds ${have} of its pods, but the namespace's pods could not be listed (see the warning), so whether ${minCount} exist, ` +
-          `which decides whether PreEnqueue holds the pod, is unknown.`,
+      ...belowMinCount(`${name}'s ${group}`, "every pod of the group", minCount, all, membersComplete),
       notes,
     };
   }
-  const bound = all.filter((m) => m.nodeName !== null);
-  const fitting = all.filter((m) => m.fits === true);
-  const stuck = all.filter((m) => m.fits === false);
-  const placed = bound.length + fitting.length;
-  const counted = `${bound.length} bound, ${fitting.length} fit a node by the rules checked here, each alone`;
+  const { placed, counted, stuck } = gangPlacement(all);
   if (placed < minCount) {
     return {
       ...base,
@@ -336,7 +401,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
       detail: `${name}'s ${group} is a gang of minCount ${minCount} with ${have} pods, of which only ${placed} can be placed (${counted}): ` +
         `the pods that fit are assumed on a node and wait at Permit ("${MIN_COUNT_PERMIT_MESSAGE}") for ${GANG_PERMIT_TIMEOUT}, then are rejected ` +
         `("rejected due to timeout after waiting … at plugin GangScheduling") and retried; the gang needs ${minCount - placed} more of: ` +
-        `${stuck.map((m) => `${m.pod.split("/")[1]} (${m.why})`).join("; ")}.`,
+        `${stuckMembersText(stuck)}.`,
       notes: [
         ...notes,
         `pods waiting at Permit hold their node's resources in the scheduler's cache (assumed, not bound), which the API does not show; and pods that fit each alone may not fit together`,

@@ -36,7 +36,7 @@
  */
 import { shellWord } from "../model/shell_word.ts";
 import type { Pod, PodGroup } from "../model/k8s.ts";
-import { type GangMember, type GangReport, MIN_COUNT_PRE_ENQUEUE_MESSAGE } from "./gang.ts";
+import { belowMinCount, gangMemberReports, type GangMember, gangPlacement, type GangReport, nonTerminalByName, stuckMembersText } from "./gang.ts";
 import type { FailedSchedulingEvent, Finding, PodReport, Reconciliation } from "./report.ts";
 
 /** The plugin's PreEnqueue message when the PodGroup does not exist (gangscheduling.go PreEnqueue, v1.36 and v1.37; sic "pods's"). */
@@ -75,10 +75,7 @@ export function podGroupMembers(pods: readonly Pod[], pod: Pod): Pod[] {
   const name = pod.spec?.schedulingGroup?.podGroupName;
   if (!name) return [];
   const ns = pod.metadata.namespace ?? "";
-  return pods
-    .filter((p) => (p.metadata.namespace ?? "") === ns && p.spec?.schedulingGroup?.podGroupName === name)
-    .filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed")
-    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+  return nonTerminalByName(pods.filter((p) => (p.metadata.namespace ?? "") === ns && p.spec?.schedulingGroup?.podGroupName === name));
 }
 
 /** Inputs of {@link analysePodGroup}. */
@@ -136,13 +133,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   const label = `PodGroup ${ns}/${name}`;
   const membersComplete = !input.warnings.includes(input.podsNotListedWarning);
   const pods = podGroupMembers(input.pods, pod);
-  const members = (): GangMember[] =>
-    pods.map((p) => {
-      const id = `${p.metadata.namespace ?? ""}/${p.metadata.name}`;
-      if (p.spec?.nodeName) return { pod: id, nodeName: p.spec.nodeName, fits: null };
-      const f = input.fits(p);
-      return { pod: id, nodeName: null, fits: f.fits, ...(f.fits ? {} : { why: f.why }) };
-    });
+  const members = (): GangMember[] => gangMemberReports(pods, input.fits);
   const notes: string[] = [];
   const minor = minorOf(input.version);
   const confirmed = condition !== undefined || /from a gang|pod group|at plugin GangScheduling\b/.test(input.lastMessage ?? "");
@@ -228,21 +219,11 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
       minCount,
       members: all,
       membersComplete,
-      stage: membersComplete ? "pre-enqueue" : "undecided",
-      message: membersComplete ? MIN_COUNT_PRE_ENQUEUE_MESSAGE : null,
-      detail: membersComplete
-        ? `${label} is a gang of minCount ${minCount}, and only ${have} of its pods exist (not Succeeded or Failed: ${all.map((m) => m.pod.split("/")[1]).join(", ")}): ` +
-          `GangScheduling's PreEnqueue keeps the whole group out of the scheduling queue until ${minCount - have} more exist ("${MIN_COUNT_PRE_ENQUEUE_MESSAGE}"); no FailedScheduling event meanwhile.`
-        : `${label} is a gang of minCount ${minCount}; the bundle holds ${have} of its pods, but the namespace's pods could not be listed (see the warning), so whether ${minCount} exist, ` +
-          `which decides whether PreEnqueue holds the pod, is unknown.`,
+      ...belowMinCount(label, "the whole group", minCount, all, membersComplete),
       notes,
     };
   }
-  const bound = all.filter((m) => m.nodeName !== null);
-  const fitting = all.filter((m) => m.fits === true);
-  const stuck = all.filter((m) => m.fits === false);
-  const placed = bound.length + fitting.length;
-  const counted = `${bound.length} bound, ${fitting.length} fit a node by the rules checked here, each alone`;
+  const { placed, counted, stuck } = gangPlacement(all);
   const said = condition?.status === "False" && condition.message ? ` The scheduler's last word on the group (${condition.type}=False, ${condition.reason ?? "no reason"}): "${condition.message}".` : "";
   if (placed < minCount) {
     return {
@@ -257,7 +238,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
       detail: `${label} is a gang of minCount ${minCount} with ${have} pods, of which only ${placed} can be placed (${counted}): kube-scheduler tries the group's pods together ` +
         `in one pod group scheduling cycle and, with fewer than minCount placed, rejects the whole group — the pods that found a node with the group's rejection, the others with their own ` +
         `reasons — clears their nominations and retries the group after backoff, when a cluster event may let one of them fit; the gang needs ${minCount - placed} more of: ` +
-        `${stuck.map((m) => `${m.pod.split("/")[1]} (${m.why})`).join("; ")}.${said}`,
+        `${stuckMembersText(stuck)}.${said}`,
       notes: [...notes, `pods that fit each alone may not fit together: the group is placed in one cycle on one snapshot, so the count assumes they do`],
     };
   }
