@@ -239,6 +239,30 @@ export function belowMinCount(
   };
 }
 
+/** The fields of a {@link GangReport} that tell its group: the object's state, the policy, minCount and the members. */
+export type GangGroupFields = Pick<GangReport, "objectState" | "policy" | "minCount" | "members" | "membersComplete">;
+
+/**
+ * The group fields of a gang whose object was found with a `gang` policy (Workload pod group v1.35, PodGroup v1.36+).
+ * @param minCount the policy's `gang.minCount`, in pods.
+ * @param members the group's members (from {@link gangMemberReports}).
+ * @param membersComplete whether the namespace's pods were all listed.
+ */
+export function gangPolicyFields(minCount: number, members: GangMember[], membersComplete: boolean): GangGroupFields {
+  return { objectState: "found", policy: "gang", minCount, members, membersComplete };
+}
+
+/**
+ * The group fields when the group's policy is not known: the object (Workload, its pod group, or PodGroup) is missing
+ * or was not read; policy and minCount are null.
+ * @param objectState what the bundle tells of the object.
+ * @param members the group's members (from {@link gangMemberReports}).
+ * @param membersComplete whether the namespace's pods were all listed.
+ */
+export function noPolicyFields(objectState: GangReport["objectState"], members: GangMember[], membersComplete: boolean): GangGroupFields {
+  return { objectState, policy: null, minCount: null, members, membersComplete };
+}
+
 /** The scheduler release's relation to workloadRef: `v1.35` reads it; `before` has no plugin; `after` reads spec.schedulingGroup. */
 function era(version: string | undefined): "before" | "v1.35" | "after" {
   const m = /^v?(\d+)\.(\d+)/.exec(version ?? "");
@@ -320,11 +344,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
     if (state === "not-found") {
       return {
         ...base,
-        objectState: state,
-        policy: null,
-        minCount: null,
-        members: members(),
-        membersComplete,
+        ...noPolicyFields(state, members(), membersComplete),
         stage: "pre-enqueue",
         message: workloadMissingMessage(ref.name),
         detail: `${name} does not exist: GangScheduling's PreEnqueue keeps the pod out of the scheduling queue until it is created ("${workloadMissingMessage(ref.name)}"); ` +
@@ -338,18 +358,14 @@ export function analyseGang(input: GangInput): GangReport | undefined {
       : state === "forbidden"
       ? `reading Workloads was forbidden (see the warning): whether ${name} exists, and with which policy for ${group}, decides whether PreEnqueue holds the pod`
       : `the bundle holds no Workload: whether ${name} exists, and with which policy for ${group}, decides whether GangScheduling holds the pod (kubectl get workloads.scheduling.k8s.io -n ${ns} ${ref.name} -o yaml)`;
-    return { ...base, objectState: state, policy: null, minCount: null, members: members(), membersComplete, stage: "undecided", message: null, detail: `${why}.`, notes };
+    return { ...base, ...noPolicyFields(state, members(), membersComplete), stage: "undecided", message: null, detail: `${why}.`, notes };
   }
   const pg = (workload.spec?.podGroups ?? []).find((g) => g.name === ref.podGroup);
   if (!pg) {
     const names = (workload.spec?.podGroups ?? []).map((g) => g.name);
     return {
       ...base,
-      objectState: "found",
-      policy: null,
-      minCount: null,
-      members: members(),
-      membersComplete,
+      ...noPolicyFields("found", members(), membersComplete),
       stage: "pre-enqueue",
       message: podGroupMissingMessage(ref.podGroup, ref.name),
       detail: `${name} has no pod group ${ref.podGroup} (it has ${names.length > 0 ? names.join(", ") : "none"}): GangScheduling's PreEnqueue keeps the pod out of the scheduling queue ` +
@@ -378,11 +394,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (have < minCount) {
     return {
       ...base,
-      objectState: "found",
-      policy: "gang",
-      minCount,
-      members: all,
-      membersComplete,
+      ...gangPolicyFields(minCount, all, membersComplete),
       ...belowMinCount(`${name}'s ${group}`, "every pod of the group", minCount, all, membersComplete),
       notes,
     };
@@ -391,11 +403,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (placed < minCount) {
     return {
       ...base,
-      objectState: "found",
-      policy: "gang",
-      minCount,
-      members: all,
-      membersComplete,
+      ...gangPolicyFields(minCount, all, membersComplete),
       stage: "permit",
       message: MIN_COUNT_PERMIT_MESSAGE,
       detail: `${name}'s ${group} is a gang of minCount ${minCount} with ${have} pods, of which only ${placed} can be placed (${counted}): ` +
@@ -410,11 +418,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   }
   return {
     ...base,
-    objectState: "found",
-    policy: "gang",
-    minCount,
-    members: all,
-    membersComplete,
+    ...gangPolicyFields(minCount, all, membersComplete),
     stage: "none",
     message: null,
     detail: `${name}'s ${group} is a gang of minCount ${minCount} with ${have} pods, ${placed} of which can be placed (${counted}): the gang can reach its quorum at Permit, ` +
