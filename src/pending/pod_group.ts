@@ -36,7 +36,17 @@
  */
 import { shellWord } from "../model/shell_word.ts";
 import type { Pod, PodGroup } from "../model/k8s.ts";
-import { belowMinCount, gangMemberReports, type GangMember, gangPlacement, type GangReport, nonTerminalByName, stuckMembersText } from "./gang.ts";
+import {
+  belowMinCount,
+  gangMemberReports,
+  type GangMember,
+  gangPlacement,
+  gangPolicyFields,
+  type GangReport,
+  noPolicyFields,
+  nonTerminalByName,
+  stuckMembersText,
+} from "./gang.ts";
 import type { FailedSchedulingEvent, Finding, PodReport, Reconciliation } from "./report.ts";
 
 /** The plugin's PreEnqueue message when the PodGroup does not exist (gangscheduling.go PreEnqueue, v1.36 and v1.37; sic "pods's"). */
@@ -156,11 +166,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
       const message = podGroupMissingObjectMessage(name);
       return {
         ...base,
-        objectState: state,
-        policy: null,
-        minCount: null,
-        members: members(),
-        membersComplete,
+        ...noPolicyFields(state, members(), membersComplete),
         stage: "pre-enqueue",
         message,
         detail: `${label} does not exist: GangScheduling's PreEnqueue keeps the pod out of the scheduling queue until it is created ("${message}"), ` +
@@ -175,7 +181,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
       : state === "forbidden"
       ? `reading PodGroups was forbidden (see the warning): whether ${label} exists, and with which policy, decides whether PreEnqueue holds the pod`
       : `the bundle holds no PodGroup: whether ${label} exists, and with which policy, decides whether GangScheduling holds the pod (kubectl get podgroups.scheduling.k8s.io -n ${shellWord(ns)} ${shellWord(name)} -o yaml)`;
-    return { ...base, objectState: state, policy: null, minCount: null, members: members(), membersComplete, stage: "undecided", message: null, detail: `${why}.`, notes };
+    return { ...base, ...noPolicyFields(state, members(), membersComplete), stage: "undecided", message: null, detail: `${why}.`, notes };
   }
   const policy = pg.spec?.schedulingPolicy;
   if (pg.spec?.parentCompositePodGroupName) {
@@ -214,11 +220,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   if (have < minCount) {
     return {
       ...base,
-      objectState: "found",
-      policy: "gang",
-      minCount,
-      members: all,
-      membersComplete,
+      ...gangPolicyFields(minCount, all, membersComplete),
       ...belowMinCount(label, "the whole group", minCount, all, membersComplete),
       notes,
     };
@@ -228,11 +230,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   if (placed < minCount) {
     return {
       ...base,
-      objectState: "found",
-      policy: "gang",
-      minCount,
-      members: all,
-      membersComplete,
+      ...gangPolicyFields(minCount, all, membersComplete),
       stage: "pod-group-cycle",
       message: null,
       detail: `${label} is a gang of minCount ${minCount} with ${have} pods, of which only ${placed} can be placed (${counted}): kube-scheduler tries the group's pods together ` +
@@ -244,11 +242,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   }
   return {
     ...base,
-    objectState: "found",
-    policy: "gang",
-    minCount,
-    members: all,
-    membersComplete,
+    ...gangPolicyFields(minCount, all, membersComplete),
     stage: "none",
     message: null,
     detail: `${label} is a gang of minCount ${minCount} with ${have} pods, ${placed} of which can be placed (${counted}): the pod group cycle can reach its quorum, ` +
