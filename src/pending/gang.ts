@@ -211,24 +211,27 @@ export function stuckMembersText(stuck: readonly GangMember[]): string {
 }
 
 /**
- * The stage, message and words of a gang with fewer pods than minCount (gangscheduling.go PreEnqueue, v1.35 and v1.36+:
+ * The group fields, stage, message and words of a gang with fewer pods than minCount (gangscheduling.go PreEnqueue, v1.35 and v1.36+:
  * the scheduler must know minCount pods of the group before any enters the active queue). When the namespace's pods
  * could not be listed (`membersComplete` false) the count may be short, so the stage is `undecided` and the words say why.
  * @param subject the group in words (`Workload ns/w's pod group g`, `PodGroup ns/g`).
  * @param held whom PreEnqueue keeps out of the queue, in words (`every pod of the group`, `the whole group`).
  * @param minCount the policy's `gang.minCount`, in pods.
- * @param members the group's members (from {@link gangMemberReports}), fewer than minCount.
+ * @param members the group's members (from {@link gangMemberReports}).
  * @param membersComplete whether the namespace's pods were all listed.
+ * @returns undefined when the group has minCount pods or more.
  */
 export function belowMinCount(
   subject: string,
   held: string,
   minCount: number,
-  members: readonly GangMember[],
+  members: GangMember[],
   membersComplete: boolean,
-): Pick<GangReport, "stage" | "message" | "detail"> {
+): (GangGroupFields & Pick<GangReport, "stage" | "message" | "detail">) | undefined {
   const have = members.length;
+  if (have >= minCount) return undefined;
   return {
+    ...gangPolicyFields(minCount, members, membersComplete),
     stage: membersComplete ? "pre-enqueue" : "undecided",
     message: membersComplete ? MIN_COUNT_PRE_ENQUEUE_MESSAGE : null,
     detail: membersComplete
@@ -262,6 +265,19 @@ export function gangPolicyFields(minCount: number, members: GangMember[], member
 export function noPolicyFields(objectState: GangReport["objectState"], members: GangMember[], membersComplete: boolean): GangGroupFields {
   return { objectState, policy: null, minCount: null, members, membersComplete };
 }
+
+/**
+ * The answer for a group whose object was found with the `basic` policy: GangScheduling lets its pods through
+ * (gangscheduling.go PreEnqueue and Permit act only on a gang policy), so no members are listed and the stage is `none`.
+ * @param membersComplete whether the namespace's pods were all listed.
+ * @param detail the explanation, in the words of the release's path.
+ */
+export function basicPolicyAnswer(membersComplete: boolean, detail: string): GangGroupFields & Pick<GangReport, "stage" | "message" | "detail"> {
+  return { objectState: "found", policy: "basic", minCount: null, members: [], membersComplete, stage: "none", message: null, detail };
+}
+
+/** The note of a gang that can reach its quorum: members are checked one at a time, never together. */
+export const ALONE_NOT_TOGETHER_NOTE = "pods that fit each alone may not fit together: the count assumes they do";
 
 /** The scheduler release's relation to workloadRef: `v1.35` reads it; `before` has no plugin; `after` reads spec.schedulingGroup. */
 function era(version: string | undefined): "before" | "v1.35" | "after" {
@@ -377,28 +393,18 @@ export function analyseGang(input: GangInput): GangReport | undefined {
   if (!pg.policy?.gang) {
     return {
       ...base,
-      objectState: "found",
-      policy: "basic",
-      minCount: null,
-      members: [],
-      membersComplete,
-      stage: "none",
-      message: null,
-      detail: `${name}'s ${group} has the basic policy: GangScheduling lets the pod through (PreEnqueue and Permit act only on a gang policy), so it is scheduled on its own.`,
+      ...basicPolicyAnswer(
+        membersComplete,
+        `${name}'s ${group} has the basic policy: GangScheduling lets the pod through (PreEnqueue and Permit act only on a gang policy), so it is scheduled on its own.`,
+      ),
       notes,
     };
   }
   const minCount = pg.policy.gang.minCount;
   const all = members();
+  const short = belowMinCount(`${name}'s ${group}`, "every pod of the group", minCount, all, membersComplete);
+  if (short) return { ...base, ...short, notes };
   const have = all.length;
-  if (have < minCount) {
-    return {
-      ...base,
-      ...gangPolicyFields(minCount, all, membersComplete),
-      ...belowMinCount(`${name}'s ${group}`, "every pod of the group", minCount, all, membersComplete),
-      notes,
-    };
-  }
   const { placed, counted, stuck } = gangPlacement(all);
   if (placed < minCount) {
     return {
@@ -423,7 +429,7 @@ export function analyseGang(input: GangInput): GangReport | undefined {
     message: null,
     detail: `${name}'s ${group} is a gang of minCount ${minCount} with ${have} pods, ${placed} of which can be placed (${counted}): the gang can reach its quorum at Permit, ` +
       `so GangScheduling is not what holds this pod.`,
-    notes: [...notes, `pods that fit each alone may not fit together: the count assumes they do`],
+    notes: [...notes, ALONE_NOT_TOGETHER_NOTE],
   };
 }
 

@@ -37,6 +37,8 @@
 import { shellWord } from "../model/shell_word.ts";
 import type { Pod, PodGroup } from "../model/k8s.ts";
 import {
+  ALONE_NOT_TOGETHER_NOTE,
+  basicPolicyAnswer,
   belowMinCount,
   gangMemberReports,
   type GangMember,
@@ -202,29 +204,19 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   if (!policy?.gang) {
     return {
       ...base,
-      objectState: "found",
-      policy: "basic",
-      minCount: null,
-      members: [],
-      membersComplete,
-      stage: "none",
-      message: null,
-      detail: `${label} has the basic policy: GangScheduling lets the pod through (PreEnqueue acts only on a gang policy), and the pod group cycle tries as many of its pods as fit, ` +
-        `without the all-or-nothing minCount check (KEP-4671 "Interaction with Basic Policy").`,
+      ...basicPolicyAnswer(
+        membersComplete,
+        `${label} has the basic policy: GangScheduling lets the pod through (PreEnqueue acts only on a gang policy), and the pod group cycle tries as many of its pods as fit, ` +
+          `without the all-or-nothing minCount check (KEP-4671 "Interaction with Basic Policy").`,
+      ),
       notes,
     };
   }
   const minCount = policy.gang.minCount;
   const all = members();
+  const short = belowMinCount(label, "the whole group", minCount, all, membersComplete);
+  if (short) return { ...base, ...short, notes };
   const have = all.length;
-  if (have < minCount) {
-    return {
-      ...base,
-      ...gangPolicyFields(minCount, all, membersComplete),
-      ...belowMinCount(label, "the whole group", minCount, all, membersComplete),
-      notes,
-    };
-  }
   const { placed, counted, stuck } = gangPlacement(all);
   const said = condition?.status === "False" && condition.message ? ` The scheduler's last word on the group (${condition.type}=False, ${condition.reason ?? "no reason"}): "${condition.message}".` : "";
   if (placed < minCount) {
@@ -247,7 +239,7 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
     message: null,
     detail: `${label} is a gang of minCount ${minCount} with ${have} pods, ${placed} of which can be placed (${counted}): the pod group cycle can reach its quorum, ` +
       `so GangScheduling is not what holds this pod.${said}`,
-    notes: [...notes, `pods that fit each alone may not fit together: the count assumes they do`],
+    notes: [...notes, ALONE_NOT_TOGETHER_NOTE],
   };
 }
 
