@@ -14,7 +14,7 @@ import type { Pod } from "../model/k8s.ts";
 import { shellWord } from "../model/shell_word.ts";
 import { ANN_SELECTED_NODE, cmp, getClaim, NO_PROVISIONER, type PendingContext, podsUsingClaim } from "./context.ts";
 import type { ClaimReport, Finding, PodReport } from "./report.ts";
-import { GANG_PERMIT_TIMEOUT } from "./gang.ts";
+import { GANG_PERMIT_TIMEOUT, gangSchedulingFinding } from "./gang.ts";
 import { podGroupFinding } from "./pod_group.ts";
 
 /**
@@ -285,16 +285,9 @@ export function gangFinding(p: PodReport): Finding | undefined {
     : g.stage === "pre-enqueue"
     ? `Create the missing ${(g.minCount ?? 0) - g.members.length} pod(s) of the group (its controller's replicas or parallelism), or lower minCount (immutable: recreate the Workload).`
     : `Make room for the pods that do not fit (see their reasons), or lower minCount (immutable: recreate the Workload).`;
-  return {
-    id: "gang-scheduling",
-    severity: g.stage === "undecided" ? "warning" : "error",
-    title,
-    detail: [g.detail, ...g.notes.map((n) => `${n.charAt(0).toUpperCase()}${n.slice(1)}.`)].join(" "),
-    evidence: [
-      `Pod ${p.namespace}/${p.name}: spec.workloadRef ${g.workload}/${g.podGroup}${g.podGroupReplicaKey ? `/${g.podGroupReplicaKey}` : ""}`,
-      ...(g.minCount !== null ? [`${ref}: gang minCount ${g.minCount}`] : []),
-      ...g.members.map((m) => `Pod ${m.pod}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`),
-    ],
-    suggestion,
-  };
+  const evidence = [
+    `Pod ${p.namespace}/${p.name}: spec.workloadRef ${g.workload}/${g.podGroup}${g.podGroupReplicaKey ? `/${g.podGroupReplicaKey}` : ""}`,
+    ...(g.minCount !== null ? [`${ref}: gang minCount ${g.minCount}`] : []),
+  ];
+  return gangSchedulingFinding(g, { title, evidence, suggestion });
 }

@@ -29,6 +29,7 @@
  * @module
  */
 import type { Pod, Workload, WorkloadReference } from "../model/k8s.ts";
+import type { Finding } from "./report.ts";
 
 /** The plugin's PreEnqueue message when the Workload does not exist (gangscheduling.go PreEnqueue, v1.35; sic "pods's"). */
 export function workloadMissingMessage(workload: string): string {
@@ -278,6 +279,31 @@ export function basicPolicyAnswer(membersComplete: boolean, detail: string): Gan
 
 /** The note of a gang that can reach its quorum: members are checked one at a time, never together. */
 export const ALONE_NOT_TOGETHER_NOTE = "pods that fit each alone may not fit together: the count assumes they do";
+
+/** One member in a finding's evidence: `Pod ns/name: bound to N`, `fits a node`, `does not fit (why)`, or `not checked`. */
+export function gangMemberEvidence(m: GangMember): string {
+  return `Pod ${m.pod}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`;
+}
+
+/**
+ * The `gang-scheduling` finding of a pod GangScheduling holds, or may hold, through its group (v1.35 workloadRef,
+ * findings.ts gangFinding; v1.36+ schedulingGroup, pod_group.ts podGroupFinding): an error when the plugin holds it, a
+ * warning when its stage is `undecided`. Its detail is the gang's detail and notes (each a sentence); its evidence the
+ * lines given, then one line per member ({@link gangMemberEvidence}).
+ * @param g the pod's gang report; its stage is not `none`.
+ * @param words the title, the evidence on the pod's field and the group's object, and the suggestion, in the words of
+ *   the release's path.
+ */
+export function gangSchedulingFinding(g: GangReport, words: { title: string; evidence: string[]; suggestion: string }): Finding {
+  return {
+    id: "gang-scheduling",
+    severity: g.stage === "undecided" ? "warning" : "error",
+    title: words.title,
+    detail: [g.detail, ...g.notes.map((n) => `${n.charAt(0).toUpperCase()}${n.slice(1)}.`)].join(" "),
+    evidence: [...words.evidence, ...g.members.map(gangMemberEvidence)],
+    suggestion: words.suggestion,
+  };
+}
 
 /** The scheduler release's relation to workloadRef: `v1.35` reads it; `before` has no plugin; `after` reads spec.schedulingGroup. */
 function era(version: string | undefined): "before" | "v1.35" | "after" {

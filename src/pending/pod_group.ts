@@ -44,6 +44,7 @@ import {
   type GangMember,
   gangPlacement,
   gangPolicyFields,
+  gangSchedulingFinding,
   type GangReport,
   noPolicyFields,
   nonTerminalByName,
@@ -296,17 +297,10 @@ export function podGroupFinding(p: PodReport): Finding | undefined {
     ? `Create the missing ${(g.minCount ?? 0) - g.members.length} pod(s) of the group (its controller's replicas or parallelism), or lower minCount (immutable in v1.36: recreate the PodGroup; mutable from v1.37).`
     : `Make room for the pods that do not fit (see their reasons), or lower minCount (immutable in v1.36: recreate the PodGroup; mutable from v1.37).`;
   const c = g.podGroupCondition;
-  return {
-    id: "gang-scheduling",
-    severity: g.stage === "undecided" ? "warning" : "error",
-    title,
-    detail: [g.detail, ...g.notes.map((n) => `${n.charAt(0).toUpperCase()}${n.slice(1)}.`)].join(" "),
-    evidence: [
-      `Pod ${p.namespace}/${p.name}: spec.schedulingGroup.podGroupName ${g.podGroup}`,
-      ...(g.minCount !== null ? [`${pg}: spec.schedulingPolicy.gang.minCount ${g.minCount}`] : g.policy === "basic" ? [`${pg}: spec.schedulingPolicy.basic`] : []),
-      ...(c ? [`${pg}: status.conditions ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`] : []),
-      ...g.members.map((m) => `Pod ${m.pod}: ${m.nodeName ? `bound to ${m.nodeName}` : m.fits ? "fits a node" : m.fits === false ? `does not fit (${m.why})` : "not checked"}`),
-    ],
-    suggestion,
-  };
+  const evidence = [
+    `Pod ${p.namespace}/${p.name}: spec.schedulingGroup.podGroupName ${g.podGroup}`,
+    ...(g.minCount !== null ? [`${pg}: spec.schedulingPolicy.gang.minCount ${g.minCount}`] : g.policy === "basic" ? [`${pg}: spec.schedulingPolicy.basic`] : []),
+    ...(c ? [`${pg}: status.conditions ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`] : []),
+  ];
+  return gangSchedulingFinding(g, { title, evidence, suggestion });
 }
