@@ -18,18 +18,10 @@ import {
 } from "../src/pending/gang.ts";
 import { permitTimeout } from "../src/pending/scheduler_message.ts";
 import { renderPendingText } from "../src/report/pending_text.ts";
+import { expectGroupObjectsNotReadFor, gangBundle, gangPolicy, itStatesGroupObjectAbsence, schedulerNode, startGangCluster, whyPendingLive, withFakeApiServer } from "./helpers/gang_bundles.ts";
 
-const node = (name: string, cpu: string, version = "v1.35.1"): Node => ({
-  apiVersion: "v1",
-  kind: "Node",
-  metadata: { name, labels: { "kubernetes.io/hostname": name } },
-  status: {
-    addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
-    conditions: [{ type: "Ready", status: "True" }],
-    allocatable: { cpu, memory: "16Gi", pods: "110" },
-    nodeInfo: { kubeletVersion: version },
-  } as Node["status"],
-});
+const node = (name: string, cpu: string, version = "v1.35.1"): Node => schedulerNode(name, cpu, version);
+
 const worker = (name: string, cpu: string, ref: { name: string; podGroup: string; podGroupReplicaKey?: string } | null, extra: Record<string, unknown> = {}, phase = "Pending"): Pod =>
   ({
     apiVersion: "v1",
@@ -40,20 +32,13 @@ const worker = (name: string, cpu: string, ref: { name: string; podGroup: string
   } as unknown as Pod);
 const workload = (name: string, groups: { name: string; policy: Record<string, unknown> }[]): Workload =>
   ({ apiVersion: "scheduling.k8s.io/v1alpha1", kind: "Workload", metadata: { name, namespace: "train" }, spec: { podGroups: groups } } as unknown as Workload);
-const gang = (minCount: number) => ({ gang: { minCount } });
+const gang = gangPolicy;
 const event = (podName: string, message: string): KubeEvent =>
   ({ apiVersion: "v1", kind: "Event", metadata: { name: `${podName}.1`, namespace: "train" }, involvedObject: { kind: "Pod", name: podName, namespace: "train" }, reason: "FailedScheduling", type: "Warning", message, count: 1 } as unknown as KubeEvent);
 const REF = { name: "llm", podGroup: "workers" };
 
-function bundle(pods: Pod[], workloads: Workload[], opts: { nodes?: Node[]; warnings?: string[]; events?: KubeEvent[] } = {}) {
-  const b = emptyBundle({});
-  b.objects.nodes.push(...(opts.nodes ?? [node("n1", "8"), node("n2", "8")]));
-  b.objects.pods.push(...pods);
-  b.objects.workloads.push(...workloads);
-  b.objects.events.push(...(opts.events ?? []));
-  b.warnings.push(...(opts.warnings ?? []));
-  return b;
-}
+const bundle = (pods: Pod[], workloads: Workload[], opts: { nodes?: Node[]; warnings?: string[]; events?: KubeEvent[] } = {}) =>
+  gangBundle(pods, { workloads }, { ...opts, nodes: opts.nodes ?? [node("n1", "8"), node("n2", "8")] });
 const ask = (b: ReturnType<typeof bundle>, name = "w-0") => explainPending(b, { kind: "pod", namespace: "train", name });
 
 describe("GangScheduling PreEnqueue", () => {
@@ -245,82 +230,45 @@ describe("GangScheduling: bundle and report", () => {
 });
 
 describe("live: the Workload and the gang's pods are gathered only for a pod with a workloadRef", () => {
-  const cluster = async (opts: { workloads?: Workload[]; served?: string; deny?: readonly string[] } = {}) => {
-    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
-    const pods = [worker("w-0", "2", REF), worker("w-1", "2", REF), worker("w-2", "16", REF), worker("solo", "1", null), worker("other-ns", "1", REF)];
-    (pods[4]!.metadata as { namespace: string }).namespace = "elsewhere";
-    return startFakeApiServer({
-      objects: { nodes: [node("n1", "8"), node("n2", "8")], pods, workloads: opts.workloads ?? [] },
+  const cluster = (opts: { workloads?: Workload[]; served?: string; deny?: readonly string[] } = {}) =>
+    startGangCluster((name, cpu, inGroup) => worker(name, cpu, inGroup ? REF : null), { workloads: opts.workloads ?? [] }, {
+      nodes: [node("n1", "8"), node("n2", "8")],
       ...(opts.served ? { servedVersions: { workloads: opts.served } } : {}),
-      ...(opts.deny ? { denials: opts.deny.map((d) => ({ verb: "list", resource: d })) } : {}),
+      ...(opts.deny ? { deny: opts.deny } : {}),
     });
-  };
-  const why = async (s: { kubeconfig: string }, pod: string) => {
-    const { run } = await import("./helpers/live_cli.ts");
-    const r = await run([`pod/${pod}`, "-n", "train", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
-    return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout || "{}") as ReturnType<typeof explainPending> };
-  };
+  const why = (s: { kubeconfig: string }, pod: string) => whyPendingLive(s, `pod/${pod}`);
 
   it("the Workload listed and the group's unbound pods kept: the gang's verdict at Permit", async () => {
-    const s = await cluster({ workloads: [workload("llm", [{ name: "workers", policy: gang(3) }]), workload("unrelated", [{ name: "x", policy: gang(1) }])] });
-    try {
+    await withFakeApiServer(cluster({ workloads: [workload("llm", [{ name: "workers", policy: gang(3) }]), workload("unrelated", [{ name: "x", policy: gang(1) }])] }), async (s) => {
       const { code, stderr, report } = await why(s, "w-0");
       expect(code, stderr).toBe(0);
       expect(report.pods[0]!.gang).toMatchObject({ objectState: "found", stage: "permit", minCount: 3 });
       expect(report.pods[0]!.gang!.members.map((m) => m.pod)).toEqual(["train/w-0", "train/w-1", "train/w-2"]);
       expect(s.requests.filter((x) => x.path.includes("/workloads")).map((x) => x.path)).toEqual(["/apis/scheduling.k8s.io/v1alpha1/namespaces/train/workloads"]);
       // without a workloadRef, no Workload is read
-      const before = s.requests.length;
-      expect((await why(s, "solo")).code).toBe(0);
-      expect(s.requests.slice(before).some((x) => x.path.includes("/workloads"))).toBe(false);
-    } finally {
-      await s.close();
-    }
+      await expectGroupObjectsNotReadFor(s, "pod/solo", "/workloads");
+    });
   }, 60_000);
 
-  it("the Workload absent: stated as not found, PreEnqueue holds the pod", async () => {
-    const s = await cluster();
-    try {
-      const { code, report } = await why(s, "w-0");
-      expect(code).toBe(0);
-      expect(report.warnings).toContain(workloadNotFoundWarning("train", "llm"));
-      expect(report.pods[0]!.gang).toMatchObject({ objectState: "not-found", stage: "pre-enqueue" });
-    } finally {
-      await s.close();
-    }
-  }, 60_000);
-
-  it("404 (the alpha API is off) and 403: a stated fact in the report, exit 0, no crash", async () => {
-    for (const [opts, state, words] of [
+  itStatesGroupObjectAbsence("Workload", cluster, workloadNotFoundWarning("train", "llm"), {
+    name: "404 (the alpha API is off) and 403: a stated fact in the report, exit 0, no crash",
+    cases: [
       [{ served: "none" }, "api-not-served", "the Workload API is not served: list workloads.scheduling.k8s.io/v1alpha1"],
       [{ deny: ["workloads"] }, "forbidden", "not allowed to read workloads:"],
-    ] as const) {
-      const s = await cluster(opts);
-      try {
-        const { code, stderr, report } = await why(s, "w-0");
-        expect(code, stderr).toBe(0);
-        expect(report.warnings!.find((w) => w.startsWith(words))).toBeDefined();
-        expect(report.pods[0]!.gang).toMatchObject({ objectState: state, stage: "undecided" });
-      } finally {
-        await s.close();
-      }
-    }
-  }, 60_000);
+    ],
+  });
 
   it("listing pods cluster-wide forbidden: the namespace's pods count the gang", async () => {
     const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
     const pods = [worker("w-0", "2", REF), worker("w-1", "2", REF), worker("w-2", "16", REF)];
-    const s2 = await startFakeApiServer({
+    await withFakeApiServer(startFakeApiServer({
       objects: { nodes: [node("n1", "8")], pods, workloads: [workload("llm", [{ name: "workers", policy: gang(4) }])] },
       denials: [{ verb: "list", resource: "pods", namespace: "" }],
-    });
-    try {
+    }), async (s2) => {
       const { code, report } = await why(s2, "w-0");
       expect(code).toBe(0);
       expect(report.pods[0]!.gang!.members.length).toBe(3);
       expect(report.pods[0]!.gang!.stage).toBe("pre-enqueue");
-    } finally {
-      await s2.close();
-    }
+    });
   }, 60_000);
 });

@@ -13,18 +13,10 @@ import { explainPending } from "../src/pending/explain.ts";
 import { gangPodsNotListedWarning, workloadNotFoundWarning } from "../src/pending/gang.ts";
 import { podGroupApiNotServedWarning, podGroupNotFoundWarning, podGroupsForbiddenWarning } from "../src/pending/pod_group.ts";
 import { renderPendingText } from "../src/report/pending_text.ts";
+import { expectGroupObjectsNotReadFor, gangBundle, gangPolicy, itStatesGroupObjectAbsence, schedulerNode, startGangCluster, whyPendingLive, withFakeApiServer } from "./helpers/gang_bundles.ts";
 
-const node = (name: string, cpu: string, version = "v1.36.1"): Node => ({
-  apiVersion: "v1",
-  kind: "Node",
-  metadata: { name, labels: { "kubernetes.io/hostname": name } },
-  status: {
-    addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
-    conditions: [{ type: "Ready", status: "True" }],
-    allocatable: { cpu, memory: "16Gi", pods: "110" },
-    nodeInfo: { kubeletVersion: version },
-  } as Node["status"],
-});
+const node = (name: string, cpu: string, version = "v1.36.1"): Node => schedulerNode(name, cpu, version);
+
 /** A pod as the Job controller (KEP-5547) creates it in v1.36: spec.schedulingGroup.podGroupName set. */
 const worker = (name: string, cpu: string, podGroup: string | null, extra: Record<string, unknown> = {}, phase = "Pending"): Pod =>
   ({
@@ -47,17 +39,10 @@ const podGroup = (name: string, policy: Record<string, unknown>, extra: { status
     },
     ...(extra.status ? { status: extra.status } : {}),
   } as unknown as PodGroup);
-const gang = (minCount: number) => ({ gang: { minCount } });
+const gang = gangPolicy;
 
-function bundle(pods: Pod[], podGroups: PodGroup[], opts: { nodes?: Node[]; warnings?: string[]; events?: KubeEvent[] } = {}) {
-  const b = emptyBundle({});
-  b.objects.nodes.push(...(opts.nodes ?? [node("n1", "8"), node("n2", "8")]));
-  b.objects.pods.push(...pods);
-  b.objects.podGroups.push(...podGroups);
-  b.objects.events.push(...(opts.events ?? []));
-  b.warnings.push(...(opts.warnings ?? []));
-  return b;
-}
+const bundle = (pods: Pod[], podGroups: PodGroup[], opts: { nodes?: Node[]; warnings?: string[]; events?: KubeEvent[] } = {}) =>
+  gangBundle(pods, { podGroups }, { ...opts, nodes: opts.nodes ?? [node("n1", "8"), node("n2", "8")] });
 const ask = (b: ReturnType<typeof bundle>, name = "w-0") => explainPending(b, { kind: "pod", namespace: "train", name });
 
 describe("v1.36 PodGroup: PreEnqueue", () => {
@@ -234,26 +219,17 @@ describe("PodGroup: bundle", () => {
 });
 
 describe("live: PodGroups and the group's pods are gathered only for a pod with spec.schedulingGroup", () => {
-  const cluster = async (opts: { podGroups?: PodGroup[]; served?: string; deny?: readonly string[] } = {}) => {
-    const { startFakeApiServer } = await import("./helpers/fake_apiserver.ts");
-    const pods = [worker("w-0", "2", "llm-0"), worker("w-1", "2", "llm-0"), worker("w-2", "16", "llm-0"), worker("solo", "1", null), worker("other-ns", "1", "llm-0")];
-    (pods[4]!.metadata as { namespace: string }).namespace = "elsewhere";
-    return startFakeApiServer({
-      objects: { nodes: [node("n1", "8"), node("n2", "8")], pods, podGroups: opts.podGroups ?? [] },
+  const cluster = (opts: { podGroups?: PodGroup[]; served?: string; deny?: readonly string[] } = {}) =>
+    startGangCluster((name, cpu, inGroup) => worker(name, cpu, inGroup ? "llm-0" : null), { podGroups: opts.podGroups ?? [] }, {
+      nodes: [node("n1", "8"), node("n2", "8")],
       ...(opts.served ? { servedVersions: { podgroups: opts.served } } : {}),
-      ...(opts.deny ? { denials: opts.deny.map((d) => ({ verb: "list", resource: d })) } : {}),
+      ...(opts.deny ? { deny: opts.deny } : {}),
     });
-  };
-  const why = async (s: { kubeconfig: string }, target: string) => {
-    const { run } = await import("./helpers/live_cli.ts");
-    const r = await run([target, "-n", "train", "--why-pending", "--kubeconfig", s.kubeconfig, "-o", "json"]);
-    return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout || "{}") as ReturnType<typeof explainPending> };
-  };
+  const why = whyPendingLive;
   const paths = (s: { requests: { path: string }[] }) => s.requests.filter((x) => x.path.includes("/podgroups")).map((x) => x.path);
 
   it("v1.36 (v1alpha2): the PodGroup listed after v1beta1 and v1alpha3 answer 404, the group's unbound pods kept: rejected by the pod group cycle", async () => {
-    const s = await cluster({ podGroups: [podGroup("llm-0", gang(3)), podGroup("unrelated", gang(1))] });
-    try {
+    await withFakeApiServer(cluster({ podGroups: [podGroup("llm-0", gang(3)), podGroup("unrelated", gang(1))] }), async (s) => {
       const { code, stderr, report } = await why(s, "pod/w-0");
       expect(code, stderr).toBe(0);
       expect(report.pods[0]!.gang).toMatchObject({ via: "schedulingGroup", objectState: "found", stage: "pod-group-cycle", minCount: 3 });
@@ -265,52 +241,24 @@ describe("live: PodGroups and the group's pods are gathered only for a pod with 
       ]);
       expect(s.requests.some((x) => x.path.includes("/workloads"))).toBe(false);
       // without spec.schedulingGroup, no PodGroup is read
-      const before = s.requests.length;
-      expect((await why(s, "pod/solo")).code).toBe(0);
-      expect(s.requests.slice(before).some((x) => x.path.includes("/podgroups"))).toBe(false);
-    } finally {
-      await s.close();
-    }
+      await expectGroupObjectsNotReadFor(s, "pod/solo", "/podgroups");
+    });
   }, 60_000);
 
   it("v1.37 (v1alpha3): read at the version served, kept with that apiVersion", async () => {
-    const s = await cluster({ served: "scheduling.k8s.io/v1alpha3", podGroups: [podGroup("llm-0", gang(2), { apiVersion: "scheduling.k8s.io/v1alpha3" })] });
-    try {
+    await withFakeApiServer(cluster({ served: "scheduling.k8s.io/v1alpha3", podGroups: [podGroup("llm-0", gang(2), { apiVersion: "scheduling.k8s.io/v1alpha3" })] }), async (s) => {
       const { code, report } = await why(s, "pod/w-0");
       expect(code).toBe(0);
       expect(report.pods[0]!.gang).toMatchObject({ objectState: "found", stage: "none" });
       expect(paths(s)).toEqual(["/apis/scheduling.k8s.io/v1beta1/namespaces/train/podgroups", "/apis/scheduling.k8s.io/v1alpha3/namespaces/train/podgroups"]);
-    } finally {
-      await s.close();
-    }
+    });
   }, 60_000);
 
-  it("the PodGroup absent: stated as not found, PreEnqueue holds the pod", async () => {
-    const s = await cluster();
-    try {
-      const { code, report } = await why(s, "pod/w-0");
-      expect(code).toBe(0);
-      expect(report.warnings).toContain(podGroupNotFoundWarning("train", "llm-0"));
-      expect(report.pods[0]!.gang).toMatchObject({ objectState: "not-found", stage: "pre-enqueue" });
-    } finally {
-      await s.close();
-    }
-  }, 60_000);
-
-  it("404 at every version (the API is off) and 403: a stated fact in the report, exit 0, no crash", async () => {
-    for (const [opts, state, words] of [
+  itStatesGroupObjectAbsence("PodGroup", cluster, podGroupNotFoundWarning("train", "llm-0"), {
+    name: "404 at every version (the API is off) and 403: a stated fact in the report, exit 0, no crash",
+    cases: [
       [{ served: "none" }, "api-not-served", "the PodGroup API is not served: list podgroups.scheduling.k8s.io in namespace \"train\" answered 404 at v1beta1, v1alpha3, v1alpha2"],
       [{ deny: ["podgroups"] }, "forbidden", "not allowed to read podgroups:"],
-    ] as const) {
-      const s = await cluster(opts);
-      try {
-        const { code, stderr, report } = await why(s, "pod/w-0");
-        expect(code, stderr).toBe(0);
-        expect(report.warnings!.find((w) => w.startsWith(words))).toBeDefined();
-        expect(report.pods[0]!.gang).toMatchObject({ objectState: state, stage: "undecided" });
-      } finally {
-        await s.close();
-      }
-    }
-  }, 60_000);
+    ],
+  });
 });
