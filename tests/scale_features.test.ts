@@ -36,7 +36,19 @@ import { serializeReport } from "../src/report/serialize.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { servicePortName } from "../bench/cluster_plan.ts";
-import { fixture, node, overallObjects, repeatedObjects, service, slice } from "./helpers/bundles.ts";
+import {
+  fixture,
+  node,
+  notServingEndpoint,
+  overallObjects,
+  readyEndpoint,
+  repeatedObjects,
+  service,
+  servingTerminatingEndpoint,
+  slice,
+  terminatingLocalService,
+  type TestEndpoint,
+} from "./helpers/bundles.ts";
 import {
   assertClear,
   iptablesParts,
@@ -115,19 +127,8 @@ const overall127 = overallObjects(T, false);
 const itp = (p: "Cluster" | "Local") => svc1({ type: "ClusterIP", clusterIP: "172.30.1.1", internalTrafficPolicy: p, selector: { foo: "bar" }, ports: [{ port: 80, protocol: "TCP" }] });
 const itpSlice = (nodes: string[]) => slice("ns1", "svc1", nodes.map((n, i) => ({ ip: `10.0.1.${i + 1}`, node: n })), [{ port: 80 }]);
 // service_path.test.ts "terminating endpoints with externalTrafficPolicy Local (v1.27)"
-const termSvc = svc1({
-  type: "LoadBalancer",
-  clusterIP: "172.30.1.1",
-  selector: { foo: "bar" },
-  externalTrafficPolicy: "Local",
-  healthCheckNodePort: 30000,
-  sessionAffinity: "ClientIP",
-  ports: [{ port: 80, protocol: "TCP", targetPort: 80 }],
-}, { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } });
-const ready = (ip: string, node: string) => ({ ip, node, ready: true, serving: true, terminating: false });
-const servingTerminating = (ip: string, node: string) => ({ ip, node, ready: false, serving: true, terminating: true });
-const gone = (ip: string, node: string) => ({ ip, node, ready: false, serving: false, terminating: true });
-const term = (eps: ReturnType<typeof ready>[]): Objects => ({ services: [termSvc], slices: [slice("ns1", "svc1", eps, [{ port: 80 }])] });
+const termSvc = terminatingLocalService();
+const term = (eps: TestEndpoint[]): Objects => ({ services: [termSvc], slices: [slice("ns1", "svc1", eps, [{ port: 80 }])] });
 // packet_answer_checks.test.ts (TestEnableLocalhostNodePortsIPv4); TestLocalhostNodePorts.md: the Disable files have
 // the same inputs
 const localhostNP: Objects = {
@@ -211,25 +212,25 @@ const IPTABLES: Case[] = [
     // service_path.test.ts "terminating endpoints with externalTrafficPolicy Local (v1.27)"
     fixture: "TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-1-ready-exist.v1.27",
     ...V127,
-    objects: term([ready("10.0.1.1", T), ready("10.0.1.2", T), servingTerminating("10.0.1.3", T), gone("10.0.1.4", T), ready("10.0.1.5", "host-1")]),
+    objects: term([readyEndpoint("10.0.1.1", T), readyEndpoint("10.0.1.2", T), servingTerminatingEndpoint("10.0.1.3", T), notServingEndpoint("10.0.1.4", T), readyEndpoint("10.0.1.5", "host-1")]),
     ask: [["ns1", "svc1", all(forwardsTo(80, "ClusterIP", "pod-same-node", ["10.0.1.1:80", "10.0.1.2:80", "10.0.1.5:80"]), forwardsTo(80, "LoadBalancer", "external", ["10.0.1.1:80", "10.0.1.2:80"], "never"), (r) => expect(r.limits.some((l) => l.startsWith("session affinity"))).toBe(true))]],
   },
   {
     fixture: "TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-3-only-terminating-local.v1.27",
     ...V127,
-    objects: term([servingTerminating("10.0.1.2", T), servingTerminating("10.0.1.3", T), gone("10.0.1.4", T), ready("10.0.1.5", "host-1")]),
+    objects: term([servingTerminatingEndpoint("10.0.1.2", T), servingTerminatingEndpoint("10.0.1.3", T), notServingEndpoint("10.0.1.4", T), readyEndpoint("10.0.1.5", "host-1")]),
     ask: [["ns1", "svc1", all(forwardsTo(80, "ClusterIP", "pod-same-node", ["10.0.1.5:80"]), forwardsTo(80, "LoadBalancer", "external", ["10.0.1.2:80", "10.0.1.3:80"], "never"))]],
   },
   {
     fixture: "TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-5-terminating-remote-only.v1.27",
     ...V127,
-    objects: term([servingTerminating("10.0.1.5", "host-1")]),
+    objects: term([servingTerminatingEndpoint("10.0.1.5", "host-1")]),
     ask: [["ns1", "svc1", all(forwardsTo(80, "ClusterIP", "pod-same-node", ["10.0.1.5:80"]), stops(80, "LoadBalancer", "external", "dropped", "KUBE-"))]],
   },
   {
     fixture: "TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-6-no-usable-endpoints.v1.27",
     ...V127,
-    objects: term([gone("10.0.1.5", T), gone("10.0.1.5", "host-1")]),
+    objects: term([notServingEndpoint("10.0.1.5", T), notServingEndpoint("10.0.1.5", "host-1")]),
     ask: [["ns1", "svc1", all(stops(80, "ClusterIP", "pod-same-node", "rejected", "KUBE-"), stops(80, "LoadBalancer", "external", "rejected", "KUBE-"))]],
   },
   {

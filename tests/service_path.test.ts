@@ -5,7 +5,18 @@ import { describe, expect, it } from "vitest";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict, ServiceReport } from "../src/service/report.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
-import { bundleOf, fixture, IPTABLES_LAB, overallObjects, service, slice } from "./helpers/bundles.ts";
+import {
+  bundleOf,
+  fixture,
+  IPTABLES_LAB,
+  notServingEndpoint,
+  overallObjects,
+  readyEndpoint,
+  service,
+  servingTerminatingEndpoint,
+  slice,
+  terminatingLocalService,
+} from "./helpers/bundles.ts";
 
 function client(r: ServiceReport, port: number, kind: string, client: ClientVerdict["client"], node = 0): ClientVerdict {
   const n = r.nodes[node]!;
@@ -236,33 +247,22 @@ describe("no endpoints: REJECT (v1.27)", () => {
 });
 
 describe("terminating endpoints with externalTrafficPolicy Local (v1.27)", () => {
-  const svc = service("ns1", "svc1", {
-    type: "LoadBalancer",
-    clusterIP: "172.30.1.1",
-    selector: { foo: "bar" },
-    externalTrafficPolicy: "Local",
-    healthCheckNodePort: 30000,
-    sessionAffinity: "ClientIP",
-    ports: [{ port: 80, protocol: "TCP", targetPort: 80 }],
-  }, { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } });
-  const ready = (ip: string, node: string) => ({ ip, node, ready: true, serving: true, terminating: false });
-  const servingTerminating = (ip: string, node: string) => ({ ip, node, ready: false, serving: true, terminating: true });
-  const gone = (ip: string, node: string) => ({ ip, node, ready: false, serving: false, terminating: true });
+  const svc = terminatingLocalService();
   const cases = [
     {
       name: "1-ready-exist",
-      eps: [ready("10.0.1.1", "test-hostname"), ready("10.0.1.2", "test-hostname"), servingTerminating("10.0.1.3", "test-hostname"), gone("10.0.1.4", "test-hostname"), ready("10.0.1.5", "host-1")],
+      eps: [readyEndpoint("10.0.1.1", "test-hostname"), readyEndpoint("10.0.1.2", "test-hostname"), servingTerminatingEndpoint("10.0.1.3", "test-hostname"), notServingEndpoint("10.0.1.4", "test-hostname"), readyEndpoint("10.0.1.5", "host-1")],
       pod: ["10.0.1.1:80", "10.0.1.2:80", "10.0.1.5:80"],
       external: ["10.0.1.1:80", "10.0.1.2:80"],
     },
     {
       name: "3-only-terminating-local",
-      eps: [servingTerminating("10.0.1.2", "test-hostname"), servingTerminating("10.0.1.3", "test-hostname"), gone("10.0.1.4", "test-hostname"), ready("10.0.1.5", "host-1")],
+      eps: [servingTerminatingEndpoint("10.0.1.2", "test-hostname"), servingTerminatingEndpoint("10.0.1.3", "test-hostname"), notServingEndpoint("10.0.1.4", "test-hostname"), readyEndpoint("10.0.1.5", "host-1")],
       pod: ["10.0.1.5:80"],
       external: ["10.0.1.2:80", "10.0.1.3:80"],
     },
-    { name: "5-terminating-remote-only", eps: [servingTerminating("10.0.1.5", "host-1")], pod: ["10.0.1.5:80"], external: "dropped" },
-    { name: "6-no-usable-endpoints", eps: [gone("10.0.1.5", "test-hostname"), gone("10.0.1.5", "host-1")], pod: "rejected", external: "rejected" },
+    { name: "5-terminating-remote-only", eps: [servingTerminatingEndpoint("10.0.1.5", "host-1")], pod: ["10.0.1.5:80"], external: "dropped" },
+    { name: "6-no-usable-endpoints", eps: [notServingEndpoint("10.0.1.5", "test-hostname"), notServingEndpoint("10.0.1.5", "host-1")], pod: "rejected", external: "rejected" },
   ];
   for (const c of cases) {
     it.each(forms(`TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal-${c.name}.v1.27`))(`${c.name}, $form`, ({ text }) => {

@@ -56,6 +56,30 @@ export function slice(ns: string, svc: string, endpoints: TestEndpoint[], ports:
   };
 }
 
+/**
+ * Service ns1/svc1 of kube-proxy's TestEndpointSliceWithTerminatingEndpointsTrafficPolicyLocal (pkg/proxy/iptables
+ * proxier_test.go, v1.27): a LoadBalancer 172.30.1.1:80 with ingress 1.2.3.4, externalTrafficPolicy Local
+ * (healthCheckNodePort 30000), sessionAffinity ClientIP.
+ */
+export function terminatingLocalService(): Service {
+  return service("ns1", "svc1", {
+    type: "LoadBalancer",
+    clusterIP: "172.30.1.1",
+    selector: { foo: "bar" },
+    externalTrafficPolicy: "Local",
+    healthCheckNodePort: 30000,
+    sessionAffinity: "ClientIP",
+    ports: [{ port: 80, protocol: "TCP", targetPort: 80 }],
+  }, { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } });
+}
+
+/** An endpoint ready, serving, not terminating (EndpointConditions). */
+export const readyEndpoint = (ip: string, node: string): TestEndpoint => ({ ip, node, ready: true, serving: true, terminating: false });
+/** An endpoint terminating but still serving (not ready): kube-proxy uses it only when no ready endpoint is left. */
+export const servingTerminatingEndpoint = (ip: string, node: string): TestEndpoint => ({ ip, node, ready: false, serving: true, terminating: true });
+/** An endpoint terminating and no longer serving: kube-proxy never uses it. */
+export const notServingEndpoint = (ip: string, node: string): TestEndpoint => ({ ip, node, ready: false, serving: false, terminating: true });
+
 /** A Node with an InternalIP. */
 export function node(name: string, ip: string, labels: Record<string, string> = {}): Node {
   return {
