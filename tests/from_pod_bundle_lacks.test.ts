@@ -46,7 +46,7 @@ describe("--from-pod on a bundle that does not hold the pod", () => {
     expect(Array.isArray((JSON.parse(r.stdout) as { packet: unknown[] }).packet)).toBe(true); // --no-exec: no node traced
     const b = readBundle(f);
     const q = packetFromPod(b.objects, "default", "client", "web", undefined, b.capture);
-    expect([q.packet.source, q.node]).toEqual(["10.244.2.9", "k8s-guide-worker2"]);
+    expect([q.packets[0]!.source, q.node]).toEqual(["10.244.2.9", "k8s-guide-worker2"]);
   });
 
   it("a hand-made bundle: the same sentence, without a capture command to quote; still a NotFoundError (exit 1)", () => {

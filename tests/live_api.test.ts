@@ -13,6 +13,7 @@ import type { EndpointSlice, Node, Pod } from "../src/model/k8s.ts";
 import { type FakeApiOptions, type FakeApiServer, type RecordedRequest, startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { makePki } from "./helpers/fake_pki.ts";
 import { DEFAULT_IMAGE } from "../src/kube/debug_pod.ts";
+import { gatherBundle } from "../src/kube/live.ts";
 import { captureIo, run, runLiveCli } from "./helpers/live_cli.ts";
 import { shellWord } from "../src/model/shell_word.ts";
 
@@ -84,6 +85,22 @@ describe("what svc/NAME asks the API server (--no-exec)", () => {
     expect(r.code).toBe(0);
     expect(s.requests.map(line)).toContain("GET /api/v1/namespaces/default/pods/client");
     expect(s.requests.filter((x) => x.path.startsWith("/api/v1/nodes/")).map((x) => x.path)).toEqual(["/api/v1/nodes/k8s-guide-worker", "/api/v1/nodes/k8s-guide-worker2"]);
+  });
+
+  it("--from-pod without --dest asks one packet per ServicePort, each with the pod's address (it asked the first port only)", async () => {
+    const objects = structuredClone(web.objects);
+    objects.services[0]!.spec.ports!.push({ name: "dns", port: 53, protocol: "UDP", targetPort: 53 });
+    const s = await fake({ objects });
+    const io = captureIo({});
+    const got = await gatherBundle({ target: { kind: "service", name: "web" }, namespace: "default", kubeconfig: s.kubeconfig, exec: false, fromPod: "client" }, io);
+    const clusterIP = objects.services[0]!.spec.clusterIP!;
+    expect(got.packets).toEqual([
+      { source: "10.244.2.9", destination: clusterIP, port: 80, protocol: "tcp" },
+      { source: "10.244.2.9", destination: clusterIP, port: 53, protocol: "udp" },
+    ]);
+    // with --dest: that packet only, its source the pod's
+    const one = await gatherBundle({ target: { kind: "service", name: "web" }, namespace: "default", kubeconfig: s.kubeconfig, exec: false, fromPod: "client", packet: { source: "", destination: clusterIP, port: 53, protocol: "udp" } }, io);
+    expect(one.packets).toEqual([{ source: "10.244.2.9", destination: clusterIP, port: 53, protocol: "udp" }]);
   });
 });
 

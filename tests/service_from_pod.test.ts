@@ -19,45 +19,65 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 const lab = readBundle(IPTABLES_LAB);
 
 describe("--from-pod on a bundle", () => {
-  it("the pod's IP is the source, the Service's ClusterIP and first port the destination, its node the one traced", () => {
+  it("the pod's IP is the source, every ServicePort at the ClusterIP a destination, its node the one traced", () => {
     const q = packetFromPod(lab.objects, "kube-system", "pod/coredns-78fcd69978-cvpx2", "kube-dns");
     expect(q).toEqual({
-      packet: { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp", untraced: ["10.96.0.10:53/tcp", "10.96.0.10:9153/tcp"] },
+      packets: [
+        { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "udp" },
+        { source: "10.244.0.5", destination: "10.96.0.10", port: 53, protocol: "tcp" },
+        { source: "10.244.0.5", destination: "10.96.0.10", port: 9153, protocol: "tcp" },
+      ],
       node: "k8s1",
       pod: "coredns-78fcd69978-cvpx2",
     });
   });
-  it("without --dest the answer says which destination it traced and names the Service's others (audit: it traced ports[0] silently)", async () => {
+  it("without --dest every destination of the Service is traced on the pod's node, each with its own answer (it traced ports[0] only)", async () => {
     const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "-o", "json"]);
     expect(r.code, r.err).toBe(0);
-    const [a] = JSON.parse(r.out).packet as { destination: string; caveats: string[] }[];
-    expect(a!.destination).toBe("10.96.0.10:53/udp");
-    expect(a!.caveats).toContain(
-      "one destination of Service kube-system/kube-dns traced (--from-pod without --dest takes its first port at spec.clusterIP): 10.96.0.10:53/udp; not traced: 10.96.0.10:53/tcp, 10.96.0.10:9153/tcp (ask for one with --dest IP:PORT/PROTO)",
-    );
-    // with --dest the packet is the one asked for: nothing to name
-    const d = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "--dest", "10.96.0.10:53/tcp", "-o", "json"]);
-    expect((JSON.parse(d.out).packet[0].caveats as string[]).join("\n")).not.toMatch(/not traced:/);
+    const answers = JSON.parse(r.out).packet as { node: string; source: string; destination: string; endpoints: { endpoint: string }[]; caveats: string[] }[];
+    expect(answers.map((a) => [a.node, a.source, a.destination])).toEqual([
+      ["k8s1", "10.244.0.5", "10.96.0.10:53/udp"],
+      ["k8s1", "10.244.0.5", "10.96.0.10:53/tcp"],
+      ["k8s1", "10.244.0.5", "10.96.0.10:9153/tcp"],
+    ]);
+    // each packet is DNATed by its own ServicePort's chain, to the endpoints' port of that ServicePort
+    expect(answers.map((a) => [...new Set(a.endpoints.map((e) => e.endpoint.replace(/^.*:/, "")))])).toEqual([["53"], ["53"], ["9153"]]);
+    // each answer is the one a --dest question for it gives
+    for (const a of answers) {
+      const d = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "--dest", a.destination, "-o", "json"]);
+      expect(JSON.parse(d.out).packet).toEqual([a]);
+    }
+    // the text answer names each destination on its node line
+    const t = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2"]);
+    expect(t.out.replace(/\n {2}/g, " ")).toMatch(/^Service kube-system\/kube-dns: packets from 10\.244\.0\.5 to 10\.96\.0\.10:53\/udp, 10\.96\.0\.10:53\/tcp, 10\.96\.0\.10:9153\/tcp\n/);
+    expect(t.out.split("\n").filter((l) => l.startsWith("node k8s1 → ")).map((l) => l.split(":")[0] + ":" + l.split(":")[1])).toEqual([
+      "node k8s1 → 10.96.0.10:53/udp",
+      "node k8s1 → 10.96.0.10:53/tcp",
+      "node k8s1 → 10.96.0.10:9153/tcp",
+    ]);
   });
-  it("a dual-stack Service: the ClusterIP of the other family is named as not traced (for a pod with an address of it)", () => {
+  it("a dual-stack Service: each port at each ClusterIP the pod has an address family of, with that family's source", () => {
     const ds = readBundle(new URL("./fixtures/dual-stack", import.meta.url).pathname);
-    expect(packetFromPod(ds.objects, "default", "web-a", "web").packet).toEqual({ source: "10.244.0.7", destination: "10.96.100.10", port: 80, protocol: "tcp", untraced: ["[fd00:10:96::a]:80/tcp"] });
-    // a single-stack IPv4 pod cannot send to the IPv6 ClusterIP: nothing left untraced
+    expect(packetFromPod(ds.objects, "default", "web-a", "web").packets).toEqual([
+      { source: "10.244.0.7", destination: "10.96.100.10", port: 80, protocol: "tcp" },
+      { source: "fd00:10:244::7", destination: "fd00:10:96::a", port: 80, protocol: "tcp" },
+    ]);
+    // a single-stack IPv4 pod cannot send to the IPv6 ClusterIP: its ClusterIP only
     const v4only = structuredClone(ds.objects);
     v4only.pods[0]!.status!.podIPs = [{ ip: "10.244.0.7" }];
-    expect(packetFromPod(v4only, "default", "web-a", "web").packet.untraced).toBeUndefined();
+    expect(packetFromPod(v4only, "default", "web-a", "web").packets).toEqual([{ source: "10.244.0.7", destination: "10.96.100.10", port: 80, protocol: "tcp" }]);
   });
   it("a --dest keeps its destination; only the source is the pod's", () => {
     const q = packetFromPod(lab.objects, "kube-system", "coredns-78fcd69978-cvpx2", "kube-dns", { source: "1.2.3.4", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
-    expect(q.packet).toEqual({ source: "10.244.0.5", destination: "10.96.0.10", port: 9153, protocol: "tcp" });
+    expect(q.packets).toEqual([{ source: "10.244.0.5", destination: "10.96.0.10", port: 9153, protocol: "tcp" }]);
   });
   it("a dual-stack pod: the source is its address of the destination's family (status.podIPs), never a mixed-family packet", () => {
     const ds = readBundle(new URL("./fixtures/dual-stack", import.meta.url).pathname);
     // the Service's first ClusterIP is IPv4: the pod's IPv4 address
-    expect(packetFromPod(ds.objects, "default", "web-a", "web").packet.source).toBe("10.244.0.7");
+    expect(packetFromPod(ds.objects, "default", "web-a", "web").packets[0]!.source).toBe("10.244.0.7");
     // an IPv6 destination: the pod's IPv6 address, not its podIP
     const q = packetFromPod(ds.objects, "default", "web-a", "web", { source: "x", destination: "fd00:10:96::a", port: 80, protocol: "tcp" });
-    expect(q.packet.source).toBe("fd00:10:244::7");
+    expect(q.packets[0]!.source).toBe("fd00:10:244::7");
     // a single-stack IPv4 pod asked about an IPv6 destination: refused, not traced as 10.x → fd00::
     const v4only = structuredClone(ds.objects);
     v4only.pods[0]!.status!.podIPs = [{ ip: "10.244.0.7" }];
@@ -79,7 +99,11 @@ describe("--from-pod on a bundle", () => {
     const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "-o", "json"]);
     expect(r.code, r.err).toBe(0);
     const rep = JSON.parse(r.out);
-    expect(rep.packet.map((a: { node: string; source: string; destination: string }) => [a.node, a.source, a.destination])).toEqual([["k8s1", "10.244.0.5", "10.96.0.10:53/udp"]]);
+    expect(rep.packet.map((a: { node: string; source: string; destination: string }) => [a.node, a.source, a.destination])).toEqual([
+      ["k8s1", "10.244.0.5", "10.96.0.10:53/udp"],
+      ["k8s1", "10.244.0.5", "10.96.0.10:53/tcp"],
+      ["k8s1", "10.244.0.5", "10.96.0.10:9153/tcp"],
+    ]);
   });
 });
 
@@ -87,7 +111,7 @@ describe("--from-pod of another namespace, and with --dest", () => {
   it("NAMESPACE/NAME: an application pod asking for kube-system/kube-dns", () => {
     const q = packetFromPod(lab.objects, "kube-system", "default/nginx", "kube-dns");
     expect(q.pod).toBe("nginx");
-    expect(q.packet.destination).toBe("10.96.0.10");
+    expect(q.packets[0]!.destination).toBe("10.96.0.10");
   });
   it("the CLI takes --from-pod with --dest (the pod's address is the source) and a NAMESPACE/NAME pod", async () => {
     const r = await run(["svc/kube-dns", "-n", "kube-system", "--from", IPTABLES_LAB, "--from-pod", "coredns-78fcd69978-cvpx2", "--dest", "10.96.0.10:53/tcp", "-o", "json"]);

@@ -96,7 +96,7 @@ export function buildProgram(io: CliIo, result: { code: number }) {
     .addOption(new Option("-o, --output <format>", "output format").choices(["text", "wide", "json", "yaml", "mermaid", "dot"]).default("text"))
     .option("--node <name>", "analyse this node (repeatable; default: the nodes hosting the endpoints)", collectOnce)
     .option("--all-nodes", "analyse every node (drift check across the cluster)")
-    .option("--from-pod <pod>", "answer for traffic from this pod (NAME, or NAMESPACE/NAME when not in -n's): its node and its address; with --dest, to that destination; without, to the Service's first port at its ClusterIP (the answer names the ports not traced)")
+    .option("--from-pod <pod>", "answer for traffic from this pod (NAME, or NAMESPACE/NAME when not in -n's): its node and its address; with --dest, to that destination; without, to every ServicePort at each ClusterIP of its address families (one answer each)")
     .option("--source <ip>", "one packet: the client address (with --dest)")
     .option("--dest <ip:port[/proto]>", "one packet: the destination, e.g. 10.96.0.10:53/udp (with --source)")
     .option("--why-pending", "pvc/NAME or pod/NAME: explain why it cannot be placed")

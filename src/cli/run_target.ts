@@ -26,7 +26,13 @@ export interface RunPlan {
   target: Target;
   namespace?: string;
   output: "text" | "wide" | "json" | "yaml" | "mermaid" | "dot";
+  /** The packet asked for (`--source/--dest`, or `--dest` with `--from-pod`, whose source the pod's address fills in). */
   packet?: PacketQuestion;
+  /**
+   * The packets traced, once the question is complete: `packet` with its source, or for `--from-pod` without `--dest`
+   * every destination of the Service (src/service/from_pod.ts servicePacketsFromPod).
+   */
+  packets?: PacketQuestion[];
   nodes?: string[];
 }
 
@@ -83,7 +89,7 @@ async function gather(plan: RunPlan, o: MainOptions, io: CliIo, hooks: GatherHoo
   });
   const got = await live.gatherBundle(gatherRequest(plan, o), io, hooks);
   plan.namespace = got.namespace;
-  if (got.packet) plan.packet = got.packet;
+  if (got.packets) plan.packets = got.packets;
   if (got.nodes) plan.nodes = got.nodes;
   return { bundle: got.bundle, leftBehind: got.leftBehind ?? [] };
 }
@@ -207,14 +213,15 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     if (o.from !== undefined && o.fromPod !== undefined) {
       // Offline --from-pod: the pod from the bundle, traced on its own node (as the live path collects that node).
       const q = packetFromPod(bundle.objects, namespace, o.fromPod, plan.target.name, plan.packet, bundle.capture);
-      plan.packet = q.packet;
+      plan.packets = q.packets;
       if (!plan.nodes) plan.nodes = [q.node];
     }
     const opts: Parameters<typeof explainService>[3] = {};
     if (plan.nodes) opts.nodes = plan.nodes;
     // --all-nodes on a bundle: every node it knows of, those without a capture reported as not analysed (not left out)
     else if (o.allNodes && o.from !== undefined) opts.nodes = [...new Set([...bundle.nodes.map((n) => n.name), ...bundle.objects.nodes.map((n) => n.metadata.name)])];
-    if (plan.packet) opts.packet = plan.packet;
+    plan.packets ??= plan.packet ? [plan.packet] : undefined;
+    if (plan.packets) opts.packets = plan.packets;
     if (plan.nodes) {
       const unknown = plan.nodes.filter((n) => !bundle.nodes.some((c) => c.name === n) && !bundle.objects.nodes.some((x) => x.metadata.name === n));
       if (unknown.length > 0) {

@@ -32,9 +32,9 @@ export interface StreamedExplain {
   report(bundle: Bundle, namespace: string, options: ExplainServiceOptions): ServiceReport;
 }
 
-/** What a part was computed for: the question's nodes and packet, and how many nodes the report covers. */
+/** What a part was computed for: the question's nodes and packets, and how many nodes the report covers. */
 function questionKey(options: ExplainServiceOptions, nodeCount: number): string {
-  return JSON.stringify([options.nodes ?? null, options.packet ?? null, nodeCount]);
+  return JSON.stringify([options.nodes ?? null, options.packets ?? null, nodeCount]);
 }
 
 /**
@@ -52,7 +52,7 @@ export function streamedExplain(name: string): StreamedExplain {
       try {
         const options: ExplainServiceOptions = {};
         if (sofar.nodes) options.nodes = sofar.nodes;
-        if (sofar.packet) options.packet = sofar.packet;
+        if (sofar.packets) options.packets = sofar.packets;
         prepared ??= { ex: prepareServiceExplain(sofar.bundle, sofar.namespace, name, options), key: questionKey(options, nodeCount) };
         parts.set(capture.name, explainServiceNode(prepared.ex, { ...sofar.bundle, nodes: [capture] }, capture.name, nodeCount));
       } catch {

@@ -15,7 +15,7 @@ import type { NodeCapture } from "../bundle/bundle.ts";
 import { emptyBundle } from "../bundle/bundle.ts";
 import { allowListObjects } from "../bundle/allow_list.ts";
 import type { Node } from "../model/k8s.ts";
-import { noAddressOfFamily, podAddressFor, servicePacketFromPod } from "../service/from_pod.ts";
+import { noAddressOfFamily, podAddressFor, servicePacketsFromPod } from "../service/from_pod.ts";
 import { VERSION } from "../model/version.ts";
 import { collectionChecks, missingPermissions, reviewAccess } from "./access_review.ts";
 import { activeDeadlineFor, type CollectAccess, type CollectVia, COLLECT_VIA, collectNode } from "./collect_node.ts";
@@ -287,14 +287,14 @@ export function dryRunManifests(nodes: string[], s: LiveSettings, createdBy = `k
 
 /**
  * Gathers a Bundle for a request from an open cluster (the shared core of a live run and `capture`).
- * With `fromPod`, the packet's source is the pod's IP (the packet is made from the Service's ClusterIP and first
- * port unless the request has one) and only the pod's node is collected.
+ * With `fromPod`, the packet's source is the pod's IP (without a packet in the request, every destination of the
+ * Service: each ServicePort at each ClusterIP of a family the pod has) and only the pod's node is collected.
  * @param cluster the open cluster.
  * @param request the question and collection options.
  * @param s live settings, validated from the request by {@link liveSettings}.
  * @param io streams (dry-run manifests go to stdout, progress to stderr).
  * @param hooks {@link GatherHooks}: `nodeCaptured` as each node's collection ends.
- * @returns the Bundle and the question as completed (namespace, packet, nodes).
+ * @returns the Bundle and the question as completed (namespace, packets, nodes).
  * @throws {NotFoundError} / {KubeApiError} / {PermissionDeniedError} with a message for humans.
  */
 export async function gatherWith(cluster: Cluster, request: GatherRequest, s: LiveSettings, io: GatherIo, hooks: GatherHooks = {}): Promise<GatherResult> {
@@ -306,7 +306,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     command: commandLine(request, namespace),
   });
   const result: GatherResult = { bundle, namespace };
-  if (request.packet) result.packet = { ...request.packet };
+  if (request.packet) result.packets = [{ ...request.packet }];
   if (request.nodes) result.nodes = request.nodes;
   if (request.target.kind !== "service") {
     const found = await gatherPendingObjects(cluster.rest, request.target.kind, namespace, request.target.name);
@@ -334,12 +334,11 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     // the pod's address of the destination's family (a dual-stack pod has one of each)
     const { name: podName, ips } = found.fromPod;
     const sourceFor = (destination: string) => podAddressFor(ips, destination) ?? (() => { throw noAddressOfFamily(podName, ips, destination); })();
-    // without --dest: the Service's first port at its ClusterIP, its other destinations named in the answer
-    const chosen = result.packet ? undefined : servicePacketFromPod(svc, ips, podName);
-    if (chosen) {
-      result.packet = chosen;
-    } else if (result.packet) {
-      result.packet.source = sourceFor(result.packet.destination);
+    // without --dest: every destination of the Service the pod can send to
+    if (result.packets) for (const q of result.packets) q.source = sourceFor(q.destination);
+    else {
+      const chosen = servicePacketsFromPod(svc, ips, podName);
+      if (chosen.length > 0) result.packets = chosen;
     }
     if (s.exec && !s.dryRun) result.nodes = [found.fromPod.node];
   }
@@ -358,7 +357,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     // No node state: the report is the API's side only (and says so).
     return result;
   }
-  const keys = request.collect === "node" ? undefined : serviceTargetKeys(found.objects, namespace, request.target.name, result.packet);
+  const keys = request.collect === "node" ? undefined : serviceTargetKeys(found.objects, namespace, request.target.name, result.packets);
   const captured = hooks.nodeCaptured ? (c: NodeCapture) => hooks.nodeCaptured!(c, result, nodeObjs.length) : undefined;
   const { captures, warnings, leftBehind } = await collectNodes(cluster, nodeObjs, s, io, keys, captured);
   bundle.nodes = captures;

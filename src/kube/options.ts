@@ -93,8 +93,11 @@ export interface GatherResult {
   bundle: Bundle;
   /** The namespace used (the context's when the request had none). */
   namespace: string;
-  /** The packet question, with `--from-pod`'s IP as its source (or made from the Service's first port). */
-  packet?: PacketQuestion;
+  /**
+   * The packet questions: the request's packet (with `--from-pod`'s IP as its source), or, for `--from-pod` without
+   * one, every destination of the Service (src/service/from_pod.ts servicePacketsFromPod).
+   */
+  packets?: PacketQuestion[];
   /** The nodes collected, when the question narrowed them (`--from-pod` collects the client pod's node). */
   nodes?: string[];
   /**

@@ -18,10 +18,10 @@ import type { TargetKeys } from "./targeted_script.ts";
 /**
  * The targeted-collection keys of Service `namespace/name`.
  * @param objects the objects gathered for the question (the Service).
- * @param packet the packet question, when one was asked.
+ * @param packets the packet questions, when one was asked (their sources, destinations and ports are keys too).
  * @returns addresses and ports (possibly empty when the Service is not among `objects`).
  */
-export function serviceTargetKeys(objects: BundleObjects, namespace: string, name: string, packet?: PacketQuestion): TargetKeys {
+export function serviceTargetKeys(objects: BundleObjects, namespace: string, name: string, packets: readonly PacketQuestion[] = []): TargetKeys {
   const addresses = new Set<string>();
   const ports = new Set<number>();
   const svc = objects.services.find((s) => s.metadata.name === name && (s.metadata.namespace ?? namespace) === namespace);
@@ -32,7 +32,7 @@ export function serviceTargetKeys(objects: BundleObjects, namespace: string, nam
     for (const p of svc.spec.ports ?? []) if (p.nodePort) ports.add(p.nodePort);
     if (svc.spec.healthCheckNodePort) ports.add(svc.spec.healthCheckNodePort);
   }
-  if (packet) {
+  for (const packet of packets) {
     if (packet.source) addresses.add(packet.source);
     addresses.add(packet.destination);
     ports.add(packet.port);

@@ -1,6 +1,6 @@
 /**
  * The questions kubectl-netpath answers, as plain data shared by the edges (kube/, cli/) and the analyses
- * (service/, pending/): which object is asked about, and the one packet a `--source/--dest` question traces.
+ * (service/, pending/): which object is asked about, and the packets a `--source/--dest` or `--from-pod` question traces.
  *
  * Runtime-neutral: no I/O.
  * @module
@@ -22,10 +22,4 @@ export interface PacketQuestion {
   /** Destination port, 1-65535. */
   port: number;
   protocol: "tcp" | "udp" | "sctp";
-  /**
-   * For a packet the tool chose (`--from-pod` without `--dest`: the Service's first port at `spec.clusterIP`), the
-   * Service's other destinations the client could send to, as `IP:PORT/proto` (`[IPv6]:PORT/proto`): its other
-   * ServicePorts, and each port at the ClusterIP of its other family. Not traced; the answer names them.
-   */
-  untraced?: string[];
 }

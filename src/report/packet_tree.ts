@@ -85,10 +85,16 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
   const out: string[] = [];
   const answers = r.packet ?? [];
   const q = answers[0];
-  out.push(st.bold(`Service ${r.service.namespace}/${r.service.name}: packet ${q ? `${q.source} → ${q.destination}` : "(no node answered)"}`));
+  // --from-pod without --dest asks one packet per destination of the Service: each answer then names its own
+  const questions = [...new Set(answers.map((a) => `${a.source} → ${a.destination}`))];
+  const several = questions.length > 1;
+  const sources = [...new Set(answers.map((a) => a.source))];
+  const title = !q ? "packet (no node answered)" : several ? `packets from ${sources.join(", ")} to ${[...new Set(answers.map((a) => a.destination))].join(", ")}` : `packet ${questions[0]}`;
+  out.push(st.bold(`Service ${r.service.namespace}/${r.service.name}: ${title}`));
   for (const a of answers) {
     out.push("");
-    out.push(`${st.bold(`node ${a.node}`)}: ${verdictLine(a)}` + (a.ruleLines ? st.dim(`  (lines of ${a.ruleLines})`) : ""));
+    const which = several ? ` ${sources.length > 1 ? `${a.source} → ` : "→ "}${a.destination}` : "";
+    out.push(`${st.bold(`node ${a.node}${which}`)}: ${verdictLine(a)}` + (a.ruleLines ? st.dim(`  (lines of ${a.ruleLines})`) : ""));
     renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width, a.sharesFixed !== false);
     out.push(`  masquerade: ${a.reason}`);
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));

@@ -129,14 +129,17 @@ function masqueradeText(a: PacketAnswer): string {
 }
 
 /**
- * The picture of one packet question: one cluster per node answering it.
+ * The picture of a packet question: one cluster per node answering it, per destination when the question has several
+ * (`--from-pod` without `--dest`: each destination of the Service).
  * @param r a ServiceReport with `packet` answers (made with a packet question).
  * @returns the graph; empty of nodes when the report has no packet answer.
  */
 export function packetGraph(r: ServiceReport): PathGraph {
-  const b = new Builder(`${r.service.namespace}/${r.service.name}: one packet`);
-  for (const a of r.packet ?? []) {
-    const c = b.cluster(`node ${a.node}`);
+  const answers = r.packet ?? [];
+  const several = new Set(answers.map((a) => `${a.source} ${a.destination}`)).size > 1;
+  const b = new Builder(`${r.service.namespace}/${r.service.name}: ${several ? "packets" : "one packet"}`);
+  for (const a of answers) {
+    const c = b.cluster(several ? `node ${a.node}: ${a.destination}` : `node ${a.node}`);
     b.graph.clusters.push(c);
     const src = b.node(`${a.source} → ${a.destination}`, "client");
     c.nodes.push(src);

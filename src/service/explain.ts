@@ -48,8 +48,13 @@ export type { PacketQuestion };
 export interface ExplainServiceOptions {
   /** Only these nodes (default: every node in the bundle). */
   nodes?: string[];
-  /** Answer one packet question on each node. */
+  /** Answer one packet question on each node (`--source/--dest`); the same as `packets: [packet]`. */
   packet?: PacketQuestion;
+  /**
+   * Packet questions, each answered on each node of its address family, in order, after `packet` (`--from-pod`
+   * without `--dest` asks one per destination of the Service, from_pod.ts servicePacketsFromPod).
+   */
+  packets?: PacketQuestion[];
   /** Reads a node's capture into its datapath. @default nodeDatapath (iptables, IPVS and nftables sections) */
   datapath?: DatapathBuilder;
 }
@@ -114,9 +119,11 @@ export interface NodeExplained {
  */
 export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace: string, name: string, given: ExplainServiceOptions = {}): ServiceExplain {
   // a packet's IPv6 addresses in their canonical text, as the Service's (resolve.ts) and the rules' are written
-  const options = given.packet
-    ? { ...given, packet: { ...given.packet, source: canonicalAddress(given.packet.source), destination: canonicalAddress(given.packet.destination) } }
-    : given;
+  const asked = [...(given.packet ? [given.packet] : []), ...(given.packets ?? [])];
+  const options: ExplainServiceOptions = { ...given };
+  delete options.packet;
+  delete options.packets;
+  if (asked.length > 0) options.packets = asked.map((q) => ({ ...q, source: canonicalAddress(q.source), destination: canonicalAddress(q.destination) }));
   const resolved = resolveService(bundle.objects, namespace, name);
   const svc = resolved.summary;
   const findings: Finding[] = [];
@@ -155,9 +162,11 @@ export function prepareServiceExplain(bundle: Pick<Bundle, "objects">, namespace
   }
   // The pod a packet question's source belongs to, if the bundle has it: its node handles the packet first.
   // (status.podIPs holds every family's address, podIP the first one only: a dual-stack pod's IPv6 source is in podIPs)
+  // (a dual-stack pod's packets to each ClusterIP have one source each: any of them names the pod)
+  const sources = new Set((options.packets ?? []).map((q) => q.source));
   const hasIP = (p: (typeof bundle.objects.pods)[number]) =>
-    p.status?.podIP === options.packet!.source || (p.status?.podIPs ?? []).some((x) => x.ip === options.packet!.source);
-  const srcPod = options.packet ? bundle.objects.pods.find((p) => hasIP(p) && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
+    (p.status?.podIP !== undefined && sources.has(p.status.podIP)) || (p.status?.podIPs ?? []).some((x) => sources.has(x.ip));
+  const srcPod = sources.size > 0 ? bundle.objects.pods.find((p) => hasIP(p) && !p.spec?.hostNetwork && p.spec?.nodeName) : undefined;
   const ctx: ServiceExplain["ctx"] = { builder, families, notForKubeProxy, proxyIngress, proxyConfig };
   if (srcPod) {
     const podNs = srcPod.metadata.namespace ?? "default";
@@ -242,10 +251,9 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
   if (other) {
     report.notes.push(otherDatapathNote(other));
     report.proxyMode = { mode: other.mode, evidence: [{ source: "datapath agent", value: other.datapath, detail: other.evidence.join("; ") }], conflicts: [] };
-    if (options.packet) {
+    for (const q of options.packets ?? []) {
       // the agent's BPF programs (or its own rules) decide the packet, which the bundle does not hold: say so rather
       // than give no answer (service_datapath.ts)
-      const q = options.packet;
       packets.push({
         node: nodeName,
         source: q.source,
@@ -661,12 +669,12 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           }
         }
       }
-      if (options.packet && isIPv6(options.packet.destination) === (family === 6)) {
+      for (const q of (options.packets ?? []).filter((x) => isIPv6(x.destination) === (family === 6))) {
         // IPVS binds service addresses to kube-ipvs0: a packet to one is delivered locally (filter INPUT, KUBE-IPVS-FILTER)
         const bound = report.proxyMode.mode === "ipvs" ? ipvsBoundAddress(datapath.ipsets, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress], family) : undefined;
         const isLocalQ = bound ? (ip: string) => (facts.addresses ? facts.addresses.isLocal(ip) : ip === sources.nodeIP) || bound(ip) : facts.addresses?.isLocal;
         const podCIDRs = bundle.objects.nodes.map((n) => ({ node: n.metadata.name, cidrs: nodePodCIDRs(n) }));
-        const answer = answerPacket(options.packet, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces, {
+        const answer = answerPacket(q, (p, h) => datapath.trace(p, h, traceContext), nodeName, sources, svc, isLocalQ, sourcePod, ifaces, {
           endpoints: resolved.endpoints,
           ...(facts.sysctls ? { sysctls: facts.sysctls } : {}),
           ...(gateway !== undefined ? { podGateway: gateway } : {}),
@@ -680,7 +688,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...dp.answerCaveats);
-        answer.caveats.push(...scopeCaveats(options.packet, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip)), answer.outcome));
+        answer.caveats.push(...scopeCaveats(q, svc, proxyIngress, ipMode.honoured, nodePorts, facts.addresses?.isLocal ?? ((ip) => ip === sources.nodeIP || (nodeObj?.status?.addresses ?? []).some((a) => a.address === ip)), answer.outcome));
         packets.push(answer);
       }
     }
@@ -802,7 +810,7 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
     findings.push({
       severity: "warning",
       code: "ClientNodeNotTraced",
-      message: `${options.packet!.source} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; the answers below trace it on other nodes`,
+      message: `${[...new Set(options.packets!.map((q) => q.source))].join(", ")} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; the answers below trace it on other nodes`,
     });
   }
   for (const n of nodes) {
@@ -822,7 +830,7 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
     findings,
     limits,
   };
-  if (options.packet) out.packet = packets;
+  if (options.packets) out.packet = packets;
   // what the collection could not read reaches the report, not only stderr (the CLI prints them there too)
   if (bundle.warnings.length > 0) out.warnings = [...bundle.warnings];
   return out;

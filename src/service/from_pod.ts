@@ -35,30 +35,37 @@ export function noAddressOfFamily(name: string, ips: readonly string[], destinat
 }
 
 /**
- * The packet `--from-pod` traces when no `--dest` is given: from the pod to the Service's first ServicePort
- * (`spec.ports[0]`) at `spec.clusterIP` (the ClusterIP of its primary family). A Service has more destinations a client
- * pod may use: its other ServicePorts (kube-dns: 53/UDP, 53/TCP, 9153/TCP), and with dual-stack each port at the
- * ClusterIP of its other family (`spec.clusterIPs[1]`); those of a family the pod has an address of are listed in
- * `untraced`, so the answer says which destination it traced and which it did not.
+ * The packets `--from-pod` traces when no `--dest` is given: from the pod to every destination of the Service a client
+ * pod can send to — each ServicePort (`spec.ports`, in order: kube-dns is 53/UDP, 53/TCP and 9153/TCP) at each
+ * ClusterIP (`spec.clusterIPs`, primary family first) of a family the pod has an address of (a packet never changes
+ * family; kube-proxy programs each family's rules apart, pkg/proxy/serviceport.go newBaseServiceInfo).
  * @param svc the Service.
  * @param ips the pod's addresses ({@link podAddresses}).
  * @param name the pod's name (for the error).
- * @returns the packet, or undefined when the Service has no ClusterIP (headless, ExternalName) or no port.
- * @throws {UsageError} when the pod has no address of the ClusterIP's family ({@link noAddressOfFamily}).
+ * @returns the packets, primary ClusterIP's first, then by `spec.ports` order; empty when the Service has no
+ *   ClusterIP (headless, ExternalName) or no port.
+ * @throws {UsageError} when the pod has no address of any ClusterIP's family ({@link noAddressOfFamily}, for the
+ *   primary one).
  */
-export function servicePacketFromPod(svc: Service, ips: readonly string[], name: string): PacketQuestion | undefined {
-  const first = svc.spec.ports?.[0];
+export function servicePacketsFromPod(svc: Service, ips: readonly string[], name: string): PacketQuestion[] {
   const clusterIP = svc.spec.clusterIP;
-  if (!clusterIP || clusterIP === "None" || !first) return undefined;
-  const source = podAddressFor(ips, clusterIP);
-  if (source === undefined) throw noAddressOfFamily(name, ips, clusterIP);
+  const ports = svc.spec.ports ?? [];
+  if (!clusterIP || clusterIP === "None" || ports.length === 0) return [];
+  const vips = [clusterIP, ...(svc.spec.clusterIPs ?? []).filter((ip) => ip !== clusterIP && ip !== "None")];
+  const reachable = vips.filter((ip) => podAddressFor(ips, ip) !== undefined);
+  if (reachable.length === 0) throw noAddressOfFamily(name, ips, clusterIP);
   const protocol = (p: { protocol?: string }) => (p.protocol ?? "TCP").toLowerCase() as PacketQuestion["protocol"];
-  const packet: PacketQuestion = { source, destination: clusterIP, port: first.port, protocol: protocol(first) };
-  const vips = [clusterIP, ...(svc.spec.clusterIPs ?? []).filter((ip) => ip !== clusterIP && ip !== "None")].filter((ip) => podAddressFor(ips, ip) !== undefined);
-  const untraced = vips.flatMap((ip) => (svc.spec.ports ?? []).map((p) => formatDestination(ip, p.port, protocol(p))))
-    .filter((d) => d !== formatDestination(clusterIP, first.port, packet.protocol));
-  if (untraced.length > 0) packet.untraced = untraced;
-  return packet;
+  const seen = new Set<string>();
+  const out: PacketQuestion[] = [];
+  for (const ip of reachable) {
+    for (const p of ports) {
+      const key = formatDestination(ip, p.port, protocol(p));
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ source: podAddressFor(ips, ip)!, destination: ip, port: p.port, protocol: protocol(p) });
+    }
+  }
+  return out;
 }
 
 /**
@@ -76,9 +83,10 @@ export function fromPodRef(text: string, namespace: string): { namespace: string
   return parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : { namespace, name: bare };
 }
 
-/** The packet question and the node of a `--from-pod` client. */
+/** The packet questions and the node of a `--from-pod` client. */
 export interface FromPodQuestion {
-  packet: PacketQuestion;
+  /** The `--dest` packet with the pod's source, or every destination of the Service ({@link servicePacketsFromPod}). */
+  packets: PacketQuestion[];
   /** The pod's node: its rules handle the packet first. */
   node: string;
   pod: string;
@@ -89,11 +97,11 @@ export interface FromPodQuestion {
  * @param objects the bundle's objects.
  * @param namespace the namespace of the Service (and of the pod, as kubectl's `-n`).
  * @param fromPod `NAME`, `pod/NAME` or `NAMESPACE/NAME` ({@link fromPodRef}).
- * @param service the Service's name (its ClusterIP and first port make the packet when `packet` is not given,
- *   {@link servicePacketFromPod}, which names the Service's other destinations in `packet.untraced`).
+ * @param service the Service's name (its ClusterIPs and ports make the packets when `packet` is not given,
+ *   {@link servicePacketsFromPod}).
  * @param packet a `--dest` already given: only its source is replaced.
  * @param capture how the bundle was made (its `command` says whether it was captured with `--from-pod`).
- * @returns the packet and the pod's node.
+ * @returns the packets and the pod's node.
  * @throws {NotFoundError} when the bundle has no such pod (the message says to capture with `--from-pod`, as the pod
  *   may exist in the cluster) or Service.
  * @throws {UsageError} when the pod has no node or IP in the bundle, or the Service no ClusterIP and no --dest.
@@ -127,10 +135,10 @@ export function packetFromPod(objects: BundleObjects, namespace: string, fromPod
   if (!node) throw new UsageError(`--from-pod ${name}: the bundle shows the pod on no node (phase ${pod.status?.phase ?? "unknown"})`);
   if (ips.length === 0) throw new UsageError(`--from-pod ${name}: the bundle shows no IP address for the pod (phase ${pod.status?.phase ?? "unknown"})`);
   const sourceFor = (destination: string) => podAddressFor(ips, destination) ?? (() => { throw noAddressOfFamily(name, ips, destination); })();
-  if (packet) return { packet: { ...packet, source: sourceFor(packet.destination) }, node, pod: name };
+  if (packet) return { packets: [{ ...packet, source: sourceFor(packet.destination) }], node, pod: name };
   const svc = objects.services.find((s) => s.metadata.name === service && (s.metadata.namespace ?? "default") === namespace);
   if (!svc) throw new NotFoundError("service", service, namespace);
-  const chosen = servicePacketFromPod(svc, ips, name);
-  if (!chosen) throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
-  return { packet: chosen, node, pod: name };
+  const chosen = servicePacketsFromPod(svc, ips, name);
+  if (chosen.length === 0) throw new UsageError(`--from-pod ${name}: Service ${namespace}/${service} has no ClusterIP and port to send to; give --dest IP:PORT[/proto]`);
+  return { packets: chosen, node, pod: name };
 }

@@ -208,14 +208,6 @@ export function answerPacket(
         : `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
     );
   }
-  // --from-pod without --dest traces one of the Service's destinations (from_pod.ts servicePacketFromPod): say which,
-  // and which it did not
-  if (q.untraced && q.untraced.length > 0) {
-    a.caveats.push(
-      `one destination of Service ${svc.namespace}/${svc.name} traced (--from-pod without --dest takes its first port at spec.clusterIP): ${a.destination}; ` +
-        `not traced: ${q.untraced.join(", ")} (ask for one with --dest IP:PORT/PROTO)`,
-    );
-  }
   // another node's address: routed to that node, and not to this node's NodePorts, which kube-proxy reaches only for
   // packets addressed to the node itself (pkg/proxy/iptables/proxier.go syncProxyRules, the "kubernetes service
   // nodeports" rule: `-m addrtype --dst-type LOCAL`, or `-d` each --nodeport-addresses IP of this node; nftables mode:
