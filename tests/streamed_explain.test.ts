@@ -56,7 +56,7 @@ describe("a Service question analysed as each node's collection ends", () => {
     const names = bundle.nodes.map((n) => n.name);
     const packet = { source: "10.244.1.5", destination: "10.96.50.50", port: 80, protocol: "tcp" as const };
     const s = streamedExplain("spread");
-    const sofar = { bundle: { ...bundle, nodes: [] }, namespace: "default", packet };
+    const sofar = { bundle: { ...bundle, nodes: [] }, namespace: "default", packets: [packet] };
     for (const n of [...names].reverse()) s.hooks.nodeCaptured!(bundle.nodes.find((c) => c.name === n)!, sofar, names.length);
     const whole = explainService(bundle, "default", "spread", { packet });
     expect(whole.packet!.length).toBe(names.length);

@@ -34,7 +34,8 @@ export interface StreamedExplain {
 
 /** What a part was computed for: the question's nodes and packets, and how many nodes the report covers. */
 function questionKey(options: ExplainServiceOptions, nodeCount: number): string {
-  return JSON.stringify([options.nodes ?? null, options.packets ?? null, nodeCount]);
+  const packets = [...(options.packet ? [options.packet] : []), ...(options.packets ?? [])];
+  return JSON.stringify([options.nodes ?? null, packets, nodeCount]);
 }
 
 /**
