@@ -1,22 +1,36 @@
 /**
  * Which endpoints kube-proxy on one node programs for a ServicePort: topology-aware routing (EndpointSlice hints,
  * filled by the EndpointSlice controller for `spec.trafficDistribution` and the `service.kubernetes.io/topology-mode`
- * annotation) and the ready → serving-terminating fallback, as kube-proxy's pkg/proxy/topology.go
- * `CategorizeEndpoints` decides them, per kube-proxy version:
- * - v1.33+ (`topologyModeFromHints`): the hints alone decide. Same-node (`hints.forNodes`, PreferSameNode) when every
- *   ready endpoint has a node hint and one names this node — only with feature gate PreferSameTrafficDistribution,
- *   alpha (off) in v1.33, on by default from v1.34 (GA v1.35); else same-zone (`hints.forZones`) when every ready
- *   endpoint has a zone hint and one names the node's `topology.kubernetes.io/zone`; else every endpoint.
- * - v1.30–v1.32: zone hints alone decide when feature gate ServiceTrafficDistribution is on (alpha, off, in v1.30;
- *   beta, on by default, from v1.31): KEP-4444, kube-proxy "will always consider EndpointSlice hints" then.
- * - v1.27–v1.32 with ServiceTrafficDistribution off (`canUseTopology`): zone hints are followed only when feature gate
- *   TopologyAwareHints is on (by default from v1.24) and the Service's annotation says so: the
- *   deprecated `service.kubernetes.io/topology-aware-hints` when present (even empty: it takes precedence,
- *   pkg/proxy/service.go newBaseServiceInfo), else `service.kubernetes.io/topology-mode`; any value but "",
- *   `disabled`, `Disabled`.
+ * annotation; kube-proxy itself reads only the hints and, before v1.33, the annotation, never trafficDistribution)
+ * and the ready → serving-terminating fallback, as kube-proxy's pkg/proxy/topology.go `CategorizeEndpoints` decides
+ * them, per kube-proxy version:
+ * - v1.33+ (`topologyModeFromHints`, kubernetes/kubernetes@008b3652): the hints alone decide. Same-node
+ *   (`hints.forNodes`, PreferSameNode) when every ready endpoint has a node hint and one names this node — only with
+ *   feature gate PreferSameTrafficDistribution, alpha (off) in v1.33, on by default from v1.34 (GA v1.35); else
+ *   same-zone (`hints.forZones`) when every ready endpoint has a zone hint and one names the node's
+ *   `topology.kubernetes.io/zone` (a node without the label names none); else every endpoint.
+ * - v1.30–v1.32 (`canUseTopology`, v1.30 tree): `if !Enabled(TopologyAwareHints) &&
+ *   !Enabled(ServiceTrafficDistribution) return false`, then the annotation is checked only
+ *   `if !Enabled(ServiceTrafficDistribution)` ("Ignore value of hintsAnnotation if the ServiceTrafficDistribution
+ *   feature gate is enabled"): with that gate on (alpha, off, in v1.30; beta, on by default, from v1.31) the zone hints
+ *   alone decide, whatever the annotation (even `Disabled`) and whatever TopologyAwareHints.
+ * - v1.27–v1.32 with ServiceTrafficDistribution off (`canUseTopology`, kubernetes/kubernetes@803d40a5 before the gate
+ *   came): zone hints are followed only when feature gate TopologyAwareHints is on (by default from v1.24) and the
+ *   Service's annotation says so: the deprecated `service.kubernetes.io/topology-aware-hints` when present (even
+ *   empty: it takes precedence, pkg/proxy/serviceport.go newBaseServiceInfo, kubernetes/kubernetes@78fc8e44), else
+ *   `service.kubernetes.io/topology-mode`; any value but "", `disabled`, `Disabled` ("Any non-empty and non-disabled
+ *   values for the hints annotation are acceptable": `auto`, `Auto`, `PreferZone` alike).
+ * - Wherever zone hints are read, they count only when every ready endpoint has one (not-ready ones are skipped),
+ *   the node has a non-empty zone label, and at least one ready endpoint is hinted for it; else every endpoint.
  * - v1.21–v1.26: TopologyAwareHints on (alpha/beta off before v1.24) and only `service.kubernetes.io/topology-aware-hints`,
  *   `Auto` or `auto` (`topology-mode` came in v1.27).
  * - before v1.21: never.
+ * Source read: kubernetes/kubernetes pkg/proxy/topology.go at 803d40a5 (v1.27–v1.29 canUseTopology) and 008b3652
+ * (topologyModeFromHints); the index holds no release-1.30–1.32 commit of it, so the v1.30 canUseTopology was read
+ * in a copy of the v1.30 tree (ashierj/superdemo@86435b28, whose pkg/features/kube_features.go at that commit has
+ * ServiceTrafficDistribution alpha off and TopologyAwareHints beta on) and its gate logic checked against a later
+ * tree (danwinship/kubernetes@7dfae2cf: the same two gate checks, the zone-label check moved into the endpoint loop,
+ * which changes only what is logged).
  * Feature gates are read from kube-proxy's configuration (`featureGates`, `--feature-gates`) where the version lets them
  * be set, else taken at the version's default, said so ({@link featureGate}). The node's kubeProxyVersion (else
  * kubeletVersion) stands for kube-proxy's; unknown → the current rules. Both are the kubelet's own version, and kube-proxy
@@ -100,8 +114,12 @@ const SAME_NODE_GATE = "PreferSameTrafficDistribution";
  * give them: for each stage, the first minor release (1.x) of the stage, its default, and whether it is locked to that
  * default (GA). Before the first stage the gate does not exist (the behaviour is off); after a GA gate is removed the
  * behaviour stays on.
- * - TopologyAwareHints: alpha (off) v1.21, beta off v1.23, beta on v1.24, GA v1.33.
- * - ServiceTrafficDistribution: alpha (off) v1.30, beta (on) v1.31, GA v1.33 (KEP-4444; kube-proxy is one of its components).
+ * - TopologyAwareHints: alpha (off) v1.21, beta off v1.23, beta on v1.24, GA locked v1.33 (kubernetes/website
+ *   feature-gates/TopologyAwareHints.md stages; v1.30 kube_features.go: `{Default: true, PreRelease:
+ *   featuregate.Beta}`).
+ * - ServiceTrafficDistribution: alpha (off) v1.30, beta (on) v1.31, GA v1.33 (kubernetes/website
+ *   feature-gates/ServiceTrafficDistribution.md stages; v1.30 kube_features.go: `{Default: false, PreRelease:
+ *   featuregate.Alpha}`); kube-proxy reads it in canUseTopology (see the module comment).
  * - ProxyTerminatingEndpoints: alpha (off) v1.22, beta (on) v1.26, GA v1.28 (KEP-1669), removed in v1.30.
  * - PreferSameTrafficDistribution: alpha (off) v1.33, beta (on) v1.34, GA v1.35.
  * - LoadBalancerIPMode: alpha (off) v1.29, beta (on) v1.30, GA v1.32 (KEP-1860; whether kube-proxy skips ingress IPs
@@ -241,11 +259,11 @@ const gateOf = (name: string, node: TopologyNode) => featureGate(name, node.mino
 /**
  * Whether kube-proxy on `node` reads zone hints at all for this Service, and the clause saying why (see the module
  * comment): v1.33+ always (`topologyModeFromHints`); v1.30–v1.32 when feature gate ServiceTrafficDistribution is on,
- * whatever the annotations (KEP-4444 "Changes within kube-proxy": with the gate on kube-proxy "will always consider
- * EndpointSlice hints"; canUseTopology then returns false only when neither it nor TopologyAwareHints is on, as
- * Antrea's mirror of it, antrea-io/antrea#6604, has it); else when feature gate TopologyAwareHints is on (v1.27–v1.32
- * `canUseTopology`; before v1.24 kube-proxy does not even watch its Node without it, cmd/kube-proxy/app/server.go) and
- * the Service's annotation says so.
+ * whatever the annotations and TopologyAwareHints (pkg/proxy/topology.go canUseTopology, v1.30 tree: it returns false
+ * only when neither gate is on, and reads the annotation only when ServiceTrafficDistribution is off: "Ignore value of
+ * hintsAnnotation if the ServiceTrafficDistribution feature gate is enabled"); else when feature gate
+ * TopologyAwareHints is on (v1.27–v1.32 `canUseTopology`; before v1.24 kube-proxy does not even watch its Node without
+ * it, cmd/kube-proxy/app/server.go) and the Service's annotation says so.
  * @returns `follows`, and `why`: the clause saying why not, or what it rests on when it does (a gate's default, a
  *   configured gate), "" when nothing is worth saying.
  */
