@@ -1,6 +1,7 @@
 // Audit-topo finding 2: the feature gates kube-proxy's configuration sets decide which endpoints it programs, per
 // version (pkg/features/kube_features.go versioned specs): ServiceTrafficDistribution (alpha off v1.30, beta on v1.31,
-// GA v1.33) makes it follow zone hints without the annotation (KEP-4444); TopologyAwareHints (on by default v1.24,
+// GA v1.33) makes it follow zone hints without the annotation (pkg/proxy/topology.go canUseTopology, v1.30 tree:
+// the annotation is read only with the gate off); TopologyAwareHints (on by default v1.24,
 // GA v1.33) off makes it ignore them (v1.27–v1.30 canUseTopology); ProxyTerminatingEndpoints (alpha off v1.22, beta on
 // v1.26, GA v1.28) on gives the serving-terminating fallback. Without the configuration in the bundle the version's
 // default is taken and the note says the setting was not read. Rules are generated as kube-proxy writes them
