@@ -11,7 +11,7 @@ import { decodeBundle } from "../src/bundle/decode.ts";
 import type { KubeEvent, Node, Pod, PodGroup } from "../src/model/k8s.ts";
 import { explainPending } from "../src/pending/explain.ts";
 import { gangPodsNotListedWarning, workloadNotFoundWarning } from "../src/pending/gang.ts";
-import { podGroupApiNotServedWarning, podGroupNotFoundWarning, podGroupsForbiddenWarning } from "../src/pending/pod_group.ts";
+import { POD_GROUP_REJECTED_MESSAGE, podGroupApiNotServedWarning, podGroupNotFoundWarning, podGroupsForbiddenWarning } from "../src/pending/pod_group.ts";
 import { renderPendingText } from "../src/report/pending_text.ts";
 import { expectGroupObjectsNotReadFor, gangBundle, gangPolicy, itStatesGroupObjectAbsence, schedulerNode, startGangCluster, whyPendingLive, withFakeApiServer } from "./helpers/gang_bundles.ts";
 
@@ -103,7 +103,7 @@ describe("v1.36 PodGroup: the pod group scheduling cycle", () => {
     const r = ask(bundle(pods(), [podGroup("llm-0", gang(5), { status: rejected })]));
     const g = r.pods[0]!.gang!;
     expect(g.stage).toBe("pod-group-cycle");
-    expect(g.message).toBeNull();
+    expect(g.message).toBe(POD_GROUP_REJECTED_MESSAGE);
     expect(g.detail).toContain("of which only 3 can be placed (0 bound, 3 fit a node by the rules checked here, each alone)");
     expect(g.detail).toContain("rejects the whole group");
     expect(g.detail).toContain("w-3 (0/2 nodes are available: 2 Insufficient cpu)");
@@ -118,6 +118,19 @@ describe("v1.36 PodGroup: the pod group scheduling cycle", () => {
     const f = r.findings.find((x) => x.id === "gang-scheduling")!;
     expect(f.title).toBe("The gang of pod train/w-0 cannot place minCount 5 pods: the pod group cycle rejects the whole group");
     expect(f.evidence).toContain("PodGroup train/llm-0: status.conditions PodGroupScheduled=False (Unschedulable): pod group is unschedulable");
+  });
+
+  it("v1.36: a pod that found a node expects the group's words (schedule_one_podgroup.go submitPodGroupAlgorithmResult); one that fits nowhere, and v1.37 or an unknown release, expect none", () => {
+    // w-0 fits alone: its FailedScheduling is "pod group is unschedulable, <GangScheduling's Permit status>"
+    expect(ask(bundle(pods(), [podGroup("llm-0", gang(5), { status: rejected })])).pods[0]!.gang!.message)
+      .toBe("pod group is unschedulable, waiting for minCount pods from a gang to be scheduled");
+    // w-3 (16 cpu) fits no node: it is rejected with its own filters' message, not the group's
+    expect(ask(bundle(pods(), [podGroup("llm-0", gang(5))]), "w-3").pods[0]!.gang!.message).toBeNull();
+    // v1.37 checks minCount in PlacementFeasible, whose words on the pod the sources read do not show
+    const v137 = [node("n1", "8", "v1.37.0"), node("n2", "8", "v1.37.0")];
+    const g37 = ask(bundle(pods(), [podGroup("llm-0", gang(5), { apiVersion: "scheduling.k8s.io/v1alpha3" })], { nodes: v137 })).pods[0]!.gang!;
+    expect(g37.stage).toBe("pod-group-cycle");
+    expect(g37.message).toBeNull();
   });
 
   it("a pod of the group that does not fit keeps its own filters' reconciliation", () => {

@@ -20,9 +20,12 @@
  *   PodScheduled condition), nominations are cleared, the group goes back to the queue with backoff, and the PodGroup's
  *   condition `PodGroupScheduled` (v1.37: `PodGroupInitiallyScheduled`) is set False with reason `Unschedulable` and
  *   the group's message (submitPodGroupAlgorithmResult, updatePodGroupCondition). No pod waits at Permit holding a node
- *   for the group. The wording of the group's rejection message in the v1.36 release is not shown by the sources read
- *   (the v1.37 development code writes GangScheduling's PlacementFeasible `minCount (N) cannot be satisfied: …`), so
- *   {@link GangReport.message} is null at that stage and the PodGroup's condition, when collected, gives the words.
+ *   for the group. The words (v1.36, {@link POD_GROUP_REJECTED_MESSAGE}): a pod that found a node is rejected with
+ *   `pod group is unschedulable, <its Permit status>`, GangScheduling's Permit saying `waiting for minCount pods from a
+ *   gang to be scheduled`; the PodGroup's condition says `pod group is unschedulable`. v1.37 moved the minCount check to
+ *   GangScheduling's PlacementFeasible (`minCount (N) cannot be satisfied: …`), whose path to the pod's event the
+ *   sources read do not show, so {@link GangReport.message} is null there, as it is for a pod that fits nowhere (its own
+ *   filters' message) and when the scheduler's release is not known.
  *
  * Gates: v1.36 needs kube-scheduler's GenericWorkload and GangScheduling (alpha, off by default); v1.37 merged
  * GangScheduling into GenericWorkload (KEP-4671 "Feature gates merge in v1.37"), beta and still off by default
@@ -51,6 +54,19 @@ import {
   stuckMembersText,
 } from "./gang.ts";
 import type { FailedSchedulingEvent, Finding, PodReport, Reconciliation } from "./report.ts";
+
+/**
+ * The FailedScheduling message (and PodScheduled condition message) kube-scheduler v1.36 writes for a pod that found a
+ * node when its pod group scheduling cycle cannot place minCount pods. Sources (kubernetes/kubernetes, v1.36 era:
+ * PodGroupScheduled condition, scheduling.k8s.io/v1alpha2, stored commit 008b3652959ca58af8be3fb5b6ecfe9ae7638282):
+ * pkg/scheduler/schedule_one_podgroup.go submitPodGroupAlgorithmResult rejects such a pod with
+ * `fwk.NewStatus(fwk.Unschedulable, podResult.permitStatus.Message()).WithError(errPodGroupUnschedulable)`,
+ * errPodGroupUnschedulable = "pod group is unschedulable"; staging/src/k8s.io/kube-scheduler/framework Status.Message
+ * joins Reasons() with ", ", the error first; its Permit status is GangScheduling's Wait below minCount
+ * (gangscheduling.go Permit, schedulingGroup versions: "waiting for minCount pods from a gang to be scheduled");
+ * schedule_one.go handleSchedulingFailure writes status.Message() into the event and the condition.
+ */
+export const POD_GROUP_REJECTED_MESSAGE = "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled";
 
 /** The plugin's PreEnqueue message when the PodGroup does not exist (gangscheduling.go PreEnqueue, v1.36 and v1.37; sic "pods's"). */
 export function podGroupMissingObjectMessage(podGroup: string): string {
@@ -221,11 +237,14 @@ export function analysePodGroup(input: PodGroupInput): GangReport | undefined {
   const { placed, counted, stuck } = gangPlacement(all);
   const said = condition?.status === "False" && condition.message ? ` The scheduler's last word on the group (${condition.type}=False, ${condition.reason ?? "no reason"}): "${condition.message}".` : "";
   if (placed < minCount) {
+    // the group's words reach only the pods that found a node (submitPodGroupAlgorithmResult); the others keep their filters' message
+    const self = `${ns}/${pod.metadata.name}`;
+    const fits = all.some((m) => m.pod === self && m.fits === true);
     return {
       ...base,
       ...gangPolicyFields(minCount, all, membersComplete),
       stage: "pod-group-cycle",
-      message: null,
+      message: minor === 36 && fits ? POD_GROUP_REJECTED_MESSAGE : null,
       detail: `${label} is a gang of minCount ${minCount} with ${have} pods, of which only ${placed} can be placed (${counted}): kube-scheduler tries the group's pods together ` +
         `in one pod group scheduling cycle and, with fewer than minCount placed, rejects the whole group — the pods that found a node with the group's rejection, the others with their own ` +
         `reasons — clears their nominations and retries the group after backoff, when a cluster event may let one of them fit; the gang needs ${minCount - placed} more of: ` +
