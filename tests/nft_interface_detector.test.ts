@@ -191,14 +191,17 @@ describe.each(["json", "text"] as const)("nft %s", (form) => {
       expect(masqueraded(c)).toEqual([false]);
       expect(c.masquerade).toBe("never");
       expect(c.reason).toBe(
-        "not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/nftables/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())",
+        "not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (kube-proxy's clusterCIDR has no IPv4 range, as far as the bundle tells: its configuration is not in it), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/nftables/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())",
       );
       // the only marking rule on the path is the endpoint's hairpin rule, which does not apply
       expect(c.evidence.map((e) => text(e.rule.raw))).toEqual(["ip saddr 10.180.0.1 jump mark-for-masquerade"]);
     });
     it("the node's note says the decisions depend on the missing detector", () => {
       const note = r.notes.find((n) => n.startsWith("no local-traffic detector in test-node's rules"));
-      expect(note).toContain("kube-proxy runs without one (detect-local-mode ClusterCIDR with clusterCIDR unset: pkg/proxy/util/localdetector.go)");
+      // no kube-proxy configuration in the bundle; the Node's podCIDR rules out NodeCIDR (it would give a detector)
+      expect(note).toContain(
+        "kube-proxy runs without one (detect-local-mode ClusterCIDR (the default) with no IPv4 clusterCIDR: pkg/proxy/util/localdetector.go; with NodeCIDR, Node test-node's spec.podCIDRs 10.0.0.0/24 would give it one; kube-proxy's configuration, not in the bundle, would say)",
+      );
       expect(note).toContain("no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do");
       expect(note).toMatch(/The cluster CIDR 10\.0\.0\.0\/8 \(from the bundle's capture info\) only places this report's sample clients$/);
       expect(r.notes.filter((n) => n.startsWith("cluster CIDR ") || n.startsWith("local traffic is detected by input interface"))).toEqual([]);

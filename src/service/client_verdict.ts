@@ -265,7 +265,7 @@ export function heldByAffinity(v: ClientVerdict): boolean {
 
 /**
  * Words a ClusterIP verdict of a node whose rules have no local-traffic detector (cluster_cidr.ts
- * iptablesWithoutLocalDetector, nftables/datapath.ts `noLocalDetector`: kube-proxy's clusterCIDR unset). A client
+ * iptablesWithoutLocalDetector, nftables/datapath.ts `noLocalDetector`; local_detector.ts noDetectorCause). A client
  * that is not masqueraded is so because kube-proxy wrote no ClusterIP masquerade rule, not because of the rule the
  * trace happened to miss last (an endpoint's own hairpin rule, `-s <endpoint> -j KUBE-MARK-MASQ` / `ip saddr
  * <endpoint> jump mark-for-masquerade`, which concerns that endpoint only).
@@ -274,10 +274,11 @@ export function heldByAffinity(v: ClientVerdict): boolean {
  * @param mode the node's proxy mode: iptables or nftables (no masquerade rule at all for ClusterIPs: pkg/proxy/iptables
  *   and pkg/proxy/nftables proxier.go syncProxyRules) or ipvs (only `KUBE-CLUSTER-IP src,dst`, for sources that are
  *   Service addresses).
+ * @param cause why kube-proxy has no detector, as far as the bundle tells (local_detector.ts NoDetectorCause `short`).
  */
-export function sayNoLocalDetector(v: ClientVerdict, mode: "iptables" | "ipvs" | "nftables"): void {
+export function sayNoLocalDetector(v: ClientVerdict, mode: "iptables" | "ipvs" | "nftables", cause: string): void {
   if (v.masquerade !== "never" || !v.reason.startsWith("not masqueraded: ")) return;
   v.reason = mode !== "ipvs"
-    ? `not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/${mode}/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())`
-    : `${v.reason}; the node's rules have no local-traffic detector (kube-proxy's clusterCIDR is unset), so kube-proxy masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, pkg/proxy/ipvs/proxier.go)`;
+    ? `not masqueraded: no rule on the path marks it: the node's rules have no local-traffic detector (${cause}), so kube-proxy writes no ClusterIP masquerade rule (pkg/proxy/${mode}/proxier.go syncProxyRules: only with masqueradeAll or localDetector.IsImplemented())`
+    : `${v.reason}; the node's rules have no local-traffic detector (${cause}), so kube-proxy masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, pkg/proxy/ipvs/proxier.go)`;
 }

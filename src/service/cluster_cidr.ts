@@ -126,9 +126,9 @@ export function detectorCIDRScope(detected: readonly string[], ownPodCIDRs: read
 }
 
 /**
- * Whether a node's iptables rules show kube-proxy running without a local-traffic detector (`detectLocalMode`
- * ClusterCIDR with `clusterCIDR` unset: pkg/proxy/util/localdetector.go, a no-op detector whose IsImplemented() is
- * false) and without masqueradeAll. kube-proxy then writes (pkg/proxy/iptables/proxier.go and ipvs/proxier.go
+ * Whether a node's iptables rules show kube-proxy running without a local-traffic detector (a no-op detector whose
+ * IsImplemented() is false, pkg/proxy/util/localdetector.go: e.g. `detectLocalMode` ClusterCIDR with `clusterCIDR`
+ * unset; local_detector.ts noDetectorCause says which setting) and without masqueradeAll. kube-proxy then writes (pkg/proxy/iptables/proxier.go and ipvs/proxier.go
  * syncProxyRules):
  * - iptables mode: no ClusterIP masquerade rule in KUBE-SVC-/KUBE-SVL- chains (`… cluster IP … -j KUBE-MARK-MASQ`,
  *   only `if masqueradeAll … else if localDetector.IsImplemented()`) and no "pod traffic" short-circuit in KUBE-EXT-;

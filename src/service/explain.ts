@@ -29,7 +29,7 @@ import { affinitySetDrift, driftFor, externalPolicyDrift, ipsetDrift, nodeAffini
 import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./entry_points.ts";
 import { rulesInChains, type TraceContext, type TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
-import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, podGatewayInterface } from "./local_detector.ts";
+import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, noDetectorCause, podGatewayInterface } from "./local_detector.ts";
 import { answerPacket } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
@@ -374,26 +374,30 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         : iptablesPodInterface(dp.iptables);
       const configured = fromRules ? undefined : configPodInterface(bundle.objects);
       const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
-      // kube-proxy without a local-traffic detector (clusterCIDR unset): the cluster CIDR found elsewhere decides no
+      // kube-proxy without a local-traffic detector (local_detector.ts noDetectorCause says why): the cluster CIDR found elsewhere decides no
       // masquerade, it only places the report's sample clients (iptables and IPVS: cluster_cidr.ts
       // iptablesWithoutLocalDetector; nftables: the table's service chains, nftables/datapath.ts noLocalDetector)
       const mode = report.proxyMode.mode;
-      const noDetector = cidr.source === "the rules (local-traffic detector)" || datapath.podInterface
+      const noDetectorMode = cidr.source === "the rules (local-traffic detector)" || datapath.podInterface
         ? undefined
         : (mode === "iptables" || mode === "ipvs") && iptablesWithoutLocalDetector(dp.iptables)
         ? mode
         : mode === "nftables" && datapath.noLocalDetector
         ? mode
         : undefined;
+      // the rules read are IPv4's unless the Service is IPv6 only (iptables-save and nft's ip family come first)
+      const noDetector = noDetectorMode
+        ? { mode: noDetectorMode, cause: noDetectorCause(proxyConfig, nodeObj, nodeName, families.includes(4) ? 4 : 6) }
+        : undefined;
       if (noDetector) {
         report.notes.push(
-          `no local-traffic detector in ${nodeName}'s rules: kube-proxy runs without one (detect-local-mode ClusterCIDR with clusterCIDR unset: pkg/proxy/util/localdetector.go), so ` +
-            (noDetector === "iptables"
+          `no local-traffic detector in ${nodeName}'s rules: kube-proxy runs without one (${noDetector.cause.why}), so ` +
+            (noDetector.mode === "iptables"
               ? `it writes no ClusterIP masquerade rule and no externalTrafficPolicy Local "pod traffic" short-circuit (pkg/proxy/iptables/proxier.go syncProxyRules): no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do`
-              : noDetector === "nftables"
+              : noDetector.mode === "nftables"
               ? `it writes no ClusterIP masquerade rule (ip daddr … jump mark-for-masquerade) in the service chains and no externalTrafficPolicy Local "short-circuit pod traffic" rule in the external chains (pkg/proxy/nftables/proxier.go syncProxyRules): no client is masqueraded at a ClusterIP, and pods reach externalTrafficPolicy Local addresses as clients from outside do`
               : `it masquerades ClusterIP traffic only from a Service address (KUBE-CLUSTER-IP src,dst, "Masquerade all OUTPUT traffic coming from a service ip", pkg/proxy/ipvs/proxier.go)`) +
-            `; setting kube-proxy's --cluster-cidr (clusterCIDR) gives it one` +
+            `; ${noDetector.cause.fix}` +
             (cidr.cidrs.length > 0 ? `. The cluster CIDR ${cidr.cidrs.join(", ")} (from ${cidr.source}) only places this report's sample clients` : ""),
         );
       } else if (cidr.cidrs.length > 0 && !podIf) {
@@ -513,7 +517,7 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
             if (ifaces) pkt.inInterface = c.hook === "OUTPUT" ? "" : c.kind === "pod-same-node" || c.kind === "hairpin" ? ifaces.pod : ifaces.uplink;
             const trace = datapath.trace(pkt, c.hook, traceContext);
             const v = verdictFromTrace(c.kind, c.description, c.src, trace);
-            if (noDetector && ep.kind === "ClusterIP") sayNoLocalDetector(v, noDetector);
+            if (noDetector && ep.kind === "ClusterIP") sayNoLocalDetector(v, noDetector.mode, noDetector.cause.short);
             const entered = serviceChainEntered(trace);
             if (entered) serviceChainOf.set(v, entered);
             if (ipvsMode) checkIpvsConntrack(v, nodeName, resolved.endpoints, facts.sysctls, [...svc.clusterIPs, ...svc.externalIPs, ...svc.loadBalancerIngress]);

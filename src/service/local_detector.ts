@@ -16,7 +16,9 @@ import type { InterfaceAddress } from "../datapath/ip_addr.ts";
 import type { BridgePort } from "../datapath/sysctls.ts";
 import { cidrContains } from "../model/ip.ts";
 import { detectorRuleCandidates } from "./cluster_cidr.ts";
-import { readKubeProxyConfig } from "./proxy_config.ts";
+import type { Node } from "../model/k8s.ts";
+import { nodePodCIDRs } from "./node_facts.ts";
+import { type KubeProxySettings, readKubeProxyConfig } from "./proxy_config.ts";
 import type { RuleRef } from "./trace.ts";
 
 /** The pod interface kube-proxy's detector names, and where it was learnt. */
@@ -162,4 +164,89 @@ export function clientInterfaces(
     return { pod: `${pod.name}0a1b2c3d`, uplink: upFor(matchesPrefix), ...(undetermined ? { undetermined } : {}) };
   }
   return { pod: pod.name, uplink: upFor((n) => n === pod.name) };
+}
+
+/** Why a node's kube-proxy runs without a local-traffic detector, as far as the bundle tells ({@link noDetectorCause}). */
+export interface NoDetectorCause {
+  /** For the node's note: the setting that made it so, with its source (`detect-local-mode ClusterCIDR (…) with clusterCIDR unset`). */
+  why: string;
+  /** For the node's note: what would give kube-proxy one (`setting kube-proxy's --cluster-cidr (clusterCIDR) …`). */
+  fix: string;
+  /** For a client's reason, in parentheses (`kube-proxy's clusterCIDR is unset`). */
+  short: string;
+}
+
+/**
+ * Why kube-proxy runs without a local-traffic detector for IP `family`, from its configuration (when the bundle holds
+ * it) and the Node's `spec.podCIDRs`. kube-proxy starts every family with a no-op detector and replaces it
+ * (cmd/kube-proxy/app/server_linux.go getLocalDetectors; pkg/proxy/util/localdetector.go from v1.33) only for:
+ * detect-local-mode ClusterCIDR (the default, `""`) with a clusterCIDR of that family; NodeCIDR with a podCIDR of
+ * that family on the Node; BridgeInterface and InterfaceNamePrefix always. Any other value keeps the no-op one.
+ * When the configuration was not collected, both CIDR causes are named and the configuration is said to decide.
+ * @param config kube-proxy's settings (proxy_config.ts readKubeProxyConfig), undefined when the bundle holds none.
+ * @param node the Node whose rules have no detector (for NodeCIDR: its `spec.podCIDRs`).
+ * @param nodeName the node's name.
+ * @param family the IP family of the rules without a detector.
+ * @returns the cause, in the three wordings the report uses.
+ */
+export function noDetectorCause(config: KubeProxySettings | undefined, node: Node | undefined, nodeName: string, family: 4 | 6): NoDetectorCause {
+  const fam = `IPv${family}`;
+  const ofFamily = (cidr: string) => cidr.includes(":") === (family === 6);
+  const podCIDRs = nodePodCIDRs(node);
+  const podCIDRText = podCIDRs.length > 0 ? `spec.podCIDRs ${podCIDRs.join(", ")}` : "no spec.podCIDRs";
+  const source = "pkg/proxy/util/localdetector.go";
+  const clusterFix = `setting kube-proxy's --cluster-cidr (clusterCIDR) to the pods' ${fam} range gives it one`;
+  const nodeFix = `an ${fam} podCIDR on Node ${nodeName} (assigned by kube-controller-manager's node IPAM, --allocate-node-cidrs) gives it one at kube-proxy's next start`;
+  if (!config || config.unread) {
+    if (podCIDRs.some(ofFamily)) {
+      // NodeCIDR would have given one from the Node's podCIDR: ClusterCIDR it is, unless kube-proxy started before it
+      return {
+        why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR: ${source}; with NodeCIDR, Node ${nodeName}'s ${podCIDRText} would give it one; kube-proxy's configuration, not in the bundle, would say`,
+        fix: clusterFix,
+        short: `kube-proxy's clusterCIDR has no ${fam} range, as far as the bundle tells: its configuration is not in it`,
+      };
+    }
+    return {
+      why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR, or NodeCIDR with no ${fam} podCIDR on Node ${nodeName} (${podCIDRText}): ${source}; kube-proxy's configuration, not in the bundle, says which`,
+      fix: `with ClusterCIDR, ${clusterFix}; with NodeCIDR, ${nodeFix}`,
+      short: `kube-proxy's clusterCIDR has no ${fam} range, or with detect-local-mode NodeCIDR the Node has no ${fam} podCIDR: its configuration, not in the bundle, says which`,
+    };
+  }
+  const mode = config.detectLocalMode?.value ?? "";
+  const modeText = config.detectLocalMode ? `detect-local-mode ${mode} (${config.detectLocalMode.source})` : "detect-local-mode ClusterCIDR (unset: the default)";
+  if (mode === "" || mode === "ClusterCIDR") {
+    const cidrs = config.clusterCIDRs?.value ?? [];
+    const set = cidrs.length === 0 ? "clusterCIDR unset" : `clusterCIDR ${cidrs.join(",")} (${config.clusterCIDRs!.source}), none of it ${fam}`;
+    if (cidrs.some(ofFamily)) {
+      // the configuration read would give a detector: it is not the one this kube-proxy started with
+      return {
+        why: `${modeText} with clusterCIDR ${cidrs.join(",")} (${config.clusterCIDRs!.source}) would give it one (${source}): the configuration read is not the one this kube-proxy started with (it reads it at start)`,
+        fix: "restarting kube-proxy applies the configuration read",
+        short: "kube-proxy runs with another configuration than the one read",
+      };
+    }
+    return { why: `${modeText} with ${set}: ${source}`, fix: clusterFix, short: cidrs.length === 0 ? "kube-proxy's clusterCIDR is unset" : `kube-proxy's clusterCIDR has no ${fam} range` };
+  }
+  if (mode === "NodeCIDR") {
+    if (podCIDRs.some(ofFamily)) {
+      return {
+        why: `${modeText} with Node ${nodeName}'s ${podCIDRText} would give it one (${source}): kube-proxy started before the Node had its podCIDR, or with another configuration`,
+        fix: "restarting kube-proxy gives it the detector of the Node's podCIDR",
+        short: `kube-proxy started before Node ${nodeName} had an ${fam} podCIDR`,
+      };
+    }
+    return { why: `${modeText} and Node ${nodeName} has no ${fam} podCIDR (${podCIDRText}): ${source}`, fix: nodeFix, short: `detect-local-mode NodeCIDR and Node ${nodeName} has no ${fam} podCIDR` };
+  }
+  if (mode === "BridgeInterface" || mode === "InterfaceNamePrefix") {
+    return {
+      why: `${modeText} always gives it one (${source}): the configuration read is not the one this kube-proxy started with (it reads it at start)`,
+      fix: "restarting kube-proxy applies the configuration read",
+      short: "kube-proxy runs with another configuration than the one read",
+    };
+  }
+  return {
+    why: `${modeText} is none of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix: kube-proxy falls back to no detector ("Defaulting to no-op detect-local", ${source})`,
+    fix: "one of those modes gives it one",
+    short: `kube-proxy's detect-local-mode ${mode} is not one it knows`,
+  };
 }

@@ -11,6 +11,7 @@ import { checkBridge } from "./bridge_checks.ts";
 import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { sayNoLocalDetector, verdictFromTrace } from "./client_verdict.ts";
+import type { NoDetectorCause } from "./local_detector.ts";
 import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
 import { checkReplyPath } from "./reply_path.ts";
@@ -35,10 +36,10 @@ export interface PacketFacts {
   ipvs?: boolean;
   /**
    * The node's rules have no local-traffic detector (cluster_cidr.ts iptablesWithoutLocalDetector, nftables/datapath.ts
-   * noLocalDetector), in this proxy mode:
-   * an unmasqueraded packet to a ClusterIP is answered so (client_verdict.ts sayNoLocalDetector).
+   * noLocalDetector), in this proxy mode, and why (local_detector.ts noDetectorCause): an unmasqueraded packet to a
+   * ClusterIP is answered so (client_verdict.ts sayNoLocalDetector).
    */
-  noLocalDetector?: "iptables" | "ipvs" | "nftables";
+  noLocalDetector?: { mode: "iptables" | "ipvs" | "nftables"; cause: NoDetectorCause };
   /** Each node's pod CIDRs (Node spec.podCIDRs): a source in this node's is a pod of this node; in another's, a pod there. */
   podCIDRs?: { node: string; cidrs: string[] }[];
   /** This node's addresses in its Node object (`status.addresses`): local, when the node's own list was not collected. */
@@ -100,7 +101,7 @@ export function answerPacket(
   if (ifaces) pkt.inInterface = srcLocal ? "" : podHere ? ifaces.pod : ifaces.uplink;
   const trace = tracer(pkt, srcLocal ? "OUTPUT" : "PREROUTING");
   const v = verdictFromTrace("custom", `${q.source} → ${q.destination}:${q.port}/${q.protocol}`, q.source, trace);
-  if (facts.noLocalDetector && svc.clusterIPs.includes(q.destination)) sayNoLocalDetector(v, facts.noLocalDetector);
+  if (facts.noLocalDetector && svc.clusterIPs.includes(q.destination)) sayNoLocalDetector(v, facts.noLocalDetector.mode, facts.noLocalDetector.cause.short);
   // what the rules alone do not decide, as for the report's clients (explain.ts): the reply path, the bridge, and a
   // loopback source's route out of the node
   // the source's node: this one (a local address, or a pod here), another (a pod there, or another node's address), or

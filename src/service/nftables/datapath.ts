@@ -51,8 +51,8 @@ export interface NftDatapath {
    * service chains have rules, yet none marks ClusterIP traffic for masquerade (`ip daddr VIP tcp dport P [ip saddr !=
    * CIDR | iifname != IF] jump mark-for-masquerade`) and no external chain has a "short-circuit pod traffic" rule.
    * kube-proxy writes those only `if proxier.masqueradeAll` / `else if proxier.localDetector.IsImplemented()`
-   * (pkg/proxy/nftables/proxier.go syncProxyRules, v1.29+), and the detector is a no-op when detect-local-mode is
-   * ClusterCIDR with clusterCIDR unset (pkg/proxy/util/localdetector.go).
+   * (pkg/proxy/nftables/proxier.go syncProxyRules, v1.29+), and the detector is a no-op e.g. when detect-local-mode is
+   * ClusterCIDR with clusterCIDR unset (pkg/proxy/util/localdetector.go; local_detector.ts noDetectorCause).
    */
   noLocalDetector?: boolean;
   signals: {
