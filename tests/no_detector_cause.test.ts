@@ -9,34 +9,13 @@ import type { Bundle } from "../src/bundle/bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import { noDetectorCause } from "../src/service/local_detector.ts";
 import { readKubeProxyConfig } from "../src/service/proxy_config.ts";
-import type { ConfigMap, DaemonSet, Node } from "../src/model/k8s.ts";
+import type { Node } from "../src/model/k8s.ts";
 import { bundleOf, service, slice } from "./helpers/bundles.ts";
 import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
+import { KUBEADM_DS, kubeadmConfigMap } from "./helpers/kube_proxy_config.ts";
 
 // kubeadm's layout: DaemonSet kube-system/kube-proxy runs --config from ConfigMap kube-proxy (config.conf)
-const DS = {
-  apiVersion: "apps/v1",
-  kind: "DaemonSet",
-  metadata: { name: "kube-proxy", namespace: "kube-system", labels: { "k8s-app": "kube-proxy" } },
-  spec: {
-    template: {
-      spec: {
-        containers: [{
-          name: "kube-proxy",
-          command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"],
-          volumeMounts: [{ name: "kube-proxy", mountPath: "/var/lib/kube-proxy" }],
-        }],
-        volumes: [{ name: "kube-proxy", configMap: { name: "kube-proxy" } }],
-      },
-    },
-  },
-} as unknown as DaemonSet;
-const configMap = (fields: string): ConfigMap => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: { name: "kube-proxy", namespace: "kube-system" },
-  data: { "config.conf": `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n${fields}` },
-} as ConfigMap);
+const configMap = (fields: string) => kubeadmConfigMap(`apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n${fields}`);
 
 const services = [service("ns1", "svc1", { type: "ClusterIP", clusterIP: "172.30.0.41", ports: [{ name: "p80", port: 80, protocol: "TCP" }] })];
 const slices = [slice("ns1", "svc1", [{ ip: "10.180.0.1", node: "node-2" }, { ip: "10.180.2.1", node: "node-1" }], [{ name: "p80", port: 80 }])];
@@ -46,7 +25,7 @@ const dump = kubeProxyRules(services, slices, "10.0.0.0/8").split("\n").filter((
 function bundle(conf: string | undefined, podCIDRs?: string[]): Bundle {
   const b = bundleOf({ dump, nodeName: "node-1", nodeIP: "192.168.0.2", services, slices });
   if (conf !== undefined) {
-    b.objects.daemonSets.push(DS);
+    b.objects.daemonSets.push(KUBEADM_DS);
     b.objects.configMaps.push(configMap(conf));
   }
   if (podCIDRs) b.objects.nodes[0]!.spec = { ...b.objects.nodes[0]!.spec, podCIDRs };

@@ -6,6 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { KUBEADM_DS, kubeadmConfigMap } from "./helpers/kube_proxy_config.ts";
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
@@ -27,38 +28,6 @@ function editYaml(dir: string, file: string, f: (text: string) => string): void 
   writeFileSync(p, f(readFileSync(p, "utf8")));
 }
 
-// kubeadm v1.29+ (kubeadm init): DaemonSet kube-system/kube-proxy runs `--config=/var/lib/kube-proxy/config.conf`
-// from ConfigMap kube-proxy (keys config.conf and kubeconfig.conf).
-const KUBEADM_DS = {
-  apiVersion: "apps/v1",
-  kind: "DaemonSet",
-  metadata: { name: "kube-proxy", namespace: "kube-system", labels: { "k8s-app": "kube-proxy" } },
-  spec: {
-    template: {
-      spec: {
-        containers: [{
-          name: "kube-proxy",
-          command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"],
-          volumeMounts: [
-            { name: "kube-proxy", mountPath: "/var/lib/kube-proxy" },
-            { name: "xtables-lock", mountPath: "/run/xtables.lock" },
-            { name: "lib-modules", mountPath: "/lib/modules" },
-          ],
-        }],
-        volumes: [{ name: "kube-proxy", configMap: { name: "kube-proxy" } }, { name: "xtables-lock" }, { name: "lib-modules" }],
-      },
-    },
-  },
-};
-const kubeadmConfigMap = (conf: string) => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: { name: "kube-proxy", namespace: "kube-system", labels: { app: "kube-proxy" } },
-  data: {
-    "config.conf": conf,
-    "kubeconfig.conf": "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://192.168.56.10:6443\n  name: default\n",
-  },
-});
 // kubeadm's generated config.conf (v1.29), abridged to the fields that matter, with mode: "" as kubeadm writes it.
 const KUBEADM_CONF = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
 bindAddress: 0.0.0.0
