@@ -25,6 +25,8 @@ const PACKETS: { name: string; args: string[] }[] = [
   { name: "lb-legacy-testsvc-denied", args: ["svc/testsvc", "--from", "examples/lb-legacy", "--source", "203.0.113.9", "--dest", "172.6.6.6:443/tcp"] },
   { name: "ipvs-lab-kube-dns", args: ["svc/kube-dns", "-n", "kube-system", "--from", "examples/ipvs-lab", "--source", "10.244.1.7", "--dest", "10.0.0.10:53/udp"] },
   { name: "nftables-lab-svc4", args: ["svc/svc4", "-n", "ns4", "--from", "examples/nftables-lab", "--source", "10.0.0.2", "--dest", "172.30.0.44:80/tcp"] },
+  // --from-pod without --dest: one packet per ServicePort (53/udp, 53/tcp, 9153/tcp), each answered on the pod's node
+  { name: "iptables-lab-kube-dns-from-pod", args: ["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "--from-pod", "coredns-78fcd69978-cvpx2"] },
 ];
 const SERVICES: { name: string; args: string[] }[] = [
   { name: "iptables-lab-kube-dns", args: ["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab"] },
