@@ -9,6 +9,7 @@ import { explainService } from "../service/explain.ts";
 import type { GatherHooks } from "../kube/options.ts";
 import { streamedExplain } from "./streamed_explain.ts";
 import { packetFromPod } from "../service/from_pod.ts";
+import { nodeOfAddress } from "../service/packet_answer.ts";
 import { parseByteSize } from "./byte_size.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
@@ -214,7 +215,14 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
       // Offline --from-pod: the pod from the bundle, traced on its own node (as the live path collects that node).
       const q = packetFromPod(bundle.objects, namespace, o.fromPod, plan.target.name, plan.packet, bundle.capture);
       plan.packets = q.packets;
-      if (!plan.nodes) plan.nodes = [q.node];
+      // ...and, for a packet to another node's address (its NodePort), on that node too when the bundle holds its
+      // capture: the pod's node routes it out unchanged (kube-proxy takes a NodePort only for packets addressed to the
+      // node itself: pkg/proxy/iptables/proxier.go "kubernetes service nodeports", `-m addrtype --dst-type LOCAL`;
+      // nftables `fib daddr type local`), and that node's rules translate it. --node given: the user chose.
+      if (!plan.nodes) {
+        const there = plan.packet ? nodeOfAddress(bundle.objects.nodes, plan.packet.destination) : undefined;
+        plan.nodes = there !== undefined && there !== q.node && bundle.nodes.some((n) => n.name === there) ? [q.node, there] : [q.node];
+      }
     }
     const opts: Parameters<typeof explainService>[3] = {};
     if (plan.nodes) opts.nodes = plan.nodes;

@@ -689,6 +689,8 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),
           ...(facts.addresses ? { localAddresses: facts.addresses } : {}),
           clusterCIDRSource: cidr.source,
+          // the nodes this report answers on (a live run's streamed part holds its own capture only: its options name them)
+          answeredNodes: options.nodes ?? bundle.nodes.map((n) => n.name),
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...dp.answerCaveats);

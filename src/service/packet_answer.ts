@@ -6,7 +6,7 @@
  */
 import type { InterfaceAddress, NodeAddresses } from "../datapath/ip_addr.ts";
 import type { NodeSysctls } from "../datapath/sysctls.ts";
-import { cidrContains, isIPv6 } from "../model/ip.ts";
+import { canonicalAddress, cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import type { PacketQuestion } from "../model/question.ts";
@@ -58,6 +58,27 @@ export interface PacketFacts {
    * every pod of this node: a source outside them that is not a local address is not on this node.
    */
   clusterCIDRSource?: string;
+  /**
+   * The nodes the report answers the packet on, in report order (explain.ts: the traced nodes). A node of the packet's
+   * path other than this one (the destination's node, or the source's) that is among them is pointed to ("see node B's
+   * answer below") rather than left to `--node`. Undefined: this node alone.
+   */
+  answeredNodes?: string[];
+}
+
+/**
+ * The node whose Node object lists `address` among its `status.addresses` (InternalIP, ExternalIP, Hostname…), for a
+ * packet addressed to another node: kube-proxy takes a NodePort only for packets addressed to the node itself
+ * (pkg/proxy/iptables/proxier.go syncProxyRules, "kubernetes service nodeports": `-m addrtype --dst-type LOCAL`;
+ * nftables: `fib daddr type local`, pkg/proxy/nftables/proxier.go), so such a packet leaves the source's node as it was
+ * and is handled by that node's rules.
+ * @param nodes the Node objects (a bundle's `objects.nodes`).
+ * @param address an IP address (IPv6 compared in canonical text, RFC 5952).
+ * @returns the first such node's name, or undefined when no Node lists it.
+ */
+export function nodeOfAddress(nodes: readonly { metadata: { name: string }; status?: { addresses?: { address: string }[] } }[], address: string): string | undefined {
+  const wanted = canonicalAddress(address);
+  return nodes.find((n) => (n.status?.addresses ?? []).some((a) => canonicalAddress(a.address) === wanted))?.metadata.name;
 }
 
 /**
@@ -182,9 +203,14 @@ export function answerPacket(
     q.destination === s.nodeIP || (facts.nodeAddresses ?? []).includes(q.destination) ||
     (facts.localAddresses?.isLocal(q.destination) === true && ![undefined, "kube-ipvs0"].includes(facts.localAddresses.interfaceOf(q.destination)))
   );
+  // where another node's answer is in this report, relative to this one's (answers follow the nodes' order)
+  const answered = facts.answeredNodes ?? [];
+  const answerOf = (other: string) =>
+    answered.includes(other) && answered.includes(node) ? `node ${other}'s answer ${answered.indexOf(other) < answered.indexOf(node) ? "above" : "below"}` : undefined;
   const arrivesUntranslated = (who: string, from: string, pod: boolean) =>
     `${who}: ${from}'s kube-proxy rules leave its packet to ${q.destination}, an address of ${node} and none of Service ${svc.namespace}/${svc.name}'s, untranslated ` +
     `(they take a NodePort only at ${from}'s own addresses), so it reaches ${node} as traced here` +
+    (answerOf(from) ? ` (${answerOf(from)} traces it on ${from})` : "") +
     (pod ? `; rules outside kube-proxy's on ${from} that masquerade pod traffic leaving the node (a CNI's, ip-masq-agent's) would make its source ${from}'s address instead` : "");
   if (!sourcePod && podNode !== undefined && podNode !== node) {
     a.caveats.push(
@@ -217,10 +243,14 @@ export function answerPacket(
   if (dstNode) {
     const what = nodePort ? `NodePort ${q.port}/${q.protocol} of Service ${svc.namespace}/${svc.name} there` : `not an address of Service ${svc.namespace}/${svc.name}`;
     // a source on this node does start here: this answer is the first part of its path, not an "as if"
+    // the destination's node answered in this report too: pointed to, not left to --node
+    const there = answerOf(dstNode.node);
     a.caveats.push(
       place === "this-node"
-        ? `${q.destination} is an address of node ${dstNode.node} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${dstNode.node} as this answer leaves it and handled there by its rules (use --node ${dstNode.node} to trace it there)`
-        : `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node} (use --node ${dstNode.node} to trace it where it is handled)`,
+        ? `${q.destination} is an address of node ${dstNode.node} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${dstNode.node} as this answer leaves it and handled there by its rules` +
+          (there ? `: see ${there}` : ` (use --node ${dstNode.node} to trace it there)`)
+        : `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node}` +
+          (there ? ` (${there} traces it where it is handled)` : ` (use --node ${dstNode.node} to trace it where it is handled)`),
     );
   } else if (!serviceAddress && !dstLocal) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
