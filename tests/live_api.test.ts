@@ -104,6 +104,48 @@ describe("what svc/NAME asks the API server (--no-exec)", () => {
   });
 });
 
+describe("--dest at another node's address: that node is read and collected too", () => {
+  // kube-proxy takes a NodePort only for packets addressed to the node itself (pkg/proxy/iptables/proxier.go, the
+  // "kubernetes service nodeports" rule `-m addrtype --dst-type LOCAL`): the client's node routes the packet out
+  // unchanged and the destination's node translates it, so both are collected (tests/live_e2e.test.ts answers on both)
+  const nodesOf = (stdout: string) => [...stdout.matchAll(/^ {2}nodeName: (\S+)$/gm)].map((m) => m[1]);
+  it("a node with no endpoint (the control plane): found by one list of the Nodes, collected after the client's", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", "192.168.224.2:31730/tcp", "--dry-run"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(nodesOf(r.stdout)).toEqual(["k8s-guide-worker2", "k8s-guide-control-plane"]);
+    expect(s.requests.map(line)).toContain("GET /api/v1/nodes?limit=500");
+    const io = captureIo({});
+    const got = await gatherBundle({ target: { kind: "service", name: "web" }, namespace: "default", kubeconfig: s.kubeconfig, exec: false, fromPod: "client", packet: { source: "", destination: "192.168.224.2", port: 31730, protocol: "tcp" } }, io);
+    expect(got.bundle.objects.nodes.map((n) => n.metadata.name)).toEqual(["k8s-guide-control-plane", "k8s-guide-worker", "k8s-guide-worker2"]);
+  });
+
+  it("an endpoint's node, already read: no list; a ClusterIP: no list, no node added", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", "192.168.224.4:31730/tcp", "--dry-run"]);
+    expect(nodesOf(r.stdout)).toEqual(["k8s-guide-worker2", "k8s-guide-worker"]);
+    const c = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", "10.96.119.228:80/tcp", "--dry-run"]);
+    expect(nodesOf(c.stdout)).toEqual(["k8s-guide-worker2"]);
+    expect(s.requests.map(line).filter((l) => l.startsWith("GET /api/v1/nodes?"))).toEqual([]);
+  });
+
+  it("--node chosen: the destination's Node is read (its answer names it) but not collected", async () => {
+    const s = await fake();
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--node", "k8s-guide-worker2", "--source", "10.244.2.9", "--dest", "192.168.224.2:31730/tcp", "--dry-run"]);
+    expect(nodesOf(r.stdout)).toEqual(["k8s-guide-worker2"]);
+    expect(s.requests.map(line)).toContain("GET /api/v1/nodes?limit=500");
+  });
+
+  it("listing Nodes forbidden: a warning, and the client's node alone", async () => {
+    const s = await fake({ denials: [{ verb: "list", resource: "nodes" }] });
+    const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", "192.168.224.2:31730/tcp", "--dry-run"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(nodesOf(r.stdout)).toEqual(["k8s-guide-worker2"]);
+    const n = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", "192.168.224.2:31730/tcp", "--no-exec"]);
+    expect(n.stderr).toContain("warning: list nodes is forbidden (403): whether --dest 192.168.224.2 is an address of a node (whose rules would handle the packet) is not known\n");
+  });
+});
+
 describe("the number of API requests does not grow with the cluster", () => {
   it("svc/web on 5,000 nodes and 50,000 pods asks exactly what it asks on a 3-node cluster", async () => {
     const small = await fake();

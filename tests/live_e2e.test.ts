@@ -213,6 +213,31 @@ describe.runIf(requireNetns(["nc", "curl", "ss"]))("live pipeline end to end on 
     expect(rep.packet![0]!.endpoints.map((e) => e.endpoint).sort()).toEqual(["10.244.1.6:80", "10.244.2.4:80"]);
   });
 
+  it("--from-pod --dest at another node's NodePort: the client's node and the destination's are collected, each answers", async () => {
+    // kube-proxy takes a NodePort only for packets addressed to the node itself (pkg/proxy/iptables/proxier.go, the
+    // "kubernetes service nodeports" rule `-m addrtype --dst-type LOCAL`): worker2 routes the packet out unchanged,
+    // worker's rules DNAT it (tests/packet_dest_node_path.test.ts offline); the control plane, with no endpoint, is
+    // found among the cluster's Nodes
+    const s = await cluster();
+    for (const [node, ip] of [["k8s-guide-worker", "192.168.224.4"], ["k8s-guide-control-plane", "192.168.224.2"]] as const) {
+      // the node's InternalIP on an interface of its namespace, as on a real node (addrtype LOCAL then matches it)
+      const ns = nodes.get(node)!.netns;
+      await ns.run(["ip", "-batch", "-"], { input: `link add eth0 type veth peer name peer0\nlink set eth0 up\naddr add ${ip}/24 dev eth0\n` });
+      const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "--from-pod", "client", "--dest", `${ip}:31730/tcp`, "-o", "json"]).finally(() => ns.run(["ip", "link", "del", "eth0"]));
+      expect(r.code, r.stderr).toBe(0);
+      const rep = JSON.parse(r.stdout) as ServiceReport;
+      expect(rep.nodes.map((n) => n.node)).toEqual(["k8s-guide-worker2", node]);
+      const [a, b] = rep.packet!;
+      expect([a!.node, a!.source, a!.outcome]).toEqual(["k8s-guide-worker2", "10.244.2.9", "not-handled"]);
+      expect(a!.caveats).toContain(
+        `${ip} is an address of node ${node} (NodePort 31730/tcp of Service default/web there): k8s-guide-worker2's NodePort rules take only packets addressed to k8s-guide-worker2 itself, so the packet is routed to ${node} as this answer leaves it and handled there by its rules: see node ${node}'s answer below`,
+      );
+      expect([b!.node, b!.source, b!.outcome, b!.masquerade]).toEqual([node, "10.244.2.9", "forwarded", "always"]);
+      expect(b!.endpoints.map((e) => e.endpoint).sort()).toEqual(["10.244.1.6:80", "10.244.2.4:80"]);
+      expect(b!.caveats.join("\n")).toContain(`so it reaches ${node} as traced here (node k8s-guide-worker2's answer above traces it on k8s-guide-worker2)`);
+    }
+  });
+
   it("progress goes to stderr only when it is a terminal", async () => {
     const s = await cluster();
     const io = captureIo({}, true);

@@ -5,11 +5,13 @@
  * 2. list its EndpointSlices by label `kubernetes.io/service-name=NAME` (paginated);
  * 3. get each Pod the endpoints reference (or, past {@link POD_GET_LIMIT}, list the Service's selector, paginated);
  * 4. get each Node that hosts an endpoint or was asked for (`--node`, `--from-pod`), or list all with `--all-nodes`;
+ *    a packet to an address that is none of the Service's, of those Nodes or of the endpoints (`--dest` at another
+ *    node, e.g. its NodePort) lists the Nodes once more to find the one it belongs to, and keeps only that one;
  * 5. get the kube-system/kube-proxy DaemonSet (only its containers' command/args/volumeMounts and ConfigMap volumes
  *    are kept) and the ConfigMap of its `--config` file, else kube-system/kube-proxy, else kube-system/kube-proxy-config
  *    (EKS) (403/404: noted, not fatal).
  * The number of requests depends on the Service (its endpoints) and the flags, never on the size of the cluster,
- * except with `--all-nodes`, whose answer is about every node.
+ * except with `--all-nodes`, whose answer is about every node, and the list (pages of 500) that finds a `--dest`'s node.
  *
  * For `pvc/NAME` and `pod/NAME` (`--why-pending`): the claim or pod, the claims a pod mounts, their PVs and
  * StorageClasses, all Nodes (placement is a question about every node), all PVs (a claim may bind any), and the
@@ -31,6 +33,8 @@ import { sanitizeObject } from "./sanitize.ts";
 import { isEmptySelector } from "../model/label_selector.ts";
 import { kubeProxyConfigFile } from "../service/proxy_config.ts";
 import { fromPodRef, podAddresses } from "../service/from_pod.ts";
+import { nodeOfAddress } from "../service/packet_answer.ts";
+import { canonicalAddress } from "../model/ip.ts";
 
 /** Above this many referenced pods, list by the Service's selector instead of one GET per pod. */
 export const POD_GET_LIMIT = 50;
@@ -48,6 +52,12 @@ export interface ServiceQuestion {
   allNodes?: boolean;
   /** `--from-pod` (`NAME` or `pod/NAME`, in `namespace`). */
   fromPod?: string;
+  /**
+   * The packet's destination address (`--dest`): when it is an address of a Node (status.addresses) other than those
+   * collected, that Node is read and, unless `nodes` chose them, collected too (its rules handle the packet: the
+   * source's node takes a NodePort only at its own addresses).
+   */
+  dest?: string;
   /**
    * Objects only (`--no-exec`, `--dry-run`): when Node objects may not be read (403, e.g. a namespace-scoped Role),
    * answer without them and say so, instead of failing. @default false
@@ -69,7 +79,7 @@ export interface FromPod {
 /** What the API phase found. */
 export interface ServiceObjects {
   objects: BundleObjects;
-  /** Nodes to collect from, in order (sorted by name unless chosen with --node). */
+  /** Nodes to collect from, in order (sorted by name unless chosen with --node; a `--dest`'s node last). */
   nodes: string[];
   /** Problems worth telling (unreadable ConfigMap, vanished pods): reported, never fatal. */
   warnings: string[];
@@ -296,6 +306,20 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
     const present = new Set(objects.nodes.map((n) => n.metadata.name));
     collect = q.nodes ? [...q.nodes] : fromPod ? [fromPod.node] : [...endpointNodes].filter((n) => present.has(n)).sort();
   }
+  // A packet to another node's address (its NodePort): the source's node routes it out unchanged, as kube-proxy takes a
+  // NodePort only for packets addressed to the node itself (pkg/proxy/iptables/proxier.go syncProxyRules, the
+  // "kubernetes service nodeports" rule `-m addrtype --dst-type LOCAL`; nftables `fib daddr type local`,
+  // pkg/proxy/nftables/proxier.go), and that node's rules translate it: its Node is read, and it is collected after
+  // the others (unless --node chose them), so the report answers on both.
+  // (Nodes already refused under --no-exec: not asked again)
+  if (q.dest !== undefined && !warnings.some((w) => w.startsWith("node objects could not be read"))) {
+    const there = await destinationNode(rest, svc, slices.items, pods, objects.nodes, q.dest, warnings);
+    if (there && !objects.nodes.some((n) => n.metadata.name === there.metadata.name)) {
+      objects.nodes.push(sanitizeObject(there));
+      objects.nodes.sort(byName);
+    }
+    if (there && !q.nodes && !q.allNodes && collect.length > 0 && !collect.includes(there.metadata.name)) collect.push(there.metadata.name);
+  }
   if (collect.length === 0) {
     const unread = [...endpointNodes].sort();
     warnings.push(
@@ -310,6 +334,39 @@ export async function gatherServiceObjects(rest: KubeRest, q: ServiceQuestion): 
   const out: ServiceObjects = { objects, nodes: collect, warnings };
   if (fromPod) out.fromPod = fromPod;
   return out;
+}
+
+/**
+ * The Node a packet's destination is an address of (status.addresses, {@link nodeOfAddress}): among the Nodes read,
+ * else one list of the cluster's Nodes (pages of 500), made only when the destination is none of the Service's
+ * addresses (ClusterIPs, externalIPs, load-balancer ingress), of its endpoints or of their pods. A 403 on that list
+ * is a warning: the answers then cannot say whose address it is.
+ * @param read the Nodes already read.
+ * @returns the Node, or undefined when no Node lists the address (or the list was refused).
+ * @throws {KubeApiError} for failures other than 403.
+ */
+async function destinationNode(rest: KubeRest, svc: Service, slices: EndpointSlice[], pods: Pod[], read: Node[], dest: string, warnings: string[]): Promise<Node | undefined> {
+  const known = read.find((n) => n.metadata.name === nodeOfAddress(read, dest));
+  if (known) return known;
+  const wanted = canonicalAddress(dest);
+  const taken = [
+    ...(svc.spec.clusterIPs ?? (svc.spec.clusterIP ? [svc.spec.clusterIP] : [])),
+    ...(svc.spec.externalIPs ?? []),
+    ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? ""),
+    ...slices.flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses ?? [])),
+    ...pods.flatMap((p) => podAddresses(p)),
+  ];
+  if (taken.some((a) => a !== "" && canonicalAddress(a) === wanted)) return undefined;
+  try {
+    const all = await rest.list<Node>(R.nodes());
+    const name = nodeOfAddress(all.items, dest);
+    const found = all.items.find((n) => n.metadata.name === name);
+    return found ? { apiVersion: "v1", kind: "Node", ...found } : undefined;
+  } catch (e) {
+    if (!(e instanceof KubeApiError && e.status === 403)) throw e;
+    warnings.push(`list nodes is forbidden (403): whether --dest ${dest} is an address of a node (whose rules would handle the packet) is not known`);
+    return undefined;
+  }
 }
 
 /** Whether the cluster-wide pod list was forbidden ({@link PODS_NOT_LISTED_WARNING}). */

@@ -288,7 +288,8 @@ export function dryRunManifests(nodes: string[], s: LiveSettings, createdBy = `k
 /**
  * Gathers a Bundle for a request from an open cluster (the shared core of a live run and `capture`).
  * With `fromPod`, the packet's source is the pod's IP (without a packet in the request, every destination of the
- * Service: each ServicePort at each ClusterIP of a family the pod has) and only the pod's node is collected.
+ * Service: each ServicePort at each ClusterIP of a family the pod has) and the pod's node is collected, with the
+ * destination's node when `--dest` is another node's address (gather_api.ts destinationNode).
  * @param cluster the open cluster.
  * @param request the question and collection options.
  * @param s live settings, validated from the request by {@link liveSettings}.
@@ -320,6 +321,7 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     ...(request.nodes ? { nodes: request.nodes } : {}),
     ...(request.allNodes ? { allNodes: true } : {}),
     ...(request.fromPod !== undefined ? { fromPod: request.fromPod } : {}),
+    ...(request.packet ? { dest: request.packet.destination } : {}),
     ...(!s.exec || s.dryRun ? { apiOnly: true } : {}),
   });
   // What a bundle keeps (and the analyses read): the allow-list of each kind, credentials redacted.
@@ -340,8 +342,11 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
       const chosen = servicePacketsFromPod(svc, ips, podName);
       if (chosen.length > 0) result.packets = chosen;
     }
-    if (s.exec && !s.dryRun) result.nodes = [found.fromPod.node];
+    if (s.exec && !s.dryRun) result.nodes = [...found.nodes];
   }
+  // a packet question's nodes named, so that each node's answer (analysed as its collection ends, streamed_explain.ts)
+  // knows the others the report answers on: the --dest's node after the source's (gather_api.ts destinationNode)
+  else if (result.packets && s.exec && !s.dryRun && !request.allNodes && found.nodes.length > 0) result.nodes = [...found.nodes];
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
     if (s.dryRun && !s.exec) {

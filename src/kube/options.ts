@@ -98,7 +98,11 @@ export interface GatherResult {
    * one, every destination of the Service (src/service/from_pod.ts servicePacketsFromPod).
    */
   packets?: PacketQuestion[];
-  /** The nodes collected, when the question narrowed them (`--from-pod` collects the client pod's node). */
+  /**
+   * The nodes collected, when the question narrowed or named them: `--node`; `--from-pod` collects the client pod's
+   * node; a packet question (not `--all-nodes`) names the nodes it is answered on, with the node a `--dest` is an
+   * address of (gather_api.ts destinationNode) after the others.
+   */
   nodes?: string[];
   /**
    * Debug pods the run created and could not delete (`namespace/name`): the answer may be whole, but the run left
