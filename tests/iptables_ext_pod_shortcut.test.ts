@@ -31,7 +31,10 @@ describe("pods at an externalTrafficPolicy Local entry point", () => {
           `not masqueraded: line ${masqLocal} (${EXT}) does not apply: not reached: line ${podRule} jumps to ${SVC}, which translates the packet (DNAT) before it returns (-m comment --comment "pod traffic for ns2/svc2:p80 external destinations" -s 10.0.0.0/8 -j ${SVC})`,
         );
         const decided = pod.evidence.find((e) => e.rule.line === podRule);
-        expect(decided?.role).toBe(`takes the packet past line ${masqLocal}, a rule that marks for masquerade`);
+        // the same rule sent it to every endpoint (the short-circuit) and past the marking rule: one entry, both roles
+        expect(decided?.role).toBe(
+          `short-circuits pod traffic to ${SVC}, every endpoint of the Service: kube-proxy exempts it from externalTrafficPolicy Local; takes the packet past line ${masqLocal}, a rule that marks for masquerade`,
+        );
         expect(pod.evidence.find((e) => e.rule.line === masqLocal)?.role).toMatch(/^does not mark: not reached: line \d+ jumps to /);
       }
       // a host-network client is not a pod: the first rule does not take it, and line masqLocal marks it

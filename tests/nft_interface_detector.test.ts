@@ -167,7 +167,12 @@ describe.each(["json", "text"] as const)("nft %s", (form) => {
         expect(other.endpoints.map((e) => [e.endpoint, e.masqueraded])).toEqual([["10.180.0.2:80", false]]);
       } else {
         expect(other.outcome).toBe("dropped");
-        expect(other.reason).toMatch(/^dropped by (line|handle) \d+ \(nodeport-endpoints-check\)$/);
+        // the short-circuit rule it missed is what leaves it to the local policy (no local endpoint: dropped)
+        const want = detector === "BridgeInterface" ? "cni0" : "veth*";
+        expect(other.reason).toMatch(/^dropped by (line|handle) \d+ \(nodeport-endpoints-check\); not short-circuited to every endpoint \(service-42NFTM6N-ns2\/svc2\/tcp\/p80\): (line|handle) \d+ \(external-42NFTM6N-ns2\/svc2\/tcp\/p80\) does not apply: input interface eth0 /);
+        expect(roleOf(other, `iifname "${want}" goto service-42NFTM6N-ns2/svc2/tcp/p80 comment "short-circuit pod traffic"`)).toBe(
+          `does not short-circuit it to service-42NFTM6N-ns2/svc2/tcp/p80 (every endpoint): input interface eth0 (rule wants iifname "${want}")`,
+        );
       }
     });
   });

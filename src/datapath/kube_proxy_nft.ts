@@ -394,6 +394,14 @@ export interface KubeProxyNft {
    */
   policyChain(chain: string): PolicyChain | undefined;
   /**
+   * One `external-…` chain, decoded on first use: the same object as the `externalChain` of its ServicePort in
+   * `servicePorts` (its externalTrafficPolicy Local short-circuit rules, pkg/proxy/nftables/proxier.go syncProxyRules).
+   * @param chain the chain name, e.g. `external-42NFTM6N-ns2/svc2/tcp/p80`.
+   * @returns the decoded chain; undefined when the table has no such chain or the name is not an external one.
+   * @throws {DumpParseError} when a rule of the chain cannot be read.
+   */
+  externalChain(chain: string): ExternalChain | undefined;
+  /**
    * The anomalies found in one per-ServicePort or endpoint chain (decoding it on first use); [] for other chains.
    * @param chain the chain name, e.g. `service-ULMVA6XW-ns1/svc1/tcp/p80`.
    * @returns the chain's entries of `anomalies`, in the same order.
@@ -803,6 +811,11 @@ class LazyKubeProxyNft implements KubeProxyNft {
   policyChain(chain: string): PolicyChain | undefined {
     const d = this.#chain(chain);
     return d?.kind === "service" || d?.kind === "local" ? d.value : undefined;
+  }
+
+  externalChain(chain: string): ExternalChain | undefined {
+    const d = this.#chain(chain);
+    return d?.kind === "external" ? d.value : undefined;
   }
 
   chainAnomalies(chain: string): KubeProxyNftAnomaly[] {

@@ -5,7 +5,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import { type RuleCheck, type RuleRef, rulesAt, rulesInChains, type TraceOutcome, type TraceResult } from "./trace.ts";
+import { type RuleCheck, type RuleRef, rulesAt, rulesInChains, type ShortCircuitCheck, type TraceOutcome, type TraceResult } from "./trace.ts";
 import type { ClientKind, ClientVerdict, EndpointShare, Evidence } from "./report.ts";
 import { compareNatural, compareText } from "../model/order.ts";
 
@@ -96,7 +96,7 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     outcome,
     endpoints,
     masquerade,
-    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints) + assumedSets(forwarded.length > 0 ? forwarded : trace.outcomes),
+    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints) + notShortCircuited(trace.outcomes) + assumedSets(forwarded.length > 0 ? forwarded : trace.outcomes),
     evidence,
     caveats,
   };
@@ -122,6 +122,47 @@ function assumedSets(outcomes: TraceOutcome[]): string {
   return ` (assuming ${sets.length === 1 ? `ipset ${sets[0]} holds` : `ipsets ${sets.join(", ")} hold`} what kube-proxy writes into ${sets.length === 1 ? "it" : "them"}: the node's members were not collected)`;
 }
 
+/**
+ * The externalTrafficPolicy Local short-circuit rules (trace.ts ShortCircuitCheck) that decide a client's endpoints:
+ * the one each outcome took (it reaches every endpoint), else, for an outcome that took none, those it missed (it
+ * goes on to this node's endpoints only, or is dropped when there are none).
+ */
+function decidingShortCircuits(o: TraceOutcome): ShortCircuitCheck[] {
+  const all = o.shortCircuits ?? [];
+  const taken = all.filter((c) => c.matched === true);
+  return taken.length > 0 ? taken : all;
+}
+
+/** The role of a short-circuit rule in a client's evidence, in the words of "does not mark: …" for marking rules. */
+function shortCircuitRole(c: ShortCircuitCheck): string {
+  const who = c.traffic === "pod" ? "pod traffic" : "the node's own traffic";
+  if (c.matched === true) {
+    return `short-circuits ${who} to ${c.to}, every endpoint of the Service: kube-proxy exempts it from externalTrafficPolicy Local`;
+  }
+  return c.matched === "unknown"
+    ? `may short-circuit it to ${c.to} (every endpoint): ${c.why}`
+    : `does not short-circuit it to ${c.to} (every endpoint): ${c.why}`;
+}
+
+/**
+ * `; not short-circuited …` for a client that every short-circuit rule it met left to the local policy (a client from
+ * outside, a pod of another node under an interface detector): those rules, not the ones on its path, are why it gets
+ * only this node's endpoints (or is dropped). "" when an outcome took one, or none was met.
+ */
+function notShortCircuited(outcomes: TraceOutcome[]): string {
+  const checks = outcomes.flatMap((o) => o.shortCircuits ?? []);
+  if (checks.length === 0 || checks.some((c) => c.matched === true)) return "";
+  const seen = new Set<string>();
+  const words: string[] = [];
+  for (const c of checks) {
+    const key = `${c.rule.table}/${c.rule.line}/${c.matched}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    words.push(`${rulesAt([c.rule])} (${c.rule.chain}) ${c.matched === "unknown" ? "may apply, which is not known" : "does not apply"}: ${c.why}`);
+  }
+  return `; not short-circuited to every endpoint (${[...new Set(checks.map((c) => c.to))].join(", ")}): ${words.join("; ")}`;
+}
+
 function checkKey(c: RuleCheck): string {
   return `${c.rule.table}/${c.rule.line}/${c.matched}`;
 }
@@ -129,12 +170,23 @@ function checkKey(c: RuleCheck): string {
 function collectEvidence(outcomes: TraceOutcome[]): Evidence[] {
   const seen = new Set<string>();
   const out: Evidence[] = [];
+  /** Evidence by rule (table, line, handle): a rule with a second role says both, in one entry. */
+  const byRule = new Map<string, Evidence>();
   const add = (e: Evidence, key: string) => {
     if (seen.has(key)) return;
     seen.add(key);
+    const rk = `${e.rule.table}/${e.rule.line}/${e.rule.handle ?? ""}`;
+    const same = byRule.get(rk);
+    if (same) {
+      if (!same.role.split("; ").includes(e.role)) same.role = `${same.role}; ${e.role}`;
+      return;
+    }
+    byRule.set(rk, e);
     out.push(e);
   };
   for (const o of outcomes) {
+    // the externalTrafficPolicy Local short-circuit decides which endpoints (all, or this node's), before masquerade
+    for (const c of decidingShortCircuits(o)) add({ rule: c.rule, role: shortCircuitRole(c) }, `s/${c.rule.table}/${c.rule.line}/${c.matched}`);
     for (const c of o.masqueradeChecks) {
       const role = (c.matched === true
         ? c.rule.table.includes("kube-proxy") ? "marks for masquerade (mark-for-masquerade)" : "marks for masquerade (KUBE-MARK-MASQ)"

@@ -128,6 +128,32 @@ export interface RuleCheck {
   assumed?: string;
 }
 
+/**
+ * A rule by which kube-proxy takes some clients of an externalTrafficPolicy Local Service past that policy at its
+ * NodePort, LoadBalancer and external IPs: the Service's external chain sends them to its cluster policy chain (every
+ * endpoint) rather than on to its local one (this node's endpoints only, or a drop when it has none). Source:
+ * pkg/proxy/iptables/proxier.go and pkg/proxy/nftables/proxier.go syncProxyRules, the external traffic chain when
+ * `svcInfo.ExternalPolicyLocal()`:
+ * - `pod`, written only `if proxier.localDetector.IsImplemented()`: iptables `-A KUBE-EXT-X -m comment --comment "pod
+ *   traffic for NS/SVC:PORT external destinations" -s CLUSTER-CIDR -j KUBE-SVC-X` (`localDetector.IfLocal()`, also
+ *   `-i cni0` / `-i veth+`; in KUBE-XLB-X "Redirect pods trying to reach external loadbalancer VIP to clusterIP" before
+ *   v1.24), nftables `ip saddr CIDR goto service-…` / `iifname "cni0" goto service-…` comment "short-circuit pod
+ *   traffic" (`localDetector.IfLocalNFT()`);
+ * - `node`, the node's own traffic: iptables "route LOCAL traffic for NS/SVC:PORT external destinations" `-m addrtype
+ *   --src-type LOCAL -j KUBE-SVC-X`, nftables `fib saddr type local goto service-…` comment "short-circuit local
+ *   traffic" (after the "masquerade LOCAL traffic" / "masquerade local traffic" marking rule).
+ */
+export interface ShortCircuitCheck {
+  rule: RuleRef;
+  traffic: "pod" | "node";
+  /** The chain it sends to: the cluster policy chain (`KUBE-SVC-…`, `service-…`). */
+  to: string;
+  /** Whether the packet matched it (and went to `to`); "unknown" when the tracer cannot tell (an interface not known). */
+  matched: boolean | "unknown";
+  /** Why it did not match, or why that cannot be told (the matcher's words, e.g. "source 203.0.113.10 is not in 10.0.0.0/8"). */
+  why?: string;
+}
+
 /** One possible fate of the connection, with its probability. Probabilities of all outcomes sum to 1. */
 export interface TraceOutcome {
   /** Probability of this outcome in [0, 1], from the `--probability` cascade as the kernel applies it. */
@@ -151,6 +177,11 @@ export interface TraceOutcome {
   path: RuleRef[];
   /** Rules that mark for masquerade (targets KUBE-MARK-MASQ or MARK) met on the way, fired or not, with why. */
   masqueradeChecks: RuleCheck[];
+  /**
+   * The externalTrafficPolicy Local short-circuit rules the packet met in an external chain, in order: the one it took
+   * (it then reaches every endpoint) or those it missed (it goes on to this node's endpoints only). Absent: none met.
+   */
+  shortCircuits?: ShortCircuitCheck[];
   /** The rule that dropped/rejected the packet, or that masqueraded/SNATed it. */
   decidedBy?: RuleRef;
   /** Things this outcome depends on that the dump cannot show. */

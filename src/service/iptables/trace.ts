@@ -26,7 +26,7 @@ import { isIPAddress } from "../../model/ip.ts";
 import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/iptables_save.ts";
 import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
-import type { RuleCheck, RuleRef, TraceOutcome, TracePacket, TraceResult } from "../trace.ts";
+import type { RuleCheck, RuleRef, ShortCircuitCheck, TraceOutcome, TracePacket, TraceResult } from "../trace.ts";
 import { type AssumedIpsetMembership, type IpsetMembership, matchRule } from "./rule_match.ts";
 
 /** Options of {@link traceIptables}. */
@@ -82,6 +82,8 @@ interface State {
   untrackedBy?: RuleRef;
   /** ipsets whose members were not read, answered as kube-proxy fills them (TraceOutcome assumedIpsets). */
   assumedIpsets?: string[];
+  /** externalTrafficPolicy Local short-circuit rules met, taken or not (TraceOutcome shortCircuits). */
+  shortCircuits?: ShortCircuitCheck[];
 }
 
 interface Ended extends State {
@@ -298,9 +300,12 @@ class Tracer {
       // a MASQUERADE or SNAT whose match cannot be told (an ipset not read, the output interface) decides masquerade
       // as much as a marking rule: recorded as an unknown check, so the answer names it (client_verdict.ts)
       const snats = table === "nat" && (rule.target === "MASQUERADE" || rule.target === "SNAT");
+      const short = table === "nat" ? shortCircuitOf(rule) : undefined;
       for (const s of live) {
         if (++this.steps > this.opts.maxOutcomes * 1000) throw new TraceError("trace too large: the dump branches too much");
-        const r = matchRule(rule, s.packet, this.opts.ipsets, marks, this.opts.assumedIpsets);
+        // the words of a miss are worked out only for the rules whose miss a verdict names: marking rules and
+        // externalTrafficPolicy Local short-circuits
+        const r = matchRule(rule, s.packet, this.opts.ipsets, marks || short !== undefined, this.opts.assumedIpsets);
         if (r.kind !== "unknown" && r.assumed !== undefined) {
           s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain}) reads ${r.assumed.assumption}`];
           if (!s.assumedIpsets?.includes(r.assumed.set)) s.assumedIpsets = [...(s.assumedIpsets ?? []), r.assumed.set];
@@ -308,6 +313,7 @@ class Tracer {
         if (r.kind === "no" || r.kind === "unknown") {
           if (marks) s.checks = [...s.checks, { rule: ruleRef(rule), matched: r.kind === "no" ? false : "unknown", why: r.why, ...(r.kind === "no" && r.assumed !== undefined ? { assumed: r.assumed.assumption } : {}) }];
           else if (snats && r.kind === "unknown") s.checks = [...s.checks, { rule: ruleRef(rule), matched: "unknown", why: r.why, snat: true }];
+          if (short) s.shortCircuits = [...(s.shortCircuits ?? []), { rule: ruleRef(rule), ...short, matched: r.kind === "no" ? false : "unknown", why: r.why }];
           if (r.kind === "unknown" && rule.target !== undefined && !rule.target.startsWith("KUBE-MARK-")) {
             s.caveats = [...s.caveats, `line ${rule.line} (${rule.chain} -j ${rule.target}) ${r.why}; assumed not to match`];
             if (!marks && !snats) s.assumed = [...(s.assumed ?? []), ruleRef(rule)];
@@ -327,6 +333,7 @@ class Tracer {
           taken = { ...s, probability: s.probability * p };
         }
         if (marks) taken = { ...taken, checks: [...taken.checks, { rule: ruleRef(rule), matched: true, ...(r.assumed !== undefined ? { assumed: r.assumed.assumption } : {}) }] };
+        if (short) taken = { ...taken, shortCircuits: [...(taken.shortCircuits ?? []), { rule: ruleRef(rule), ...short, matched: true }] };
         if (rule.target === "RETURN" && table === "nat") {
           // a RETURN that skips the chain's marking rule decides masquerade as much as that rule's own match (IPVS
           // mode's KUBE-NODE-PORT: `KUBE-NODE-PORT-LOCAL-TCP dst -j RETURN` before `-j KUBE-MARK-MASQ`): say so
@@ -897,6 +904,23 @@ function rawUntracked(dump: IptablesDump, packet: TracePacket, hook: "PREROUTING
   return found ? { rule: ruleRef(found), text: found.raw.replace(/^-A \S+ /, ""), caveats } : { caveats };
 }
 
+/**
+ * Whether a nat rule is one of kube-proxy's externalTrafficPolicy Local short-circuits ({@link ShortCircuitCheck}), and
+ * which: in an external chain (`KUBE-EXT-…`, `KUBE-XLB-…` before v1.24), a jump to the cluster policy chain
+ * (`KUBE-SVC-…`) that selects the node's own traffic (`-m addrtype --src-type LOCAL`, "route LOCAL traffic for …
+ * external destinations") or pod traffic (`localDetector.IfLocal()`: `-s CLUSTER-CIDR`, `-i cni0`, `-i veth+`, "pod
+ * traffic for … external destinations"); pkg/proxy/iptables/proxier.go syncProxyRules. The external chain's last rule,
+ * an unconditional jump to the policy chain (`KUBE-SVC-…` under the Cluster policy), is none.
+ * @returns the kind of traffic and the chain it is sent to; undefined for any other rule.
+ */
+function shortCircuitOf(rule: IptablesRule): Pick<ShortCircuitCheck, "traffic" | "to"> | undefined {
+  if (!/^KUBE-(?:EXT|XLB)-/.test(rule.chain) || rule.target === undefined || !rule.target.startsWith("KUBE-SVC-")) return undefined;
+  const fromNode = rule.matches.some((m) => m.name === "addrtype" && m.options.some((o) => o.name === "src-type" && !o.negated && o.values.includes("LOCAL")));
+  if (fromNode) return { traffic: "node", to: rule.target };
+  if ((rule.source !== undefined && !rule.source.negated) || (rule.inInterface !== undefined && !rule.inInterface.negated)) return { traffic: "pod", to: rule.target };
+  return undefined;
+}
+
 function finish(
   s: State,
   verdict: TraceOutcome["verdict"],
@@ -919,6 +943,7 @@ function finish(
   if (s.markedForDrop) o.markedForDrop = s.markedForDrop;
   if (s.untrackedBy) o.untrackedBy = s.untrackedBy;
   if (s.assumedIpsets) o.assumedIpsets = s.assumedIpsets;
+  if (s.shortCircuits) o.shortCircuits = s.shortCircuits;
   return o;
 }
 
@@ -944,7 +969,7 @@ function suffixOf(q: State, e: State): Pick<PostNatPart, "path" | "checks" | "ca
 
 /** An outcome of branch `e` from a part recorded on another branch (see {@link postNatKey}). */
 function replayPostNat(r: PostNatPart, e: Ended, verdict: TraceOutcome["verdict"], dnatTo: string | undefined, decidedBy: RuleRef | undefined): TraceOutcome {
-  const s: State = { probability: e.probability, packet: e.packet, path: [...e.path, ...r.path], checks: [...e.checks, ...r.checks], caveats: [...e.caveats, ...r.caveats], ...(e.assumed ? { assumed: e.assumed } : {}) };
+  const s: State = { probability: e.probability, packet: e.packet, path: [...e.path, ...r.path], checks: [...e.checks, ...r.checks], caveats: [...e.caveats, ...r.caveats], ...(e.assumed ? { assumed: e.assumed } : {}), ...(e.shortCircuits ? { shortCircuits: e.shortCircuits } : {}) };
   const o = r.filtered ? finish(s, r.filtered, dnatTo, undefined, r.decidedBy) : finish(s, verdict, dnatTo, r.masq, r.masq ? r.decidedBy : decidedBy);
   o.mark = r.mark;
   return o;

@@ -4,7 +4,7 @@
  * Part of the nftables tracer (trace.ts has the whole story). Runtime-neutral: no I/O.
  * @module
  */
-import type { RuleCheck, RuleRef, TracePacket } from "../trace.ts";
+import type { RuleCheck, RuleRef, ShortCircuitCheck, TracePacket } from "../trace.ts";
 
 /** Options of {@link traceNft}. */
 export interface NftTraceOptions {
@@ -41,6 +41,8 @@ export interface State {
   heldByAffinity?: string;
   /** Rules that would change the path, whose match is not known: assumed not to match (TraceOutcome assumedNotMatched). */
   assumed?: RuleRef[];
+  /** externalTrafficPolicy Local short-circuit rules met, taken or not (TraceOutcome shortCircuits). */
+  shortCircuits?: ShortCircuitCheck[];
 }
 
 export interface Ended extends State {

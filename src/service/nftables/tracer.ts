@@ -8,7 +8,7 @@ import { DumpParseError } from "../../datapath/errors.ts";
 import { type Fraction, type KubeProxyNft, indexesOf } from "../../datapath/kube_proxy_nft.ts";
 import type { NftChain, NftElement, NftRule, NftSet, NftStatement, NftTable, NftVerdict } from "../../datapath/nft_model.ts";
 import { isIPAddress, joinHostPort } from "../../model/ip.ts";
-import type { RuleCheck, RuleRef, TraceOutcome, TracePacket } from "../trace.ts";
+import type { RuleCheck, RuleRef, ShortCircuitCheck, TraceOutcome, TracePacket } from "../trace.ts";
 import { chainRef, elementRef, nftAnomalyNote, nftRuleRef, nftTableLabel } from "./evidence.ts";
 import { type Field, type SetLookup, addressIndex, evalMatch, fieldOf, scalarHas, valueHas } from "./match.ts";
 import { type SetIndex, addressIndexCache, baseChainsByHook, canonicalPart, isPlainPart, keyPart, setIndexCache } from "./sets.ts";
@@ -72,6 +72,22 @@ export class NftTracer {
       ) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether a rule is one of kube-proxy's externalTrafficPolicy Local short-circuits in an `external-…` chain
+   * (ShortCircuitCheck), as the layout decodes the chain: `podShortCircuit` (`ip saddr CIDR` / `iifname "IF"` `goto
+   * service-…` comment "short-circuit pod traffic", `localDetector.IfLocalNFT()`) or `localShortCircuit` (`fib saddr
+   * type local goto service-…` comment "short-circuit local traffic"); pkg/proxy/nftables/proxier.go syncProxyRules.
+   */
+  private shortCircuitOf(rule: NftRule): Pick<ShortCircuitCheck, "traffic" | "to"> | undefined {
+    if (!rule.chain.startsWith("external-")) return undefined;
+    const ex = readable(() => this.layout.externalChain(rule.chain));
+    if (!ex) return undefined;
+    const same = (ev: { handle?: number; line: number }) => ev.handle === undefined ? ev.line === rule.line : ev.handle === rule.handle;
+    if (ex.podShortCircuit && same(ex.podShortCircuit.evidence)) return { traffic: "pod", to: ex.podShortCircuit.target };
+    if (ex.localShortCircuit && same(ex.localShortCircuit.evidence)) return { traffic: "node", to: ex.localShortCircuit.target };
+    return undefined;
   }
 
   private index(set: NftSet): SetIndex {
@@ -169,6 +185,8 @@ export class NftTracer {
     };
     const miss = (why: string, unknown: boolean, caveat?: string): { cont: State[]; ended: Ended[] } => {
       let n = check(unknown ? "unknown" : false, why);
+      const short = this.shortCircuitOf(rule);
+      if (short) n = { ...n, shortCircuits: [...(n.shortCircuits ?? []), { rule: ref(), ...short, matched: unknown ? "unknown" : false, why }] };
       const cav: string[] = [];
       if (caveat !== undefined) cav.push(caveat);
       if (unknown) cav.push(`${ref().chain} rule ${ref().line} (${rule.text}): ${why}; assumed not to match`);
@@ -255,8 +273,11 @@ export class NftTracer {
         const decidedBy = rule.chain === REJECT_CHAIN && s.via ? s.via : ref();
         return { cont: [], ended: [{ ...s, path: [...s.path, ref()], how: "reject", decidedBy }] };
       }
-      case "verdict":
-        return this.verdict(st.verdict, rule, ref(), s, depth);
+      case "verdict": {
+        const short = st.verdict.kind === "goto" || st.verdict.kind === "jump" ? this.shortCircuitOf(rule) : undefined;
+        const n: State = short ? { ...s, shortCircuits: [...(s.shortCircuits ?? []), { rule: ref(), ...short, matched: true }] } : s;
+        return this.verdict(st.verdict, rule, ref(), n, depth);
+      }
       case "vmap":
         return this.vmap(st, rule, s, depth);
       case "unknown":
@@ -479,6 +500,7 @@ export class NftTracer {
           caveats: f.caveats,
           ...(f.heldByAffinity !== undefined ? { heldByAffinity: f.heldByAffinity } : {}),
           ...(f.assumed !== undefined ? { assumed: f.assumed } : {}),
+          ...(f.shortCircuits !== undefined ? { shortCircuits: f.shortCircuits } : {}),
         };
         for (const e of this.run(c.name, [start], 0)) {
           const { how, dnatTo, decidedBy, missingChain } = e;
@@ -491,6 +513,7 @@ export class NftTracer {
             caveats: e.caveats,
             ...(e.heldByAffinity !== undefined ? { heldByAffinity: e.heldByAffinity } : {}),
             ...(e.assumed !== undefined ? { assumed: e.assumed } : {}),
+            ...(e.shortCircuits !== undefined ? { shortCircuits: e.shortCircuits } : {}),
           };
           switch (how) {
             case "return":
@@ -566,6 +589,7 @@ export function outcomeOf(
   if (decidedBy) o.decidedBy = decidedBy;
   if (f.heldByAffinity !== undefined) o.heldBySessionAffinity = f.heldByAffinity;
   if (f.assumed && f.assumed.length > 0) o.assumedNotMatched = f.assumed;
+  if (f.shortCircuits !== undefined) o.shortCircuits = f.shortCircuits;
   return o;
 }
 
