@@ -12,6 +12,7 @@ import { allowListObjects } from "../src/bundle/allow_list.ts";
 import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { type FakeNode, startFakeNode } from "./helpers/fake_nodes.ts";
 import { requireNetns } from "./helpers/netns.ts";
+import { kubeProxyRules } from "./helpers/fake_node_rules.ts";
 import { type Bundle, emptyBundle } from "../src/bundle/bundle.ts";
 import { parseCiliumServiceList } from "../src/datapath/cilium_services.ts";
 import { DumpParseError } from "../src/datapath/errors.ts";
@@ -264,19 +265,8 @@ describe.runIf(requireNetns())("live: a Cilium node's service table is read from
   });
 
   it("no kube-proxy pod, a Running cilium pod: one more exec (cilium-dbg, argv only), the table compared, the missing backend is drift", async () => {
-    const web = readBundle("tests/fixtures/live/web");
-    const svcObj = web.objects.services.find((s) => s.metadata.name === "web")!;
-    const eps = web.objects.endpointSlices.flatMap((s) => s.endpoints ?? []).map((e) => e.addresses[0]!);
-    const be = (ip: string) => ({ ip, port: 80, protocol: "TCP", state: "active", weight: 100 });
-    const table = [
-      { spec: { id: 1, "frontend-address": { ip: svcObj.spec!.clusterIP, port: 80, protocol: "TCP", scope: "external" }, "backend-addresses": [be(eps[0]!)], flags: { type: "ClusterIP", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
-      { spec: { id: 2, "frontend-address": { ip: "0.0.0.0", port: 31730, protocol: "TCP", scope: "external" }, "backend-addresses": eps.map(be), flags: { type: "NodePort", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
-    ];
-    writeFileSync(join(bin, "table.json"), JSON.stringify(table));
-    writeFileSync(join(bin, "cilium-dbg"), `#!/bin/sh\n[ "$*" = "service list -o json" ] || exit 2\nexec cat ${JSON.stringify(join(bin, "table.json"))}\n`, { mode: 0o755 });
     process.env.PATH = `${bin}:${oldPath}`;
-    const ciliumPod = (node: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: `cilium-${node.slice(-5)}`, namespace: "kube-system", labels: { "k8s-app": "cilium" } }, spec: { nodeName: node, containers: [{ name: "cilium-agent" }] }, status: { phase: "Running" } });
-    const objects = { ...web.objects, pods: [...web.objects.pods, ciliumPod("k8s-guide-worker"), ciliumPod("k8s-guide-worker2")], daemonSets: [ds("cilium")], configMaps: [] };
+    const { objects, eps } = ciliumCluster(bin);
     const s = await startFakeApiServer({ objects, kubeProxyPods: false, exec: { netnsFor: (n) => nodes.get(n)?.netns.name } });
     try {
       const { run } = await import("./helpers/live_cli.ts");
@@ -287,9 +277,80 @@ describe.runIf(requireNetns())("live: a Cilium node's service table is read from
         expect(n.notes.join("\n"), n.node).toContain("compared with Cilium's service table");
         expect(n.drift.map((d) => `${d.kind} ${d.endpoint}`)).toEqual([`missing-on-node ${eps[1]}:80`]);
       }
-      const ciliumExecs = s.requests.filter((x) => x.kind === "exec" && /\/pods\/cilium-/.test(x.path));
-      expect(ciliumExecs).toHaveLength(2);
-      expect(ciliumExecs.every((x) => (x.query.command ?? []).join(" ") === "cilium-dbg service list -o json")).toBe(true);
+      expectCiliumExecs(s.requests, 2);
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
+});
+
+/**
+ * The web Service's Cilium table (its ClusterIP frontend missing the second endpoint), served by a `cilium-dbg` script
+ * put in `bin` (the fake API server runs exec commands from PATH in the node's netns), and the objects with a Running
+ * cilium agent pod on each worker and the cilium DaemonSet.
+ */
+function ciliumCluster(bin: string): { objects: Bundle["objects"]; eps: string[] } {
+  const web = readBundle("tests/fixtures/live/web");
+  const svcObj = web.objects.services.find((s) => s.metadata.name === "web")!;
+  const eps = web.objects.endpointSlices.flatMap((s) => s.endpoints ?? []).map((e) => e.addresses[0]!);
+  const be = (ip: string) => ({ ip, port: 80, protocol: "TCP", state: "active", weight: 100 });
+  const table = [
+    { spec: { id: 1, "frontend-address": { ip: svcObj.spec!.clusterIP, port: 80, protocol: "TCP", scope: "external" }, "backend-addresses": [be(eps[0]!)], flags: { type: "ClusterIP", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
+    { spec: { id: 2, "frontend-address": { ip: "0.0.0.0", port: 31730, protocol: "TCP", scope: "external" }, "backend-addresses": eps.map(be), flags: { type: "NodePort", name: "web", namespace: "default", trafficPolicy: "Cluster" } }, status: { realized: {} } },
+  ];
+  writeFileSync(join(bin, "table.json"), JSON.stringify(table));
+  writeFileSync(join(bin, "cilium-dbg"), `#!/bin/sh\n[ "$*" = "service list -o json" ] || exit 2\nexec cat ${JSON.stringify(join(bin, "table.json"))}\n`, { mode: 0o755 });
+  const ciliumPod = (node: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name: `cilium-${node.slice(-5)}`, namespace: "kube-system", labels: { "k8s-app": "cilium" } }, spec: { nodeName: node, containers: [{ name: "cilium-agent" }] }, status: { phase: "Running" } });
+  const objects = { ...web.objects, pods: [...web.objects.pods, ciliumPod("k8s-guide-worker"), ciliumPod("k8s-guide-worker2")], daemonSets: [ds("cilium")], configMaps: [] } as Bundle["objects"];
+  return { objects, eps };
+}
+
+/** One read-only `cilium-dbg service list -o json` exec per node with a Cilium agent pod, argv only. */
+function expectCiliumExecs(requests: { kind?: string; path: string; query: Record<string, string[]> }[], count: number): void {
+  const ciliumExecs = requests.filter((x) => x.kind === "exec" && /\/pods\/cilium-/.test(x.path));
+  expect(ciliumExecs).toHaveLength(count);
+  expect(ciliumExecs.every((x) => (x.query.command ?? []).join(" ") === "cilium-dbg service list -o json")).toBe(true);
+}
+
+describe.runIf(requireNetns())("live: Cilium next to kube-proxy's rules: its table is read too", () => {
+  // kube-proxy's rules for web on both workers, its pods there, and a Cilium agent pod on each (kube-proxy hybrid mode:
+  // Cilium translates pod → ClusterIP connections before kube-proxy's rules). The table was left unread, with a
+  // warning naming the command; now it is read and compared, and the report says both run.
+  const nodes = new Map<string, FakeNode>();
+  let bin = "";
+  const oldPath = process.env.PATH;
+  beforeAll(async () => {
+    const web = readBundle("tests/fixtures/live/web");
+    const rules = kubeProxyRules(web.objects.services, web.objects.endpointSlices, "10.244.0.0/16");
+    for (const n of ["k8s-guide-worker", "k8s-guide-worker2"]) nodes.set(n, await startFakeNode(n, { rules: { text: rules, backend: "nft" }, proxyMode: "iptables" }));
+    bin = mkdtempSync(join(tmpdir(), "knp-cilium-kp-bin-"));
+  });
+  afterAll(async () => {
+    process.env.PATH = oldPath;
+    for (const n of nodes.values()) await n.stop();
+    if (bin) rmSync(bin, { recursive: true, force: true });
+  });
+
+  it("kube-proxy pods and rules, a Running cilium pod: its table is read and compared, the note says both run", async () => {
+    process.env.PATH = `${bin}:${oldPath}`;
+    const { objects, eps } = ciliumCluster(bin);
+    const s = await startFakeApiServer({ objects, exec: { netnsFor: (n) => nodes.get(n)?.netns.name } });
+    try {
+      const { run } = await import("./helpers/live_cli.ts");
+      const r = await run(["svc/web", "-n", "default", "--kubeconfig", s.kubeconfig, "-o", "json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain("its table");
+      const report = JSON.parse(r.stdout) as { nodes: { node: string; proxyMode: { mode: string }; drift: { kind: string; endpoint?: string }[]; notes: string[] }[] };
+      expect(report.nodes.map((n) => n.node)).toEqual(["k8s-guide-worker", "k8s-guide-worker2"]);
+      for (const n of report.nodes) {
+        const notes = n.notes.join("\n");
+        // kube-proxy's analysis stays, and Cilium's own table is compared with the API
+        expect(n.proxyMode.mode, n.node).toBe("iptables");
+        expect(notes).toContain("a Cilium agent runs next to kube-proxy's rules on this node (the node's Cilium agent lists its service table (cilium-dbg service list)");
+        expect(notes).toContain("Cilium's own table is compared with the API below");
+        expect(n.drift.map((d) => `${d.kind} ${d.endpoint}`)).toContain(`missing-on-node ${eps[1]}:80`);
+      }
+      expectCiliumExecs(s.requests, 2);
     } finally {
       await s.close();
     }

@@ -16,9 +16,10 @@
  * what sends it compressed; with `--via auto` on the nft backend, a kube-proxy pod without gzip stops before large
  * whole tables (targeted_script.ts `gzip:N`, {@link DEFER_UNCOMPRESSED_RULES}) and a debug pod collects them, unless
  * no pod may be made or it cannot collect them (then the kube-proxy pod does, and the run says so).
- * Everything runs under one per-node deadline (`--timeout`). On a node without kube-proxy state where a Cilium agent
- * pod runs (label `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o
- * json`) into the section `cilium-services`; where kube-proxy state is there too, a warning says that both run.
+ * Everything runs under one per-node deadline (`--timeout`). On a node where a Cilium agent pod runs (label
+ * `k8s-app=cilium`), one more read-only exec reads Cilium's service table (`cilium-dbg service list -o json`) into the
+ * section `cilium-services`, whether it replaces kube-proxy (no kube-proxy state) or runs next to kube-proxy's rules
+ * (it translates pod → ClusterIP connections before them); a table that cannot be read is a warning naming the command.
  * @module
  */
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -318,30 +319,31 @@ export async function collectNode(o: CollectOptions, node: Node): Promise<NodeCo
   const found: { cilium?: Pod } = {};
   const started = Date.now();
   const result = await collectKubeProxyState(o, node, found);
-  // Cilium as kube-proxy replacement: no kube-proxy state on the node, and a Cilium agent pod there; its service table
-  // is what the node balances with (read-only: cilium-dbg service list -o json, `cilium` before Cilium 1.15).
-  if (!result.capture.error && found.cilium && !hasKubeProxyState(result.capture)) {
+  // A Cilium agent pod on the node: its service table (read-only: cilium-dbg service list -o json, `cilium` before
+  // Cilium 1.15) is what the node balances with when Cilium replaces kube-proxy (no kube-proxy state), and what Cilium
+  // translates pod → ClusterIP connections with, before kube-proxy's rules, when both are there (kube-proxy hybrid
+  // modes; service_datapath.ts ciliumAlongsideKubeProxy): read in both cases and compared with the API.
+  if (!result.capture.error && found.cilium) {
+    const alongside = hasKubeProxyState(result.capture);
     // the same per-node deadline as the collection
     const deadline = o.timeoutMs > 0 ? started + o.timeoutMs : Infinity;
     o.progress(node.metadata.name, `reading Cilium's service table from pod ${o.namespace}/${found.cilium.metadata.name}`);
+    // next to kube-proxy's state, a table not read leaves the warning that both are there (the API side lists other
+    // agents' DaemonSets only without kube-proxy's) and the command to read it
+    const unread = (why: string) =>
+      alongside
+        ? `node ${node.metadata.name}: Cilium agent pod ${o.namespace}/${found.cilium!.metadata.name} runs next to kube-proxy's rules: the answers follow kube-proxy's rules, but Cilium translates pod → ClusterIP connections (every frontend with kubeProxyReplacement=true) before them; ` +
+          `its table could not be read (${why}): kubectl -n ${o.namespace} exec ${found.cilium!.metadata.name} -c cilium-agent -- cilium-dbg service list`
+        : `node ${node.metadata.name}: Cilium's service table could not be read from pod ${found.cilium!.metadata.name} (${why}); Services there are not compared`;
     try {
       const table = await ciliumServiceTable(o, found.cilium, deadline);
       if (table.exitCode === 0) result.capture.sections["cilium-services"] = table;
-      else result.warnings.push(`node ${node.metadata.name}: Cilium's service table could not be read from pod ${found.cilium.metadata.name} (${firstLine(table.stderr) || `exit ${table.exitCode}`}); Services there are not compared`);
+      else result.warnings.push(unread(firstLine(table.stderr) || `exit ${table.exitCode}`));
     } catch (e) {
       if (o.signal.aborted) throw e;
       if (!(e instanceof KubeApiError)) throw e;
-      result.warnings.push(`node ${node.metadata.name}: exec into Cilium pod ${found.cilium.metadata.name} refused: ${e.message}`);
+      result.warnings.push(alongside ? unread(`exec refused: ${e.message}`) : `node ${node.metadata.name}: exec into Cilium pod ${found.cilium.metadata.name} refused: ${e.message}`);
     }
-  } else if (!result.capture.error && found.cilium) {
-    // Cilium next to kube-proxy's state: its table is not read (the collection reads it where no kube-proxy state
-    // exists), and the API side lists other agents' DaemonSets only without kube-proxy's: say that both are there,
-    // since Cilium translates pod → ClusterIP connections before kube-proxy's rules (service_datapath.ts
-    // ciliumAlongsideKubeProxy)
-    result.warnings.push(
-      `node ${node.metadata.name}: Cilium agent pod ${o.namespace}/${found.cilium.metadata.name} runs next to kube-proxy's rules: the answers follow kube-proxy's rules, but Cilium translates pod → ClusterIP connections (every frontend with kubeProxyReplacement=true) before them; ` +
-        `its table was not read: kubectl -n ${o.namespace} exec ${found.cilium.metadata.name} -c cilium-agent -- cilium-dbg service list`,
-    );
   }
   return result;
 }
