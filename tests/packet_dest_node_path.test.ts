@@ -31,14 +31,15 @@ const client: Pod = {
 const T = mkdtempSync(join(tmpdir(), "netpath-dest-node-"));
 afterAll(() => rmSync(T, { recursive: true, force: true }));
 
-/** A bundle of nodes na (the client's) and nc (the endpoint's), with nb's capture when `withB`. */
-function bundleFile(withB: boolean): string {
+/** A bundle of nodes na (the client's) and nc (the endpoint's), with nb's capture when `withB` (cut short: `"cut"`). */
+function bundleFile(withB: boolean | "cut"): string {
   const b = bundleOf({ dump: rules, nodeName: "na", nodeIP: "172.18.0.2", services: [web], slices: [eps], clusterCIDRs: ["10.244.0.0/16"] });
   b.objects.nodes.push(node("nb", "172.18.0.3"), node("nc", "172.18.0.4"));
   b.objects.pods.push(client);
-  if (withB) b.nodes.push({ name: "nb", sections: { "iptables-save": { stdout: rules, exitCode: 0 } } });
+  // "cut": nb's dump ends inside a table (a truncated collection): nb is in the report with its error, and no answer
+  if (withB) b.nodes.push({ name: "nb", sections: { "iptables-save": { stdout: withB === "cut" ? rules.slice(0, rules.lastIndexOf("COMMIT")) : rules, exitCode: 0 } } });
   b.nodes.push({ name: "nc", sections: { "iptables-save": { stdout: rules, exitCode: 0 } } });
-  const file = join(T, `bundle-${withB ? "ab" : "a"}.json`);
+  const file = join(T, `bundle-${withB === "cut" ? "acut" : withB ? "ab" : "a"}.json`);
   writeFileSync(file, encodeBundle(b, "json"));
   return file;
 }
@@ -80,6 +81,17 @@ describe("--from-pod --dest at another node's NodePort, offline", () => {
     expect(r.packet[0]!.caveats).toContain(
       "172.18.0.3 is an address of node nb (NodePort 31730/tcp of Service shop/web there): na's NodePort rules take only packets addressed to na itself, so the packet is routed to nb as this answer leaves it and handled there by its rules (use --node nb to trace it there)",
     );
+  });
+
+  it("the destination's node in the report without an answer (its dump cut): A's caveat names --node, not an answer that is not there", async () => {
+    const r = await run(["svc/web", "-n", "shop", "--from", bundleFile("cut"), "--from-pod", "client", "--dest", "172.18.0.3:31730/tcp", "-o", "json"]);
+    const rep = JSON.parse(r.out) as { nodes: { node: string; error?: string }[]; packet: PacketAnswer[] };
+    expect(rep.nodes.map((n) => [n.node, n.error !== undefined])).toEqual([["na", false], ["nb", true]]);
+    expect(rep.packet.map((p) => p.node)).toEqual(["na"]);
+    expect(rep.packet[0]!.caveats).toContain(
+      "172.18.0.3 is an address of node nb (NodePort 31730/tcp of Service shop/web there): na's NodePort rules take only packets addressed to na itself, so the packet is routed to nb as this answer leaves it and handled there by its rules (use --node nb to trace it there)",
+    );
+    expect(rep.packet[0]!.caveats.join("\n")).not.toContain("nb's answer");
   });
 
   it("--node chosen explicitly: no node is added", async () => {

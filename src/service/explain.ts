@@ -30,7 +30,7 @@ import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./en
 import { rulesInChains, type TraceContext, type TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, noDetectorCause, podGatewayInterface } from "./local_detector.ts";
-import { answerPacket } from "./packet_answer.ts";
+import { answerPacket, withoutPointerTo } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -824,6 +824,14 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   }
   const reports = nodes.map((n) => n.report);
   const packets = nodes.flatMap((n) => n.packets);
+  // an answer pointing to another node's answer for the same packet (packet_answer.ts: "see node B's answer below")
+  // that the report does not hold (that node's capture failed, or its part was analysed alone): how to get it instead
+  for (const a of packets) {
+    for (const other of nodeNames) {
+      if (other === a.node || packets.some((p) => p.node === other && p.source === a.source && p.destination === a.destination)) continue;
+      a.caveats = a.caveats.map((c) => withoutPointerTo(c, other));
+    }
+  }
   // IPVS mode is deprecated (v1.35): said once per report.
   if (reports.some((r) => r.proxyMode.mode === "ipvs")) findings.push(IPVS_DEPRECATION);
   const out: ServiceReport = {

@@ -257,3 +257,22 @@ export function answerPacket(
   }
   return a;
 }
+
+/**
+ * A caveat of {@link answerPacket} with its pointer to `other`'s answer in the same report replaced by how to get that
+ * answer, for a report in which `other` gave none for the packet (its capture failed, or it was not analysed): `see
+ * node B's answer below` becomes `(use --node B to trace it there)`, `(node B's answer below traces it where it is
+ * handled)` becomes `(use --node B to trace it where it is handled)`, and `(node A's answer above traces it on A)` is
+ * dropped. Other caveats are returned as they are.
+ * @param caveat the caveat text.
+ * @param other the node pointed to.
+ * @returns the caveat, without the pointer.
+ */
+export function withoutPointerTo(caveat: string, other: string): string {
+  const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const at = `node ${esc(other)}'s answer (?:above|below)`;
+  return caveat
+    .replace(new RegExp(`: see ${at}$`), ` (use --node ${other} to trace it there)`)
+    .replace(new RegExp(` \\(${at} traces it where it is handled\\)`), ` (use --node ${other} to trace it where it is handled)`)
+    .replace(new RegExp(` \\(${at} traces it on ${esc(other)}\\)`), "");
+}
