@@ -2,10 +2,13 @@
 // detector and replaces it (cmd/kube-proxy/app/server_linux.go getLocalDetectors; pkg/proxy/util/localdetector.go
 // from v1.33) only for detect-local-mode ClusterCIDR (the default) with a clusterCIDR of that family, NodeCIDR with a
 // podCIDR of that family on the Node, and BridgeInterface / InterfaceNamePrefix; any other value logs "Defaulting to
-// no-op detect-local". The report said "detect-local-mode ClusterCIDR with clusterCIDR unset" and advised setting
-// --cluster-cidr whatever the configuration: wrong advice for a NodeCIDR node without a podCIDR.
+// no-op detect-local" — but such a value fails validation (validateDetectLocalMode), and with NodeCIDR kube-proxy
+// writes no rule before the Node has a podCIDR (waitForPodCIDR) and restarts when it changes. The report said
+// "detect-local-mode ClusterCIDR with clusterCIDR unset" and advised setting --cluster-cidr whatever the configuration:
+// wrong advice for a NodeCIDR node without a podCIDR of the family.
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
+import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import { noDetectorCause } from "../src/service/local_detector.ts";
 import { readKubeProxyConfig } from "../src/service/proxy_config.ts";
@@ -44,13 +47,19 @@ describe("the cause of a node without a local-traffic detector follows kube-prox
     expect(readKubeProxyConfig(bundle("detectLocalMode: NodeCIDR\n").objects)?.detectLocalMode?.value).toBe("NodeCIDR");
   });
 
-  it("detect-local-mode NodeCIDR and a Node without a podCIDR: the Node's podCIDR is what is missing, not --cluster-cidr", () => {
-    const a = answer(bundle("detectLocalMode: NodeCIDR\nclusterCIDR: 10.0.0.0/8\n"));
+  it("detect-local-mode NodeCIDR and a Node with an IPv6 podCIDR only: its IPv4 podCIDR is what is missing, not --cluster-cidr", () => {
+    const a = answer(bundle("detectLocalMode: NodeCIDR\nclusterCIDR: 10.0.0.0/8\n", ["fd00:10:244:2::/64"]));
     expect(a.note).toContain("kube-proxy runs without one (detect-local-mode NodeCIDR (ConfigMap kube-system/kube-proxy");
-    expect(a.note).toContain("and Node node-1 has no IPv4 podCIDR (no spec.podCIDRs): pkg/proxy/util/localdetector.go)");
-    expect(a.note).toContain("; an IPv4 podCIDR on Node node-1 (assigned by kube-controller-manager's node IPAM, --allocate-node-cidrs) gives it one at kube-proxy's next start");
+    expect(a.note).toContain("and Node node-1 has no IPv4 podCIDR (spec.podCIDRs fd00:10:244:2::/64): pkg/proxy/util/localdetector.go)");
+    expect(a.note).toContain("; an IPv4 podCIDR on Node node-1 gives it one (kube-proxy restarts when the Node's podCIDRs change)");
     expect(a.note).not.toContain("--cluster-cidr");
     expect(a.reason).toContain("the node's rules have no local-traffic detector (detect-local-mode NodeCIDR and Node node-1 has no IPv4 podCIDR)");
+  });
+
+  it("detect-local-mode NodeCIDR and a Node without any podCIDR: that kube-proxy would write no rule, so another configuration runs", () => {
+    const a = answer(bundle("detectLocalMode: NodeCIDR\n"));
+    expect(a.note).toContain("kube-proxy writes no rule before Node node-1 has a podCIDR (waitForPodCIDR), and it has none: the configuration read is not the one the running kube-proxy uses (it reads it at start)");
+    expect(a.reason).toContain("(kube-proxy runs with another configuration than the one read)");
   });
 
   it("detect-local-mode ClusterCIDR (or unset) with clusterCIDR unset: --cluster-cidr gives it one", () => {
@@ -71,26 +80,55 @@ describe("the cause of a node without a local-traffic detector follows kube-prox
 
   it("a configuration that would give a detector: the running kube-proxy started with another one", () => {
     const a = answer(bundle("detectLocalMode: ClusterCIDR\nclusterCIDR: 10.0.0.0/8\n"));
-    expect(a.note).toContain("would give it one (pkg/proxy/util/localdetector.go): the configuration read is not the one this kube-proxy started with (it reads it at start)");
+    expect(a.note).toContain("would give it one (pkg/proxy/util/localdetector.go): the configuration read is not the one the running kube-proxy uses (it reads it at start)");
     expect(a.note).toContain("; restarting kube-proxy applies the configuration read");
     expect(a.reason).toContain("(kube-proxy runs with another configuration than the one read)");
   });
 
-  it("no configuration in the bundle: both CIDR causes, unless the Node's podCIDR rules NodeCIDR out", () => {
+  it("no configuration in the bundle: both CIDR causes where the Node allows NodeCIDR's, else ClusterCIDR's", () => {
+    // a Node with a podCIDR of the other family only: NodeCIDR would leave IPv4 without a detector too
+    const both = answer(bundle(undefined, ["fd00:10:244:2::/64"]));
+    expect(both.note).toContain("(detect-local-mode ClusterCIDR (the default) with no IPv4 clusterCIDR, or NodeCIDR with no IPv4 podCIDR on Node node-1 (spec.podCIDRs fd00:10:244:2::/64)");
+    expect(both.note).toContain("; with ClusterCIDR, setting kube-proxy's --cluster-cidr (clusterCIDR) to the pods' IPv4 range gives it one; with NodeCIDR, an IPv4 podCIDR on Node node-1");
+    // no podCIDR at all: a NodeCIDR kube-proxy would not have written these rules
     const none = answer(bundle(undefined));
-    expect(none.note).toContain("(detect-local-mode ClusterCIDR (the default) with no IPv4 clusterCIDR, or NodeCIDR with no IPv4 podCIDR on Node node-1 (no spec.podCIDRs)");
-    expect(none.note).toContain("; with ClusterCIDR, setting kube-proxy's --cluster-cidr (clusterCIDR) to the pods' IPv4 range gives it one; with NodeCIDR, an IPv4 podCIDR on Node node-1");
+    expect(none.note).toContain("(detect-local-mode ClusterCIDR (the default) with no IPv4 clusterCIDR: pkg/proxy/util/localdetector.go; with NodeCIDR, kube-proxy writes no rule before Node node-1 has a podCIDR (it has none)");
     const withPodCIDR = answer(bundle(undefined, ["10.180.2.0/24"]));
     expect(withPodCIDR.note).toContain("(detect-local-mode ClusterCIDR (the default) with no IPv4 clusterCIDR: pkg/proxy/util/localdetector.go; with NodeCIDR, Node node-1's spec.podCIDRs 10.180.2.0/24 would give it one");
     expect(withPodCIDR.reason).toContain("(kube-proxy's clusterCIDR has no IPv4 range, as far as the bundle tells: its configuration is not in it)");
   });
 
-  it("unit: NodeCIDR with a podCIDR (kube-proxy started before it), an unknown mode, and the IPv6 family", () => {
+  it("a configured interface detector the rules do not show: one note (no detector), no pod traced on that interface", () => {
+    const r = explainService(bundle("detectLocalMode: BridgeInterface\ndetectLocal:\n  bridgeInterface: cni0\n"), "ns1", "svc1");
+    const notes = r.nodes[0]!.notes.join("\n");
+    expect(notes).toContain("kube-proxy runs without one (detect-local-mode BridgeInterface (ConfigMap kube-system/kube-proxy");
+    expect(notes).toContain("always gives it one (pkg/proxy/util/localdetector.go): the configuration read is not the one the running kube-proxy uses");
+    expect(notes).not.toContain("local traffic is detected by input interface");
+  });
+
+  it("dual-stack: the IPv6 rules without a detector get the IPv6 cause (getLocalDetectors decides per family)", () => {
+    const ds = readBundle(new URL("./fixtures/dual-stack", import.meta.url).pathname);
+    const sec = ds.nodes[0]!.sections["ip6tables-save"]!;
+    // kube-proxy's IPv6 ClusterIP masquerade rule (its detector) removed: the IPv4 rules keep theirs
+    sec.stdout = sec.stdout.split("\n").filter((l) => !/^-A KUBE-SVC-WEB6 ! -s /.test(l)).join("\n");
+    const cfg = kubeadmConfigMap("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\n");
+    ds.objects.daemonSets.push(KUBEADM_DS);
+    ds.objects.configMaps.push(cfg);
+    const notes = explainService(ds, "default", "web").nodes[0]!.notes.join("\n");
+    expect(notes).toContain("with clusterCIDR 10.244.0.0/16 (ConfigMap kube-system/kube-proxy key config.conf clusterCIDR), none of it IPv6: pkg/proxy/util/localdetector.go)");
+    expect(notes).toContain("setting kube-proxy's --cluster-cidr (clusterCIDR) to the pods' IPv6 range gives it one");
+    expect(notes).not.toContain("IPv4 range");
+  });
+
+  it("unit: NodeCIDR with a podCIDR of the family, an invalid mode, and the IPv6 family", () => {
     const node = (cidrs: string[]) => ({ metadata: { name: "n1" }, spec: { podCIDRs: cidrs } }) as Node;
     const cfg = (mode: string) => ({ mode: { value: "", source: "cm" }, detectLocalMode: { value: mode, source: "cm" }, origin: "cm", notes: [] });
-    expect(noDetectorCause(cfg("NodeCIDR"), node(["10.180.2.0/24"]), "n1", 4).short).toBe("kube-proxy started before Node n1 had an IPv4 podCIDR");
+    expect(noDetectorCause(cfg("NodeCIDR"), node(["10.180.2.0/24"]), "n1", 4).short).toBe("kube-proxy runs with another configuration than the one read");
     // the IPv6 rules of a Node with an IPv4 podCIDR only: NodeCIDR gives IPv6 no detector
     expect(noDetectorCause(cfg("NodeCIDR"), node(["10.180.2.0/24"]), "n1", 6).short).toBe("detect-local-mode NodeCIDR and Node n1 has no IPv6 podCIDR");
-    expect(noDetectorCause(cfg("Bogus"), node([]), "n1", 4).why).toContain('is none of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix: kube-proxy falls back to no detector ("Defaulting to no-op detect-local"');
+    // validateDetectLocalMode refuses it: kube-proxy does not run with that configuration
+    expect(noDetectorCause(cfg("Bogus"), node([]), "n1", 4).why).toBe(
+      "detect-local-mode Bogus (cm) is none of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix: kube-proxy refuses it (validateDetectLocalMode): the configuration read is not the one the running kube-proxy uses (it reads it at start)",
+    );
   });
 });

@@ -372,8 +372,6 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
       const fromRules = datapath.podInterface
         ? asInterface(datapath.podInterface, "the rules (kube-proxy's local-traffic detector)", datapath.podInterfaceRule)
         : iptablesPodInterface(dp.iptables);
-      const configured = fromRules ? undefined : configPodInterface(bundle.objects);
-      const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
       // kube-proxy without a local-traffic detector (local_detector.ts noDetectorCause says why): the cluster CIDR found elsewhere decides no
       // masquerade, it only places the report's sample clients (iptables and IPVS: cluster_cidr.ts
       // iptablesWithoutLocalDetector; nftables: the table's service chains, nftables/datapath.ts noLocalDetector)
@@ -385,10 +383,11 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
         : mode === "nftables" && datapath.noLocalDetector
         ? mode
         : undefined;
-      // the rules read are IPv4's unless the Service is IPv6 only (iptables-save and nft's ip family come first)
-      const noDetector = noDetectorMode
-        ? { mode: noDetectorMode, cause: noDetectorCause(proxyConfig, nodeObj, nodeName, families.includes(4) ? 4 : 6) }
-        : undefined;
+      // an interface detector in the configuration is not what the rules run: they show none (or one by CIDR)
+      const configured = fromRules || noDetectorMode ? undefined : configPodInterface(bundle.objects);
+      const podIf = fromRules ?? (rulesDetectByCIDR ? undefined : configured);
+      // the rules of this family have none (getLocalDetectors decides per IP family)
+      const noDetector = noDetectorMode ? { mode: noDetectorMode, cause: noDetectorCause(proxyConfig, nodeObj, nodeName, family) } : undefined;
       if (noDetector) {
         report.notes.push(
           `no local-traffic detector in ${nodeName}'s rules: kube-proxy runs without one (${noDetector.cause.why}), so ` +

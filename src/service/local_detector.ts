@@ -181,10 +181,15 @@ export interface NoDetectorCause {
  * it) and the Node's `spec.podCIDRs`. kube-proxy starts every family with a no-op detector and replaces it
  * (cmd/kube-proxy/app/server_linux.go getLocalDetectors; pkg/proxy/util/localdetector.go from v1.33) only for:
  * detect-local-mode ClusterCIDR (the default, `""`) with a clusterCIDR of that family; NodeCIDR with a podCIDR of
- * that family on the Node; BridgeInterface and InterfaceNamePrefix always. Any other value keeps the no-op one.
- * When the configuration was not collected, both CIDR causes are named and the configuration is said to decide.
+ * that family on the Node; BridgeInterface and InterfaceNamePrefix always. With NodeCIDR it writes no rule before the
+ * Node has a podCIDR (it waits, then fails: "timeout waiting for PodCIDR allocation", waitForPodCIDR / the node
+ * manager), and it exits to restart when the Node's podCIDRs change; any other mode value fails validation
+ * (pkg/proxy/apis/config/validation validateDetectLocalMode), so kube-proxy does not run with it. A configuration read
+ * that would give a detector, or could not run, is therefore not the one the running kube-proxy uses, and is said so.
+ * When the configuration was not collected, the causes the Node allows are named, and the configuration is said to
+ * decide.
  * @param config kube-proxy's settings (proxy_config.ts readKubeProxyConfig), undefined when the bundle holds none.
- * @param node the Node whose rules have no detector (for NodeCIDR: its `spec.podCIDRs`).
+ * @param node the Node whose rules have no detector (its `spec.podCIDRs`); undefined when the bundle lacks it.
  * @param nodeName the node's name.
  * @param family the IP family of the rules without a detector.
  * @returns the cause, in the three wordings the report uses.
@@ -196,18 +201,27 @@ export function noDetectorCause(config: KubeProxySettings | undefined, node: Nod
   const podCIDRText = podCIDRs.length > 0 ? `spec.podCIDRs ${podCIDRs.join(", ")}` : "no spec.podCIDRs";
   const source = "pkg/proxy/util/localdetector.go";
   const clusterFix = `setting kube-proxy's --cluster-cidr (clusterCIDR) to the pods' ${fam} range gives it one`;
-  const nodeFix = `an ${fam} podCIDR on Node ${nodeName} (assigned by kube-controller-manager's node IPAM, --allocate-node-cidrs) gives it one at kube-proxy's next start`;
+  const nodeFix = `an ${fam} podCIDR on Node ${nodeName} gives it one (kube-proxy restarts when the Node's podCIDRs change)`;
+  // NodeCIDR is possible only for a family the Node has no podCIDR of while it has one of the other family
+  const nodeCIDRPossible = node === undefined || (podCIDRs.length > 0 && !podCIDRs.some(ofFamily));
+  const notRunning = (what: string) => ({
+    why: `${what}: the configuration read is not the one the running kube-proxy uses (it reads it at start)`,
+    fix: "restarting kube-proxy applies the configuration read",
+    short: "kube-proxy runs with another configuration than the one read",
+  });
   if (!config || config.unread) {
-    if (podCIDRs.some(ofFamily)) {
-      // NodeCIDR would have given one from the Node's podCIDR: ClusterCIDR it is, unless kube-proxy started before it
+    if (!nodeCIDRPossible) {
+      const ruledOut = podCIDRs.length > 0
+        ? `with NodeCIDR, Node ${nodeName}'s ${podCIDRText} would give it one`
+        : `with NodeCIDR, kube-proxy writes no rule before Node ${nodeName} has a podCIDR (it has none)`;
       return {
-        why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR: ${source}; with NodeCIDR, Node ${nodeName}'s ${podCIDRText} would give it one; kube-proxy's configuration, not in the bundle, would say`,
+        why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR: ${source}; ${ruledOut}; kube-proxy's configuration, not in the bundle, would say`,
         fix: clusterFix,
         short: `kube-proxy's clusterCIDR has no ${fam} range, as far as the bundle tells: its configuration is not in it`,
       };
     }
     return {
-      why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR, or NodeCIDR with no ${fam} podCIDR on Node ${nodeName} (${podCIDRText}): ${source}; kube-proxy's configuration, not in the bundle, says which`,
+      why: `detect-local-mode ClusterCIDR (the default) with no ${fam} clusterCIDR, or NodeCIDR with no ${fam} podCIDR on Node ${nodeName} (${node ? podCIDRText : "its Node is not in the bundle"}): ${source}; kube-proxy's configuration, not in the bundle, says which`,
       fix: `with ClusterCIDR, ${clusterFix}; with NodeCIDR, ${nodeFix}`,
       short: `kube-proxy's clusterCIDR has no ${fam} range, or with detect-local-mode NodeCIDR the Node has no ${fam} podCIDR: its configuration, not in the bundle, says which`,
     };
@@ -216,37 +230,17 @@ export function noDetectorCause(config: KubeProxySettings | undefined, node: Nod
   const modeText = config.detectLocalMode ? `detect-local-mode ${mode} (${config.detectLocalMode.source})` : "detect-local-mode ClusterCIDR (unset: the default)";
   if (mode === "" || mode === "ClusterCIDR") {
     const cidrs = config.clusterCIDRs?.value ?? [];
+    if (cidrs.some(ofFamily)) return notRunning(`${modeText} with clusterCIDR ${cidrs.join(",")} (${config.clusterCIDRs!.source}) would give it one (${source})`);
     const set = cidrs.length === 0 ? "clusterCIDR unset" : `clusterCIDR ${cidrs.join(",")} (${config.clusterCIDRs!.source}), none of it ${fam}`;
-    if (cidrs.some(ofFamily)) {
-      // the configuration read would give a detector: it is not the one this kube-proxy started with
-      return {
-        why: `${modeText} with clusterCIDR ${cidrs.join(",")} (${config.clusterCIDRs!.source}) would give it one (${source}): the configuration read is not the one this kube-proxy started with (it reads it at start)`,
-        fix: "restarting kube-proxy applies the configuration read",
-        short: "kube-proxy runs with another configuration than the one read",
-      };
-    }
     return { why: `${modeText} with ${set}: ${source}`, fix: clusterFix, short: cidrs.length === 0 ? "kube-proxy's clusterCIDR is unset" : `kube-proxy's clusterCIDR has no ${fam} range` };
   }
   if (mode === "NodeCIDR") {
-    if (podCIDRs.some(ofFamily)) {
-      return {
-        why: `${modeText} with Node ${nodeName}'s ${podCIDRText} would give it one (${source}): kube-proxy started before the Node had its podCIDR, or with another configuration`,
-        fix: "restarting kube-proxy gives it the detector of the Node's podCIDR",
-        short: `kube-proxy started before Node ${nodeName} had an ${fam} podCIDR`,
-      };
+    if (podCIDRs.some(ofFamily)) return notRunning(`${modeText} with Node ${nodeName}'s ${podCIDRText} would give it one (${source})`);
+    if (node && podCIDRs.length === 0) {
+      return notRunning(`${modeText}: kube-proxy writes no rule before Node ${nodeName} has a podCIDR (waitForPodCIDR), and it has none`);
     }
-    return { why: `${modeText} and Node ${nodeName} has no ${fam} podCIDR (${podCIDRText}): ${source}`, fix: nodeFix, short: `detect-local-mode NodeCIDR and Node ${nodeName} has no ${fam} podCIDR` };
+    return { why: `${modeText} and Node ${nodeName} has no ${fam} podCIDR (${node ? podCIDRText : "its Node is not in the bundle"}): ${source}`, fix: nodeFix, short: `detect-local-mode NodeCIDR and Node ${nodeName} has no ${fam} podCIDR` };
   }
-  if (mode === "BridgeInterface" || mode === "InterfaceNamePrefix") {
-    return {
-      why: `${modeText} always gives it one (${source}): the configuration read is not the one this kube-proxy started with (it reads it at start)`,
-      fix: "restarting kube-proxy applies the configuration read",
-      short: "kube-proxy runs with another configuration than the one read",
-    };
-  }
-  return {
-    why: `${modeText} is none of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix: kube-proxy falls back to no detector ("Defaulting to no-op detect-local", ${source})`,
-    fix: "one of those modes gives it one",
-    short: `kube-proxy's detect-local-mode ${mode} is not one it knows`,
-  };
+  if (mode === "BridgeInterface" || mode === "InterfaceNamePrefix") return notRunning(`${modeText} always gives it one (${source})`);
+  return notRunning(`${modeText} is none of ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix: kube-proxy refuses it (validateDetectLocalMode)`);
 }
