@@ -75,12 +75,15 @@ describe("--from-pod --dest at another node's NodePort, offline", () => {
     expect([...a!.caveats, ...b!.caveats].join("\n")).not.toMatch(/use --node nb|as if it entered/);
   });
 
-  it("a bundle without the destination's node: the pod's node alone, with the caveat that names --node", async () => {
+  it("a bundle without the destination's node: the pod's node alone; the caveat says nb's rules were not collected (--node nb on this bundle fails)", async () => {
     const r = await ask(bundleFile(false));
     expect(r.nodes.map((n) => n.node)).toEqual(["na"]);
     expect(r.packet[0]!.caveats).toContain(
-      "172.18.0.3 is an address of node nb (NodePort 31730/tcp of Service shop/web there): na's NodePort rules take only packets addressed to na itself, so the packet is routed to nb as this answer leaves it and handled there by its rules (use --node nb to trace it there)",
+      "172.18.0.3 is an address of node nb (NodePort 31730/tcp of Service shop/web there): na's NodePort rules take only packets addressed to na itself, so the packet is routed to nb as this answer leaves it and handled there by its rules (nb's rules were not collected: --node nb traces it there on a live run, or on a bundle that holds nb)",
     );
+    // following it on this bundle: nb has no capture (exit 1), which is why the caveat does not send the user there
+    const again = await run(["svc/web", "-n", "shop", "--from", bundleFile(false), "--from-pod", "client", "--dest", "172.18.0.3:31730/tcp", "--node", "nb"]);
+    expect(again.code).toBe(1);
   });
 
   it("the destination's node in the report without an answer (its dump cut): A's caveat names --node, not an answer that is not there", async () => {

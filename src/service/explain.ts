@@ -30,7 +30,7 @@ import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./en
 import { rulesInChains, type TraceContext, type TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, noDetectorCause, podGatewayInterface } from "./local_detector.ts";
-import { answerPacket, withoutPointerTo } from "./packet_answer.ts";
+import { answerPacket, withoutPointerTo, withUncollectedNode } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -815,7 +815,7 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
     findings.push({
       severity: "warning",
       code: "ClientNodeNotTraced",
-      message: `${[...new Set(options.packets!.map((q) => q.source))].join(", ")} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; the answers below trace it on other nodes`,
+      message: `${[...new Set(options.packets!.map((q) => q.source))].join(", ")} is pod ${sourcePod.name} on node ${sourcePod.node}, whose rules ${bundle.nodes.some((n) => n.name === sourcePod.node) ? "were not asked for" : "are not in the bundle"}: the packet is first handled there; this report's answers trace it on other nodes`,
     });
   }
   for (const n of nodes) {
@@ -831,6 +831,9 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
       a.caveats = a.caveats.map((c) => withoutPointerTo(c, other));
     }
   }
+  // `--node B` for a node the bundle holds no capture of: said so, since B is then traced only live or from another bundle
+  const collected = new Set(bundle.nodes.map((n) => n.name));
+  for (const a of packets) a.caveats = a.caveats.map((c) => withUncollectedNode(c, collected));
   // IPVS mode is deprecated (v1.35): said once per report.
   if (reports.some((r) => r.proxyMode.mode === "ipvs")) findings.push(IPVS_DEPRECATION);
   const out: ServiceReport = {

@@ -232,7 +232,7 @@ export function answerPacket(
     a.caveats.push(
       ownAddress
         ? arrivesUntranslated(`${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}`, sourcePod.node, true)
-        : `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --from-pod ${sourcePod.ref ?? sourcePod.name}, or --node ${sourcePod.node}, to trace it where it starts)`,
+        : `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${sourcePod.node}, or --from-pod ${sourcePod.ref ?? sourcePod.name} without --node, to trace it where it starts)`,
     );
   }
   // another node's address: routed to that node, and not to this node's NodePorts, which kube-proxy reaches only for
@@ -275,4 +275,19 @@ export function withoutPointerTo(caveat: string, other: string): string {
     .replace(new RegExp(`: see ${at}$`), ` (use --node ${other} to trace it there)`)
     .replace(new RegExp(` \\(${at} traces it where it is handled\\)`), ` (use --node ${other} to trace it where it is handled)`)
     .replace(new RegExp(` \\(${at} traces it on ${esc(other)}\\)`), "");
+}
+
+/**
+ * A caveat of {@link answerPacket} that sends the user to `--node B` for a node whose rules the bundle does not hold
+ * (an offline bundle captured without B, or a live run whose `--node` left B out): `(use --node B to trace it there)`
+ * becomes `(B's rules were not collected: --node B traces it there on a live run, or on a bundle that holds B)`, so
+ * that following it from this bundle does not end in "no datapath state was collected". Other caveats are returned as
+ * they are.
+ * @param caveat the caveat text.
+ * @param collected the nodes whose capture the bundle holds.
+ * @returns the caveat.
+ */
+export function withUncollectedNode(caveat: string, collected: ReadonlySet<string>): string {
+  return caveat.replace(/ \(use --node (\S+?),? (or --from-pod \S+ without --node, )?to trace it (there|where it is handled|where it starts)\)/, (whole, other: string, fromPod: string | undefined, where: string) =>
+    collected.has(other) ? whole : ` (${other}'s rules were not collected: --node ${other}${fromPod ? `, ${fromPod.replace(/, $/, ",")}` : ""} traces it ${where} on a live run, or on a bundle that holds ${other})`);
 }
