@@ -72,5 +72,16 @@ describe("the packet tree's text", () => {
     expect(ok).toMatch(/\nNot visible in a dump: conntrack state: connections that already exist keep the endpoint/);
     const none = renderPacketTree(explainService(lab, "kube-system", "kube-dns", { packet: { source: "10.244.2.9", destination: "10.96.0.10", port: 53, protocol: "udp" }, nodes: ["k8s2"] }));
     expect(none).toMatch(/no node answered: node k8s2: no datapath state was collected from this node/);
+    expect(none.split("\n")[0]).toBe("Service kube-system/kube-dns: no answer");
+  });
+  it("through the CLI, a node the bundle holds no capture of is to be captured, not fixed (exit 1)", async () => {
+    const { runCli } = await import("../src/cli/program.ts");
+    let err = "";
+    const io = { stdout: () => {}, stderr: (t: string) => void (err += t), env: {}, stdoutIsTTY: false, stderrIsTTY: false, cwd: process.cwd() };
+    const code = await runCli(["svc/kube-dns", "-n", "kube-system", "--from", "examples/iptables-lab", "--from-pod", "coredns-78fcd69978-hf5sj"], io);
+    expect(code).toBe(1);
+    expect(err).toContain(
+      "error: node k8s2: no datapath state was collected from this node; the bundle holds no capture of it: capture it (kubectl netpath capture svc/kube-dns -n kube-system --node k8s2 -o FILE)",
+    );
   });
 });

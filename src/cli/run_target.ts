@@ -11,6 +11,7 @@ import { streamedExplain } from "./streamed_explain.ts";
 import { packetFromPod } from "../service/from_pod.ts";
 import { nodeOfAddress } from "../service/packet_answer.ts";
 import { parseByteSize } from "./byte_size.ts";
+import { shellWord } from "../model/shell_word.ts";
 import { gatherRequest } from "./gather_request.ts";
 import type { PacketQuestion } from "../model/question.ts";
 import { NotFoundError } from "../model/errors.ts";
@@ -266,8 +267,9 @@ export async function runTarget(words: string[], o: MainOptions, io: CliIo, give
     const failed = report.nodes.filter((n) => n.error !== undefined && !uncaptured.has(n.node));
     for (const n of failed) {
       // a NotReady node is not retried into health (pod_state.ts nodeNotReady says why and what to check)
+      // (offline: a node the bundle holds no capture of has nothing to fix: it is to be captured)
       const what = o.from !== undefined
-        ? "fix or re-capture that node's dump"
+        ? bundle.nodes.some((c) => c.name === n.node) ? "fix or re-capture that node's dump" : `the bundle holds no capture of it: capture it (kubectl netpath capture ${shellWord(`svc/${plan.target.name}`)} -n ${shellWord(namespace)} --node ${shellWord(n.node)} -o FILE)`
         : /^node \S+ is NotReady\b/.test(n.error ?? "")
         ? "wait until the node is Ready (or fix its kubelet), then run again"
         : "see the reason and retry that node (--node)";

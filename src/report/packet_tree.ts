@@ -89,7 +89,7 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
   const questions = [...new Set(answers.map((a) => `${a.source} → ${a.destination}`))];
   const several = questions.length > 1;
   const sources = [...new Set(answers.map((a) => a.source))];
-  const title = !q ? "packet (no node answered)" : several ? `packets from ${sources.join(", ")} to ${[...new Set(answers.map((a) => a.destination))].join(", ")}` : `packet ${questions[0]}`;
+  const title = !q ? "no answer" : several ? `packets from ${sources.join(", ")} to ${[...new Set(answers.map((a) => a.destination))].join(", ")}` : `packet ${questions[0]}`;
   out.push(st.bold(`Service ${r.service.namespace}/${r.service.name}: ${title}`));
   for (const a of answers) {
     out.push("");
