@@ -15,13 +15,12 @@
 // cluster chain, every endpoint; anything else goes on to this node's endpoints, or is dropped when it has none.
 // Dumps: kube-proxy's own unit-test outputs (TestOverallIPTablesRules, TestOnlyLocalNodePorts v1.27) and
 // TestOverallNFTablesRules with each detector loaded into nft 1.0.6 (tests/fixtures/nftables/interface-detectors).
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
-import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict } from "../src/service/report.ts";
 import { bundleOf, fixture, node, overallObjects, service, slice } from "./helpers/bundles.ts";
+import { nftDetectorBundle } from "./helpers/nft_detector_bundles.ts";
 
 const roleOfLine = (c: ClientVerdict, line: number) => c.evidence.find((e) => e.rule.line === line)?.role;
 
@@ -126,23 +125,8 @@ describe("iptables mode", () => {
 
 describe.each(["json", "text"] as const)("nftables mode, nft %s", (form) => {
   type Detector = "ClusterCIDR" | "BridgeInterface" | "InterfaceNamePrefix";
-  const DIR = "tests/fixtures/nftables/interface-detectors";
-  const addr = (i: number, ifname: string, cidr: string) => `${i}: ${ifname}    inet ${cidr} scope global ${ifname}\\       valid_lft forever preferred_lft forever\n`;
-  const BRIDGE_CNI = addr(1, "lo", "127.0.0.1/8") + addr(2, "eth0", "192.168.0.2/24") + addr(5, "cni0", "10.0.0.1/24");
-  const PTP_CNI = addr(1, "lo", "127.0.0.1/8") + addr(2, "eth0", "192.168.0.2/24") + addr(7, "veth1a2b3c4d", "10.0.0.1/32");
   /** As tests/nft_interface_detector.test.ts builds it: nftables-lab with the detector's ruleset, a second node n2. */
-  const bundle = (detector: Detector): Bundle => {
-    const b = structuredClone(readBundle("examples/nftables-lab"));
-    const sections = b.nodes[0]!.sections;
-    delete sections["nft-json"];
-    const stdout = readFileSync(`${DIR}/${detector}.${form === "json" ? "json" : "nft.txt"}`, "utf8");
-    if (form === "json") sections["nft-json"] = { command: "nft -j list ruleset", stdout, exitCode: 0 };
-    else sections["nft-text"] = { command: "nft list ruleset", stdout, exitCode: 0 };
-    sections["ip-addr"] = { command: "ip -o addr show", stdout: detector === "InterfaceNamePrefix" ? PTP_CNI : BRIDGE_CNI, exitCode: 0 };
-    b.objects.nodes[0]!.spec = { podCIDR: "10.0.0.0/24", podCIDRs: ["10.0.0.0/24"] };
-    b.objects.nodes.push({ ...node("n2", "192.168.0.3"), spec: { podCIDR: "10.0.1.0/24", podCIDRs: ["10.0.1.0/24"] } });
-    return b;
-  };
+  const bundle = (detector: Detector): Bundle => nftDetectorBundle(detector, form);
   const SVC = "service-42NFTM6N-ns2/svc2/tcp/p80";
   const EXT = "external-42NFTM6N-ns2/svc2/tcp/p80";
   const POD_RULE: Record<Detector, string> = {

@@ -23,39 +23,15 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Bundle } from "../src/bundle/bundle.ts";
-import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict } from "../src/service/report.ts";
-import { node } from "./helpers/bundles.ts";
+import { BRIDGE_CNI, nftDetectorBundle, type NftDetector, type NftForm } from "./helpers/nft_detector_bundles.ts";
 
-type Detector = "ClusterCIDR" | "BridgeInterface" | "InterfaceNamePrefix" | "none";
-type Form = "json" | "text";
+type Detector = NftDetector;
+type Form = NftForm;
 const DIR = "tests/fixtures/nftables/interface-detectors";
 
-const addr = (i: number, ifname: string, cidr: string) => `${i}: ${ifname}    inet ${cidr} scope global ${ifname}\\       valid_lft forever preferred_lft forever\n`;
-/** A bridge CNI's node: eth0 holds the node's InternalIP, the bridge cni0 the pods' gateway on the node's podCIDR. */
-const BRIDGE_CNI = addr(1, "lo", "127.0.0.1/8") + addr(2, "eth0", "192.168.0.2/24") + addr(5, "cni0", "10.0.0.1/24");
-/** A point-to-point CNI's node: each pod's host-side veth holds the gateway as a /32; no bridge. */
-const PTP_CNI = addr(1, "lo", "127.0.0.1/8") + addr(2, "eth0", "192.168.0.2/24") + addr(7, "veth1a2b3c4d", "10.0.0.1/32");
-
-/**
- * nftables-lab (TestOverallNFTablesRules' Services and EndpointSlices, node test-node 192.168.0.2) with the ruleset of
- * `detector` as the node's nft -j or nft list output; test-node's podCIDR 10.0.0.0/24, another node n2's 10.0.1.0/24
- * (both inside the cluster CIDR 10.0.0.0/8).
- */
-function bundle(detector: Detector, form: Form, addrs = detector === "InterfaceNamePrefix" ? PTP_CNI : BRIDGE_CNI, sysctls?: string): Bundle {
-  const b = structuredClone(readBundle("examples/nftables-lab"));
-  const sections = b.nodes[0]!.sections;
-  delete sections["nft-json"];
-  const stdout = readFileSync(`${DIR}/${detector}.${form === "json" ? "json" : "nft.txt"}`, "utf8");
-  if (form === "json") sections["nft-json"] = { command: "nft -j list ruleset", stdout, exitCode: 0 };
-  else sections["nft-text"] = { command: "nft list ruleset", stdout, exitCode: 0 };
-  sections["ip-addr"] = { command: "ip -o addr show", stdout: addrs, exitCode: 0 };
-  if (sysctls !== undefined) sections.sysctls = { stdout: sysctls, exitCode: 0 };
-  b.objects.nodes[0]!.spec = { podCIDR: "10.0.0.0/24", podCIDRs: ["10.0.0.0/24"] };
-  b.objects.nodes.push({ ...node("n2", "192.168.0.3"), spec: { podCIDR: "10.0.1.0/24", podCIDRs: ["10.0.1.0/24"] } });
-  return b;
-}
+const bundle = nftDetectorBundle;
 
 function explain(b: Bundle, ns: string, svc: string) {
   const n = explainService(b, ns, svc).nodes[0]!;
