@@ -487,15 +487,31 @@ class Tracer {
     return { cont, ended };
   }
 
+  private jumpsTo(chain: IptablesChain, target: string): boolean {
+    for (let i = 0; i < chain.ruleCount; i++) {
+      try {
+        if (chain.rule(i).target === target) return true;
+      } catch (e) {
+        if (!(e instanceof DumpParseError)) throw e;
+      }
+    }
+    return false;
+  }
+
   /** Whether the dump holds this table with any chain. */
   hasTable(table: string): boolean {
     return (this.dump.tables.get(table)?.chains.size ?? 0) > 0;
   }
 
-  /** The chain to start a hook at: the builtin chain if it leads to `kubeChain`, else `kubeChain`. */
+  /**
+   * The chain to start a hook at: the builtin chain if one of its rules jumps to `kubeChain`, else `kubeChain`.
+   * The jump is read from each rule's parsed target, not its text: an `iptables -nL` listing writes the target as a
+   * column (`KUBE-SERVICES  all  --  0.0.0.0/0 …`, iptables(8) "-L, --list"), iptables-save as `-j KUBE-SERVICES`.
+   * A rule that cannot be tokenised is skipped here; the walk reports it where it meets it.
+   */
   entry(table: string, builtin: string, kubeChain: string, notes: string[]): string {
     const b = this.chain(table, builtin);
-    if (b && b.rawRules.some((r) => r.includes(`-j ${kubeChain}`))) return builtin;
+    if (b && this.jumpsTo(b, kubeChain)) return builtin;
     if (this.chain(table, kubeChain)) {
       notes.push(`${table} ${builtin} has no jump to ${kubeChain} in this dump; traced from ${kubeChain} as kube-proxy installs it`);
     }
