@@ -331,10 +331,10 @@ describe("ipvs-kind (seed 002: a partial IPVS-mode listing)", () => {
     expect(e.balancing.scheduler?.name).toBe("rr");
     expect(e.balancing.shares.map((s) => [s.endpoint, s.share])).toEqual([["10.244.1.6:80", 0.5], ["10.244.2.4:80", 0.5]]);
   });
-  it("does not guess past KUBE-NODE-PORT, which the seed's listing does not show", () => {
+  it("goes past KUBE-NODE-PORT, which the seed's listing does not show, as kube-proxy writes it (RETURN or KUBE-MARK-MASQ only), and says so", () => {
     const pod = client(r, undefined, "ClusterIP", "pod-same-node");
-    expect(pod.endpoints.map((e) => e.endpoint)).toEqual(["unknown (KUBE-NODE-PORT not in the dump)"]);
-    expect(pod.caveats.some((c) => c.startsWith("chain KUBE-NODE-PORT is not in the dump"))).toBe(true);
+    expect(pod.endpoints.map((e) => e.endpoint)).toEqual(["10.244.1.6:80", "10.244.2.4:80"]);
+    expect(pod.caveats.some((c) => c.startsWith("KUBE-NODE-PORT is not in the dump: taken as kube-proxy's IPVS mode writes it"))).toBe(true);
   });
 });
 

@@ -234,7 +234,8 @@ function matchModule(m: MatchModule, p: TracePacket, ipsets: IpsetMembership | u
         const a = assumedIpsets(name ?? "", (flags ?? "").split(","), p);
         if (a) [member, assumed] = [a.member, { set: name ?? "", assumption: a.assumption }];
       }
-      if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (the node's \`ipset list\` was not read)` };
+      // no oracle: the node's `ipset list` was not read; an oracle that does not know the set: the list read lacks it
+      if (member === undefined) return { kind: "unknown", why: `membership in ipset ${name} (${ipsets ? "not in the node's `ipset list` as collected" : "the node's `ipset list` was not read"})` };
       if (!neg(o, member)) {
         const why = `${member ? "in" : "not in"} ipset ${name} ${flags} (rule wants ${shown(o, `--match-set ${name} ${flags}`)})`;
         return assumed !== undefined ? { kind: "no", why, assumed } : explain ? { kind: "no", why } : NO;

@@ -93,6 +93,9 @@ interface Ended extends State {
   decidedBy?: RuleRef;
 }
 
+/** IPVS mode's nat chain of NodePorts (iptables mode's is KUBE-NODEPORTS): pkg/proxy/ipvs/proxier.go kubeNodePortChain. */
+const IPVS_NODE_PORT_CHAIN = "KUBE-NODE-PORT";
+
 const TERMINAL_NAT = new Set(["DNAT", "ACCEPT", "DROP", "REJECT", "MASQUERADE", "SNAT", "REDIRECT"]);
 /** Extension targets that do not end the chain; any other unknown name is a user chain missing from the dump. */
 const NON_TERMINAL_TARGETS = new Set([
@@ -470,6 +473,10 @@ class Tracer {
         const caveats = this.chain("filter", "KUBE-FIREWALL") ? s.caveats : [...s.caveats, `chain KUBE-MARK-DROP is not in the dump: assumed to set ${hex(drop)}, kubelet's --iptables-drop-bit 15 default`];
         return { cont: [{ ...s, packet: p, path: [...s.path, ref], caveats }], ended: [] };
       }
+      if (table === "nat" && target === IPVS_NODE_PORT_CHAIN) {
+        const st = this.ipvsNodePortAsWritten(rule, { ...s, path: [...s.path, ref] });
+        return rule.goto ? { cont: [], ended: [{ ...st, how: "return" }] } : { cont: [st], ended: [] };
+      }
       return { cont: [], ended: [{ ...s, path: [...s.path, ref], how: "missing", missingChain: target, decidedBy: ref }] };
     }
     const results = this.run(table, target, [{ ...s, path: [...s.path, ref] }], depth + 1);
@@ -496,6 +503,48 @@ class Tracer {
       }
     }
     return false;
+  }
+
+  /**
+   * IPVS mode's nat KUBE-NODE-PORT when the dump lacks it (a partial listing), as kube-proxy writes it: its only rules
+   * are those of ipsetWithIptablesChain (pkg/proxy/ipvs/proxier.go, v1.11–v1.35), written for each non-empty set,
+   * `-p PROTO -m set --match-set KUBE-NODE-PORT-LOCAL-PROTO dst -j RETURN` before `-p PROTO -m set --match-set
+   * KUBE-NODE-PORT-PROTO dst -j KUBE-MARK-MASQ` (SCTP: the `-SCTP-HASH` sets, `dst,dst`). It neither translates nor
+   * drops (IPVS chooses the endpoint after nat) and can only add the masquerade mark, never clear it: the packet goes
+   * on with the mark set when the NodePort set holds its port, as it was when it does not, and, when that is not
+   * known, as it was with the rule's match recorded as unknown (already marked, the answer is the same either way).
+   */
+  private ipvsNodePortAsWritten(jump: IptablesRule, s: State): State {
+    const ref = ruleRef(jump);
+    const proto = s.packet.proto.toUpperCase();
+    const sctp = proto === "SCTP";
+    const flags = sctp ? ["dst", "dst"] : ["dst"];
+    const setOf = (local: boolean) => `KUBE-NODE-PORT-${local ? "LOCAL-" : ""}${proto}${sctp ? "-HASH" : ""}`;
+    const rule = (set: string, target: string): IptablesRule => ({
+      table: "nat", chain: IPVS_NODE_PORT_CHAIN, line: jump.line, raw: `-A ${IPVS_NODE_PORT_CHAIN} -p ${s.packet.proto} -m set --match-set ${set} ${flags.join(",")} -j ${target}`,
+      protocol: { negated: false, value: s.packet.proto }, matches: [{ name: "set", options: [{ name: "match-set", negated: false, values: [set, flags.join(",")] }] }], target, targetOptions: [],
+    });
+    const mark = this.opts.masqueradeMark;
+    const marked = (s.packet.mark & mark) !== 0;
+    const port = `${s.packet.dport}/${s.packet.proto}`;
+    const written = `${IPVS_NODE_PORT_CHAIN} is not in the dump: taken as kube-proxy's IPVS mode writes it (pkg/proxy/ipvs/proxier.go ipsetWithIptablesChain): RETURN for ports in ${setOf(true)}, KUBE-MARK-MASQ for ports in ${setOf(false)}; it neither translates nor drops, IPVS chooses the endpoint`;
+    let st: State = { ...s, caveats: [...s.caveats, written] };
+    const local = matchRule(rule(setOf(true), "RETURN"), s.packet, this.opts.ipsets, true, this.opts.assumedIpsets);
+    const nodePort = matchRule(rule(setOf(false), "KUBE-MARK-MASQ"), s.packet, this.opts.ipsets, true, this.opts.assumedIpsets);
+    for (const r of [local, nodePort]) {
+      if (r.kind !== "unknown" && r.assumed !== undefined && !st.assumedIpsets?.includes(r.assumed.set)) st = { ...st, assumedIpsets: [...(st.assumedIpsets ?? []), r.assumed.set] };
+    }
+    // RETURN first; a port in no NodePort set is not marked, whatever the local set holds
+    if (local.kind === "yes" || nodePort.kind === "no") return st;
+    if (local.kind === "no" && nodePort.kind === "yes") {
+      const p = clonePacket(st.packet);
+      p.mark = (p.mark | mark) >>> 0;
+      return { ...st, packet: p, checks: [...st.checks, { rule: ref, matched: true, why: `${port} is in ipset ${setOf(false)}: ${IPVS_NODE_PORT_CHAIN} jumps to KUBE-MARK-MASQ` }] };
+    }
+    if (marked) return st;
+    const unknown = [local, nodePort].flatMap((r) => (r.kind === "unknown" ? [r.why] : []));
+    const why = `${IPVS_NODE_PORT_CHAIN}, which the dump lacks, marks it for masquerade when ${port} is a NodePort (in ipset ${setOf(false)}, not in ${setOf(true)}): ${unknown.join("; ")}`;
+    return { ...st, checks: [...st.checks, { rule: ref, matched: "unknown", why }] };
   }
 
   /** Whether the dump holds this table with any chain. */
