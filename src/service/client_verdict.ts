@@ -239,6 +239,29 @@ export function rejectReason(rule: RuleRef | undefined): string {
 function lineOf(o: TraceOutcome | undefined): string {
   return o?.decidedBy ? rulesAt([o.decidedBy]) : "";
 }
+/**
+ * Why a client has no masquerade answer ("n/a": no path reaches an endpoint the dump shows). A branch into a chain the
+ * dump lacks (a partial listing) is not known, and that chain is what decides; otherwise no path is forwarded.
+ */
+function notApplicable(all: TraceOutcome[]): string {
+  const unresolved = all.filter((o) => o.verdict === "unresolved");
+  if (unresolved.length > 0) {
+    const seen = new Set<string>();
+    const words: string[] = [];
+    for (const o of unresolved) {
+      const chain = o.missingChain ?? "a chain";
+      if (seen.has(chain)) continue;
+      seen.add(chain);
+      const rest = chain.startsWith("the rest of ");
+      const where = rest ? `${chain}, which the dump shows incompletely` : `${chain}, which the dump lacks`;
+      const via = !rest && o.decidedBy ? ` (${lineOf(o)} (${o.decidedBy.chain}) jumps to it)` : "";
+      words.push(`${where}${via}`);
+    }
+    return `not known: the packet goes on into ${words.join(", and ")}: what is there decides where it goes and whether it is masqueraded`;
+  }
+  return "does not apply: no path forwards the packet to an endpoint";
+}
+
 function explain(
   outcome: ClientVerdict["outcome"],
   masquerade: ClientVerdict["masquerade"],
@@ -268,7 +291,7 @@ function explain(
     if (untracked) return `untracked by raw ${lineOf({ ...all[0]!, decidedBy: untracked })} (${untracked.chain}, NOTRACK): nat is skipped, so kube-proxy's rules do not translate it; it goes where it is addressed`;
     return "no kube-proxy rule matches this destination on this node: the packet leaves untranslated";
   }
-  if (masquerade === "n/a") return "";
+  if (masquerade === "n/a") return notApplicable(all);
   const fired = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true));
   // a marking rule a RETURN skipped names the decision more closely than an earlier rule that did not match
   const missed = forwarded.flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === false))
