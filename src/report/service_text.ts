@@ -78,11 +78,42 @@ function outcomeText(v: ClientVerdict, st: Style): string {
   }
 }
 
+/** Few words for each way a forwarded branch fails ({@link EndpointShare.replyFails}); -o wide's caveats say why. */
+function replyFailsWords(kind: NonNullable<EndpointShare["replyFails"]>, node: string): string {
+  switch (kind) {
+    case "bypasses-node":
+      return `the reply bypasses ${node}`;
+    case "bridge-not-filtered":
+      return "the bridged reply is never un-NATed";
+    case "hairpin-off":
+      return "hairpin_mode is 0";
+    case "route-localnet-off":
+      return "route_localnet is 0";
+    case "ipvs-untracked":
+      return "net.ipv4.vs.conntrack is 0";
+  }
+}
+
+/**
+ * The share of a verdict's new connections that are forwarded and still do not complete (`replyFails` on its
+ * endpoints), in a few words for the client's headline: e.g. `50% do not complete: 10.180.0.1:80 (the reply bypasses
+ * test-hostname; -o wide)`. Empty when every branch completes.
+ */
+function replyFailsText(v: ClientVerdict, node: string, st: Style): string {
+  const failed = v.endpoints.filter((e) => e.replyFails !== undefined);
+  if (failed.length === 0) return "";
+  const share = failed.every((e) => e.share !== null) ? failed.reduce((a, e) => a + e.share!, 0) : undefined;
+  const all = failed.length === v.endpoints.length && v.outcome === "forwarded";
+  const how = all ? "no connection completes" : share !== undefined ? `${formatShare(share)} do not complete` : "some connections do not complete";
+  const why = [...new Set(failed.map((e) => replyFailsWords(e.replyFails!, node)))].join(", ");
+  return st.red(`${how}: ${failed.map((e) => e.endpoint).join(", ")} (${why}; -o wide)`);
+}
+
 function sameEndpoints(a: EndpointShare[], b: EndpointShare[]): boolean {
   return a.length === b.length && a.every((e, i) => e.endpoint === b[i]!.endpoint && Math.abs((e.share ?? -1) - (b[i]!.share ?? -1)) < 1e-9);
 }
 
-function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: string[]): void {
+function renderEntry(e: EntryPointReport, node: string, st: Style, wide: boolean, lines: string[]): void {
   lines.push(`    ${st.bold(e.kind)} ${e.destination}` + (e.ruleLines ? st.dim(`  (lines of ${e.ruleLines})`) : ""));
   const b = e.balancing;
   if (b.method === "ipvs" && b.scheduler) {
@@ -105,7 +136,8 @@ function renderEntry(e: EntryPointReport, st: Style, wide: boolean, lines: strin
   const extra: string[][] = [];
   for (const c of e.clients) {
     const endpointsDiffer = c.outcome === "forwarded" && !sameEndpoints(c.endpoints, ref.map(({ endpoint, share }) => ({ endpoint, share })));
-    rows.push([`${c.description}:`, [outcomeText(c, st), masqText(c, st)].filter(Boolean).join(", ")]);
+    const fails = replyFailsText(c, node, st);
+    rows.push([`${c.description}:`, [outcomeText(c, st), masqText(c, st)].filter(Boolean).join(", ") + (fails ? `; ${fails}` : "")]);
     const more: string[] = [];
     if (endpointsDiffer) more.push(st.dim("only " + c.endpoints.map((x) => `${x.endpoint} ${shareText(x, b.scheduler)}`).join(", ")));
     if (c.reason) more.push(st.dim(c.reason));
@@ -148,7 +180,7 @@ function portSignature(p: PortReport): string {
     m: e.balancing.method,
     s: e.balancing.scheduler?.name,
     sh: e.balancing.shares.map((x) => [x.endpoint.replace(/:\d+$/, ""), x.share, x.weight]),
-    c: e.clients.map((c) => [c.client, c.outcome, c.masquerade, norm(c.reason), c.endpoints.map((x) => [x.endpoint.replace(/:\d+$/, ""), x.share, x.masqueraded]), c.caveats.map(norm)]),
+    c: e.clients.map((c) => [c.client, c.outcome, c.masquerade, norm(c.reason), c.endpoints.map((x) => [x.endpoint.replace(/:\d+$/, ""), x.share, x.masqueraded, x.replyFails]), c.caveats.map(norm)]),
   })));
 }
 
@@ -184,7 +216,7 @@ function renderNode(n: NodeServiceReport, st: Style, wide: boolean, lines: strin
     lines.push(`  port ${label}` + (sp.targetPort !== undefined ? ` → targetPort ${sp.targetPort}` : "") + st.dim(`  (${sp.portKey})`));
     entry.folded = [];
     const at = lines.length;
-    for (const e of p.entryPoints) renderEntry(e, st, wide, lines);
+    for (const e of p.entryPoints) renderEntry(e, n.node, st, wide, lines);
     (entry as { at?: number }).at = at;
   }
   for (const x of shown) {
