@@ -65,9 +65,11 @@ describe("iptables mode", () => {
       expect(ext.outcome).toBe("dropped");
       expect(roleOfLine(ext, podRule)).toBe(`does not short-circuit it to ${SVC} (every endpoint): source 203.0.113.10 is not in 10.0.0.0/8`);
       expect(roleOfLine(ext, routeLocal)).toBe(`does not short-circuit it to ${SVC} (every endpoint): source 203.0.113.10 is not a local address of the node (rule wants --src-type LOCAL)`);
+      // each fact once, with the rules it decides (audit s20b finding 6)
       expect(ext.reason).toMatch(new RegExp(
-        `; not short-circuited to every endpoint \\(${SVC}\\): line ${podRule} \\(${EXT}\\) does not apply: source 203\\.0\\.113\\.10 is not in 10\\.0\\.0\\.0/8; line ${routeLocal} \\(${EXT}\\) does not apply: source 203\\.0\\.113\\.10 is not a local address of the node \\(rule wants --src-type LOCAL\\)$`,
+        `; not short-circuited to every endpoint \\(${SVC}\\) in ${EXT}: source 203\\.0\\.113\\.10 is not in 10\\.0\\.0\\.0/8 \\(line ${podRule}\\) nor a local address of the node \\(line ${routeLocal}; rule wants --src-type LOCAL\\)$`,
       ));
+      expect(ext.reason.match(/--src-type LOCAL/g)).toHaveLength(1);
     });
   });
 
@@ -96,7 +98,12 @@ describe("iptables mode", () => {
       const ext = at("external");
       expect(ext.endpoints.map((e) => e.endpoint)).toEqual(["10.180.2.1:80"]);
       expect(roleOfLine(ext, podRule)).toBe(`does not short-circuit it to ${SVC} (every endpoint): source 203.0.113.10 is not in 10.0.0.0/8`);
-      expect(ext.reason).toContain(`; not short-circuited to every endpoint (${SVC}): line ${podRule} (${EXT}) does not apply: source 203.0.113.10 is not in 10.0.0.0/8; line ${routeLocal} (${EXT}) does not apply: `);
+      // the "masquerade LOCAL traffic" rule, missed for the same fact as "route LOCAL traffic", is said with it, once
+      const masqLocal = lineOf(original, `"masquerade LOCAL traffic for ns1/svc1:p80 external destinations"`);
+      expect(ext.reason).toBe(
+        `not masqueraded and not short-circuited to every endpoint (${SVC}) in ${EXT}: source 203.0.113.10 is not in 10.0.0.0/8 (line ${podRule}) nor a local address of the node (line ${masqLocal}, ${routeLocal}; rule wants --src-type LOCAL)`,
+      );
+      expect(pod.reason).toBe(`bypasses externalTrafficPolicy Local: line ${podRule} (${EXT}) short-circuits pod traffic to ${SVC}, every endpoint; not masqueraded: it skips line ${masqLocal}, a mark for masquerade; no rule on its path marks it`);
     });
 
     it("BridgeInterface detector (-i cni0): a pod of another node arrives on eth0, misses the pod-traffic rule: only the local endpoint", () => {
@@ -118,7 +125,7 @@ describe("iptables mode", () => {
       const other = at("pod-other-node");
       expect(other.endpoints.map((e) => e.endpoint)).toEqual(["10.180.2.1:80"]);
       expect(roleOfLine(other, podRule)).toBe(`does not short-circuit it to ${SVC} (every endpoint): interface eth0 (rule wants cni0)`);
-      expect(other.reason).toContain(`; not short-circuited to every endpoint (${SVC}): line ${podRule} (${EXT}) does not apply: interface eth0 (rule wants cni0)`);
+      expect(other.reason).toMatch(new RegExp(`not short-circuited to every endpoint \\(${SVC}\\) in ${EXT}: interface eth0 \\(line ${podRule}; rule wants cni0\\); `));
     });
   });
 });
@@ -147,6 +154,9 @@ describe.each(["json", "text"] as const)("nftables mode, nft %s", (form) => {
       expect(pod.endpoints.map((e) => e.endpoint)).toEqual(["10.180.0.2:80"]);
       expect(ev(pod, POD_RULE[detector])?.role).toBe(`short-circuits pod traffic to ${SVC}, every endpoint of the Service: kube-proxy exempts it from externalTrafficPolicy Local`);
       expect(ev(pod, POD_RULE[detector])?.rule.chain).toBe(EXT);
+      // the reason cites the short-circuit, not the ClusterIP masquerade rule of the service chain (audit s20b finding 6)
+      const r = ev(pod, POD_RULE[detector])!.rule;
+      expect(pod.reason).toBe(`bypasses externalTrafficPolicy Local: ${r.handle !== undefined ? "handle" : "line"} ${r.line} (${EXT}) short-circuits pod traffic to ${SVC}, every endpoint; not masqueraded: no rule on its path marks it`);
     });
 
     it.each(["NodePort", "LoadBalancer", "ExternalIP"])("%s: the host takes \"short-circuit local traffic\", quoted with \"masquerade local traffic\"", (kind) => {
@@ -164,9 +174,10 @@ describe.each(["json", "text"] as const)("nftables mode, nft %s", (form) => {
       expect(pod.role).toBe(`does not short-circuit it to ${SVC} (every endpoint): ${why}`);
       const local = ev(ext, LOCAL_RULE)!;
       expect(local.role).toBe(`does not short-circuit it to ${SVC} (every endpoint): source 203.0.113.10 is not a local address of the node (rule wants fib saddr type local)`);
-      const where = (e: typeof pod) => `${e.rule.handle !== undefined ? "handle" : "line"} ${e.rule.line} (${EXT})`;
+      const ref = (e: typeof pod) => `${e.rule.handle !== undefined ? "handle" : "line"} ${e.rule.line}`;
+      const podWords = detector === "ClusterCIDR" ? `source 203.0.113.10 is not in 10.0.0.0/8 (${ref(pod)}) nor` : `${why.replace(/ \((rule wants [^()]*)\)$/, ` (${ref(pod)}; $1)`)}; source 203.0.113.10 is not`;
       expect(ext.reason).toBe(
-        `dropped by ${form === "json" ? "handle" : "line"} ${ext.evidence.find((e) => e.role === "drops")!.rule.line} (nodeport-endpoints-check); not short-circuited to every endpoint (${SVC}): ${where(pod)} does not apply: ${why}; ${where(local)} does not apply: source 203.0.113.10 is not a local address of the node (rule wants fib saddr type local)`,
+        `dropped by ${form === "json" ? "handle" : "line"} ${ext.evidence.find((e) => e.role === "drops")!.rule.line} (nodeport-endpoints-check); not short-circuited to every endpoint (${SVC}) in ${EXT}: ${podWords} a local address of the node (${ref(local)}; rule wants fib saddr type local)`,
       );
     });
 
@@ -175,7 +186,7 @@ describe.each(["json", "text"] as const)("nftables mode, nft %s", (form) => {
         const other = at("NodePort", "pod-other-node");
         expect(other.outcome).toBe("dropped");
         expect(ev(other, POD_RULE[detector])?.role).toBe(`does not short-circuit it to ${SVC} (every endpoint): input interface eth0 (rule wants iifname "${detector === "BridgeInterface" ? "cni0" : "veth*"}")`);
-        expect(other.reason).toContain("; not short-circuited to every endpoint (service-42NFTM6N-ns2/svc2/tcp/p80): ");
+        expect(other.reason).toContain(`; not short-circuited to every endpoint (${SVC}) in ${EXT}: input interface eth0 (`);
       });
     }
   });

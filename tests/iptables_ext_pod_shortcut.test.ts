@@ -28,7 +28,7 @@ describe("pods at an externalTrafficPolicy Local entry point", () => {
         expect(pod.outcome).toBe("forwarded");
         expect(pod.masquerade).toBe("never");
         expect(pod.reason).toBe(
-          `not masqueraded: line ${masqLocal} (${EXT}) does not apply: not reached: line ${podRule} jumps to ${SVC}, which translates the packet (DNAT) before it returns (-m comment --comment "pod traffic for ns2/svc2:p80 external destinations" -s 10.0.0.0/8 -j ${SVC})`,
+          `bypasses externalTrafficPolicy Local: line ${podRule} (${EXT}) short-circuits pod traffic to ${SVC}, every endpoint; not masqueraded: it skips line ${masqLocal}, a mark for masquerade; no rule on its path marks it`,
         );
         const decided = pod.evidence.find((e) => e.rule.line === podRule);
         // the same rule sent it to every endpoint (the short-circuit) and past the marking rule: one entry, both roles

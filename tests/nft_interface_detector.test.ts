@@ -145,7 +145,7 @@ describe.each(["json", "text"] as const)("nft %s", (form) => {
         expect(other.outcome).toBe("dropped");
         // the short-circuit rule it missed is what leaves it to the local policy (no local endpoint: dropped)
         const want = detector === "BridgeInterface" ? "cni0" : "veth*";
-        expect(other.reason).toMatch(/^dropped by (line|handle) \d+ \(nodeport-endpoints-check\); not short-circuited to every endpoint \(service-42NFTM6N-ns2\/svc2\/tcp\/p80\): (line|handle) \d+ \(external-42NFTM6N-ns2\/svc2\/tcp\/p80\) does not apply: input interface eth0 /);
+        expect(other.reason).toMatch(/^dropped by (line|handle) \d+ \(nodeport-endpoints-check\); not short-circuited to every endpoint \(service-42NFTM6N-ns2\/svc2\/tcp\/p80\) in external-42NFTM6N-ns2\/svc2\/tcp\/p80: input interface eth0 \((line|handle) \d+; rule wants /);
         expect(roleOf(other, `iifname "${want}" goto service-42NFTM6N-ns2/svc2/tcp/p80 comment "short-circuit pod traffic"`)).toBe(
           `does not short-circuit it to service-42NFTM6N-ns2/svc2/tcp/p80 (every endpoint): input interface eth0 (rule wants iifname "${want}")`,
         );

@@ -1,6 +1,6 @@
 // The default `svc/NAME` text says, on a client's headline, what changes its answer and is otherwise only in -o wide
 // and JSON (audit s20b finding 1): the share of its connections that are forwarded and still do not complete
-// (`replyFails`).
+// (`replyFails`); and what the externalTrafficPolicy Local short-circuit did to a client (finding 6).
 //
 // Data: kube-proxy's own TestOnlyLocalNodePorts output (pkg/proxy/iptables/proxier_test.go, v1.27): svc1 with
 // externalTrafficPolicy Local, one endpoint on this node (10.180.2.1) and one on another (10.180.0.1). kube-proxy's
@@ -46,5 +46,19 @@ describe("default text: connections that do not complete", () => {
     const text = renderServiceText(report());
     expect(clientBlock(text, /pod on test-hostname/)).not.toContain("do not complete");
     expect(clientBlock(text, /client outside the cluster/)).not.toContain("do not complete");
+  });
+});
+
+describe("default text: the externalTrafficPolicy Local short-circuit", () => {
+  const text = renderServiceText(report());
+  it("a pod taken by the pod-traffic rule: it bypasses externalTrafficPolicy Local and reaches every endpoint, without the rule's raw text", () => {
+    const block = clientBlock(text, /pod on test-hostname/);
+    expect(block).toMatch(/bypasses externalTrafficPolicy Local: line \d+ \(KUBE-EXT-XPGD46QRK7WJZT7O\) short-circuits pod traffic to KUBE-SVC-XPGD46QRK7WJZT7O, every endpoint; not masqueraded/);
+    expect(block).not.toContain("-m comment");
+  });
+  it("a client from outside: the rules it missed and the fact that decides, each once", () => {
+    const block = clientBlock(text, /client outside the cluster/);
+    expect(block.match(/--src-type LOCAL/g)).toHaveLength(1);
+    expect(block.match(/203\.0\.113\.10/g)).toHaveLength(2); // the description and the one fact
   });
 });

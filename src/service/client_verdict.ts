@@ -96,7 +96,8 @@ export function verdictFromTrace(client: ClientKind, description: string, source
     outcome,
     endpoints,
     masquerade,
-    reason: explain(outcome, masquerade, forwarded, trace.outcomes, endpoints) + notShortCircuited(trace.outcomes) + assumedSets(forwarded.length > 0 ? forwarded : trace.outcomes),
+    reason: shortCircuitReason(explain(outcome, masquerade, forwarded, trace.outcomes, endpoints), masquerade, forwarded, trace.outcomes) +
+      assumedSets(forwarded.length > 0 ? forwarded : trace.outcomes),
     evidence,
     caveats,
   };
@@ -145,22 +146,79 @@ function shortCircuitRole(c: ShortCircuitCheck): string {
 }
 
 /**
- * `; not short-circuited …` for a client that every short-circuit rule it met left to the local policy (a client from
- * outside, a pod of another node under an interface detector): those rules, not the ones on its path, are why it gets
- * only this node's endpoints (or is dropped). "" when an outcome took one, or none was met.
+ * The externalTrafficPolicy Local short-circuit in a client's reason (pkg/proxy/iptables/proxier.go and
+ * pkg/proxy/nftables/proxier.go syncProxyRules, the external chain when `svcInfo.ExternalPolicyLocal()`: "pod traffic
+ * for … external destinations" `IfLocal()` → clusterPolicyChain, nft comment "short-circuit pod traffic"):
+ * - a pod the pod-traffic rule took: the reason says first that it bypasses externalTrafficPolicy Local and reaches
+ *   every endpoint, by that rule; when it is not masqueraded, that no rule on its path marks it, naming the marking
+ *   rule the short-circuit jumped past where the trace knows it (iptables "masquerade LOCAL traffic", RuleCheck
+ *   `bypassedBy`), not the first marking rule it missed (in nftables mode the ClusterIP masquerade rule of the service
+ *   chain, which concerns other clients);
+ * - a client every short-circuit rule left to the local policy (from outside; a pod of another node under an interface
+ *   detector): `; not short-circuited to every endpoint (KUBE-SVC-…) in KUBE-EXT-…: <fact> (line N) nor <fact> (lines
+ *   M, P; rule wants …)`, each fact once with every rule it decides: the "masquerade LOCAL traffic" rule the reason
+ *   names for its masquerade, missed for the same fact as the "route LOCAL traffic" one, is folded in.
+ * @param base the reason {@link explain} gives.
+ * @param masquerade the verdict's masquerade.
+ * @param forwarded the outcomes translated to an endpoint.
+ * @param all every outcome of the trace.
+ * @returns the reason.
  */
-function notShortCircuited(outcomes: TraceOutcome[]): string {
-  const checks = outcomes.flatMap((o) => o.shortCircuits ?? []);
-  if (checks.length === 0 || checks.some((c) => c.matched === true)) return "";
-  const seen = new Set<string>();
-  const words: string[] = [];
-  for (const c of checks) {
-    const key = `${c.rule.table}/${c.rule.line}/${c.matched}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    words.push(`${rulesAt([c.rule])} (${c.rule.chain}) ${c.matched === "unknown" ? "may apply, which is not known" : "does not apply"}: ${c.why}`);
+function shortCircuitReason(base: string, masquerade: ClientVerdict["masquerade"], forwarded: TraceOutcome[], all: TraceOutcome[]): string {
+  const taken = forwarded.flatMap((o) => o.shortCircuits ?? []).filter((c) => c.matched === true && c.traffic === "pod");
+  if (taken.length > 0) {
+    const c = taken[0]!;
+    const unknownMark = forwarded.some((o) => o.masqueradeChecks.some((m) => m.matched === "unknown"));
+    // iptables: the marking rule the short-circuit jumped past (RuleCheck bypassedBy: "masquerade LOCAL traffic")
+    const skipped = forwarded.flatMap((o) => o.masqueradeChecks).filter((m) => m.matched === false && m.bypassedBy?.line === c.rule.line && m.bypassedBy.table === c.rule.table).map((m) => m.rule);
+    const masq = masquerade === "never" && !unknownMark && base.startsWith("not masqueraded: ")
+      ? `not masqueraded: ${skipped.length > 0 ? `it skips ${rulesAt(skipped)}, a mark for masquerade; ` : ""}no rule on its path marks it`
+      : base;
+    return `bypasses externalTrafficPolicy Local: ${rulesInChains([c.rule])} short-circuits pod traffic to ${c.to}, every endpoint; ${masq}`;
   }
-  return `; not short-circuited to every endpoint (${[...new Set(checks.map((c) => c.to))].join(", ")}): ${words.join("; ")}`;
+  const checks = all.flatMap((o) => o.shortCircuits ?? []);
+  if (checks.length === 0 || checks.some((c) => c.matched === true)) return base;
+  // each fact once, with the rules it decides (a rule met on several branches counted once)
+  const facts = new Map<string, RuleRef[]>();
+  const seen = new Set<string>();
+  const note = (why: string, rule: RuleRef) => {
+    const key = `${rule.table}/${rule.line}/${rule.handle ?? ""}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    facts.set(why, [...(facts.get(why) ?? []), rule]);
+  };
+  const unknown: string[] = [];
+  for (const c of checks) {
+    if (c.matched === "unknown") {
+      const key = `${c.rule.table}/${c.rule.line}/${c.rule.handle ?? ""}`;
+      if (!seen.has(key)) unknown.push(`${rulesAt([c.rule])} may apply, which is not known: ${c.why}`);
+      seen.add(key);
+    } else note(c.why ?? "it does not match", c.rule);
+  }
+  // the reason's masquerade clause "not masqueraded: line N (CHAIN) does not apply: WHY" for a marking rule of the same
+  // chain missed for a fact already said: folded into that fact
+  let head = base;
+  const chain = checks[0]!.rule.chain;
+  const m = /^not masqueraded: (?:line|handle) (\d+) \(([^)]*)\) does not apply: (.*)$/.exec(base);
+  if (m && m[2] === chain && facts.has(m[3]!)) {
+    const rule = forwarded.flatMap((o) => o.masqueradeChecks).find((c) => c.matched === false && String(c.rule.line) === m[1] && c.rule.chain === chain)?.rule;
+    if (rule) {
+      facts.get(m[3]!)!.push(rule);
+      facts.get(m[3]!)!.sort((a, b) => a.line - b.line);
+      head = "not masqueraded and";
+    }
+  }
+  const words = [...facts].map(([why, rules]) => {
+    const at = rulesAt(rules);
+    const wants = /^(.*) \((rule wants [^()]*)\)$/.exec(why);
+    return wants ? `${wants[1]} (${at}; ${wants[2]})` : `${why} (${at})`;
+  });
+  // "source X is not in A" + "source X is not a local address …" → "source X is not in A (…) nor a local address …"
+  const prefix = /^source \S+ is not /.exec(words[0] ?? "")?.[0];
+  const said = prefix && words.every((w) => w.startsWith(prefix)) ? prefix + words.map((w) => w.slice(prefix.length)).join(" nor ") : words.join("; ");
+  const to = [...new Set(checks.map((c) => c.to))].join(", ");
+  const text = [said, ...unknown].filter(Boolean).join("; ");
+  return head === base ? `${base}; not short-circuited to every endpoint (${to}) in ${chain}: ${text}` : `${head} not short-circuited to every endpoint (${to}) in ${chain}: ${text}`;
 }
 
 function checkKey(c: RuleCheck): string {
