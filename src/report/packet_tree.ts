@@ -96,7 +96,9 @@ export function renderPacketTree(r: ServiceReport, o: PacketTreeOptions = {}): s
     const which = several ? ` ${sources.length > 1 ? `${a.source} → ` : "→ "}${a.destination}` : "";
     out.push(`${st.bold(`node ${a.node}${which}`)}: ${verdictLine(a)}` + (a.ruleLines ? st.dim(`  (lines of ${a.ruleLines})`) : ""));
     renderTrie(trieOf(a.paths ?? []), "  ", out, st, r, o.wide === true, width, a.sharesFixed !== false);
-    out.push(`  masquerade: ${a.reason}`);
+    // a packet no branch forwards (dropped, rejected, not handled) has no masquerade: its reason says its fate, which
+    // is not a masquerade decision (the picture's note reads the same: path_graph.ts masqueradeText)
+    out.push(a.masquerade === "n/a" ? `  masquerade: does not apply${a.reason ? ` — ${a.reason}` : ""}` : `  masquerade: ${a.reason}`);
     for (const c of a.caveats) out.push(st.dim(`  caveat: ${c}`));
   }
   if (answers.length === 0) {
