@@ -74,6 +74,10 @@ describe("a source in this node's pod CIDR that is no Pod of the bundle is a pod
   // iptables-lab with the node's bridge sysctls and addresses (cni0 holds the pods' gateway, so the pods sit on it):
   // k8s1's pod CIDR is 10.244.0.0/24; kube-dns has 10.244.0.5 there
   const b = structuredClone(readBundle("examples/iptables-lab"));
+  // without the lab host's `-A POSTROUTING -o eth0 -j MASQUERADE` (line 128), whose output interface is not
+  // collected: the branches are then known not to be masqueraded, which the bridge failure rests on
+  const k8s1Rules = b.nodes.find((n) => n.name === "k8s1")!.sections["iptables-save"]!;
+  k8s1Rules.stdout = k8s1Rules.stdout.replace("-A POSTROUTING -o eth0 -j MASQUERADE\n", "");
   b.nodes.find((n) => n.name === "k8s1")!.sections.sysctls = { stdout: "net.bridge.bridge-nf-call-iptables=0\nbrport.cni0.veth1.hairpin_mode=1\n", exitCode: 0 };
   b.nodes.find((n) => n.name === "k8s1")!.sections["ip-addr"] = {
     stdout: "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n" +
@@ -83,6 +87,7 @@ describe("a source in this node's pod CIDR that is no Pod of the bundle is a pod
   };
   it("its reply from the same-node endpoint crosses the bridge unfiltered: that branch does not complete", () => {
     const a = answer(b, "kube-system", "kube-dns", "10.244.0.77", "10.96.0.10", 53, ["k8s1"]);
+    expect(k8s1Rules.stdout).not.toContain("-o eth0 -j MASQUERADE");
     const same = a.endpoints.find((e) => e.endpoint === "10.244.0.5:53")!;
     expect(same.masqueraded).toBe(false);
     expect(same.replyFails).toBe("bridge-not-filtered");

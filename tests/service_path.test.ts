@@ -70,7 +70,8 @@ describe("iptables-lab (seed 001, node k8s1, v1.22)", () => {
     const h = client(r, 53, "ClusterIP", "hairpin");
     expect(h.masquerade).toBe("some");
     expect(h.endpoints.find((e) => e.endpoint === "10.244.0.5:53")?.masqueraded).toBe(true);
-    expect(h.endpoints.find((e) => e.endpoint === "10.244.2.21:53")?.masqueraded).toBe(false);
+    // the branch to k8s2 meets line 128 (`-o eth0 -j MASQUERADE`), whose output interface is not collected: not known
+    expect(h.endpoints.find((e) => e.endpoint === "10.244.2.21:53")?.masqueraded).toBeUndefined();
     expect(h.evidence.some((e) => e.rule.line === 151 && e.role.startsWith("marks"))).toBe(true);
   });
 

@@ -80,7 +80,10 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
   // frames to ip6tables only with call_ip6tables, IPv4 frames to iptables only with call_iptables
   const key = isIPv6(v.source) ? "net.bridge.bridge-nf-call-ip6tables" : "net.bridge.bridge-nf-call-iptables";
   const self = v.endpoints.filter((e) => ipOf(e.endpoint) === v.source);
-  const unmasqueraded = v.endpoints.filter((e) => e.masqueraded === false);
+  // endpoints whose masquerade is not known (a rule that would masquerade could not be told to match:
+  // client_verdict.ts masqueradeNotKnown) are not masqueraded if that rule does not apply: what follows for them is
+  // said on that condition, never marked failed
+  const unmasqueraded = v.endpoints.filter((e) => e.masqueraded === false || (e.masqueraded === undefined && !e.endpoint.startsWith("unknown (")));
   // the first endpoint of each address, as a find over `endpoints` would give (a Service can have hundreds)
   const nodeOf = new Map<string, string | undefined>();
   if (unmasqueraded.length > 0) for (let i = endpoints.length - 1; i >= 0; i--) nodeOf.set(endpoints[i]!.address, endpoints[i]!.node);
@@ -97,8 +100,21 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
   const value = sysctls?.values.get(key);
   const setting = value === undefined ? "br_netfilter is not loaded" : `${key}=${value}`;
   const failed: string[] = [];
-  if (sameBridge.length > 0) {
-    const list = sameBridge.map((e) => e.endpoint).join(", ");
+  const unsure = sameBridge.filter((e) => e.masqueraded === undefined);
+  if (unsure.length > 0) {
+    const list = unsure.map((e) => e.endpoint).join(", ");
+    const at = (words: string) => `if ${v.source} is not masqueraded to ${list} (not known: see the reason), ${words}`;
+    if (!sysctls) {
+      v.caveats.push(at(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`));
+    } else if (value !== "1" && where.kind === "unknown") {
+      v.caveats.push(at(`replies from ${list} do not complete if the pods sit on bridge ${bridges} (${where.why}): they would cross it at layer 2 and ${setting}, so conntrack would never un-NAT them`));
+    } else if (value !== "1") {
+      v.caveats.push(at(`replies from ${list} cross bridge ${bridges} at layer 2 and ${setting}: conntrack never un-NATs them, and the connection does not complete`));
+    }
+  }
+  const sure = sameBridge.filter((e) => e.masqueraded === false);
+  if (sure.length > 0) {
+    const list = sure.map((e) => e.endpoint).join(", ");
     if (!sysctls) {
       v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`);
     } else if (value !== "1" && where.kind === "unknown") {
@@ -107,7 +123,7 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
           `if the pods are routed (a routed CNI: Calico, Cilium, ptp), the replies cross the node's IP layer and complete`,
       );
     } else if (value !== "1") {
-      for (const e of sameBridge) e.replyFails = "bridge-not-filtered";
+      for (const e of sure) e.replyFails = "bridge-not-filtered";
       failed.push(list);
       v.caveats.push(
         `replies from ${list} cross bridge ${bridges} at layer 2 and ${setting}: ` +

@@ -33,16 +33,16 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   let notHandled = 0;
   const forwarded: TraceOutcome[] = [];
   /**
-   * Endpoints reached by a branch that was not masqueraded only if a rule marking for masquerade (kube-proxy's
-   * local-traffic detector, KUBE-MARK-MASQ / mark-for-masquerade) whose match could not be told did not match. A SNAT
-   * rule of another component whose output interface is not modelled (POSTROUTING `-o eth0 -j MASQUERADE`) stays
-   * assumed not to match, as its caveat says.
+   * Endpoints reached by a branch that was not masqueraded only if a rule whose match could not be told did not match:
+   * one marking for masquerade (kube-proxy's local-traffic detector, KUBE-MARK-MASQ / mark-for-masquerade) or one that
+   * masquerades itself (another component's POSTROUTING `-o eth0 -j MASQUERADE`, the output interface not being
+   * collected): {@link masqueradeNotKnown}.
    */
   const maybeMasqueraded = new Set<string>();
   for (const o of trace.outcomes) {
     if (o.verdict === "dnat" && o.dnatTo) {
       forwarded.push(o);
-      if (o.masqueraded !== true && o.masqueradeChecks.some((c) => c.matched === "unknown" && !c.snat)) maybeMasqueraded.add(o.dnatTo);
+      if (masqueradeNotKnown(o)) maybeMasqueraded.add(o.dnatTo);
       const cur = byEndpoint.get(o.dnatTo);
       const via = o.path.find((r) => r.chain.startsWith("KUBE-SEP-") || r.chain.startsWith("endpoint-"))?.chain;
       if (cur) {
@@ -111,6 +111,29 @@ export function verdictFromTrace(client: ClientKind, description: string, source
   const untracked = trace.outcomes.find((o) => o.untrackedBy !== undefined)?.untrackedBy;
   if (untracked !== undefined) v.untrackedBy = untracked;
   return v;
+}
+
+/**
+ * Whether a branch's masquerade is not known: it was not masqueraded, but a rule on its way that would have masqueraded
+ * it could not be told to match or not — a rule marking for masquerade (`! -i cni0 -j KUBE-MARK-MASQ` with the input
+ * interface not known) or one masquerading itself (`-o eth0 -j MASQUERADE`, nft `oifname … masquerade`, with the
+ * output interface not known: the route the packet takes out, which decides it, is not collected). The trace went on
+ * as if it did not match (its caveat says "assumed not to match"); the answer must not state "not masqueraded" as a
+ * fact: the endpoint's `masqueraded` is left out and the reason says which rule decides (docs/report.md).
+ * A branch delivered to an address of this node never reaches POSTROUTING, so nothing there can masquerade it.
+ * @param o one outcome of a trace.
+ * @returns true when its masquerade rests on a rule whose match is not known.
+ */
+export function masqueradeNotKnown(o: TraceOutcome): boolean {
+  return o.masqueraded !== true && o.deliveredLocally !== true && o.masqueradeChecks.some((c) => c.matched === "unknown");
+}
+
+/**
+ * The words of the rule a branch not known to be masqueraded rests on ({@link masqueradeNotKnown}):
+ * `not masqueraded if line N (CHAIN) does not apply, which is not known: WHY`.
+ */
+function ifNotApplies(c: RuleCheck): string {
+  return `not masqueraded if ${rulesAt([c.rule])} (${c.rule.chain}) does not apply, which is not known: ${c.why}`;
 }
 
 /**
@@ -374,7 +397,7 @@ function explain(
     const first = missed[0];
     if (maybe[0]) {
       const known = first ? `; ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}` : "";
-      return `not masqueraded if ${rulesAt([maybe[0].rule])} (${maybe[0].rule.chain}) does not apply, which is not known: ${maybe[0].why}${known}`;
+      return `${ifNotApplies(maybe[0])}${known}`;
     }
     return first
       ? `not masqueraded: ${rulesAt([first.rule])} (${first.rule.chain}) does not apply: ${first.why}`
@@ -384,7 +407,13 @@ function explain(
   const share = endpoints.filter((e) => e.masqueraded).reduce((s, e) => s + (e.share ?? 0), 0);
   const marked = forwarded.filter((o) => o.masqueraded).flatMap((o) => o.masqueradeChecks.filter((c) => c.matched === true).map((c) => c.rule));
   const howMany = endpoints.some((e) => e.share === null) ? "the IPVS scheduler decides how often: no fixed share" : `${Math.round(share * 10000) / 100}% of new connections`;
-  return `masqueraded only when sent to ${masqEps.join(", ")} (${howMany}): ${by(marked)}`;
+  // the other branches, when one leaves by a rule whose match is not known (the output interface of `-o eth0 -j
+  // MASQUERADE`): said as for "never", so that no client reads a flat "not masqueraded" for them
+  const unsure = forwarded.filter((o) => masqueradeNotKnown(o));
+  const notKnown = unsure.length === 0
+    ? ""
+    : `; to ${[...new Set(unsure.map((o) => o.dnatTo!))].sort(compareNatural).join(", ")}: ${ifNotApplies(unsure[0]!.masqueradeChecks.find((c) => c.matched === "unknown")!)}`;
+  return `masqueraded only when sent to ${masqEps.join(", ")} (${howMany}): ${by(marked)}${notKnown}`;
 }
 
 /**

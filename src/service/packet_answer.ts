@@ -10,7 +10,7 @@ import { canonicalAddress, cidrContains, isIPv6 } from "../model/ip.ts";
 import { checkBridge } from "./bridge_checks.ts";
 import { checkIpvsConntrack } from "./ipvs/conntrack_sysctl.ts";
 import type { PacketQuestion } from "../model/question.ts";
-import { sayNoLocalDetector, verdictFromTrace } from "./client_verdict.ts";
+import { masqueradeNotKnown, sayNoLocalDetector, verdictFromTrace } from "./client_verdict.ts";
 import type { NoDetectorCause } from "./local_detector.ts";
 import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
@@ -176,7 +176,8 @@ export function answerPacket(
     }
     const path: PacketPath = { probability: o.probability, verdict: o.verdict, rules: o.path };
     if (o.dnatTo !== undefined) path.dnatTo = o.dnatTo;
-    if (o.masqueraded !== undefined) path.masqueraded = o.masqueraded;
+    // not known when a rule that would masquerade it could not be told to match (client_verdict.ts masqueradeNotKnown)
+    if (o.masqueraded !== undefined && !masqueradeNotKnown(o)) path.masqueraded = o.masqueraded;
     if (o.missingChain !== undefined) path.missingChain = o.missingChain;
     byWay.set(key, path);
   }

@@ -25,8 +25,8 @@ export type ClientPlace = "this-node" | "elsewhere" | "unknown";
 
 /**
  * Marks the endpoints whose replies cannot return through this node, and says so in the verdict. An endpoint whose
- * masquerade is not known (`masqueraded` absent: client_verdict.ts, a marking rule's match could not be told) is not
- * marked; a caveat says the connection fails if the client is not masqueraded.
+ * masquerade is not known (`masqueraded` absent: client_verdict.ts masqueradeNotKnown, a rule that would mark or
+ * masquerade it could not be told to match) is not marked; a caveat says the connection fails if the client is not masqueraded.
  * @param v the verdict (mutated: `endpoints[].replyFails`, `caveats`, and the reason when every forwarded
  *   connection is affected).
  * @param place where the client is.
@@ -40,7 +40,7 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
   const nodeOf = (ep: string) => endpoints.find((e) => e.address === ep.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1"))?.node;
   const bypass: string[] = [];
   const unknown: string[] = [];
-  /** Endpoints elsewhere whose masquerade is not known (a marking rule's match could not be told). */
+  /** Endpoints elsewhere whose masquerade is not known (a marking or masquerading rule's match could not be told). */
   const ifNotMasqueraded: string[] = [];
   for (const e of v.endpoints) {
     if (e.masqueraded === true || e.endpoint.startsWith("unknown (")) continue;
@@ -78,7 +78,7 @@ export function checkReplyPath(v: ClientVerdict, place: ClientPlace, node: strin
   if (ifNotMasqueraded.length > 0) {
     v.caveats.push(
       `reply path: whether ${v.source} is masqueraded to ${ifNotMasqueraded.join(", ")} is not known (see the reason: a rule whose match could not be told decides it); ` +
-        `if it is not, ${ifNotMasqueraded.length === 1 ? "that endpoint replies" : "those endpoints reply"} straight to ${v.source}${place === "unknown" ? " when it is not on " + node : ""}, not through ${node}, and the connection does not complete`,
+        `if it is not, ${ifNotMasqueraded.length === 1 ? "that endpoint replies" : "those endpoints reply"} straight to ${v.source}${place === "unknown" ? ` when it is not on ${node} (its node is not known${unknownWhy ? `: ${unknownWhy}` : ""})` : ""}, not through ${node}, and the connection does not complete`,
     );
   }
   if (unknown.length > 0) {

@@ -103,7 +103,8 @@ export interface EndpointShare {
   share: number | null;
   /**
    * Whether connections sent to it are masqueraded; absent when that is not known (a rule that would mark them for
-   * masquerade could not be told to match or not, the verdict's reason names it) and for an `unknown (CHAIN not in the
+   * masquerade, or masquerade them itself — another component's `-o eth0 -j MASQUERADE`, the output interface not
+   * being collected —, could not be told to match or not; the verdict's reason names it) and for an `unknown (CHAIN not in the
    * dump)` branch.
    */
   masqueraded?: boolean;
@@ -306,7 +307,10 @@ export interface PacketPath {
   verdict: string;
   /** `IP:PORT` the connection is DNATed to, when it is. */
   dnatTo?: string;
-  /** Whether the packet leaves with its source rewritten. */
+  /**
+   * Whether the packet leaves with its source rewritten; absent when dropped, or when not known (a rule that would
+   * mark or masquerade it could not be told to match: the answer's reason names it).
+   */
   masqueraded?: boolean;
   /** Rules whose target was taken, in order: jumps, MARK, DNAT, the filter verdict, the POSTROUTING verdict. */
   rules: RuleRef[];
