@@ -84,10 +84,12 @@ describe.runIf(requireNetns(ORACLE_TOOLS))("KUBE-MARK-DROP drops only where KUBE
     const withAddrs = explainService(b, "ns1", "lb", { packet }).packet![0]!;
     expect(withAddrs.outcome, withAddrs.reason).toBe(want);
     expect(withAddrs.caveats.some((c) => c.includes("decides it"))).toBe(false);
-    // Without the node's addresses: answered as for a non-local address, naming the fact that decides it.
+    // Without the node's addresses: not known; the answer names the fact that decides it and both outcomes, which
+    // the kernel gives one each way above.
     delete b.nodes[0]!.sections["ip-addr"];
     const without = explainService(b, "ns1", "lb", { packet }).packet![0]!;
-    expect(without.outcome).toBe("not-handled");
+    expect(without.outcome).toBe("unknown");
+    expect(without.outcomeDependsOn).toMatchObject({ fact: `${LB} is a local address of the node`, ifTrue: "dropped", ifFalse: "not-handled" });
     expect(without.caveats.some((c) => c.startsWith(`whether ${LB} is a local address of the node decides it`))).toBe(true);
   });
 });

@@ -171,7 +171,7 @@ describe("lb-legacy (seed 004, v1.12 listing, LoadBalancer with KUBE-FW / KUBE-X
   it("external clients at the LB IP, LB IP not known to be local: marked for drop by KUBE-XLB, but forwarded untranslated, saying which fact decides it", () => {
     const ext = client(r, undefined, "LoadBalancer", "external");
     expect(ext.outcome).toBe("not-handled");
-    expect(ext.reason).toMatch(/^marked for drop by line 24 \(KUBE-XLB-M42ZCW2EYUCRBVAF\), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only/);
+    expect(ext.reason).toMatch(/^marked for drop by line 24 \(KUBE-XLB-M42ZCW2EYUCRBVAF\): forwarded untranslated if 172\.6\.6\.6 is not a local address of the node \(KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only\), dropped by INPUT's KUBE-FIREWALL if it is; which is not known/);
     expect(ext.caveats.some((c) => c.startsWith("whether 172.6.6.6 is a local address of the node decides it"))).toBe(true);
     const pod = client(r, undefined, "LoadBalancer", "pod-same-node");
     expect(pod.outcome).toBe("forwarded");

@@ -48,8 +48,32 @@ function trieOf(paths: PacketPath[]): Trie {
   return root;
 }
 
+/** An outcome in a headline's words, as {@link verdictLine} says it. */
+function outcomeWords(a: PacketAnswer, outcome: PacketAnswer["outcome"]): string {
+  switch (outcome) {
+    case "forwarded":
+      return a.endpoints.length === 1 ? `forwarded to ${a.endpoints[0]!.endpoint}` : `forwarded to ${a.endpoints.length} endpoints`;
+    case "dropped":
+      return "DROPPED";
+    case "rejected":
+      return "REJECTED";
+    case "not-handled":
+      return "not handled by kube-proxy (leaves untranslated)";
+    case "unknown":
+      return "unknown";
+    default:
+      return "split between several fates";
+  }
+}
+
 function verdictLine(a: PacketAnswer): string {
   const parts: string[] = [];
+  const d = a.outcomeDependsOn;
+  // the fate rests on a fact not collected: both ways, and the fact that decides (service/packet_answer.ts)
+  if (a.outcome === "unknown" && d) {
+    parts.push(`${outcomeWords(a, d.ifTrue)} if ${d.fact}, else ${outcomeWords(a, d.ifFalse)}; not known: ${d.notCollected} was not collected`);
+    return parts.join(", ");
+  }
   switch (a.outcome) {
     case "forwarded":
       parts.push(a.endpoints.length === 1 ? `forwarded to ${a.endpoints[0]!.endpoint}` : `forwarded to ${a.endpoints.length} endpoints`);

@@ -366,7 +366,13 @@ function explain(
     const marked = all.find((o) => o.markedForDrop !== undefined);
     if (marked) {
       const by = marked.markedForDrop!.by;
-      return `marked for drop by ${lineOf({ ...marked, decidedBy: by })} (${by?.chain}), but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
+      const head = `marked for drop by ${lineOf({ ...marked, decidedBy: by })} (${by?.chain})`;
+      // forwarded only because the destination was taken as not local, which was not collected (trace.ts undecided)
+      const u = marked.undecided;
+      if (u && !u.taken && u.otherwise === "drop") {
+        return `${head}: forwarded untranslated if ${u.fact.replace(/ is a /, " is not a ")} (KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only), dropped by ${u.otherwiseBy ?? "KUBE-FIREWALL"} if it is; which is not known: ${u.notCollected} was not collected`;
+      }
+      return `${head}, but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
     }
     const untracked = all.find((o) => o.untrackedBy !== undefined)?.untrackedBy;
     if (untracked) return `untracked by raw ${lineOf({ ...all[0]!, decidedBy: untracked })} (${untracked.chain}, NOTRACK): nat is skipped, so kube-proxy's rules do not translate it; it goes where it is addressed`;

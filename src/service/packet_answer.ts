@@ -16,7 +16,7 @@ import type { Sources } from "./clients.ts";
 import { formatDestination, tracePacket } from "./entry_points.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import type { ResolvedService } from "./resolve.ts";
-import type { EndpointInfo, PacketAnswer, PacketPath } from "./report.ts";
+import type { ClientVerdict, EndpointInfo, PacketAnswer, PacketPath } from "./report.ts";
 import { checkRouteLocalnet } from "./route_localnet.ts";
 import type { TracePacket, TraceResult } from "./trace.ts";
 
@@ -182,6 +182,16 @@ export function answerPacket(
     byWay.set(key, path);
   }
   a.paths = [...byWay.values()].sort((x, y) => y.probability - x.probability);
+  // a fate that rests on a fact not collected (trace.ts undecided): the outcome is not known, and says what decides it
+  const live = trace.outcomes.filter((o) => o.probability > 0);
+  const und = live.filter((o) => o.undecided !== undefined);
+  if (und.length > 0) {
+    const u = und[0]!.undecided!;
+    const alike = und.length === live.length && und.every((o) => o.undecided!.fact === u.fact && o.undecided!.taken === u.taken && o.undecided!.otherwise === u.otherwise);
+    const other: ClientVerdict["outcome"] = !alike ? "mixed" : u.otherwise === "drop" ? "dropped" : "not-handled";
+    a.outcomeDependsOn = { fact: u.fact, notCollected: u.notCollected, ifTrue: u.taken ? a.outcome : other, ifFalse: u.taken ? other : a.outcome };
+    a.outcome = "unknown";
+  }
   if (trace.sharesFixed === false) a.sharesFixed = false;
   if (v.dropped) a.dropped = v.dropped;
   if (v.rejected) a.rejected = v.rejected;

@@ -318,6 +318,18 @@ export interface PacketPath {
   missingChain?: string;
 }
 
+/** What a packet's outcome rests on when the bundle does not hold it ({@link PacketAnswer.outcomeDependsOn}). */
+export interface OutcomeDependsOn {
+  /** The fact, as a clause: `172.6.6.6 is a local address of the node`. */
+  fact: string;
+  /** What would show it, not collected: `the node's \`ip -o addr\` / local routing table`. */
+  notCollected: string;
+  /** The outcome if the fact is true. */
+  ifTrue: ClientVerdict["outcome"];
+  /** The outcome if it is not. */
+  ifFalse: ClientVerdict["outcome"];
+}
+
 /** The answer to one packet question (`--source IP --dest IP:PORT[/proto]`). */
 export interface PacketAnswer {
   node: string;
@@ -332,6 +344,13 @@ export interface PacketAnswer {
   reason: string;
   evidence: Evidence[];
   caveats: string[];
+  /**
+   * Set when the packet's fate rests on a fact the bundle does not hold (`outcome` is then `unknown`): the fact
+   * (`172.6.6.6 is a local address of the node`), what would show it, and the outcome if it is true and if it is not.
+   * Iptables layouts before v1.25: a packet carrying kubelet's drop mark to an address whose locality is not known is
+   * dropped by KUBE-FIREWALL in INPUT if the address is local, and forwarded untranslated otherwise.
+   */
+  outcomeDependsOn?: OutcomeDependsOn;
   /** Every path the packet can take through the node's datapath, most likely first (for the path picture). */
   paths?: PacketPath[];
   /** The dump whose line numbers the rules cite, as {@link EntryPointReport.ruleLines}. */

@@ -213,10 +213,31 @@ export interface TraceOutcome {
    */
   markedForDrop?: { mark: number; by?: RuleRef };
   /**
+   * The fate rests on a fact the bundle does not hold: the trace took one way, `otherwise` is the verdict the other
+   * way. Iptables layouts before v1.25: whether a destination is a local address of the node (the node's addresses
+   * not collected) decides whether the packet carrying kubelet's drop mark goes to INPUT, where kubelet's KUBE-FIREWALL
+   * drops it, or is forwarded, where nothing does.
+   */
+  undecided?: UndecidedFate;
+  /**
    * IPVS mode without the node's `ipset list`: the ipsets the path's rules read whose members were taken as
    * kube-proxy writes them (KUBE-CLUSTER-IP, KUBE-LOOP-BACK), not read; the caveats say so rule by rule.
    */
   assumedIpsets?: string[];
+}
+
+/** A fate that rests on a fact the bundle does not hold (TraceOutcome `undecided`). */
+export interface UndecidedFate {
+  /** The fact, as a clause that is true one way: `172.6.6.6 is a local address of the node`. */
+  fact: string;
+  /** Whether the trace took the fact as true. */
+  taken: boolean;
+  /** What would show it, not collected: `the node's \`ip -o addr\` / local routing table`. */
+  notCollected: string;
+  /** The verdict the other way. */
+  otherwise: "drop" | "no-match";
+  /** The rule that decides the other way (for a drop: the chain that drops), as words: `INPUT's KUBE-FIREWALL`. */
+  otherwiseBy?: string;
 }
 
 /** The result of a trace. */

@@ -26,7 +26,7 @@ import { isIPAddress } from "../../model/ip.ts";
 import type { IptablesChain, IptablesDump, IptablesRule } from "../../datapath/iptables_save.ts";
 import { findTargetOption } from "../../datapath/iptables_save.ts";
 import { kernelProbability } from "./probability.ts";
-import type { RuleCheck, RuleRef, ShortCircuitCheck, TraceOutcome, TracePacket, TraceResult } from "../trace.ts";
+import type { RuleCheck, RuleRef, ShortCircuitCheck, TraceOutcome, TracePacket, TraceResult, UndecidedFate } from "../trace.ts";
 import { type AssumedIpsetMembership, type IpsetMembership, matchRule } from "./rule_match.ts";
 
 /** Options of {@link traceIptables}. */
@@ -78,6 +78,8 @@ interface State {
   assumed?: RuleRef[];
   /** Carries kubelet's drop mark that no KUBE-FIREWALL acts on where the packet goes (TraceOutcome markedForDrop). */
   markedForDrop?: TraceOutcome["markedForDrop"];
+  /** The fate rests on a fact not collected (TraceOutcome undecided). */
+  undecided?: TraceOutcome["undecided"];
   /** The raw-table rule that untracked the packet (TraceOutcome untrackedBy): nat, kube-proxy's DNAT, is skipped. */
   untrackedBy?: RuleRef;
   /** ipsets whose members were not read, answered as kube-proxy fills them (TraceOutcome assumedIpsets). */
@@ -700,8 +702,17 @@ export function traceIptables(
       const where = p.dstLocalAssumed && hook === "PREROUTING"
         ? `whether ${p.dst} is a local address of the node decides it (not collected: the node's \`ip -o addr\` / local routing table)`
         : undefined;
+      // the other way of that fact: a local destination goes to INPUT, where KUBE-FIREWALL drops the mark, else to FORWARD
+      const undecided = (taken: boolean): UndecidedFate => ({
+        fact: `${p.dst} is a local address of the node`,
+        taken,
+        notCollected: "the node's `ip -o addr` / local routing table",
+        otherwise: taken ? "no-match" : "drop",
+        ...(taken ? {} : { otherwiseBy: "INPUT's KUBE-FIREWALL" }),
+      });
       if (hooked) {
         const o = finish(e, "drop", undefined, undefined, marker);
+        if (where && filterHook === "INPUT" && !firewallHooked(t, "FORWARD")) o.undecided = undecided(true);
         o.caveats.push(`marked ${hex(dropMark)} by KUBE-MARK-DROP: kubelet's filter KUBE-FIREWALL, jumped to from ${filterHook}, drops it (\`-m mark --mark ${hex(dropMark)}/${hex(dropMark)} -j DROP\`)`);
         if (where) o.caveats.push(`${where}: were it not local, the packet would be forwarded untranslated (FORWARD has no KUBE-FIREWALL)`);
         outcomes.push(o);
@@ -713,6 +724,7 @@ export function traceIptables(
         `marked ${hex(dropMark)} by KUBE-MARK-DROP, but the packet is ${filterHook === "FORWARD" ? "forwarded" : `in ${filterHook}`} and KUBE-FIREWALL is not hooked there: it is not dropped, and leaves untranslated`,
         ...(where ? [`${where}: were it local, INPUT's KUBE-FIREWALL would drop it`] : []),
       ];
+      if (where && filterHook === "FORWARD" && firewallHooked(t, "INPUT")) e.undecided = undecided(false);
     }
     // Translated in PREROUTING to an address of this node: routed to INPUT, delivered, never in nat POSTROUTING.
     const deliveredHere = (hook === "PREROUTING" && verdict === "dnat" && p.dstLocal && !ipvsIn) || ipvsLocal;
@@ -1006,6 +1018,7 @@ function finish(
   if (decidedBy) o.decidedBy = decidedBy;
   if (s.assumed && s.assumed.length > 0) o.assumedNotMatched = s.assumed;
   if (s.markedForDrop) o.markedForDrop = s.markedForDrop;
+  if (s.undecided) o.undecided = s.undecided;
   if (s.untrackedBy) o.untrackedBy = s.untrackedBy;
   if (s.assumedIpsets) o.assumedIpsets = s.assumedIpsets;
   if (s.shortCircuits) o.shortCircuits = s.shortCircuits;
