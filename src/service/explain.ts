@@ -30,7 +30,7 @@ import { entryPoints, formatDestination, lowerProtocol, tracePacket } from "./en
 import { rulesInChains, type TraceContext, type TraceResult } from "./trace.ts";
 import { nodePodCIDRs, readNodeFacts } from "./node_facts.ts";
 import { asInterface, clientInterfaces, configPodInterface, iptablesPodInterface, noDetectorCause, podGatewayInterface } from "./local_detector.ts";
-import { answerPacket, withoutPointerTo, withUncollectedNode } from "./packet_answer.ts";
+import { answerPacket, resolveNodeRefs } from "./packet_answer.ts";
 import { checkReplyPath } from "./reply_path.ts";
 import { diagnoseEndpoints } from "./endpoint_diagnosis.ts";
 import { checkBridge } from "./bridge_checks.ts";
@@ -688,8 +688,6 @@ export function explainServiceNode(ex: ServiceExplain, bundle: Bundle, nodeName:
           otherNodeAddresses: bundle.objects.nodes.filter((n) => n.metadata.name !== nodeName).flatMap((n) => (n.status?.addresses ?? []).map((a) => ({ node: n.metadata.name, address: a.address }))),
           ...(facts.addresses ? { localAddresses: facts.addresses } : {}),
           clusterCIDRSource: cidr.source,
-          // the nodes this report answers on (a live run's streamed part holds its own capture only: its options name them)
-          answeredNodes: options.nodes ?? bundle.nodes.map((n) => n.name),
         });
         if (dp.iptables && (family === 6 || families.length > 1)) answer.ruleLines = family === 6 ? "ip6tables-save" : "iptables-save";
         answer.caveats.push(...dp.answerCaveats);
@@ -823,17 +821,8 @@ export function finishServiceExplain(ex: ServiceExplain, bundle: Bundle, nodes: 
   }
   const reports = nodes.map((n) => n.report);
   const packets = nodes.flatMap((n) => n.packets);
-  // an answer pointing to another node's answer for the same packet (packet_answer.ts: "see node B's answer below")
-  // that the report does not hold (that node's capture failed, or its part was analysed alone): how to get it instead
-  for (const a of packets) {
-    for (const other of nodeNames) {
-      if (other === a.node || packets.some((p) => p.node === other && p.source === a.source && p.destination === a.destination)) continue;
-      a.caveats = a.caveats.map((c) => withoutPointerTo(c, other));
-    }
-  }
-  // `--node B` for a node the bundle holds no capture of: said so, since B is then traced only live or from another bundle
-  const collected = new Set(bundle.nodes.map((n) => n.name));
-  for (const a of packets) a.caveats = a.caveats.map((c) => withUncollectedNode(c, collected));
+  // caveats naming another node of a packet's path: a pointer to its answer here, --node, or "not collected"
+  resolveNodeRefs(packets, new Set(bundle.nodes.map((n) => n.name)));
   // IPVS mode is deprecated (v1.35): said once per report.
   if (reports.some((r) => r.proxyMode.mode === "ipvs")) findings.push(IPVS_DEPRECATION);
   const out: ServiceReport = {

@@ -58,12 +58,6 @@ export interface PacketFacts {
    * every pod of this node: a source outside them that is not a local address is not on this node.
    */
   clusterCIDRSource?: string;
-  /**
-   * The nodes the report answers the packet on, in report order (explain.ts: the traced nodes). A node of the packet's
-   * path other than this one (the destination's node, or the source's) that is among them is pointed to ("see node B's
-   * answer below") rather than left to `--node`. Undefined: this node alone.
-   */
-  answeredNodes?: string[];
 }
 
 /**
@@ -214,37 +208,52 @@ export function answerPacket(
     q.destination === s.nodeIP || (facts.nodeAddresses ?? []).includes(q.destination) ||
     (facts.localAddresses?.isLocal(q.destination) === true && ![undefined, "kube-ipvs0"].includes(facts.localAddresses.interfaceOf(q.destination)))
   );
-  // where another node's answer is in this report, relative to this one's (answers follow the nodes' order)
-  const answered = facts.answeredNodes ?? [];
-  const answerOf = (other: string) =>
-    answered.includes(other) && answered.includes(node) ? `node ${other}'s answer ${answered.indexOf(other) < answered.indexOf(node) ? "above" : "below"}` : undefined;
+  // A caveat naming another node of the packet's path: its last words depend on the rest of the report (whether that
+  // node answers this packet too, or its rules were collected at all), so they are chosen in finishServiceExplain
+  // (resolveNodeRefs); until then the caveat reads as if that node's rules were collected but not answered.
+  const refer = (before: string, other: string, words: NodeRefWords, after = "") => {
+    a.caveats.push(before + words.collected + after);
+    const refs = nodeRefs.get(a) ?? [];
+    refs.push({ index: a.caveats.length - 1, node: other, before, after, words });
+    nodeRefs.set(a, refs);
+  };
+  const startsThere = (other: string, fromPod?: string): NodeRefWords => ({
+    collected: ` (use --node ${other}${fromPod ? `, or --from-pod ${fromPod} without --node,` : ""} to trace it where it starts)`,
+    uncollected: ` (${other}'s rules were not collected: --node ${other}${fromPod ? `, or --from-pod ${fromPod} without --node,` : ""} traces it where it starts on a live run, or on a bundle that holds ${other})`,
+  });
   const arrivesUntranslated = (who: string, from: string, pod: boolean) =>
-    `${who}: ${from}'s kube-proxy rules leave its packet to ${q.destination}, an address of ${node} and none of Service ${svc.namespace}/${svc.name}'s, untranslated ` +
-    `(they take a NodePort only at ${from}'s own addresses), so it reaches ${node} as traced here` +
-    (answerOf(from) ? ` (${answerOf(from)} traces it on ${from})` : "") +
-    (pod ? `; rules outside kube-proxy's on ${from} that masquerade pod traffic leaving the node (a CNI's, ip-masq-agent's) would make its source ${from}'s address instead` : "");
-  if (!sourcePod && podNode !== undefined && podNode !== node) {
-    a.caveats.push(
-      ownAddress
-        ? arrivesUntranslated(`${q.source} is in the pod CIDR of node ${podNode}`, podNode, true)
-        : `${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${podNode} to trace it where it starts)`,
+    refer(
+      `${who}: ${from}'s kube-proxy rules leave its packet to ${q.destination}, an address of ${node} and none of Service ${svc.namespace}/${svc.name}'s, untranslated ` +
+        `(they take a NodePort only at ${from}'s own addresses), so it reaches ${node} as traced here`,
+      from,
+      { collected: "", uncollected: "", answered: (where) => ` (node ${from}'s answer ${where} traces it on ${from})` },
+      pod ? `; rules outside kube-proxy's on ${from} that masquerade pod traffic leaving the node (a CNI's, ip-masq-agent's) would make its source ${from}'s address instead` : "",
     );
+  if (!sourcePod && podNode !== undefined && podNode !== node) {
+    if (ownAddress) arrivesUntranslated(`${q.source} is in the pod CIDR of node ${podNode}`, podNode, true);
+    else refer(`${q.source} is in the pod CIDR of node ${podNode}: a pod's packets are first handled by ${podNode}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node}`, podNode, startsThere(podNode));
   }
   if (otherHost) {
     // a host process (or hostNetwork pod) of another node: its packet to a Service address is translated in that
     // node's nat OUTPUT before it leaves, so it does not reach this node addressed to the Service
-    a.caveats.push(
-      ownAddress
-        ? arrivesUntranslated(`${q.source} is an address of node ${otherHost.node} (a host process or hostNetwork pod there; its nat OUTPUT)`, otherHost.node, false)
-        : `${q.source} is an address of node ${otherHost.node}: a host process or hostNetwork pod there has its packets translated by ${otherHost.node}'s rules first (nat OUTPUT); this answer is for the packet as if it entered ${node} untranslated (use --node ${otherHost.node} to trace it where it starts)`,
-    );
+    if (ownAddress) arrivesUntranslated(`${q.source} is an address of node ${otherHost.node} (a host process or hostNetwork pod there; its nat OUTPUT)`, otherHost.node, false);
+    else {
+      refer(
+        `${q.source} is an address of node ${otherHost.node}: a host process or hostNetwork pod there has its packets translated by ${otherHost.node}'s rules first (nat OUTPUT); this answer is for the packet as if it entered ${node} untranslated`,
+        otherHost.node,
+        startsThere(otherHost.node),
+      );
+    }
   }
   if (sourcePod && sourcePod.node !== node) {
-    a.caveats.push(
-      ownAddress
-        ? arrivesUntranslated(`${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}`, sourcePod.node, true)
-        : `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node} (use --node ${sourcePod.node}, or --from-pod ${sourcePod.ref ?? sourcePod.name} without --node, to trace it where it starts)`,
-    );
+    if (ownAddress) arrivesUntranslated(`${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}`, sourcePod.node, true);
+    else {
+      refer(
+        `${q.source} is pod ${sourcePod.name} on node ${sourcePod.node}: its packets are first handled by ${sourcePod.node}'s rules, not ${node}'s; this answer is for the packet as if it entered ${node}`,
+        sourcePod.node,
+        startsThere(sourcePod.node, sourcePod.ref ?? sourcePod.name),
+      );
+    }
   }
   // another node's address: routed to that node, and not to this node's NodePorts, which kube-proxy reaches only for
   // packets addressed to the node itself (pkg/proxy/iptables/proxier.go syncProxyRules, the "kubernetes service
@@ -253,52 +262,56 @@ export function answerPacket(
   const nodePort = svc.ports.find((p) => p.nodePort === q.port && p.protocol.toLowerCase() === q.protocol);
   if (dstNode) {
     const what = nodePort ? `NodePort ${q.port}/${q.protocol} of Service ${svc.namespace}/${svc.name} there` : `not an address of Service ${svc.namespace}/${svc.name}`;
-    // a source on this node does start here: this answer is the first part of its path, not an "as if"
-    // the destination's node answered in this report too: pointed to, not left to --node
-    const there = answerOf(dstNode.node);
-    a.caveats.push(
-      place === "this-node"
-        ? `${q.destination} is an address of node ${dstNode.node} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${dstNode.node} as this answer leaves it and handled there by its rules` +
-          (there ? `: see ${there}` : ` (use --node ${dstNode.node} to trace it there)`)
-        : `${q.destination} is an address of node ${dstNode.node} (${what}): the packet is routed to ${dstNode.node} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node}` +
-          (there ? ` (${there} traces it where it is handled)` : ` (use --node ${dstNode.node} to trace it where it is handled)`),
-    );
+    // a source on this node does start here: this answer is the first part of its path, not an "as if"; the
+    // destination's node answered in this report too: pointed to, not left to --node
+    const b = dstNode.node;
+    if (place === "this-node") {
+      refer(`${q.destination} is an address of node ${b} (${what}): ${node}'s NodePort rules take only packets addressed to ${node} itself, so the packet is routed to ${b} as this answer leaves it and handled there by its rules`, b, {
+        collected: ` (use --node ${b} to trace it there)`,
+        uncollected: ` (${b}'s rules were not collected: --node ${b} traces it there on a live run, or on a bundle that holds ${b})`,
+        answered: (where) => `: see node ${b}'s answer ${where}`,
+      });
+    } else {
+      refer(`${q.destination} is an address of node ${b} (${what}): the packet is routed to ${b} and handled by its rules, not ${node}'s, whose NodePort rules take only packets addressed to ${node} itself; this answer is for the packet as if it entered ${node}`, b, {
+        collected: ` (use --node ${b} to trace it where it is handled)`,
+        uncollected: ` (${b}'s rules were not collected: --node ${b} traces it where it is handled on a live run, or on a bundle that holds ${b})`,
+        answered: (where) => ` (node ${b}'s answer ${where} traces it where it is handled)`,
+      });
+    }
   } else if (!serviceAddress && !dstLocal) {
     a.caveats.push(`${q.destination} is not an address of Service ${svc.namespace}/${svc.name}`);
   }
   return a;
 }
 
-/**
- * A caveat of {@link answerPacket} with its pointer to `other`'s answer in the same report replaced by how to get that
- * answer, for a report in which `other` gave none for the packet (its capture failed, or it was not analysed): `see
- * node B's answer below` becomes `(use --node B to trace it there)`, `(node B's answer below traces it where it is
- * handled)` becomes `(use --node B to trace it where it is handled)`, and `(node A's answer above traces it on A)` is
- * dropped. Other caveats are returned as they are.
- * @param caveat the caveat text.
- * @param other the node pointed to.
- * @returns the caveat, without the pointer.
- */
-export function withoutPointerTo(caveat: string, other: string): string {
-  const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const at = `node ${esc(other)}'s answer (?:above|below)`;
-  return caveat
-    .replace(new RegExp(`: see ${at}$`), ` (use --node ${other} to trace it there)`)
-    .replace(new RegExp(` \\(${at} traces it where it is handled\\)`), ` (use --node ${other} to trace it where it is handled)`)
-    .replace(new RegExp(` \\(${at} traces it on ${esc(other)}\\)`), "");
+/** The last words of a caveat that names another node of the packet's path, for each state of that node in the report. */
+interface NodeRefWords {
+  /** The node's rules were collected, but it gives no answer to this packet (the default until resolved). */
+  collected: string;
+  /** The bundle holds no capture of the node: `--node` works live, or on a bundle that holds it. */
+  uncollected: string;
+  /** The node answers the same packet in this report, `above` or `below` this answer. */
+  answered?: (where: "above" | "below") => string;
 }
 
+/** The caveats of an answer that name another node ({@link resolveNodeRefs}): index, node, the words around its part. */
+const nodeRefs = new WeakMap<PacketAnswer, { index: number; node: string; before: string; after: string; words: NodeRefWords }[]>();
+
 /**
- * A caveat of {@link answerPacket} that sends the user to `--node B` for a node whose rules the bundle does not hold
- * (an offline bundle captured without B, or a live run whose `--node` left B out): `(use --node B to trace it there)`
- * becomes `(B's rules were not collected: --node B traces it there on a live run, or on a bundle that holds B)`, so
- * that following it from this bundle does not end in "no datapath state was collected". Other caveats are returned as
- * they are.
- * @param caveat the caveat text.
+ * Finishes the caveats of {@link answerPacket} that name another node of the packet's path (the source's node, the
+ * destination's node) once the whole report is known: a pointer to that node's answer when the report holds one for
+ * the same packet (`see node B's answer below`); `--node B` when B's rules were collected but it gives none (its dump
+ * cut, or not asked for); and, when the bundle holds no capture of B, that B's rules were not collected and where
+ * `--node B` works (live, or a bundle that holds B). Answers are in report order (node by node).
+ * @param answers the report's packet answers, in report order (mutated: their caveats).
  * @param collected the nodes whose capture the bundle holds.
- * @returns the caveat.
  */
-export function withUncollectedNode(caveat: string, collected: ReadonlySet<string>): string {
-  return caveat.replace(/ \(use --node (\S+?),? (or --from-pod \S+ without --node, )?to trace it (there|where it is handled|where it starts)\)/, (whole, other: string, fromPod: string | undefined, where: string) =>
-    collected.has(other) ? whole : ` (${other}'s rules were not collected: --node ${other}${fromPod ? `, ${fromPod.replace(/, $/, ",")}` : ""} traces it ${where} on a live run, or on a bundle that holds ${other})`);
+export function resolveNodeRefs(answers: PacketAnswer[], collected: ReadonlySet<string>): void {
+  answers.forEach((a, i) => {
+    for (const r of nodeRefs.get(a) ?? []) {
+      const j = answers.findIndex((o) => o.node === r.node && o.source === a.source && o.destination === a.destination);
+      const end = j !== -1 && r.words.answered ? r.words.answered(j < i ? "above" : "below") : collected.has(r.node) ? r.words.collected : r.words.uncollected;
+      a.caveats[r.index] = r.before + end + r.after;
+    }
+  });
 }
