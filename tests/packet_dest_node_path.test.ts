@@ -97,6 +97,18 @@ describe("--from-pod --dest at another node's NodePort, offline", () => {
     expect(rep.packet[0]!.caveats.join("\n")).not.toContain("nb's answer");
   });
 
+  it("a packet to the ClusterIP from a pod of na, traced on every node: the other nodes' answers point to na's, where it starts", async () => {
+    const r = await run(["svc/web", "-n", "shop", "--from", bundleFile(true), "--source", "10.244.1.5", "--dest", "10.96.10.10:80/tcp", "-o", "json"]);
+    const rep = JSON.parse(r.out) as { packet: PacketAnswer[] };
+    expect(rep.packet.map((p) => p.node)).toEqual(["na", "nb", "nc"]);
+    for (const p of rep.packet.slice(1)) {
+      expect(p.caveats).toContain(
+        `10.244.1.5 is pod client on node na: its packets are first handled by na's rules, not ${p.node}'s; this answer is for the packet as if it entered ${p.node} (node na's answer above traces it where it starts)`,
+      );
+    }
+    expect(rep.packet[0]!.caveats.join("\n")).not.toContain("as if it entered");
+  });
+
   it("--node chosen explicitly: no node is added", async () => {
     const r = await ask(bundleFile(true), ["--node", "na"]);
     expect(r.nodes.map((n) => n.node)).toEqual(["na"]);

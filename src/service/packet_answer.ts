@@ -220,6 +220,7 @@ export function answerPacket(
   const startsThere = (other: string, fromPod?: string): NodeRefWords => ({
     collected: ` (use --node ${other}${fromPod ? `, or --from-pod ${fromPod} without --node,` : ""} to trace it where it starts)`,
     uncollected: ` (${other}'s rules were not collected: --node ${other}${fromPod ? `, or --from-pod ${fromPod} without --node,` : ""} traces it where it starts on a live run, or on a bundle that holds ${other})`,
+    answered: (where) => ` (node ${other}'s answer ${where} traces it where it starts)`,
   });
   const arrivesUntranslated = (who: string, from: string, pod: boolean) =>
     refer(
