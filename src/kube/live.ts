@@ -344,9 +344,6 @@ export async function gatherWith(cluster: Cluster, request: GatherRequest, s: Li
     }
     if (s.exec && !s.dryRun) result.nodes = [...found.nodes];
   }
-  // a packet question's nodes named, so that each node's answer (analysed as its collection ends, streamed_explain.ts)
-  // knows the others the report answers on: the --dest's node after the source's (gather_api.ts destinationNode)
-  else if (result.packets && s.exec && !s.dryRun && !request.allNodes && found.nodes.length > 0) result.nodes = [...found.nodes];
   const nodeObjs = found.nodes.map((n) => found.objects.nodes.find((x) => x.metadata.name === n)).filter((n): n is Node => n !== undefined);
   if (!s.exec || s.dryRun) {
     if (s.dryRun && !s.exec) {

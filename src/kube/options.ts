@@ -99,9 +99,8 @@ export interface GatherResult {
    */
   packets?: PacketQuestion[];
   /**
-   * The nodes collected, when the question narrowed or named them: `--node`; `--from-pod` collects the client pod's
-   * node; a packet question (not `--all-nodes`) names the nodes it is answered on, with the node a `--dest` is an
-   * address of (gather_api.ts destinationNode) after the others.
+   * The nodes collected, when the question narrowed them: `--node`; `--from-pod` collects the client pod's node, with
+   * the node a `--dest` is an address of (gather_api.ts destinationNode) after it.
    */
   nodes?: string[];
   /**
