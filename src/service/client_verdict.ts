@@ -370,7 +370,7 @@ function explain(
       // forwarded only because the destination was taken as not local, which was not collected (trace.ts undecided)
       const u = marked.undecided;
       if (u && !u.taken && u.otherwise === "drop") {
-        return `${head}: forwarded untranslated if ${u.fact.replace(/ is a /, " is not a ")} (KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only), dropped by ${u.otherwiseBy ?? "KUBE-FIREWALL"} if it is; which is not known: ${u.notCollected} was not collected`;
+        return `${head}: forwarded untranslated if ${u.notFact} (KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only), dropped by ${u.otherwiseBy ?? "KUBE-FIREWALL"} if it is; which is not known: ${u.notCollected} was not collected`;
       }
       return `${head}, but forwarded: KUBE-FIREWALL, which drops the mark, is hooked in INPUT and OUTPUT only; the packet leaves untranslated`;
     }

@@ -230,6 +230,8 @@ export interface TraceOutcome {
 export interface UndecidedFate {
   /** The fact, as a clause that is true one way: `172.6.6.6 is a local address of the node`. */
   fact: string;
+  /** The same clause, negated: `172.6.6.6 is not a local address of the node`. */
+  notFact: string;
   /** Whether the trace took the fact as true. */
   taken: boolean;
   /** What would show it, not collected: `the node's \`ip -o addr\` / local routing table`. */

@@ -705,6 +705,7 @@ export function traceIptables(
       // the other way of that fact: a local destination goes to INPUT, where KUBE-FIREWALL drops the mark, else to FORWARD
       const undecided = (taken: boolean): UndecidedFate => ({
         fact: `${p.dst} is a local address of the node`,
+        notFact: `${p.dst} is not a local address of the node`,
         taken,
         notCollected: "the node's `ip -o addr` / local routing table",
         otherwise: taken ? "no-match" : "drop",
