@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import { renderPacketTree } from "../src/report/packet_tree.ts";
+import { packetGraph } from "../src/report/path_graph.ts";
 
 const LAB = new URL("../examples/lb-legacy", import.meta.url).pathname;
 const question = { source: "203.0.113.10", destination: "172.6.6.6", port: 443, protocol: "tcp" as const };
@@ -28,11 +29,18 @@ describe("a packet whose fate rests on whether its destination is local, not col
     const text = renderPacketTree(r, { color: false, width: 400 });
     expect(text).toContain("node node-1: DROPPED if 172.6.6.6 is a local address of the node, else not handled by kube-proxy (leaves untranslated); not known: the node's `ip -o addr` / local routing table was not collected");
   });
+  it("the path's end says both ways too (it said \"leaves untranslated\" as a fact), in the tree and the picture", () => {
+    expect(a.paths!.map((p) => [p.verdict, p.undecided?.taken, p.undecided?.otherwise])).toEqual([["no-match", false, "drop"]]);
+    const end = "no kube-proxy rule took it: leaves untranslated if 172.6.6.6 is not a local address of the node, dropped by INPUT's KUBE-FIREWALL if it is (not known: the node's `ip -o addr` / local routing table was not collected)";
+    expect(renderPacketTree(r, { color: false, width: 400 })).toContain(`→ ${end}`);
+    expect(packetGraph(r).nodes.map((n) => n.label)).toContain(end);
+  });
   it("with the node's addresses collected, the answer is definite again", () => {
     const b = readBundle(LAB);
     b.nodes[0]!.sections["ip-addr"] = { stdout: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\\       valid_lft forever preferred_lft forever\n", exitCode: 0 };
     const d = explainService(b, "default", "testsvc", { packet: question }).packet![0]!;
     expect(d.outcome).toBe("not-handled");
     expect(d.outcomeDependsOn).toBeUndefined();
+    expect(d.paths!.map((p) => [p.verdict, p.undecided])).toEqual([["no-match", undefined]]);
   });
 });

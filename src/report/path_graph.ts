@@ -95,8 +95,19 @@ export function routingRules(p: PacketPath): RuleRef[] {
   return post < 0 ? p.rules : p.rules.slice(0, post);
 }
 
-/** What the end of a path says: the endpoint, or the verdict. */
+/**
+ * What the end of a path says: the endpoint, or the verdict; for a path whose end rests on a fact not collected
+ * ({@link PacketPath.undecided}), both ends with the fact each needs: `leaves untranslated if 172.6.6.6 is not a local
+ * address of the node, dropped by INPUT's KUBE-FIREWALL if it is (not known: … not collected)`.
+ */
 export function pathEnd(p: PacketPath): string {
+  const u = p.undecided;
+  if (!u) return verdictEnd(p);
+  const other = u.otherwise === "drop" ? `dropped by ${u.otherwiseBy ?? "KUBE-FIREWALL"}` : "leaves untranslated";
+  return `${verdictEnd(p)} if ${u.taken ? u.fact : u.notFact}, ${other} if ${u.taken ? "not" : "it is"} (not known: ${u.notCollected} was not collected)`;
+}
+
+function verdictEnd(p: PacketPath): string {
   switch (p.verdict) {
     case "dnat":
       return `DNAT to ${p.dnatTo}`;

@@ -145,6 +145,10 @@ function renderEntry(e: EntryPointReport, node: string, st: Style, wide: boolean
     if (c.assumedNotMatched && c.assumedNotMatched.length > 0) {
       more.push(st.yellow(`assumes ${rulesInChains(c.assumedNotMatched)} does not match: it is not modelled, so these endpoints may not be where the node sends it`));
     }
+    // settings of the node that decide it and were not collected: named here, not only in -o wide's caveats
+    if (c.notCollected && c.notCollected.length > 0) {
+      more.push(st.yellow(`depends on what was not collected: ${c.notCollected.join(", ")}${wide ? " (caveats below)" : " (-o wide says how)"}`));
+    }
     extra.push(more);
   }
   lines.push("      clients:");

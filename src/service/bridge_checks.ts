@@ -25,7 +25,12 @@
 import type { InterfaceAddress } from "../datapath/ip_addr.ts";
 import type { BridgePort, NodeSysctls } from "../datapath/sysctls.ts";
 import { isIPv6 } from "../model/ip.ts";
-import type { ClientVerdict, EndpointInfo } from "./report.ts";
+import { type ClientVerdict, dependsOnNotCollected, type EndpointInfo } from "./report.ts";
+
+/** The facts a verdict names when they decide it and were not collected (report.ts ClientVerdict.notCollected). */
+const ADDRESSES = "the node's addresses (ip -o addr)";
+const HAIRPIN = "hairpin_mode of the pod's bridge port";
+const POD_PORT = "which bridge port the pod is attached to";
 
 /** The address of `IP:PORT` or `[IPv6]:PORT` (unchanged when there is no `:PORT`). */
 function ipOf(ep: string): string {
@@ -66,7 +71,7 @@ export function podBridge(
 
 /**
  * Checks a verdict of a client on this node (a pod of this node, or an endpoint reaching its own Service).
- * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, and the reason when every branch fails).
+ * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, `notCollected` (the facts not collected that decide it), and the reason when every branch fails).
  * @param node this node.
  * @param endpoints the Service's endpoints with their nodes.
  * @param sysctls the node's settings; undefined when not collected.
@@ -106,7 +111,9 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
     const at = (words: string) => `if ${v.source} is not masqueraded to ${list} (not known: see the reason), ${words}`;
     if (!sysctls) {
       v.caveats.push(at(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`));
+      dependsOnNotCollected(v, key);
     } else if (value !== "1" && where.kind === "unknown") {
+      dependsOnNotCollected(v, ADDRESSES);
       v.caveats.push(at(`replies from ${list} do not complete if the pods sit on bridge ${bridges} (${where.why}): they would cross it at layer 2 and ${setting}, so conntrack would never un-NAT them`));
     } else if (value !== "1") {
       v.caveats.push(at(`replies from ${list} cross bridge ${bridges} at layer 2 and ${setting}: conntrack never un-NATs them, and the connection does not complete`));
@@ -117,7 +124,9 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
     const list = sure.map((e) => e.endpoint).join(", ");
     if (!sysctls) {
       v.caveats.push(`replies from ${list} reach the client at layer 2 when the CNI puts both pods on a bridge: they are un-NATed then only with ${key}=1 (not collected; with 0 the connection does not complete)`);
+      dependsOnNotCollected(v, key);
     } else if (value !== "1" && where.kind === "unknown") {
+      dependsOnNotCollected(v, ADDRESSES);
       v.caveats.push(
         `replies from ${list} do not complete if the pods sit on bridge ${bridges} (${where.why}): they would cross it at layer 2 and ${setting}, so conntrack would never un-NAT them; ` +
           `if the pods are routed (a routed CNI: Calico, Cilium, ptp), the replies cross the node's IP layer and complete`,
@@ -135,18 +144,22 @@ export function checkBridge(v: ClientVerdict, node: string, endpoints: EndpointI
     const list = self.map((e) => e.endpoint).join(", ");
     if (!sysctls) {
       v.caveats.push(`the branch to itself (${list}) works only if this pod's bridge port has hairpin_mode 1, when the pods are on a bridge and ${key} is 1 (not collected)`);
+      dependsOnNotCollected(v, key);
+      dependsOnNotCollected(v, HAIRPIN);
     } else if (value !== "1") {
       // Bridged frames skip netfilter: the packet to the Service goes up to the node's IP layer, is DNATed there and
       // routed back out of the bridge device itself, which needs no hairpin (kernel-checked: tests/kernel_bridge.test.ts).
     } else {
       const off = ports.filter((p) => !p.hairpin);
       if (where.kind === "unknown" && off.length > 0) {
+        dependsOnNotCollected(v, ADDRESSES);
         v.caveats.push(`hairpin_mode is 0 on bridge port(s) ${off.map((p) => `${p.bridge}/${p.port}`).join(", ")}: if ${v.source} is attached there, the branch to itself (${list}) does not complete (${where.why})`);
       } else if (off.length === ports.length) {
         for (const e of self) e.replyFails = "hairpin-off";
         failed.push(list);
         v.caveats.push(`hairpin_mode is 0 on every port of bridge ${bridges}: the branch to itself (${list}) never comes back to the pod; that connection does not complete`);
       } else if (off.length > 0) {
+        dependsOnNotCollected(v, POD_PORT);
         v.caveats.push(`hairpin_mode is 0 on bridge port(s) ${off.map((p) => `${p.bridge}/${p.port}`).join(", ")}: if ${v.source} is attached there, the branch to itself (${list}) does not complete`);
       }
     }

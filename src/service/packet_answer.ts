@@ -156,6 +156,7 @@ export function answerPacket(
     evidence: v.evidence,
     caveats: v.caveats,
   };
+  if (v.notCollected) a.notCollected = v.notCollected;
   // outcomes that end alike by the same rules are one path (IPVS branches per real server that a filter rule ended
   // before the translation mattered: one "rejected", not one per real server)
   const byWay = new Map<string, PacketPath>();
@@ -173,6 +174,7 @@ export function answerPacket(
     // not known when a rule that would masquerade it could not be told to match (client_verdict.ts masqueradeNotKnown)
     if (o.masqueraded !== undefined && !masqueradeNotKnown(o)) path.masqueraded = o.masqueraded;
     if (o.missingChain !== undefined) path.missingChain = o.missingChain;
+    if (o.undecided !== undefined) path.undecided = o.undecided;
     byWay.set(key, path);
   }
   a.paths = [...byWay.values()].sort((x, y) => y.probability - x.probability);

@@ -6,7 +6,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
-import type { RuleRef } from "./trace.ts";
+import type { RuleRef, UndecidedFate } from "./trace.ts";
 
 /** API version of every report this tool prints. */
 export const REPORT_API_VERSION = "netpath.kubectl.io/v1alpha1";
@@ -172,6 +172,25 @@ export interface ClientVerdict {
    * packet goes: the answer assumes they do not match, so `endpoints` and their shares rest on that.
    */
   assumedNotMatched?: RuleRef[];
+  /**
+   * Facts of the node that decide whether this client's connection completes or is masqueraded and that were not
+   * collected, each named once in order of first use: a sysctl (`net.bridge.bridge-nf-call-iptables`,
+   * `net.ipv4.vs.conntrack`, `net.ipv4.conf.all.route_localnet`), a bridge port's `hairpin_mode`, or `the node's
+   * addresses (ip -o addr)`. The verdict holds with the values kube-proxy and the CNI usually set; the caveats say which
+   * value breaks it and how. Absent when the answer rests on nothing uncollected of this kind (the ipsets an IPVS answer
+   * assumed, and a rule whose match is not known, are said in the reason). Helpers: {@link dependsOnNotCollected}.
+   */
+  notCollected?: string[];
+}
+
+/**
+ * Records that verdict `v` rests on `fact`, which was not collected ({@link ClientVerdict.notCollected}); each fact once.
+ * @param v the verdict (mutated).
+ * @param fact the setting or state, e.g. `net.bridge.bridge-nf-call-iptables`.
+ */
+export function dependsOnNotCollected(v: ClientVerdict, fact: string): void {
+  if (!v.notCollected) v.notCollected = [fact];
+  else if (!v.notCollected.includes(fact)) v.notCollected.push(fact);
 }
 
 /** How one entry point of a ServicePort is balanced and masqueraded on a node. */
@@ -316,6 +335,12 @@ export interface PacketPath {
   rules: RuleRef[];
   /** `unresolved`: the chain the dump does not contain. */
   missingChain?: string;
+  /**
+   * Set when how this path ends rests on a fact not collected (the answer's `outcome` is then `unknown`): `verdict` is
+   * the end the trace took with `fact` as `taken` says, `otherwise` the end the other way (iptables layouts before
+   * v1.25: kubelet's drop mark, dropped by INPUT's KUBE-FIREWALL only if the destination is local).
+   */
+  undecided?: UndecidedFate;
 }
 
 /** What a packet's outcome rests on when the bundle does not hold it ({@link PacketAnswer.outcomeDependsOn}). */
@@ -344,6 +369,8 @@ export interface PacketAnswer {
   reason: string;
   evidence: Evidence[];
   caveats: string[];
+  /** As {@link ClientVerdict.notCollected}: the node's settings, not collected, that decide this answer. */
+  notCollected?: string[];
   /**
    * Set when the packet's fate rests on a fact the bundle does not hold (`outcome` is then `unknown`): the fact
    * (`172.6.6.6 is a local address of the node`), what would show it, and the outcome if it is true and if it is not.

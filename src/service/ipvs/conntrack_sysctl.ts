@@ -16,7 +16,7 @@
  * @module
  */
 import type { NodeSysctls } from "../../datapath/sysctls.ts";
-import type { ClientVerdict, EndpointInfo } from "../report.ts";
+import { type ClientVerdict, dependsOnNotCollected, type EndpointInfo } from "../report.ts";
 
 /** The sysctl that decides whether IPVS's connections are tracked (net/netfilter/ipvs/ip_vs_ctl.c, `conntrack`). */
 export const VS_CONNTRACK = "net.ipv4.vs.conntrack";
@@ -30,21 +30,22 @@ function ipOf(ep: string): string {
 /**
  * Applies the node's net.ipv4.vs.conntrack to a verdict of IPVS mode (call it before reply_path.ts checkReplyPath).
  * @param v the verdict (mutated: `endpoints[].masqueraded` and `replyFails` (`ipvs-untracked`), `masquerade`,
- *   `reason`, caveats).
+ *   `reason`, caveats; `notCollected` names the sysctl when its value is not known).
  * @param node this node.
  * @param endpoints the Service's endpoints with their nodes.
- * @param sysctls the node's settings; undefined when not collected (the report's limits then name the sysctl).
+ * @param sysctls the node's settings; undefined when not collected (the report's limits name the sysctl too).
  * @param serviceAddresses the Service's addresses, which IPVS binds to kube-ipvs0 (a host client's source when it
  *   connects to one of them).
  */
 export function checkIpvsConntrack(v: ClientVerdict, node: string, endpoints: readonly EndpointInfo[], sysctls: NodeSysctls | undefined, serviceAddresses: readonly string[]): void {
-  if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled" || !sysctls) return;
+  if (v.outcome === "dropped" || v.outcome === "rejected" || v.outcome === "not-handled") return;
   const masqueraded = v.endpoints.filter((e) => e.masqueraded === true);
   if (masqueraded.length === 0) return;
-  const value = sysctls.values.get(VS_CONNTRACK);
+  const value = sysctls?.values.get(VS_CONNTRACK);
   if (value === "1") return;
   if (value === undefined) {
-    v.caveats.push(`masqueraded only if ${VS_CONNTRACK} is 1 (absent from the node's collected sysctls): with 0, IPVS untracks its packets and nat POSTROUTING's MASQUERADE never SNATs them`);
+    v.caveats.push(`masqueraded only if ${VS_CONNTRACK} is 1 (${sysctls ? "absent from the node's collected sysctls" : "the node's sysctls were not collected"}): with 0, IPVS untracks its packets and nat POSTROUTING's MASQUERADE never SNATs them`);
+    dependsOnNotCollected(v, VS_CONNTRACK);
     return;
   }
   const before = v.reason;
