@@ -9,7 +9,7 @@ import { readBundle } from "../src/io/read_bundle.ts";
 import { renderServiceText } from "../src/report/service_text.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { ClientVerdict, PacketAnswer } from "../src/service/report.ts";
-import { bundleOf, fixture, service, slice } from "./helpers/bundles.ts";
+import { localhostNodePortBundle } from "./helpers/localhost_nodeports.ts";
 
 /** An example bundle, with the node's sysctls section set (or left out: undefined). */
 function example(name: string, sysctls: string | undefined): Bundle {
@@ -95,21 +95,8 @@ describe("a bridge between pods: bridge-nf-call-iptables and hairpin_mode", () =
 });
 
 describe("route_localnet: a loopback source to a localhost NodePort", () => {
-  const base = (sysctls?: string): PacketAnswer => {
-    const b = bundleOf({
-      dump: fixture("kube-proxy/TestEnableLocalhostNodePortsIPv4.v1.27.iptables-save"),
-      nodeName: "test-hostname",
-      nodeIP: "192.168.0.2",
-      services: [service("ns1", "svc1", { type: "NodePort", clusterIP: "10.69.0.10", clusterIPs: ["10.69.0.10"], externalTrafficPolicy: "Local", ports: [{ name: "p80", port: 80, protocol: "TCP", targetPort: 80, nodePort: 30001 }] })],
-      slices: [slice("ns1", "svc1", [{ ip: "10.244.0.1" }, { ip: "10.244.2.1", node: "test-hostname" }], [{ name: "p80", port: 80 }])],
-    });
-    b.nodes[0]!.sections["ip-addr"] = {
-      stdout: "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n2: eth0    inet 192.168.0.2/24 brd 192.168.0.255 scope global eth0\\       valid_lft forever preferred_lft forever\n",
-      exitCode: 0,
-    };
-    if (sysctls !== undefined) b.nodes[0]!.sections.sysctls = { stdout: sysctls, exitCode: 0 };
-    return explainService(b, "ns1", "svc1", { packet: { source: "127.0.0.1", destination: "127.0.0.1", port: 30001, protocol: "tcp" } }).packet![0]!;
-  };
+  const base = (sysctls?: string): PacketAnswer =>
+    explainService(localhostNodePortBundle(sysctls), "ns1", "svc1", { packet: { source: "127.0.0.1", destination: "127.0.0.1", port: 30001, protocol: "tcp" } }).packet![0]!;
   it("not collected: named", () => {
     expect(base().notCollected).toEqual(["net.ipv4.conf.all.route_localnet"]);
   });

@@ -7,7 +7,7 @@ import type { Bundle } from "../src/bundle/bundle.ts";
 import { readBundle } from "../src/io/read_bundle.ts";
 import { explainService } from "../src/service/explain.ts";
 import type { PacketAnswer } from "../src/service/report.ts";
-import { bundleOf, fixture, service, slice } from "./helpers/bundles.ts";
+import { localhostNodePortBundle } from "./helpers/localhost_nodeports.ts";
 
 function answer(b: Bundle, ns: string, name: string, source: string, destination: string, port: number, nodes?: string[]): PacketAnswer {
   const r = explainService(b, ns, name, { packet: { source, destination, port, protocol: "tcp" }, ...(nodes ? { nodes } : {}) });
@@ -15,22 +15,7 @@ function answer(b: Bundle, ns: string, name: string, source: string, destination
 }
 
 describe("route_localnet: 127.0.0.1 to a localhost NodePort (kube-proxy's TestEnableLocalhostNodePortsIPv4, v1.27)", () => {
-  const base = (sysctls?: string): Bundle => {
-    const b = bundleOf({
-      dump: fixture("kube-proxy/TestEnableLocalhostNodePortsIPv4.v1.27.iptables-save"),
-      nodeName: "test-hostname",
-      nodeIP: "192.168.0.2",
-      services: [service("ns1", "svc1", { type: "NodePort", clusterIP: "10.69.0.10", clusterIPs: ["10.69.0.10"], externalTrafficPolicy: "Local", ports: [{ name: "p80", port: 80, protocol: "TCP", targetPort: 80, nodePort: 30001 }] })],
-      slices: [slice("ns1", "svc1", [{ ip: "10.244.0.1" }, { ip: "10.244.2.1", node: "test-hostname" }], [{ name: "p80", port: 80 }])],
-    });
-    // the node's addresses (`ip -o addr`): 127.0.0.1 is its own, so the client is a local process (nat OUTPUT)
-    b.nodes[0]!.sections["ip-addr"] = {
-      stdout: "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n2: eth0    inet 192.168.0.2/24 brd 192.168.0.255 scope global eth0\\       valid_lft forever preferred_lft forever\n",
-      exitCode: 0,
-    };
-    if (sysctls !== undefined) b.nodes[0]!.sections.sysctls = { stdout: sysctls, exitCode: 0 };
-    return b;
-  };
+  const base = localhostNodePortBundle;
   const q = (b: Bundle) => answer(b, "ns1", "svc1", "127.0.0.1", "127.0.0.1", 30001);
 
   it("every interface at 0: forwarded by the rules, but no connection completes, and the answer says why", () => {
