@@ -17,6 +17,12 @@
  * `-m statistic --mode random --probability 1/(n-i)` jump per endpoint (the last one unconditional); KUBE-SEP-<hash>
  * with the hairpin `-s EP/32 -j KUBE-MARK-MASQ` and `-j DNAT --to-destination EP:PORT`; for NodePorts, KUBE-NODEPORTS
  * → KUBE-EXT-<hash> (`masquerade traffic for … external destinations`, then KUBE-SVC).
+ * Above {@link LARGE_CLUSTER_ENDPOINTS} endpoints in all (every plan of the bench: 1,000 Services × 5 endpoints and
+ * up), kube-proxy runs in "large cluster mode" and leaves out the `-m comment --comment` of the rules it writes through
+ * appendServiceCommentLocked: the endpoint jumps of KUBE-SVC (`ns/svc:port -> EP`) and both rules of each KUBE-SEP
+ * (pkg/proxy/iptables/proxier.go: `largeClusterMode = totalEndpoints > largeClusterEndpointsThreshold`, 1000, "optimize
+ * for iptables performance over iptables debuggability"); the generator does the same, so a generated 10,000-Service
+ * node is the text kube-proxy writes there, not one 40 % larger.
  *
  * Bench code (not shipped); runtime-neutral apart from node:crypto via kube_hash.ts.
  * @module
@@ -32,7 +38,18 @@ export interface IptablesSaveOptions {
   program?: "iptables-save" | "iptables-nft-save";
   /** Zero the builtin chains' packet/byte counters (what a fresh `iptables-restore` leaves). @default false */
   zeroCounters?: boolean;
+  /**
+   * Write the per-endpoint rules without comments, as kube-proxy does above {@link LARGE_CLUSTER_ENDPOINTS} endpoints
+   * (e.g. a few Services cut out of a large cluster's rules). @default whether the plan has more endpoints than that
+   */
+  largeClusterMode?: boolean;
 }
+
+/**
+ * kube-proxy's largeClusterEndpointsThreshold (pkg/proxy/iptables/proxier.go): with more endpoints than this, summed
+ * over every ServicePort, it writes the per-endpoint rules without their comment.
+ */
+export const LARGE_CLUSTER_ENDPOINTS = 1000;
 
 /** The masquerade mark kube-proxy uses by default (`--masquerade-bit 14`). */
 const MASQ_MARK = "0x4000";
@@ -183,6 +200,7 @@ export function iptablesSave(plan: ClusterPlan, options: IptablesSaveOptions = {
   push(natRules, "KUBE-POSTROUTING", `-m mark ! --mark ${MASQ_MARK}/${MASQ_MARK} -j RETURN`);
   push(natRules, "KUBE-POSTROUTING", `-j MARK --set-xmark ${MASQ_MARK}/0x0`);
   push(natRules, "KUBE-POSTROUTING", `-m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully`);
+  const large = options.largeClusterMode ?? plan.services.reduce((n, svc) => n + svc.endpoints.length, 0) > LARGE_CLUSTER_ENDPOINTS;
   for (const i of plan.writeOrder) {
     const svc = plan.services[i]!;
     const ch = serviceChains(svc);
@@ -203,9 +221,12 @@ export function iptablesSave(plan: ClusterPlan, options: IptablesSaveOptions = {
     svc.endpoints.forEach((ep, k) => {
       const dest = `${ep.ip}:${svc.targetPort}`;
       const stat = k < n - 1 ? ` -m statistic --mode random --probability ${savedProbability(n - k)}` : "";
-      push(natRules, ch.svc, `-m comment --comment "${spn} -> ${dest}"${stat} -j ${ch.seps[k]}`);
-      push(natRules, ch.seps[k]!, `-s ${ep.ip}/32 -m comment --comment "${spn}" -j KUBE-MARK-MASQ`);
-      push(natRules, ch.seps[k]!, `-p ${proto} -m comment --comment "${spn}" -m ${proto} -j DNAT --to-destination ${dest}`);
+      // appendServiceCommentLocked: no comment in large cluster mode
+      const jumpComment = large ? "" : ` -m comment --comment "${spn} -> ${dest}"`;
+      const sepComment = large ? "" : ` -m comment --comment "${spn}"`;
+      push(natRules, ch.svc, `${jumpComment.slice(1)}${stat} -j ${ch.seps[k]}`.trimStart());
+      push(natRules, ch.seps[k]!, `-s ${ep.ip}/32${sepComment} -j KUBE-MARK-MASQ`);
+      push(natRules, ch.seps[k]!, `-p ${proto}${sepComment} -m ${proto} -j DNAT --to-destination ${dest}`);
     });
     if (ch.ext !== undefined) {
       natChains.push(ch.ext);

@@ -29,7 +29,7 @@ import { nftRulesetJson, nftRulesetText } from "./gen_nftables.ts";
 import { objectFiles } from "./gen_objects.ts";
 
 /** Bumped whenever generated content changes, so stale fixtures are rebuilt. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 
 /** Proxy modes the bench generates (`nftables-text`: nftables mode, the ruleset as nft's text). */
 export type BenchMode = "iptables" | "nftables" | "nftables-text";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { ipv4, permutation, planCluster, PlanError, servicePortName } from "../bench/cluster_plan.ts";
-import { iptablesSave, savedProbability, serviceChains } from "../bench/gen_iptables.ts";
+import { iptablesSave, LARGE_CLUSTER_ENDPOINTS, savedProbability, serviceChains } from "../bench/gen_iptables.ts";
 import { nftJsonText, nftRulesetJson, nftRulesetText, nftServiceChains } from "../bench/gen_nftables.ts";
 import { objectFiles, uid } from "../bench/gen_objects.ts";
 import { base32, endpointHash, nftChainBase, servicePortHash } from "../bench/kube_hash.ts";
@@ -249,6 +249,59 @@ describe("iptables-save dump", () => {
       `-A ${ch.ext} -m comment --comment "masquerade traffic for team-000/app-00010:https external destinations" -j KUBE-MARK-MASQ`,
       `-A ${ch.ext} -j ${ch.svc}`,
     ]);
+  });
+
+  test("above 1,000 endpoints (kube-proxy's large cluster mode) the endpoint jumps and KUBE-SEP rules carry no comment, and nothing else changes", () => {
+    // pkg/proxy/iptables/proxier.go: largeClusterMode = totalEndpoints > largeClusterEndpointsThreshold (1000);
+    // appendServiceCommentLocked then writes no `-m comment` (KUBE-SVC's endpoint jumps, both rules of a KUBE-SEP)
+    expect(LARGE_CLUSTER_ENDPOINTS).toBe(1000);
+    const at = (services: number) => {
+      const p = planCluster({ services });
+      return { p, t: iptablesSave(p), endpoints: p.services.reduce((n, x) => n + x.endpoints.length, 0) };
+    };
+    const small = at(200); // 1,000 endpoints: not above the threshold
+    const big = at(201); // 1,005
+    expect([small.endpoints, big.endpoints]).toEqual([1000, 1005]);
+    const svc = big.p.services[10]!;
+    const ch = serviceChains(svc);
+    const eps = svc.endpoints.map((e) => `${e.ip}:${svc.targetPort}`);
+    const lines = big.t.split("\n");
+    expect(lines.filter((l) => l.startsWith(`-A ${ch.svc} `))).toEqual([
+      `-A ${ch.svc} ! -s 10.244.0.0/16 -d ${svc.clusterIP}/32 -p tcp -m comment --comment "${ch.servicePortName} cluster IP" -m tcp --dport ${svc.port} -j KUBE-MARK-MASQ`,
+      `-A ${ch.svc} -m statistic --mode random --probability 0.20000000019 -j ${ch.seps[0]}`,
+      `-A ${ch.svc} -m statistic --mode random --probability 0.25000000000 -j ${ch.seps[1]}`,
+      `-A ${ch.svc} -m statistic --mode random --probability 0.33333333349 -j ${ch.seps[2]}`,
+      `-A ${ch.svc} -m statistic --mode random --probability 0.50000000000 -j ${ch.seps[3]}`,
+      `-A ${ch.svc} -j ${ch.seps[4]}`,
+    ]);
+    expect(lines.filter((l) => l.startsWith(`-A ${ch.seps[0]} `))).toEqual([
+      `-A ${ch.seps[0]} -s ${svc.endpoints[0]!.ip}/32 -j KUBE-MARK-MASQ`,
+      `-A ${ch.seps[0]} -p tcp -m tcp -j DNAT --to-destination ${eps[0]}`,
+    ]);
+    // every other line is the same as below the threshold
+    const uncomment = (t: string) => t.split("\n").map((l) => (/^-A KUBE-(SVC|SEP)-/.test(l) && !l.includes(" cluster IP\"") ? l.replace(/ -m comment --comment "[^"]*"/, "") : l));
+    expect(small.t.split("\n").filter((l) => /^-A KUBE-SEP-/.test(l)).every((l) => l.includes("-m comment"))).toBe(true);
+    expect(uncomment(big.t)).toEqual(lines);
+    // the analysis reads no comment: a Service answers the same on the small plan's dump with those comments taken out
+    const nodeName = small.p.dumpNode.name;
+    const bundle = (dump: string) =>
+      bundleFromFiles([
+        ...Object.entries(objectFiles(small.p)).map(([path, text]) => ({ path, text })),
+        { path: `nodes/${nodeName}/iptables-save.txt`, text: dump },
+        { path: `nodes/${nodeName}/proxy-mode.txt`, text: "iptables\n" },
+      ], "bench");
+    const answer = (dump: string) =>
+      explainService(bundle(dump), "team-000", "app-00010").nodes.map((n) => ({
+        drift: n.drift.map((d) => d.kind),
+        entries: n.ports.flatMap((p) => p.entryPoints.map((e) => ({
+          kind: e.kind,
+          shares: e.balancing.shares.map((x) => [x.endpoint, x.share]),
+          clients: e.clients.map((c) => [c.client, c.outcome, c.masquerade, c.endpoints.map((x) => [x.endpoint, x.share, x.masqueraded])]),
+        }))),
+      }));
+    const withComments = answer(small.t);
+    expect(withComments[0]!.entries.find((e) => e.kind === "ClusterIP")!.shares).toHaveLength(5);
+    expect(answer(uncomment(small.t).join("\n"))).toEqual(withComments);
   });
 
   test("every KUBE-* rule has a shape that real iptables-save output of kube-proxy rules has", () => {

@@ -519,7 +519,8 @@ describe(`iptables mode: each feature Service alone and beside ${N} generated Se
       const c = { node: T, nodeIP: "192.168.0.2", clusterCIDRs: ["10.0.0.0/8"] };
       const none = { services: [], slices: [] };
       const oneObjects = planObjects(one);
-      const small = bundle("iptables-save", mergeIptablesSave(text, iptablesParts(one)), c, none, oneObjects);
+      // the Service's rules as kube-proxy writes them on the large cluster (no per-endpoint comments), alone
+      const small = bundle("iptables-save", mergeIptablesSave(text, iptablesParts(one, true)), c, none, oneObjects);
       const big = bundle("iptables-save", mergeIptablesSave(text, iptParts("10.0.0.0/8")), c, none, generated);
       const sees: Check = (r) => {
         const ext = client(r, svc.port, "ClusterIP", "external");

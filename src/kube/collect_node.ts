@@ -45,18 +45,19 @@ export type CollectVia = typeof COLLECT_VIA[number];
 
 /**
  * Whole-node output (bytes on the wire) from which an uncompressed stream is reported: the image had no gzip
- * (kube-proxy's own has none), so whole tables crossed the API server as text, ~6 times what `gzip -1` sends (26.6 MB
- * against 4.6 MB on the bench's 10,000-Service node). 4 MiB is a node of some 1,500 Services.
+ * (kube-proxy's own has none), so whole tables crossed the API server as text, several times what `gzip -1` sends
+ * (18.4 MB of iptables-save on the bench's 10,000-Service node). 4 MiB is a node of some 2,200 Services.
  */
 export const UNCOMPRESSED_REPORT_BYTES = 4 * 1024 * 1024;
 
 /**
  * Whole-node collection in the kube-proxy pod with `--via auto`: from this many nat `KUBE-SERVICES` rules (nft
  * backend), an image without gzip stops before the save and a debug pod collects instead, compressed. About
- * {@link UNCOMPRESSED_REPORT_BYTES} of iptables-save at ~2.7 kB per rule (the bench's node: 26.6 MB for 10,001 rules,
- * 5 endpoints per Service).
+ * {@link UNCOMPRESSED_REPORT_BYTES} of iptables-save: ~1.84 kB per rule on the bench's node (18.4 MB for 10,001 rules,
+ * 5 endpoints per Service, written as kube-proxy writes them above 1,000 endpoints, which every node of this size has:
+ * no per-endpoint comments, pkg/proxy/iptables/proxier.go largeClusterMode), so 2,300 rules are some 4.2 MB.
  */
-export const DEFER_UNCOMPRESSED_RULES = 1500;
+export const DEFER_UNCOMPRESSED_RULES = 2300;
 
 /**
  * The same for nftables mode, where even a one-Service question lists kube-proxy's whole tables: from this many lines

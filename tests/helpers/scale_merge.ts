@@ -107,9 +107,11 @@ export interface IptablesParts {
 /**
  * Cuts the generator's `iptables-save` text of a plan into the parts kube-proxy adds per Service.
  * @param plan the (relocated) plan; its `clusterCIDR` is the local-traffic detector's CIDR in the KUBE-SVC chains.
+ * @param largeClusterMode as bench/gen_iptables.ts IptablesSaveOptions (default: from the plan's endpoints): true for
+ *   a few Services written as kube-proxy writes them in a large cluster.
  */
-export function iptablesParts(plan: ClusterPlan): IptablesParts {
-  const text = iptablesSave(plan, { zeroCounters: true });
+export function iptablesParts(plan: ClusterPlan, largeClusterMode?: boolean): IptablesParts {
+  const text = iptablesSave(plan, { zeroCounters: true, ...(largeClusterMode !== undefined ? { largeClusterMode } : {}) });
   const nat = text.slice(text.indexOf("*nat\n"));
   const services: string[] = [];
   const nodePorts: string[] = [];
