@@ -60,9 +60,9 @@ export const TERMINATION_GRACE_SECONDS = 10;
 /**
  * Requests and limits of the collector container. Idle it is `sh` and `sleep` (under 2 MB); at work, one tool at
  * a time, each single-threaded, holding a table in memory. Measured peak RSS on a node with 10,000 Services (issue
- * 12's test bed, `/usr/bin/time -f %M`): `iptables-nft-save` 202 MiB (26.6 MB printed: that test bed still wrote kube-proxy's per-endpoint comments, which it
- * leaves out at this size, so the real save is smaller: bench/gen_iptables.ts), `iptables-legacy-save` 202
- * MiB, `iptables-legacy -t nat -S KUBE-SERVICES` 201 MiB (legacy loads the whole table blob), `iptables-nft -t nat -S
+ * 12's test bed, `/usr/bin/time -f %M`): `iptables-nft-save` 202 MiB (26.6 MB printed: that test bed still wrote
+ * kube-proxy's per-endpoint comments, which it leaves out at this size, so the real save is smaller:
+ * bench/gen_iptables.ts), `iptables-legacy-save` 202 MiB, `iptables-legacy -t nat -S KUBE-SERVICES` 201 MiB (legacy loads the whole table blob), `iptables-nft -t nat -S
  * KUBE-SERVICES` 16 MiB, `nft -j list chain ip nat KUBE-SERVICES` 124 MiB; in nftables mode `nft list table ip
  * kube-proxy` 406 MiB (15.5 MB printed). The 512Mi limit is 2.5× the biggest of the iptables ones and above the
  * nftables listing up to ~8,800 Services with a quarter to spare (beyond, the limit is raised for that listing:

@@ -104,7 +104,8 @@ export function pathEnd(p: PacketPath): string {
   const u = p.undecided;
   if (!u) return verdictEnd(p);
   const other = u.otherwise === "drop" ? `dropped by ${u.otherwiseBy ?? "KUBE-FIREWALL"}` : "leaves untranslated";
-  return `${verdictEnd(p)} if ${u.taken ? u.fact : u.notFact}, ${other} if ${u.taken ? "not" : "it is"} (not known: ${u.notCollected} was not collected)`;
+  const [taken, otherWay] = u.taken ? [u.fact, "not"] : [u.notFact, "it is"];
+  return `${verdictEnd(p)} if ${taken}, ${other} if ${otherWay} (not known: ${u.notCollected} was not collected)`;
 }
 
 function verdictEnd(p: PacketPath): string {

@@ -147,7 +147,8 @@ function renderEntry(e: EntryPointReport, node: string, st: Style, wide: boolean
     }
     // settings of the node that decide it and were not collected: named here, not only in -o wide's caveats
     if (c.notCollected && c.notCollected.length > 0) {
-      more.push(st.yellow(`depends on what was not collected: ${c.notCollected.join(", ")}${wide ? " (caveats below)" : " (-o wide says how)"}`));
+      const how = wide ? "caveats below" : "-o wide says how";
+      more.push(st.yellow(`depends on what was not collected: ${c.notCollected.join(", ")} (${how})`));
     }
     extra.push(more);
   }

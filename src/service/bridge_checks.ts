@@ -71,7 +71,8 @@ export function podBridge(
 
 /**
  * Checks a verdict of a client on this node (a pod of this node, or an endpoint reaching its own Service).
- * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, `notCollected` (the facts not collected that decide it), and the reason when every branch fails).
+ * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, `notCollected` (the facts not collected that
+ *   decide it), and the reason when every branch fails).
  * @param node this node.
  * @param endpoints the Service's endpoints with their nodes.
  * @param sysctls the node's settings; undefined when not collected.

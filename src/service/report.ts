@@ -184,7 +184,8 @@ export interface ClientVerdict {
 }
 
 /**
- * Records that verdict `v` rests on `fact`, which was not collected ({@link ClientVerdict.notCollected}); each fact once.
+ * Records that verdict `v` rests on `fact`, which was not collected ({@link ClientVerdict.notCollected}); each fact
+ * once.
  * @param v the verdict (mutated).
  * @param fact the setting or state, e.g. `net.bridge.bridge-nf-call-iptables`.
  */

@@ -20,7 +20,8 @@ const ROUTE_LOCALNET = /^net\.ipv4\.conf\.(.+)\.route_localnet$/;
  * Marks the branches of a loopback-source verdict that leave the node and cannot: `replyFails: "route-localnet-off"`
  * when every interface but lo (and `all`) has route_localnet 0; a caveat naming the setting when the collected values
  * leave it to the interface the route takes, or when they were not collected.
- * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, `notCollected` (the setting, when not collected), and the reason when every branch fails).
+ * @param v the verdict (mutated: `endpoints[].replyFails`, caveats, `notCollected` (the setting, when not
+ *   collected), and the reason when every branch fails).
  * @param sysctls the node's settings; undefined when not collected.
  * @param isLocal whether an address is the node's own (a host-network endpoint here: the packet stays on the node).
  */
@@ -48,7 +49,8 @@ export function checkRouteLocalnet(v: ClientVerdict, sysctls: NodeSysctls | unde
   }
   if (!any) {
     v.caveats.push(`the packet from ${v.source} leaves the node for ${list}: net.ipv4.conf.all.route_localnet is ${sysctls.values.get("net.ipv4.conf.all.route_localnet") ?? "not collected"} and no interface's value was collected: whether the kernel routes it depends on the interface the route takes`);
-    dependsOnNotCollected(v, sysctls.values.has("net.ipv4.conf.all.route_localnet") ? "the route_localnet of the node's interfaces" : "net.ipv4.conf.all.route_localnet");
+    const all = sysctls.values.has("net.ipv4.conf.all.route_localnet");
+    dependsOnNotCollected(v, all ? "the route_localnet of the node's interfaces" : "net.ipv4.conf.all.route_localnet");
     return;
   }
   if (on.length > 0) {

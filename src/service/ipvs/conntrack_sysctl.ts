@@ -44,7 +44,8 @@ export function checkIpvsConntrack(v: ClientVerdict, node: string, endpoints: re
   const value = sysctls?.values.get(VS_CONNTRACK);
   if (value === "1") return;
   if (value === undefined) {
-    v.caveats.push(`masqueraded only if ${VS_CONNTRACK} is 1 (${sysctls ? "absent from the node's collected sysctls" : "the node's sysctls were not collected"}): with 0, IPVS untracks its packets and nat POSTROUTING's MASQUERADE never SNATs them`);
+    const why = sysctls ? "absent from the node's collected sysctls" : "the node's sysctls were not collected";
+    v.caveats.push(`masqueraded only if ${VS_CONNTRACK} is 1 (${why}): with 0, IPVS untracks its packets and nat POSTROUTING's MASQUERADE never SNATs them`);
     dependsOnNotCollected(v, VS_CONNTRACK);
     return;
   }
