@@ -67,32 +67,12 @@ function outcomeWords(a: PacketAnswer, outcome: PacketAnswer["outcome"]): string
 }
 
 function verdictLine(a: PacketAnswer): string {
-  const parts: string[] = [];
   const d = a.outcomeDependsOn;
   // the fate rests on a fact not collected: both ways, and the fact that decides (service/packet_answer.ts)
   if (a.outcome === "unknown" && d) {
-    parts.push(`${outcomeWords(a, d.ifTrue)} if ${d.fact}, else ${outcomeWords(a, d.ifFalse)}; not known: ${d.notCollected} was not collected`);
-    return parts.join(", ");
+    return `${outcomeWords(a, d.ifTrue)} if ${d.fact}, else ${outcomeWords(a, d.ifFalse)}; not known: ${d.notCollected} was not collected`;
   }
-  switch (a.outcome) {
-    case "forwarded":
-      parts.push(a.endpoints.length === 1 ? `forwarded to ${a.endpoints[0]!.endpoint}` : `forwarded to ${a.endpoints.length} endpoints`);
-      break;
-    case "dropped":
-      parts.push("DROPPED");
-      break;
-    case "rejected":
-      parts.push("REJECTED");
-      break;
-    case "not-handled":
-      parts.push("not handled by kube-proxy (leaves untranslated)");
-      break;
-    case "unknown":
-      parts.push("unknown: the state that decides it was not captured");
-      break;
-    default:
-      parts.push("split between several fates");
-  }
+  const parts = [a.outcome === "unknown" ? "unknown: the state that decides it was not captured" : outcomeWords(a, a.outcome)];
   parts.push(a.masquerade === "always" ? "masqueraded" : a.masquerade === "never" ? "not masqueraded" : a.masquerade === "some" ? "masqueraded on some paths" : "");
   return parts.filter(Boolean).join(", ");
 }
