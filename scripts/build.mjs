@@ -10,7 +10,8 @@
 // The extensions say which is which, as Node and Deno both read them (Deno ignores a nested package.json "type" inside
 // node_modules and under `deno install`).
 import { build } from "esbuild";
-import { chmodSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, readFileSync, rmSync } from "node:fs";
 
 const outfile = "dist/kubectl-netpath.cjs";
 rmSync("dist", { recursive: true, force: true });
@@ -46,12 +47,15 @@ const shared = {
   minifyWhitespace: true,
   minifySyntax: true,
 };
-/** A module made of one line of CommonJS (the entry's stand-in for the fast path: `require` of dist/complete.cjs). */
-const commonJs = (filter, contents) => ({
+/**
+ * A module made of one line of CommonJS (the entry's stand-in for the fast path: dist/complete.cjs loaded through the
+ * code cache, src/cli/code_cache.ts), its relative requires resolved from `resolveDir`.
+ */
+const commonJs = (filter, contents, resolveDir) => ({
   name: `commonjs ${contents}`,
   setup(b) {
     b.onResolve({ filter }, (args) => ({ path: args.path, namespace: "commonjs-line" }));
-    b.onLoad({ filter: /.*/, namespace: "commonjs-line" }, () => ({ contents, loader: "js" }));
+    b.onLoad({ filter: /.*/, namespace: "commonjs-line" }, () => ({ contents, loader: "js", resolveDir }));
   },
 });
 /**
@@ -68,6 +72,27 @@ const lazyChildProcess = {
     b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, () => ({
       contents: 'let m; module.exports = new Proxy({}, { get: (_, k) => (m ??= require("node:child_process"))[k] });',
       loader: "js",
+    }));
+  },
+};
+/**
+ * The fast path's one lazy import, live_lookup.ts (names from a cluster), is dist/live-lookup.mjs. The fast path runs
+ * from V8's code cache (src/cli/code_cache.ts), compiled by `vm.Script`, where an `import()` has no loader on Node 20
+ * (V8's "A dynamic import callback was not specified" once the code comes from the cache; and
+ * `vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER` prints an ExperimentalWarning on every TAB): the import goes through
+ * `__netpathImport`, a parameter of the code cache's module wrapper that imports from the executable, and is a plain
+ * `import()` when complete.cjs is loaded by `require` (no such parameter).
+ */
+const liveLookupShim = {
+  name: "live-lookup through the code cache's importer",
+  setup(b) {
+    b.onResolve({ filter: /\/live_lookup\.ts$/ }, (args) => ({ path: args.path, namespace: "live-lookup-shim" }));
+    b.onLoad({ filter: /.*/, namespace: "live-lookup-shim" }, () => ({
+      contents: 'export async function listLive(kind, source) {\n' +
+        '  const m = await (typeof __netpathImport === "function" ? __netpathImport("./live-lookup.mjs") : import("./live-lookup.mjs"));\n' +
+        "  return m.listLive(kind, source);\n}\n",
+      loader: "js",
+      resolveDir: "src/cli/completion",
     }));
   },
 };
@@ -89,10 +114,13 @@ await build({
   outdir: "dist",
   outExtension: { ".js": ".cjs" },
   minifyIdentifiers: true,
-  plugins: [builtins, external(/\/live_lookup\.ts$/, undefined, "./live-lookup.mjs")],
+  plugins: [builtins, liveLookupShim, external(/^\.\/live-lookup\.mjs$/, undefined, "./live-lookup.mjs")],
 });
-// The executable: bin.ts, whose `import("./completion/fast.ts")` becomes a `require` of dist/complete.cjs run when it
-// is reached, and whose `import("./main.ts")` stays an `import()` of dist/main.mjs.
+// The name of the fast path's code cache carries the digest of its text (src/cli/code_cache.ts).
+const fastPathDigest = createHash("sha256").update(readFileSync("dist/complete.cjs")).digest("hex");
+// The executable: bin.ts, whose `import("./completion/fast.ts")` becomes dist/complete.cjs loaded through the V8 code
+// cache (src/cli/code_cache.ts requireFastPath) when it is reached, and whose `import("./main.ts")` stays an `import()`
+// of dist/main.mjs.
 await build({
   ...shared,
   format: "cjs",
@@ -102,8 +130,7 @@ await build({
   outExtension: { ".js": ".cjs" },
   plugins: [
     builtins,
-    commonJs(/\/completion\/fast\.ts$/, 'module.exports = require("./complete.cjs");'),
-    external(/^\.\/complete\.cjs$/, undefined, "./complete.cjs"),
+    commonJs(/\/completion\/fast\.ts$/, `module.exports = require("./code_cache.ts").requireFastPath(__dirname, "${fastPathDigest}");`, "src/cli"),
     external(/\/main\.ts$/, "src/cli/bin.ts", "./main.mjs"),
   ],
 });

@@ -36,7 +36,7 @@ async function run(): Promise<boolean> {
 }
 
 // Not top-level await: dist/kubectl-netpath.cjs is CommonJS (scripts/build.mjs), which loads the completion fast path
-// with `require`, ~10 ms less of every TAB press than an ES module entry.
+// as CommonJS (~10 ms less of every TAB press than an ES module entry), from its V8 code cache (code_cache.ts).
 run().then((answered) => {
   // A completion answer went straight to fd 1 and nothing else was written: nothing can be queued.
   if (answered && !streamsUsed) process.exit(process.exitCode ?? 0);
