@@ -40,6 +40,16 @@ function cacheFiles(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".v8")) : [];
 }
 
+/** A cache directory after one press: XDG_CACHE_HOME, the cache directory, and the cache file's name and path. */
+function primed(): { xdg: string; dir: string; name: string; file: string } {
+  const xdg = temp();
+  const dir = join(xdg, "kubectl-netpath");
+  tab({ XDG_CACHE_HOME: xdg });
+  const [name] = cacheFiles(dir);
+  if (name === undefined) throw new Error(`no cache written in ${dir}`);
+  return { xdg, dir, name, file: join(dir, name) };
+}
+
 const withoutCache = tab({ KUBECTL_NETPATH_CODE_CACHE: "off" });
 
 describe("completion fast path: V8 code cache", () => {
@@ -78,11 +88,7 @@ describe("completion fast path: V8 code cache", () => {
   });
 
   it("a damaged cache (other bytes, cut short) is rejected by V8 and written anew; the answer stands", () => {
-    const xdg = temp();
-    const dir = join(xdg, "kubectl-netpath");
-    tab({ XDG_CACHE_HOME: xdg });
-    const [name] = cacheFiles(dir);
-    const file = join(dir, name!);
+    const { xdg, dir, name, file } = primed();
     const good = readFileSync(file);
     for (const damaged of [Buffer.alloc(good.length, 0x5a), good.subarray(0, good.length >> 1), Buffer.from("garbage")]) {
       writeFileSync(file, damaged, { mode: 0o600 });
@@ -95,11 +101,7 @@ describe("completion fast path: V8 code cache", () => {
   });
 
   it("a cache others can write, or a symbolic link in its place, is not read but replaced; a directory others can write is not used", () => {
-    const xdg = temp();
-    const dir = join(xdg, "kubectl-netpath");
-    tab({ XDG_CACHE_HOME: xdg });
-    const [name] = cacheFiles(dir);
-    const file = join(dir, name!);
+    const { xdg, dir, name, file } = primed();
     chmodSync(file, 0o666);
     const open = tab({ XDG_CACHE_HOME: xdg, KUBECTL_NETPATH_DEBUG: "1" });
     expect(open.cache).toEqual([`code cache: written ${file} (the one there was not a private regular file)`]);
