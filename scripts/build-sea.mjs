@@ -53,7 +53,10 @@ await build({
 });
 
 const seaConfig = join(work, "sea-config.json");
-writeFileSync(seaConfig, JSON.stringify({ main: join(work, "main.cjs"), output: join(work, "sea-prep.blob"), disableExperimentalSEAWarning: true }));
+// useCodeCache (Node >= 20.6): the blob carries V8's code cache of the script, so each run skips compiling 2.6 MB of
+// JavaScript. Measured (11 alternated runs): `--version` 136 -> 87 ms, `svc/testsvc --from examples/lb-legacy` 167 ->
+// 132 ms. Node's SEA docs: `import()` does not work with it; the bundle has none (every import is bundled).
+writeFileSync(seaConfig, JSON.stringify({ main: join(work, "main.cjs"), output: join(work, "sea-prep.blob"), disableExperimentalSEAWarning: true, useCodeCache: true }));
 execFileSync(process.execPath, ["--experimental-sea-config", seaConfig], { stdio: ["ignore", "ignore", "inherit"] });
 
 const dir = join(work, "pkg");
