@@ -6,10 +6,11 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import Module from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { codeCacheDir } from "../src/cli/code_cache.ts";
+import { codeCacheDir } from "../src/cli/cache_dir.ts";
 import { startFakeApiServer } from "./helpers/fake_apiserver.ts";
 import { spawnCollect } from "./helpers/spawn.ts";
 
@@ -178,6 +179,42 @@ describe("completion fast path: V8 code cache", () => {
     } finally {
       await api.close();
     }
+  });
+});
+
+describe("a command: Node's own compile cache (module.enableCompileCache, Node >= 22.1)", () => {
+  const nodeHasOne = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === "function";
+  const run = (env: Record<string, string>) =>
+    spawnSync(process.execPath, [CLI, "svc/testsvc", "--from", join(ROOT, "examples", "lb-legacy")], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", ...env },
+    });
+  const plain = run({ KUBECTL_NETPATH_CODE_CACHE: "off" });
+
+  it.runIf(nodeHasOne)("is kept in node-compile-cache/ of the private cache directory, and changes no answer", () => {
+    const xdg = temp();
+    const dir = join(xdg, "kubectl-netpath", "node-compile-cache");
+    const first = run({ XDG_CACHE_HOME: xdg });
+    expect(first.status).toBe(0);
+    expect(first.stdout).toBe(plain.stdout);
+    expect(lstatSync(join(xdg, "kubectl-netpath")).mode & 0o777).toBe(0o700);
+    expect(lstatSync(dir).mode & 0o777).toBe(0o700);
+    // Node writes its entries at exit, under a directory of its own naming (its version and V8's)
+    const entries = readdirSync(dir, { recursive: true }).filter((n) => lstatSync(join(dir, String(n))).isFile());
+    expect(entries.length).toBeGreaterThan(0);
+    expect(run({ XDG_CACHE_HOME: xdg }).stdout).toBe(plain.stdout);
+    // off: no directory at all
+    const off = temp();
+    expect(run({ XDG_CACHE_HOME: off, KUBECTL_NETPATH_CODE_CACHE: "off" }).stdout).toBe(plain.stdout);
+    expect(readdirSync(off)).toEqual([]);
+  });
+
+  it.runIf(!nodeHasOne)("on a Node without one (20), a command makes no cache directory", () => {
+    const xdg = temp();
+    const r = run({ XDG_CACHE_HOME: xdg });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(plain.stdout);
+    expect(readdirSync(xdg)).toEqual([]);
   });
 });
 

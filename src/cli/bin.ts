@@ -10,6 +10,7 @@
 // every TAB press that only writes one answer.
 const process = globalThis.process;
 
+import Module from "node:module";
 import { permittedEnv } from "./env.ts";
 
 /** Whether process.stdout or process.stderr was written to (output may still be queued there). */
@@ -29,6 +30,11 @@ async function run(): Promise<boolean> {
       if (writeAnswer(answer)) streamsUsed = true;
       return true;
     }
+  }
+  // Node's compile cache for the program, before the program is loaded; only a Node that has one (>= 22.1) loads the
+  // module that turns it on (it reads the home directory through node:os, which Node 20 would load for nothing)
+  if (typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === "function") {
+    (await import("./node_compile_cache.ts")).enableNodeCompileCache(permittedEnv(process.env));
   }
   const { main } = await import("./main.ts");
   await main(argv);

@@ -23,10 +23,10 @@
  */
 import * as fs from "node:fs";
 import Module from "node:module";
-import { homedir } from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as vm from "node:vm";
+import { codeCacheDir, ensurePrivateDir, ownedAndPrivate, userHome } from "./cache_dir.ts";
 
 /**
  * CommonJS's module wrapper (`Module.wrap`) with one more parameter, `__netpathImport(specifier)`: how the script
@@ -43,32 +43,6 @@ export type CodeCacheOutcome =
 
 /** Largest cache file read (bytes): the fast path's is ~250 kB; anything far larger is not ours. */
 const MAX_CACHE_BYTES = 16 * 1024 * 1024;
-
-/**
- * The directory of the code cache: `$XDG_CACHE_HOME/kubectl-netpath` (an absolute XDG_CACHE_HOME only, as the XDG
- * base directory specification says), else `~/Library/Caches/kubectl-netpath` on macOS,
- * `%LOCALAPPDATA%\kubectl-netpath\Cache` on Windows, `~/.cache/kubectl-netpath` elsewhere.
- * @param env the environment (`XDG_CACHE_HOME`, `LOCALAPPDATA`, `KUBECTL_NETPATH_CODE_CACHE`).
- * @param platform `process.platform`.
- * @param home the home directory (`os.homedir()`), or "" when there is none.
- * @returns the directory, or undefined when the cache is off (`KUBECTL_NETPATH_CODE_CACHE=off`) or there is nowhere
- *   to put it.
- */
-export function codeCacheDir(env: Record<string, string | undefined>, platform: string, home: string): string | undefined {
-  if (env.KUBECTL_NETPATH_CODE_CACHE === "off") return undefined;
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, "kubectl-netpath");
-  if (platform === "win32") return env.LOCALAPPDATA ? path.join(env.LOCALAPPDATA, "kubectl-netpath", "Cache") : undefined;
-  if (!home) return undefined;
-  return platform === "darwin" ? path.join(home, "Library", "Caches", "kubectl-netpath") : path.join(home, ".cache", "kubectl-netpath");
-}
-
-/** Whether a stat is this user's and writable by no one else (always true where there are no uids: Windows). */
-function ownedAndPrivate(st: fs.Stats): boolean {
-  const uid = process.getuid?.();
-  if (uid === undefined) return true;
-  return st.uid === uid && (st.mode & 0o022) === 0;
-}
 
 /**
  * The cache's bytes when the file is a regular file of this user's that no one else can write; else whether there is
@@ -103,9 +77,7 @@ function readTrusted(dir: string, file: string): Buffer | "absent" | "untrusted"
  * @throws {Error} when the directory cannot be made, is not this user's, or others can write it.
  */
 function writeCache(dir: string, file: string, prefix: string, data: Buffer): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
-  if (!st.isDirectory() || !ownedAndPrivate(st)) throw new Error(`${dir} is not a directory of this user's that only it can write`);
+  ensurePrivateDir(dir);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
   fs.writeFileSync(tmp, data, { mode: 0o600, flag: "wx" });
   try {
@@ -233,13 +205,7 @@ function describeOutcome(o: CodeCacheOutcome): string {
  */
 export function requireFastPath(distDir: string, digest: string): unknown {
   const env = process.env;
-  let home = "";
-  try {
-    home = homedir();
-  } catch {
-    home = "";
-  }
   const debug = env.KUBECTL_NETPATH_DEBUG === "1" ? (o: CodeCacheOutcome) => void process.stderr.write(`${describeOutcome(o)}\n`) : undefined;
-  const dir = codeCacheDir(env, process.platform, home);
+  const dir = codeCacheDir(env, process.platform, userHome());
   return requireWithCodeCache(path.join(distDir, "complete.cjs"), dir === undefined ? undefined : { dir, digest }, debug);
 }
