@@ -89,7 +89,7 @@ describe("completion fast path: V8 code cache", () => {
   });
 
   it("a damaged cache (other bytes, cut short) is rejected by V8 and written anew; the answer stands", () => {
-    const { xdg, dir, name, file } = primed();
+    const { xdg, file } = primed();
     const good = readFileSync(file);
     for (const damaged of [Buffer.alloc(good.length, 0x5a), good.subarray(0, good.length >> 1), Buffer.from("garbage")]) {
       writeFileSync(file, damaged, { mode: 0o600 });
