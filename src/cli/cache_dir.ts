@@ -5,13 +5,13 @@
  * user's that no one else can write.
  * @module
  */
+import * as fs from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
-import * as fs from "node:fs";
 
 /**
- * The directory of kubectl-netpath's per-user caches: `$XDG_CACHE_HOME/kubectl-netpath` (an absolute XDG_CACHE_HOME only, as the XDG
- * base directory specification says), else `~/Library/Caches/kubectl-netpath` on macOS,
+ * The directory of kubectl-netpath's per-user caches: `$XDG_CACHE_HOME/kubectl-netpath` (an absolute XDG_CACHE_HOME
+ * only, as the XDG base directory specification says), else `~/Library/Caches/kubectl-netpath` on macOS,
  * `%LOCALAPPDATA%\kubectl-netpath\Cache` on Windows, `~/.cache/kubectl-netpath` elsewhere.
  * @param env the environment (`XDG_CACHE_HOME`, `LOCALAPPDATA`, `KUBECTL_NETPATH_CODE_CACHE`).
  * @param platform `process.platform`.

@@ -3,22 +3,22 @@
  * (dist/complete.cjs) through a V8 code cache kept in the user's cache directory, so a TAB press that answers names
  * runs bytecode compiled by an earlier TAB instead of compiling the fast path again.
  *
- * Why not a library or Node's own cache: `v8-compile-cache` and Node's compile cache (`module.enableCompileCache`,
- * Node >= 22.1) store what V8 compiles when a file is loaded, before it runs; V8 compiles most functions lazily, on
- * their first call, so that cache holds little of what a TAB press compiles. This one is made at exit
+ * Why not a library or Node's own cache: `v8-compile-cache` makes its cache when a file is compiled, before it runs,
+ * and V8 compiles most functions lazily, on their first call, so such a cache holds little of what a TAB press
+ * compiles; Node's compile cache (`module.enableCompileCache`) does not exist on Node 20. This one is made at exit
  * (`vm.Script#createCachedData` after the answer), and holds every function the answer ran. Measured on
  * `complete -- --from examples/iptables-lab svc/` (25 alternated runs, `node -e 0` 84 ms): 107 ms without a cache,
- * 103 ms with a load-time cache, 91 ms with this one.
+ * 103 ms with one made at compile time, 91 ms with one made at exit.
  *
  * What is trusted: the cache holds bytecode that is run, so it is read only from a directory and a file owned by
- * this user and writable by no one else (a cache another user could write is skipped, not trusted); the file name
+ * this user and writable by no one else (a cache another user could write is skipped, not trusted). The file name
  * carries the SHA-256 of the script's text as built (scripts/build.mjs computes it: hashing at run time would load
- * node:crypto, ~7 ms of the ~20 saved), the script's size and modification time (so an edit in place is a new
- * name), Node's version and the architecture (V8 itself checks only the length of the source, its own version and
- * its flags); the file is written 0600 under a 0700 directory, through a temporary file
- * renamed into place, so a concurrent TAB never reads half a cache. V8 itself rejects a cache that does not match
- * (`cachedDataRejected`); it is then written again. Any failure (no home, a read-only disk, a directory others can
- * write) falls back to a plain `require`: the cache only ever changes how fast the answer comes, never the answer. `KUBECTL_NETPATH_CODE_CACHE=off` turns it off.
+ * node:crypto, ~7 ms of the ~15 saved), the script's size and modification time (an edit in place is a new name),
+ * Node's version and the architecture: V8 itself checks only the length of the source, its own version and its flags.
+ * The file is written 0600 under a 0700 directory, through a temporary file renamed into place, so a concurrent TAB
+ * never reads half a cache. V8 rejects a cache that does not match (`cachedDataRejected`); it is then written again.
+ * Any failure (no home, a read-only disk, a directory others can write) falls back to a plain `require`: the cache
+ * only ever changes how fast the answer comes, never the answer. `KUBECTL_NETPATH_CODE_CACHE=off` turns it off.
  * @module
  */
 import * as fs from "node:fs";
@@ -107,8 +107,8 @@ const STALE_MS = 30 * 24 * 3600 * 1000;
 
 /**
  * `require(script)` of a CommonJS file, its bytecode taken from the code cache in `cache.dir` when there is a trusted
- * one for this exact text, Node and architecture; when there is none (or V8 rejects it), the cache is made when the process
- * exits, with everything the run compiled. The module is the same module `require` would give (its `require`,
+ * one for this exact text, Node and architecture; when there is none (or V8 rejects it), the cache is made when the
+ * process exits, with everything the run compiled. The module is the same module `require` would give (its `require`,
  * `module`, `__filename`, `__dirname`), with `__netpathImport(specifier)` for its imports of ES modules beside it.
  * @param script absolute path of the CommonJS file (dist/complete.cjs).
  * @param cache the cache directory ({@link codeCacheDir}) and the SHA-256 of the script's text (hex), or undefined
@@ -138,7 +138,8 @@ export function requireWithCodeCache(
     }
   }
   if (cache === undefined || source === undefined) {
-    onOutcome?.({ state: "off", why: cache === undefined ? "no cache directory (or KUBECTL_NETPATH_CODE_CACHE=off)" : "the script or its digest could not be read" });
+    const why = cache === undefined ? "no cache directory (or KUBECTL_NETPATH_CODE_CACHE=off)" : "the script or its digest could not be read";
+    onOutcome?.({ state: "off", why });
     return require(script);
   }
   const dir = cache.dir;

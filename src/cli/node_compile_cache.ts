@@ -28,7 +28,11 @@ interface CompileCacheResult {
  * @returns the directory the cache is in, or undefined when it was not turned on (or Node had it on already, from
  *   NODE_COMPILE_CACHE: then Node's choice stands). Never throws.
  */
-export function enableNodeCompileCache(env: Record<string, string | undefined>, platform: string = process.platform, home: string = userHome()): string | undefined {
+export function enableNodeCompileCache(
+  env: Record<string, string | undefined>,
+  platform: string = process.platform,
+  home: string = userHome(),
+): string | undefined {
   const enable = (Module as unknown as { enableCompileCache?: (dir: string) => CompileCacheResult }).enableCompileCache;
   const statuses = (Module as unknown as { constants?: { compileCacheStatus?: { ENABLED: number } } }).constants?.compileCacheStatus;
   if (typeof enable !== "function" || statuses === undefined) return undefined;
