@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import {
   appendFileSync,
   chmodSync,
+  chownSync,
   cpSync,
   existsSync,
   lstatSync,
@@ -146,6 +147,16 @@ describe("completion fast path: V8 code cache", () => {
     const said = tab({ XDG_CACHE_HOME: xdg, KUBECTL_NETPATH_DEBUG: "1" });
     expect(said.cache).toHaveLength(1);
     expect(said.cache[0]).toMatch(/^code cache: off \(not written: ENOTDIR/);
+  });
+
+  it.runIf(process.getuid?.() === 0)("as root with another user's home (sudo keeps HOME), nothing is made in that user's tree", () => {
+    const home = temp();
+    chmodSync(home, 0o755);
+    chownSync(home, 65534, 65534);
+    const r = tab({ HOME: home, KUBECTL_NETPATH_DEBUG: "1" });
+    expect(r.out).toBe(withoutCache.out);
+    expect(r.cache).toEqual([`code cache: off (not written: ${home} belongs to uid 65534, not root: no cache is made there as root (sudo keeps HOME?))`]);
+    expect(readdirSync(home)).toEqual([]);
   });
 
   it("a script edited in place gets a cache of its own; the old one is removed, another Node's kept unless stale", () => {

@@ -37,14 +37,34 @@ export function ownedAndPrivate(st: fs.Stats): boolean {
 
 /**
  * Makes `dir` (and its missing parents) 0700 and checks that it is a directory of this user's that no one else can
- * write, following no symbolic link at `dir` itself.
+ * write, following no symbolic link at `dir` itself. As root, it makes nothing under a directory of another user's.
  * @param dir the directory.
- * @throws {Error} when it cannot be made, or is not such a directory (nothing should be read or written there).
+ * @throws {Error} when it cannot be made, is not such a directory (nothing should be read or written there), or would be
+ *   root's inside another user's tree.
  */
 export function ensurePrivateDir(dir: string): void {
+  if (process.getuid?.() === 0) {
+    // root (sudo keeps the user's HOME): a directory made in another user's tree would be root's, and that user's own
+    // runs could then neither use nor replace it
+    const owner = nearestExisting(dir);
+    if (owner !== undefined && owner.uid !== 0) {
+      throw new Error(`${owner.path} belongs to uid ${owner.uid}, not root: no cache is made there as root (sudo keeps HOME?)`);
+    }
+  }
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || !ownedAndPrivate(st)) throw new Error(`${dir} is not a directory of this user's that only it can write`);
+}
+
+/** The nearest of `dir` and its ancestors that exists, with its owner; undefined when none can be read. */
+function nearestExisting(dir: string): { path: string; uid: number } | undefined {
+  for (let p = path.resolve(dir);; p = path.dirname(p)) {
+    try {
+      return { path: p, uid: fs.statSync(p).uid };
+    } catch {
+      if (path.dirname(p) === p) return undefined;
+    }
+  }
 }
 
 /** The home directory, or "" when the system has none for this user (`os.homedir()` throws). */
