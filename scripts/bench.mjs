@@ -435,7 +435,7 @@ async function main() {
     process.stderr.write(`bench: ${row.label} ${row.manifest.services.toLocaleString("en-US")}…\n`);
     results.push(await runRow(row, opts, timeBin));
   }
-  // Issue 12's ratios, each from its two commands run alternately (PAIR_RUNS each, after the rows above).
+  // Issue 12's ratios, each from its commands run alternately (PAIR_RUNS each, after the rows above).
   const pairs = [];
   let floorLibs;
   for (const size of opts.sizes) {
