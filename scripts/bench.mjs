@@ -67,20 +67,21 @@ function ensureCli() {
   if (r.status !== 0) fail("the build failed; run `npm run build` and retry");
 }
 
-/** The generator is TypeScript (bench/*.ts); esbuild (a devDependency) bundles it for plain Node 20. */
-async function loadGenerator() {
+/**
+ * Bundles a bench entry (bench/…) with esbuild (a devDependency) into bench/out/.gen/NAME for plain Node 20.
+ * @param extra more esbuild options. @returns the bundle's path.
+ */
+async function bundleEntry(entry, name, extra = {}) {
   const { build } = await import("esbuild");
-  const outfile = join(OUT, ".gen", "write_fixture.mjs");
+  const outfile = join(OUT, ".gen", name);
   mkdirSync(dirname(outfile), { recursive: true });
-  await build({
-    entryPoints: [join(ROOT, "bench", "write_fixture.ts")],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "warning",
-  });
+  await build({ entryPoints: [join(ROOT, "bench", entry)], outfile, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning", ...extra });
+  return outfile;
+}
+
+/** The generator is TypeScript (bench/*.ts), bundled by {@link bundleEntry}. */
+async function loadGenerator() {
+  const outfile = await bundleEntry("write_fixture.ts", "write_fixture.mjs");
   return import(pathToFileURL(outfile).href + `?t=${Date.now()}`);
 }
 
@@ -88,24 +89,13 @@ async function loadGenerator() {
  * bench/floor_libs.mjs bundled as scripts/build.mjs bundles dist/ (minified, yaml's browser build): the floor
  * "chains" with the CLI's required libraries loaded first. @returns the bundle's path.
  */
-async function buildFloorLibs() {
-  const { build } = await import("esbuild");
-  const outfile = join(OUT, ".gen", "floor-libs.mjs");
-  mkdirSync(dirname(outfile), { recursive: true });
-  await build({
-    entryPoints: [join(ROOT, "bench", "floor_libs.mjs")],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
+function buildFloorLibs() {
+  return bundleEntry("floor_libs.mjs", "floor-libs.mjs", {
     banner: { js: 'import { createRequire as __benchCreateRequire } from "node:module";\nconst require = __benchCreateRequire(import.meta.url);' },
     alias: { yaml: join(ROOT, "node_modules", "yaml", "browser", "index.js") },
     minifyWhitespace: true,
     minifySyntax: true,
-    logLevel: "warning",
   });
-  return outfile;
 }
 
 function fail(message) {
@@ -292,10 +282,7 @@ function table(rows) {
 
 /** bench/live.ts bundled for plain Node (packages stay external: the fake API server loads client-node's `ws`). */
 async function loadLive() {
-  const { build } = await import("esbuild");
-  const outfile = join(OUT, ".gen", "live.mjs");
-  mkdirSync(dirname(outfile), { recursive: true });
-  await build({ entryPoints: [join(ROOT, "bench", "live.ts")], outfile, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", logLevel: "warning" });
+  const outfile = await bundleEntry("live.ts", "live.mjs", { packages: "external" });
   return import(pathToFileURL(outfile).href + `?t=${Date.now()}`);
 }
 
