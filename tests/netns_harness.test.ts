@@ -6,9 +6,12 @@
  * Needs root + iptables + conntrack + nfacct (scripts/ci-setup.sh). Skipped without them on a developer machine;
  * under CI=true a missing capability fails (requireNetns).
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   CommandError,
@@ -43,6 +46,26 @@ const NF = new URL("./fixtures/node-format/", import.meta.url);
 const dump = (name: string): string => readFileSync(new URL(name, KP), "utf8");
 const nodeFormat = (name: string): string => readFileSync(new URL(name, NF), "utf8");
 const TOOLS = [...ORACLE_TOOLS, "nfacct"];
+
+/** The pids inside namespace `name` (`ip netns pids`; none when it does not exist). */
+function pidsIn(name: string): number[] {
+  const r = spawnSync("ip", ["netns", "pids", name], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.split("\n").filter((l) => l.trim() !== "").map(Number) : [];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `ok` every 20 ms for up to 5 s (returns either way: the caller's expect says what was wanted). */
+async function waitFor(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 250 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+}
 
 function netnsListed(name: string): boolean {
   const out = spawnSync("ip", ["netns", "list"], { encoding: "utf8" }).stdout ?? "";
@@ -163,6 +186,61 @@ describe.runIf(requireNetns(TOOLS))("network namespaces", () => {
     expect(liveNetnsNames()).not.toContain(a.name);
     await expect(a.exec(["true"])).rejects.toThrow(`netns ${a.name} was destroyed`);
   });
+
+  test("destroy kills what still runs inside the namespace (deleting a namespace does not stop it)", async () => {
+    const ns = await createNetns("harness");
+    const loop = spawn("ip", ["netns", "exec", ns.name, "sh", "-c", "while :; do sleep 1; done"], { detached: true, stdio: "ignore" });
+    loop.unref();
+    try {
+      await waitFor(() => pidsIn(ns.name).includes(loop.pid!));
+    } finally {
+      await ns.destroy();
+    }
+    expect(netnsListed(ns.name)).toBe(false);
+    await waitFor(() => !alive(loop.pid!));
+    expect(alive(loop.pid!)).toBe(false);
+  });
+
+  test("a harness process stopped by SIGTERM or SIGINT leaves no namespace and nothing running in one", async () => {
+    // the helper as a program of its own: bundled, it makes a namespace, starts a loop inside and waits for a signal
+    const dir = mkdtempSync(join(tmpdir(), "knp-harness-"));
+    try {
+      const entry = join(dir, "hold.ts");
+      writeFileSync(
+        entry,
+        `import { spawn } from "node:child_process";\n` +
+          `import { createNetns } from ${JSON.stringify(fileURLToPath(new URL("./helpers/netns.ts", import.meta.url)))};\n` +
+          `const ns = await createNetns("harness");\n` +
+          `const c = spawn("ip", ["netns", "exec", ns.name, "sh", "-c", "while :; do sleep 1; done"], { detached: true, stdio: "ignore" });\n` +
+          `c.unref();\n` +
+          `process.stdout.write(ns.name + " " + c.pid + "\\n");\n` +
+          `setInterval(() => {}, 1000);\n`,
+      );
+      const { build } = await import("esbuild");
+      await build({ entryPoints: [entry], outfile: join(dir, "hold.mjs"), bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", logLevel: "error" });
+      for (const signal of ["SIGTERM", "SIGINT"] as const) {
+        const child = spawn(process.execPath, [join(dir, "hold.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+        const line = await new Promise<string>((resolve, reject) => {
+          let out = "";
+          child.stdout!.on("data", (d: Buffer) => {
+            out += d.toString();
+            if (out.includes("\n")) resolve(out.trim());
+          });
+          child.once("exit", (code) => reject(new Error(`hold.mjs exited (${code}) before it was ready: ${out}`)));
+        });
+        const [name, pid] = line.split(" ") as [string, string];
+        await waitFor(() => pidsIn(name).includes(Number(pid)));
+        const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_c, s) => resolve(s)));
+        child.kill(signal);
+        expect(await exited, signal).toBe(signal); // the default action still ends the process
+        expect(netnsListed(name), signal).toBe(false);
+        await waitFor(() => !alive(Number(pid)));
+        expect(alive(Number(pid)), signal).toBe(false);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   test("createNetns rejects a prefix ip netns would mangle", async () => {
     await expect(createNetns("Bad Prefix")).rejects.toThrow(

@@ -56,7 +56,7 @@ export interface Netns {
    * @throws {CommandError} on a non-zero exit code, with the first stderr line in the message.
    */
   run(argv: readonly string[], options?: ExecOptions): Promise<string>;
-  /** Deletes the namespace (`ip netns delete`). Idempotent. */
+  /** Kills every process still inside the namespace (`ip netns pids`), then deletes it (`ip netns delete`). Idempotent. */
   destroy(): Promise<void>;
 }
 
@@ -243,7 +243,29 @@ const live = new Set<string>();
 let counter = 0;
 let hooksInstalled = false;
 
+/**
+ * Kills (SIGKILL) each process still inside namespace `name` (`ip netns pids`): deleting a namespace does not stop
+ * what runs in it (a /proxyMode server loop, a listener), and the namespaces this harness makes hold only processes
+ * it started.
+ */
+function killInsideSync(name: string): void {
+  const r = spawnSync(findTool("ip") ?? "ip", ["netns", "pids", name], { encoding: "utf8" });
+  if (r.status === 0) killPids(r.stdout);
+}
+
+/** SIGKILLs each pid of an `ip netns pids` listing (one per line), other than this process. */
+function killPids(listing: string): void {
+  for (const line of listing.split("\n")) {
+    const pid = Number(line.trim());
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch { /* already gone */ }
+  }
+}
+
 function deleteNetnsSync(name: string): void {
+  killInsideSync(name);
   spawnSync(findTool("ip") ?? "ip", ["netns", "delete", name], { stdio: "ignore" });
 }
 
@@ -341,7 +363,8 @@ function firstLine(text: string): string {
 
 /**
  * Creates a fresh network namespace named `knp-<prefix>-<pid>-<n>` (n counts per process), with `lo` up.
- * It is deleted by `destroy()`, or at the latest when this process exits.
+ * It is deleted by `destroy()`, or at the latest when this process exits (or gets SIGINT/SIGTERM); either way every
+ * process still inside it is killed first.
  * @param prefix lowercase letters, digits and `-`, 1 to 20 characters, e.g. `"oracle"`.
  * @throws {NetnsUsageError} `invalid netns prefix "<prefix>": use 1-20 of [a-z0-9-]`.
  * @throws {CommandError} when `ip netns add` fails (not root, name taken).
@@ -383,6 +406,8 @@ export async function createNetns(prefix: string): Promise<Netns> {
     async destroy() {
       if (destroyed) return;
       destroyed = true;
+      const pids = await runArgv(["ip", "netns", "pids", name]);
+      if (pids.code === 0) killPids(pids.stdout);
       await runArgv(["ip", "netns", "delete", name]);
       live.delete(name);
     },
