@@ -15,6 +15,7 @@
  * Runtime-neutral: no I/O.
  * @module
  */
+import { ChainSlots } from "./chain_slots.ts";
 import { DumpParseError } from "./errors.ts";
 
 /** An option that may be negated with `!`, e.g. `! -s 10.0.0.0/8` → `{ negated: true, value: "10.0.0.0/8" }`. */
@@ -475,7 +476,8 @@ class LazyChain implements IptablesChain {
  * redeclared chain are replaced (a restore buffer's `:CHAIN` flushes it), slots of `-X` are dropped from the names.
  */
 class ChainIndex implements ReadonlyMap<string, IptablesChain> {
-  private readonly slots = new Map<string, number>();
+  /** Name → slot (a Map in behaviour; chain_slots.ts says why not a Map). */
+  private readonly slots: ChainSlots;
   /** Set once a name is declared a second time (the parser then stops trusting declaration order). */
   redeclared = false;
   /** Declared, not deleted, chains named KUBE-SVC-, KUBE-SVL- or KUBE-SEP- (see IptablesTable.kubeServiceChains). */
@@ -498,6 +500,7 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
   constructor(text: string, table: string) {
     this.text = text;
     this.table = table;
+    this.slots = new ChainSlots(this.names);
   }
 
   /**
@@ -525,9 +528,7 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
     this.meta[m + 2] = 0;
     this.meta[m + 3] = 0;
     if (policy !== undefined || counters !== ZERO_COUNTERS) this.unusual.set(slot, { policy, counters });
-    const before = this.slots.size;
-    this.slots.set(name, slot);
-    if (this.slots.size === before) this.redeclared = true;
+    if (!this.slots.add(name, slot)) this.redeclared = true;
     else if (kubeService ?? isKubeServiceChain(name)) this.kubeServiceChains++;
     return slot;
   }
@@ -584,8 +585,8 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
     return this.slots.has(name);
   }
 
-  keys(): MapIterator<string> {
-    return this.slots.keys();
+  *keys(): MapIterator<string> {
+    yield* this.slots.keys();
   }
 
   *values(): MapIterator<IptablesChain> {
@@ -593,7 +594,7 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
   }
 
   *entries(): MapIterator<[string, IptablesChain]> {
-    for (const [name, slot] of this.slots) yield [name, this.chainAt(slot)];
+    for (const [name, slot] of this.slots.entries()) yield [name, this.chainAt(slot)];
   }
 
   [Symbol.iterator](): MapIterator<[string, IptablesChain]> {
@@ -601,7 +602,7 @@ class ChainIndex implements ReadonlyMap<string, IptablesChain> {
   }
 
   forEach(fn: (value: IptablesChain, key: string, map: ReadonlyMap<string, IptablesChain>) => void, thisArg?: unknown): void {
-    for (const [name, slot] of this.slots) fn.call(thisArg, this.chainAt(slot), name, this);
+    for (const [name, slot] of this.slots.entries()) fn.call(thisArg, this.chainAt(slot), name, this);
   }
 }
 
