@@ -98,8 +98,8 @@ export function ipv4(n: number): string {
   return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
-/** mulberry32: a small seeded PRNG, so "random" orders are the same on every run. */
-function prng(seed: number): () => number {
+/** mulberry32: a small seeded PRNG, so "random" orders are the same on every run. @returns numbers in [0, 1). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -5,19 +5,9 @@
  * redeclaration turns it into a Map.
  */
 import { describe, expect, it } from "vitest";
+import { prng } from "../bench/cluster_plan.ts"; // seeded, so a failure can be replayed
 import { ChainSlots } from "../src/datapath/chain_slots.ts";
 
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
